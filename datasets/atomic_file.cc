@@ -1,0 +1,61 @@
+#include "datasets/atomic_file.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "framework/error.h"
+
+namespace sift {
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno)));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    std::remove(tmp_.c_str());
+  }
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  if (ok_ && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    ok_ = false;
+    errno_ = errno;
+  }
+}
+
+void AtomicFile::commit() {
+  if (ok_ && std::fflush(file_) != 0) {
+    ok_ = false;
+    errno_ = errno;
+  }
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (ok_ && closed != 0) {
+    ok_ = false;
+    errno_ = errno;
+  }
+  if (!ok_) {
+    std::remove(tmp_.c_str());
+    throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno_)));
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp_.c_str());
+    throw Error(fmt::format("cannot rename {} to {}: {}", tmp_, path_, std::strerror(e)));
+  }
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  AtomicFile file(path);
+  file.write(contents);
+  file.commit();
+}
+
+}  // namespace sift

@@ -1,0 +1,32 @@
+// Files written so that a crash never leaves half of one: bytes go to PATH.tmp, which
+// is renamed to PATH only when everything was written.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace sift {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);  // throws sift::Error if PATH.tmp cannot be created
+  ~AtomicFile();                          // removes PATH.tmp unless commit() succeeded
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view bytes);
+  // Flushes, closes and renames; throws sift::Error naming the file on any failure.
+  void commit();
+
+ private:
+  std::string path_;
+  std::string tmp_;
+  std::FILE* file_ = nullptr;
+  bool ok_ = true;
+  int errno_ = 0;
+};
+
+void write_file_atomically(const std::string& path, std::string_view contents);
+
+}  // namespace sift

@@ -1,0 +1,79 @@
+#include "datasets/encoder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "framework/error.h"
+
+namespace sift {
+
+uint32_t hash_word(std::string_view word) {
+  uint32_t h = 2166136261u;
+  for (char c : word) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+BagEncoder::BagEncoder(const Vocab& vocab, int ngrams, int64_t buckets)
+    : vocab_(&vocab), ngrams_(ngrams), buckets_(buckets) {
+  if (ngrams < 1) throw Error(fmt::format("word n-gram length must be >= 1, got {}", ngrams));
+  if (buckets < 0 || (ngrams > 1 && buckets == 0)) {
+    throw Error(fmt::format("word n-grams up to {} need buckets > 0, got {}", ngrams, buckets));
+  }
+}
+
+int64_t BagEncoder::num_ids() const { return vocab_->size() + (ngrams_ > 1 ? buckets_ : 0); }
+
+void BagEncoder::encode(const std::vector<std::string>& tokens, std::vector<int64_t>& ids) const {
+  ids.clear();
+  if (ngrams_ == 1) {
+    for (const std::string& token : tokens) {
+      int64_t id = vocab_->id(token);
+      if (id != Vocab::kUnk) ids.push_back(id);
+    }
+    return;
+  }
+  // The word hashes are parked at the front of ids rather than in a scratch member,
+  // so encode stays const, thread-safe and allocation-free; they go at the end.
+  const size_t n = tokens.size();
+  for (const std::string& token : tokens) ids.push_back(hash_word(token));
+  for (const std::string& token : tokens) {
+    int64_t id = vocab_->id(token);
+    if (id != Vocab::kUnk) ids.push_back(id);
+  }
+  append_ngrams(n, ids);
+  ids.erase(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n));
+}
+
+// Expects the n word hashes in ids[0, n). Order as fastText's addWordNgrams: by
+// start position, then by length.
+void BagEncoder::append_ngrams(size_t n, std::vector<int64_t>& ids) const {
+  const uint64_t buckets = static_cast<uint64_t>(buckets_);
+  const int64_t base = vocab_->size();
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t h = static_cast<uint64_t>(ids[i]);
+    size_t end = std::min(n, i + static_cast<size_t>(ngrams_));
+    for (size_t j = i + 1; j < end; ++j) {
+      h = h * 116049371u + static_cast<uint64_t>(ids[j]);
+      ids.push_back(base + static_cast<int64_t>(h % buckets));
+    }
+  }
+}
+
+SequenceEncoder::SequenceEncoder(const Vocab& vocab, int64_t max_length)
+    : vocab_(&vocab), max_length_(max_length) {
+  if (max_length < 0) throw Error(fmt::format("max_length must be >= 0, got {}", max_length));
+}
+
+void SequenceEncoder::encode(const std::vector<std::string>& tokens,
+                             std::vector<int64_t>& ids) const {
+  size_t n = tokens.size();
+  if (max_length_ > 0) n = std::min(n, static_cast<size_t>(max_length_));
+  ids.resize(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = vocab_->id(tokens[i]);
+}
+
+}  // namespace sift

@@ -1,0 +1,68 @@
+#include "datasets/labels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "datasets/atomic_file.h"
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+std::vector<std::string> read_names(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("cannot open label file {}: {}", path, std::strerror(errno)));
+  std::vector<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) names.push_back(line);
+  }
+  if (names.empty()) throw Error(fmt::format("label file {} holds no label", path));
+  return names;
+}
+
+}  // namespace
+
+LabelSet::LabelSet(std::vector<std::string> names) {
+  for (auto& n : names) {
+    if (ids_.count(n)) throw Error(fmt::format("label '{}' is listed twice", n));
+    add(n);
+  }
+}
+
+LabelSet LabelSet::from_option(const std::vector<std::string>& value) {
+  if (value.size() == 1 && std::filesystem::is_regular_file(value[0])) {
+    return LabelSet(read_names(value[0]));
+  }
+  return LabelSet(value);
+}
+
+LabelSet LabelSet::load(const std::string& path) { return LabelSet(read_names(path)); }
+
+void LabelSet::save(const std::string& path) const {
+  std::string text;
+  for (const auto& n : names_) text += n + "\n";
+  write_file_atomically(path, text);
+}
+
+int64_t LabelSet::id(std::string_view name) const {
+  auto it = ids_.find(std::string(name));
+  return it == ids_.end() ? -1 : it->second;
+}
+
+int64_t LabelSet::add(const std::string& name) {
+  auto [it, inserted] = ids_.emplace(name, size());
+  if (inserted) names_.push_back(name);
+  return it->second;
+}
+
+void LabelSet::sort() {
+  std::sort(names_.begin(), names_.end());
+  for (size_t i = 0; i < names_.size(); ++i) ids_[names_[i]] = static_cast<int64_t>(i);
+}
+
+}  // namespace sift

@@ -1,0 +1,38 @@
+// The label names of a task and their ids (the model's output positions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace sift {
+
+class LabelSet {
+ public:
+  LabelSet() = default;
+  explicit LabelSet(std::vector<std::string> names);
+
+  // Names from the `data.labels` option: a list of names, or a single existing file with
+  // one name per line.
+  static LabelSet from_option(const std::vector<std::string>& value);
+  // labels.txt in a run folder (the same one-name-per-line format).
+  static LabelSet load(const std::string& path);
+  void save(const std::string& path) const;
+
+  int64_t id(std::string_view name) const;  // -1 when unknown
+  int64_t add(const std::string& name);     // id of name, added if new
+  const std::string& name(int64_t id) const { return names_[id]; }
+  const std::vector<std::string>& names() const { return names_; }
+  int64_t size() const { return static_cast<int64_t>(names_.size()); }
+  bool empty() const { return names_.empty(); }
+  // Orders the names so that collected labels get ids independent of reading order.
+  void sort();
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int64_t> ids_;
+};
+
+}  // namespace sift

@@ -1,0 +1,163 @@
+#include "datasets/record_reader.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "datasets/encoding.h"
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+bool is_blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n\v\f") == std::string::npos;
+}
+
+// Editors on Windows start UTF-8 files with a byte order mark; it is not text.
+void strip_bom(std::string& line, uint64_t line_number) {
+  if (line_number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+}
+
+const std::vector<std::string>& checked_names(const TextFormat& format,
+                                              const std::vector<std::string>& names) {
+  if (format.label_mapping != LabelMapping::name && names.empty())
+    throw Error(
+        fmt::format("label_mapping {} turns label values into names from the label list, but no "
+                    "label names were given.",
+                    format.label_mapping == LabelMapping::index0 ? "index0" : "index1"));
+  return names;
+}
+
+}  // namespace
+
+RecordReader::RecordReader(std::vector<std::string> files, TextFormat format,
+                           std::vector<std::string> label_names)
+    : files_(std::move(files)),
+      format_(std::move(format)),
+      label_names_(checked_names(format_, label_names)),
+      parser_(format_) {}
+
+const std::string& RecordReader::current_file() const {
+  static const std::string kNone;
+  if (reader_) return reader_->path();
+  return next_file_ > 0 ? files_[next_file_ - 1] : kNone;
+}
+
+void RecordReader::rewind() {
+  reader_.reset();
+  next_file_ = 0;
+  skipped_ = 0;
+  records_ = 0;
+}
+
+bool RecordReader::next(Example& out) {
+  for (;;) {
+    if (!reader_ && !open_next_file()) return false;
+    std::string reason;
+    if (!read_record(out, reason)) {
+      reader_.reset();  // end of this file
+      continue;
+    }
+    if (reason.empty()) reason = map_labels(out);
+    if (reason.empty()) {
+      ++records_;
+      return true;
+    }
+    bad_record(out.line, reason);
+  }
+}
+
+bool RecordReader::open_next_file() {
+  if (next_file_ >= files_.size()) return false;
+  reader_ = std::make_unique<LineReader>(files_[next_file_++], format_.max_line_bytes);
+  if (format_.header) read_header();
+  return true;
+}
+
+// The first non-blank line of a file names its columns; errors here are the config's.
+void RecordReader::read_header() {
+  while (reader_->next(line_)) {
+    if (is_blank(line_)) continue;
+    if (reader_->last_line_too_long())
+      throw Error(fmt::format("{}:{}: header line longer than {} bytes", reader_->path(),
+                              reader_->line_number(), format_.max_line_bytes));
+    strip_bom(line_, reader_->line_number());
+    to_utf8(line_, format_.encoding, text_);
+    try {
+      parser_.set_header(text_);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}:{}: {}", reader_->path(), reader_->line_number(), e.what()));
+    }
+    return;
+  }
+}
+
+// Reads one record (several physical lines for quoted csv newlines) and parses it into
+// out; false at end of file. reason is "" or why the record is malformed.
+bool RecordReader::read_record(Example& out, std::string& reason) {
+  do {
+    if (!reader_->next(line_)) return false;
+  } while (!reader_->last_line_too_long() && is_blank(line_));
+  out.line = reader_->line_number();
+  const uint64_t max_bytes = format_.max_line_bytes;
+  if (reader_->last_line_too_long()) {
+    reason = fmt::format("line longer than {} bytes", max_bytes);
+    return true;
+  }
+  strip_bom(line_, out.line);
+  const std::string* record = &line_;
+  if (format_.format == FileFormat::csv && RecordParser::csv_needs_more(line_)) {
+    if (!join_csv_lines()) {
+      reason = fmt::format("quoted field runs past {} bytes", max_bytes);
+      return true;
+    }
+    record = &raw_;  // at end of file inside quotes the parser reports the open field
+  }
+  to_utf8(*record, format_.encoding, text_);
+  reason = parser_.parse(text_, out);
+  return true;
+}
+
+// Joins the physical lines of a csv record whose line_ ends inside a quoted field into
+// raw_. When the record grows past max_line_bytes, consumes the rest of it unbuffered
+// and returns false.
+bool RecordReader::join_csv_lines() {
+  raw_ = line_;
+  bool fits = true;
+  bool open = true;
+  while (open && reader_->next(line_)) {
+    open = RecordParser::csv_needs_more(line_, true);
+    fits = fits && !reader_->last_line_too_long() &&
+           raw_.size() + 1 + line_.size() <= format_.max_line_bytes;
+    if (!fits) continue;
+    raw_ += '\n';
+    raw_ += line_;
+  }
+  return fits;
+}
+
+// label_mapping index0/index1: label values are indices into label_names_.
+std::string RecordReader::map_labels(Example& out) const {
+  if (format_.label_mapping == LabelMapping::name) return {};
+  const uint64_t first = format_.label_mapping == LabelMapping::index1 ? 1 : 0;
+  const uint64_t last = first + label_names_.size() - 1;
+  for (auto& label : out.labels) {
+    uint64_t k = 0;
+    auto [end, ec] = std::from_chars(label.data(), label.data() + label.size(), k);
+    if (ec != std::errc() || end != label.data() + label.size())
+      return fmt::format("label '{}' is not an index {}..{}", label, first, last);
+    if (k < first || k > last)
+      return fmt::format("label index {} is out of range {}..{}", k, first, last);
+    label = label_names_[k - first];
+  }
+  return {};
+}
+
+void RecordReader::bad_record(uint64_t line, const std::string& reason) {
+  if (format_.on_bad_line == BadLinePolicy::error)
+    throw Error(fmt::format("{}:{}: {}", reader_->path(), line, reason));
+  ++skipped_;
+}
+
+}  // namespace sift

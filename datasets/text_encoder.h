@@ -1,0 +1,49 @@
+// Text to model input ids: the tokenizer plus the id scheme the model asks for.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datasets/encoder.h"
+#include "datasets/tokenizer.h"
+#include "datasets/vocab.h"
+
+namespace sift {
+
+enum class InputKind {
+  bag,       // word ids and hashed n-gram ids, order-free (fastText)
+  sequence,  // one id per token, in order, padded per batch
+};
+
+struct TextEncoderOptions {
+  WordTokenizerOptions tokenizer;
+  InputKind kind = InputKind::bag;
+  int ngrams = 1;
+  int64_t buckets = 0;
+  int64_t max_length = 0;  // tokens kept per text; 0: all
+};
+
+class TextEncoder {
+ public:
+  // `vocab` is shared so that the encoder can outlive the code that built it.
+  TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options);
+
+  // Not thread-safe (reuses a token buffer): give each worker thread its own copy.
+  void encode(std::string_view text, std::vector<int64_t>& ids);
+  int64_t num_ids() const;
+  const Vocab& vocab() const { return *vocab_; }
+  const TextEncoderOptions& options() const { return options_; }
+
+ private:
+  std::shared_ptr<const Vocab> vocab_;
+  TextEncoderOptions options_;
+  WordTokenizer tokenizer_;
+  BagEncoder bag_;
+  SequenceEncoder sequence_;
+  std::vector<std::string> tokens_;
+};
+
+}  // namespace sift

@@ -1,0 +1,42 @@
+// How one data split's files are laid out: the per-split data options, resolved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sift {
+
+enum class FileFormat {
+  fasttext,     // "__label__a __label__b text ...": labels anywhere as __label__ tokens
+  tsv,          // tab-separated columns
+  csv,          // RFC 4180: comma-separated, "quoted, fields" with "" escapes, may span lines
+  label_first,  // "label text ...": the first space-separated token is the label
+  jsonl,        // one JSON object per line
+};
+
+enum class TextEncoding {
+  utf8,    // invalid bytes replaced by U+FFFD
+  latin1,  // ISO-8859-1, converted to UTF-8
+};
+
+// How label values map to names: as written, or as an index into the label list.
+enum class LabelMapping { name, index0, index1 };
+
+enum class BadLinePolicy { error, skip };
+
+struct TextFormat {
+  FileFormat format = FileFormat::fasttext;
+  // Columns joined (by one space) into the text: header names, or 0-based indices
+  // for tsv/csv; field names for jsonl. Ignored by fasttext and label_first.
+  std::vector<std::string> text_columns;
+  std::string label_column;  // name or 0-based index; ignored by fasttext and label_first
+  bool header = false;       // first line of every file is a header (tsv, csv)
+  TextEncoding encoding = TextEncoding::utf8;
+  bool unescape = false;     // turn the escapes \n \t \\ inside text into space, space, backslash
+  LabelMapping label_mapping = LabelMapping::name;
+  uint64_t max_line_bytes = 1 << 20;  // longer records are malformed (bounded memory)
+  BadLinePolicy on_bad_line = BadLinePolicy::error;
+};
+
+}  // namespace sift

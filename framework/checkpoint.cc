@@ -1,0 +1,190 @@
+#include "framework/checkpoint.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "datasets/atomic_file.h"
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'I', 'F', 'T', 'C', 'K', 'P', 'T'};
+
+template <class T>
+void put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+void put_bytes(std::string& out, const std::string& bytes) {
+  put<uint64_t>(out, bytes.size());
+  out += bytes;
+}
+
+// Reads fields from the body, refusing to run past its end.
+class Cursor {
+ public:
+  Cursor(std::string_view data, const std::string& path) : data_(data), path_(path) {}
+  template <class T>
+  T get() {
+    T v;
+    need(sizeof(T));
+    std::memcpy(&v, data_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string get_bytes() {
+    const auto n = get<uint64_t>();
+    need(n);
+    std::string s(data_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  void need(uint64_t n) const {
+    if (n > data_.size() - pos_) throw Error(fmt::format("{}: corrupted checkpoint", path_));
+  }
+  std::string_view data_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
+uLong crc32_update(uLong crc, std::string_view s) {
+  // zlib takes 32-bit lengths: feed large blobs in pieces.
+  while (!s.empty()) {
+    const size_t n = std::min<size_t>(s.size(), 1u << 30);
+    crc = ::crc32(crc, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(n));
+    s.remove_prefix(n);
+  }
+  return crc;
+}
+
+uint32_t crc32_of(std::string_view s) {
+  return static_cast<uint32_t>(crc32_update(::crc32(0L, Z_NULL, 0), s));
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string module_bytes(const torch::nn::Module& module) {
+  torch::serialize::OutputArchive archive;
+  module.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
+                       const std::string& path) {
+  try {
+    std::istringstream in(bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in);
+    module.load(archive);
+  } catch (const c10::Error& e) {
+    throw Error(fmt::format("{}: the weights do not fit this model: {}", path,
+                            e.what_without_backtrace()));
+  }
+}
+
+void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
+                          const std::string& path) {
+  try {
+    std::istringstream in(bytes);
+    torch::serialize::InputArchive archive;
+    archive.load_from(in);
+    optimizer.load(archive);
+  } catch (const c10::Error& e) {
+    throw Error(fmt::format("{}: the optimizer state does not fit: {}", path,
+                            e.what_without_backtrace()));
+  }
+}
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  // The weights are written straight from their blobs: no copy of the whole file.
+  std::string head;
+  put_bytes(head, checkpoint.meta.dump());
+  put<uint32_t>(head, static_cast<uint32_t>(checkpoint.blobs.size()));
+  std::vector<std::string> framing;  // each blob's name and length, before its bytes
+  uint64_t length = head.size();
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  crc = crc32_update(crc, head);
+  for (const auto& [name, bytes] : checkpoint.blobs) {
+    std::string f;
+    put_bytes(f, name);
+    put<uint64_t>(f, bytes.size());
+    crc = crc32_update(crc32_update(crc, f), bytes);
+    length += f.size() + bytes.size();
+    framing.push_back(std::move(f));
+  }
+  std::string header(kMagic, sizeof(kMagic));
+  put<uint32_t>(header, kCheckpointVersion);
+  put<uint64_t>(header, length);
+  put<uint32_t>(header, static_cast<uint32_t>(crc));
+  AtomicFile file(path);
+  file.write(header);
+  file.write(head);
+  size_t i = 0;
+  for (const auto& [name, bytes] : checkpoint.blobs) {
+    file.write(framing[i++]);
+    file.write(bytes);
+  }
+  file.commit();
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  const std::string file = read_all(path);
+  constexpr size_t kHeader = sizeof(kMagic) + 4 + 8 + 4;
+  if (file.size() < sizeof(kMagic) || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
+    throw Error(fmt::format("{} is not a Sift checkpoint", path));
+  }
+  if (file.size() < kHeader) throw Error(fmt::format("{}: truncated checkpoint", path));
+  uint32_t version, crc;
+  uint64_t length;
+  std::memcpy(&version, file.data() + 8, 4);
+  std::memcpy(&length, file.data() + 12, 8);
+  std::memcpy(&crc, file.data() + 20, 4);
+  if (version > kCheckpointVersion) {
+    throw Error(fmt::format("{}: checkpoint format version {} is newer than this build "
+                            "supports ({})",
+                            path, version, kCheckpointVersion));
+  }
+  if (file.size() - kHeader != length) {
+    throw Error(fmt::format("{}: truncated checkpoint ({} of {} bytes)", path,
+                            file.size() - kHeader, length));
+  }
+  const std::string_view body = std::string_view(file).substr(kHeader);
+  if (crc32_of(body) != crc) throw Error(fmt::format("{}: corrupted checkpoint (checksum mismatch)", path));
+  Cursor cursor(body, path);
+  Checkpoint checkpoint;
+  checkpoint.meta = nlohmann::json::parse(cursor.get_bytes(), nullptr, /*allow_exceptions=*/false);
+  if (checkpoint.meta.is_discarded()) throw Error(fmt::format("{}: corrupted checkpoint", path));
+  const auto sections = cursor.get<uint32_t>();
+  for (uint32_t i = 0; i < sections; ++i) {
+    std::string name = cursor.get_bytes();
+    checkpoint.blobs[name] = cursor.get_bytes();
+  }
+  return checkpoint;
+}
+
+}  // namespace sift

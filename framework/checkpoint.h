@@ -1,0 +1,34 @@
+// Checkpoint files: a magic number and format version, named sections (metadata JSON,
+// model weights, optimizer state) and a CRC-32, written to a temporary name and renamed.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+
+namespace sift {
+
+constexpr uint32_t kCheckpointVersion = 1;
+
+struct Checkpoint {
+  nlohmann::json meta;                      // model type, shape, step, metrics
+  std::map<std::string, std::string> blobs;  // "model", "optimizer": LibTorch archives
+};
+
+// Serialises a module (or optimizer) to the bytes of a LibTorch archive.
+std::string module_bytes(const torch::nn::Module& module);
+std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
+// Loads those bytes back; `path` only names the file in errors.
+void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
+                       const std::string& path);
+void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
+                          const std::string& path);
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// Checks magic, version, length and checksum; throws sift::Error naming the file.
+Checkpoint load_checkpoint(const std::string& path);
+
+}  // namespace sift

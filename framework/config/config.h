@@ -1,0 +1,101 @@
+// The typed configuration of a run. Every field is declared as an option, with its
+// help text and check, once, in options.cc; defaults live here as initialisers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sift {
+
+struct RunConfig {
+  std::string dir = "runs";  // parent folder of run folders
+  std::string name;          // run folder name; empty: "<config name>-<timestamp>"
+  int64_t seed = 42;         // seeds model init, shuffling and the validation split
+  int64_t threads = 0;       // intra-op threads; 0: all cores
+  std::string device = "cpu";
+};
+
+// How a split's files are laid out. `data.*` holds the shared defaults that each of
+// `data.train.*`, `data.valid.*`, `data.test.*` may override.
+struct FormatConfig {
+  std::string format = "fasttext";
+  std::vector<std::string> text;
+  std::string label;
+  bool header = false;
+  std::string encoding = "utf-8";
+  bool unescape = false;
+  std::string label_mapping = "name";
+};
+
+struct SplitConfig : FormatConfig {
+  std::vector<std::string> path;  // files, globs, folders or @list files
+};
+
+struct DataConfig : FormatConfig {
+  SplitConfig train, valid, test;
+  std::vector<std::string> labels;  // label names, or one names file (a single path)
+  double valid_split = 0.1;         // hashed share of train used as validation when no valid.path
+  int64_t shuffle_buffer = 10000;
+  std::string on_bad_line = "error";
+  int64_t max_line_bytes = 1 << 20;
+};
+
+struct TokenizerConfig {
+  std::string type = "word";
+  bool lowercase = true;
+  bool split_punctuation = true;
+  int64_t min_count = 1;
+  int64_t max_size = 0;
+  int64_t count_limit = 5000000;
+  int64_t max_length = 0;
+};
+
+struct ModelConfig {
+  std::string type = "fasttext";
+  int64_t dim = 100;
+  int64_t ngrams = 1;
+  int64_t buckets = 2000000;
+};
+
+struct OptimizerConfig {
+  std::string type = "sgd";
+  double lr = 0.1;
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+struct SchedulerConfig {
+  std::string type = "constant";
+  double final_lr_ratio = 0.0;
+};
+
+struct TrainConfig {
+  int64_t epochs = 5;
+  int64_t batch_size = 32;
+  std::string loss_reduction = "mean";
+  int64_t max_steps = 0;
+  int64_t log_every = 0;
+  double checkpoint_minutes = 10.0;
+  OptimizerConfig optimizer;
+  SchedulerConfig scheduler;
+};
+
+struct SiftConfig {
+  RunConfig run;
+  DataConfig data;
+  TokenizerConfig tokenizer;
+  ModelConfig model;
+  TrainConfig train;
+
+  // Where each explicitly given key came from ("file.yaml:12" or "--set"); keys not
+  // here hold their defaults.
+  std::map<std::string, std::string> origin;
+  std::string source;  // the config file it was read from
+};
+
+}  // namespace sift

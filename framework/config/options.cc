@@ -1,0 +1,252 @@
+#include "framework/config/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "framework/config/option_types.h"
+
+namespace sift {
+namespace {
+
+class Table {
+ public:
+  template <class T, class Get>
+  void add(std::string name, Get get, std::string help,
+           std::function<std::string(const T&)> check = {}) {
+    Option o;
+    o.name = std::move(name);
+    o.type = option_types::type_name<T>();
+    o.help = std::move(help);
+    o.parse = [get](SiftConfig& c, const YAML::Node& n) {
+      return option_types::read(n, get(c));
+    };
+    o.emit = [get](const SiftConfig& c) {
+      return option_types::write(get(const_cast<SiftConfig&>(c)));
+    };
+    if (check) {
+      o.check = [get, check](const SiftConfig& c) { return check(get(const_cast<SiftConfig&>(c))); };
+    }
+    options_.push_back(std::move(o));
+  }
+
+  template <class Get>
+  void add_enum(std::string name, Get get, std::vector<std::string> choices, std::string help) {
+    add<std::string>(std::move(name), get, std::move(help),
+                     [choices](const std::string& v) -> std::string {
+                       if (std::find(choices.begin(), choices.end(), v) != choices.end()) return "";
+                       return fmt::format("The value '{}' is not one of: {}.", v,
+                                          fmt::join(choices, ", "));
+                     });
+    options_.back().type = "enum";
+    options_.back().choices = std::move(choices);
+  }
+
+  std::vector<Option> take() { return std::move(options_); }
+
+ private:
+  std::vector<Option> options_;
+};
+
+// Checks, each a full sentence naming the bound.
+std::function<std::string(const int64_t&)> at_least(int64_t lo) {
+  return [lo](const int64_t& v) {
+    return v >= lo ? std::string() : fmt::format("The value must be >= {} (got {}).", lo, v);
+  };
+}
+std::function<std::string(const double&)> positive_number() {
+  return [](const double& v) {
+    return v > 0 ? std::string() : fmt::format("The value must be > 0 (got {}).", v);
+  };
+}
+std::function<std::string(const double&)> in_range(double lo, double hi) {
+  return [lo, hi](const double& v) {
+    return v >= lo && v <= hi ? std::string()
+                              : fmt::format("The value must be in [{}, {}] (got {}).", lo, hi, v);
+  };
+}
+
+#define SIFT_FIELD(path) [](SiftConfig& c) -> auto& { return c.path; }
+
+const std::vector<std::string> kFormats = {"fasttext", "tsv", "csv", "label_first", "jsonl"};
+
+// The layout options exist once per split and once as the shared default.
+template <class Get>
+void add_format_options(Table& t, const std::string& prefix, Get get, const std::string& scope) {
+  auto field = [get](auto member) {
+    return [get, member](SiftConfig& c) -> auto& { return get(c).*member; };
+  };
+  t.add_enum(prefix + ".format", field(&FormatConfig::format), kFormats,
+             "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
+             "label_first (\"label text\"), jsonl.");
+  t.add<std::vector<std::string>>(prefix + ".text", field(&FormatConfig::text),
+             "Text columns " + scope + " (tsv/csv: header names or 0-based indices; jsonl: "
+             "field names); several are joined with a space.");
+  t.add<std::string>(prefix + ".label", field(&FormatConfig::label),
+                     "Label column " + scope + " (name or 0-based index; jsonl: field name).");
+  t.add<bool>(prefix + ".header", field(&FormatConfig::header),
+              "Whether the first line of each file is a header " + scope + ".");
+  t.add_enum(prefix + ".encoding", field(&FormatConfig::encoding), {"utf-8", "latin-1"},
+             "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
+  t.add<bool>(prefix + ".unescape", field(&FormatConfig::unescape),
+              "Turn \\n and \\t escapes in the text into spaces and \\\\ into \\ " + scope + ".");
+  t.add_enum(prefix + ".label_mapping", field(&FormatConfig::label_mapping),
+             {"name", "index0", "index1"},
+             "How label values map to names " + scope +
+                 ": as written, or as a 0- or 1-based index into data.labels.");
+}
+
+std::vector<Option> declare() {
+  Table t;
+  t.add<std::string>("run.dir", SIFT_FIELD(run.dir), "Folder that holds run folders.");
+  t.add<std::string>("run.name", SIFT_FIELD(run.name),
+                     "Run folder name; empty: the config file name plus a timestamp.");
+  t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
+                 "Seed for initialisation, shuffling and the validation split.", at_least(0));
+  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
+                 "Compute threads; 0 uses all cores.", at_least(0));
+  t.add_enum("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
+
+  add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
+  for (const char* split : {"train", "valid", "test"}) {
+    const std::string prefix = std::string("data.") + split;
+    auto get = [split = std::string(split)](SiftConfig& c) -> SplitConfig& {
+      return split == "train" ? c.data.train : split == "valid" ? c.data.valid : c.data.test;
+    };
+    t.add<std::vector<std::string>>(
+        prefix + ".path", [get](SiftConfig& c) -> auto& { return get(c).path; },
+        std::string("Files of the ") + split + " split: paths, globs, folders or @list files.");
+    add_format_options(t, prefix, get, std::string("of the ") + split + " split");
+  }
+  t.add<std::vector<std::string>>("data.labels", SIFT_FIELD(data.labels),
+                                  "Label names in order, or a file with one name per line; "
+                                  "empty: collected from the training data.");
+  t.add<double>("data.valid_split", SIFT_FIELD(data.valid_split),
+                "Share of training records (chosen by hash) used for validation when "
+                "data.valid.path is empty.",
+                in_range(0.0, 0.9));
+  t.add<int64_t>("data.shuffle_buffer", SIFT_FIELD(data.shuffle_buffer),
+                 "Records held in the shuffle buffer; 0 or 1 disables shuffling.", at_least(0));
+  t.add_enum("data.on_bad_line", SIFT_FIELD(data.on_bad_line), {"error", "skip"},
+             "What a malformed record does: stop with its file and line, or skip and count.");
+  t.add<int64_t>("data.max_line_bytes", SIFT_FIELD(data.max_line_bytes),
+                 "Longest record accepted, in bytes; longer ones are malformed.", at_least(16));
+
+  t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word"},
+             "Tokenizer: word (whitespace and punctuation split).");
+  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
+  t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
+              "Make each punctuation character a token of its own.");
+  t.add<int64_t>("tokenizer.min_count", SIFT_FIELD(tokenizer.min_count),
+                 "Words seen fewer times in training are unknown.", at_least(1));
+  t.add<int64_t>("tokenizer.max_size", SIFT_FIELD(tokenizer.max_size),
+                 "Most words kept in the vocabulary (most frequent first); 0: no limit.",
+                 at_least(0));
+  t.add<int64_t>("tokenizer.count_limit", SIFT_FIELD(tokenizer.count_limit),
+                 "Most distinct words held while counting; rare ones are pruned beyond it, "
+                 "which bounds memory.",
+                 at_least(1000));
+  t.add<int64_t>("tokenizer.max_length", SIFT_FIELD(tokenizer.max_length),
+                 "Tokens kept per text; 0: no limit.", at_least(0));
+
+  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext"},
+             "Model architecture (see the model registry).");
+  t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
+  t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
+                 "Longest word n-gram (1: words only); n-grams are hashed into buckets.",
+                 at_least(1));
+  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets),
+                 "Hash buckets for word n-grams.", at_least(1));
+
+  t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
+                 at_least(1));
+  t.add<int64_t>("train.batch_size", SIFT_FIELD(train.batch_size), "Records per batch.",
+                 at_least(1));
+  t.add_enum("train.loss_reduction", SIFT_FIELD(train.loss_reduction), {"mean", "sum"},
+             "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
+  t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
+                 "Stop after this many optimizer steps; 0: no limit.", at_least(0));
+  t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),
+                 "Steps between log lines when not on a terminal; 0: about 20 per epoch.",
+                 at_least(0));
+  t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
+                "Minutes between saves of last.ckpt and best.ckpt during training (at the end of "
+                "an epoch); both are always saved when training ends.",
+                in_range(0.0, 1e6));
+  t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type), {"sgd", "adam", "adamw"},
+             "Optimizer.");
+  t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
+                positive_number());
+  t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
+                "SGD momentum.", in_range(0.0, 0.999));
+  t.add<double>("train.optimizer.weight_decay", SIFT_FIELD(train.optimizer.weight_decay),
+                "Weight decay (decoupled for adamw).", in_range(0.0, 1.0));
+  t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
+                in_range(0.0, 0.9999));
+  t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",
+                in_range(0.0, 0.99999));
+  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Adam epsilon.",
+                positive_number());
+  t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type), {"constant", "linear"},
+             "Learning-rate schedule: constant, or linear decay to final_lr_ratio x lr.");
+  t.add<double>("train.scheduler.final_lr_ratio", SIFT_FIELD(train.scheduler.final_lr_ratio),
+                "Final learning rate of the linear schedule, as a share of lr.",
+                in_range(0.0, 1.0));
+  return t.take();
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<Option>& all_options() {
+  static const std::vector<Option> options = declare();
+  return options;
+}
+
+const Option* find_option(const std::string& name) {
+  static const std::unordered_map<std::string, const Option*> index = [] {
+    std::unordered_map<std::string, const Option*> m;
+    for (const auto& o : all_options()) m.emplace(o.name, &o);
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::string closest_option(const std::string& name) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const auto& o : all_options()) {
+    const size_t d = edit_distance(name, o.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = o.name;
+    }
+  }
+  return best;
+}
+
+bool is_option_group(const std::string& prefix) {
+  const std::string p = prefix + ".";
+  for (const auto& o : all_options()) {
+    if (o.name.compare(0, p.size(), p) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace sift

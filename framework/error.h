@@ -1,0 +1,16 @@
+// The one exception type the library throws for a user's mistake (bad file, bad
+// config, bad data). Its message is complete and meant to be printed as is; each
+// tool's main() catches it once.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sift {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace sift

@@ -1,0 +1,42 @@
+// Classification metrics from a confusion matrix: accuracy, per-class precision, recall
+// and F1, macro-F1. Plain integers, so that ranks can sum matrices later.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sift {
+
+class ConfusionMatrix {
+ public:
+  explicit ConfusionMatrix(int64_t classes = 0);
+
+  void add(int64_t truth, int64_t predicted);
+  int64_t count(int64_t truth, int64_t predicted) const { return cells_[truth * classes_ + predicted]; }
+  int64_t total() const { return total_; }
+  int64_t classes() const { return classes_; }
+
+  double accuracy() const;
+  double precision(int64_t c) const;  // 0 when the class was never predicted
+  double recall(int64_t c) const;     // 0 when the class never occurs
+  double f1(int64_t c) const;
+  double macro_f1() const;            // unweighted mean over classes that occur or are predicted
+
+  // {"accuracy", "macro_f1", "examples", "per_class": [...], "confusion": [[...]]}
+  nlohmann::json to_json(const std::vector<std::string>& names) const;
+  // A human-readable report: per-class table and the matrix.
+  std::string to_text(const std::vector<std::string>& names) const;
+
+ private:
+  int64_t row_sum(int64_t c) const;
+  int64_t column_sum(int64_t c) const;
+
+  int64_t classes_;
+  int64_t total_ = 0;
+  std::vector<int64_t> cells_;
+};
+
+}  // namespace sift

@@ -1,0 +1,53 @@
+// A trained model with everything needed to use it (config, labels, vocabulary,
+// encoder), as saved in a run folder; and evaluation over a batch stream.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "datasets/batch_stream.h"
+#include "framework/config/config.h"
+#include "framework/metrics.h"
+#include "framework/task.h"
+#include "models/model.h"
+
+namespace sift {
+
+struct ModelBundle {
+  std::string run_dir;
+  SiftConfig config;
+  Task task;
+  Classifier model{nullptr};
+  torch::Device device{torch::kCPU};
+};
+
+// Files of a run folder.
+std::string run_file(const std::string& run_dir, const std::string& name);
+
+// Loads config.yaml, labels.txt, vocab.txt and best.ckpt (last.ckpt when there is no
+// best) from a run folder. `overrides` are --set assignments applied to its config.
+ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
+
+// Refuses model.* keys given explicitly that the chosen model does not read.
+void check_model_options(const SiftConfig& config);
+
+// Builds the model a config and task describe (weights freshly initialised).
+Classifier create_model(const SiftConfig& config, const Task& task);
+
+torch::Device parse_device(const std::string& name);
+
+// Moves a batch's vectors into tensors on `device`.
+ModelInput to_input(const RawBatch& batch, torch::Device device);
+
+struct Evaluation {
+  ConfusionMatrix confusion;
+  double loss = 0.0;  // mean cross-entropy
+};
+
+// Runs the model in eval mode over one pass of `batches`.
+Evaluation evaluate(Classifier& model, BatchStream& batches, int64_t classes,
+                    torch::Device device);
+
+}  // namespace sift

@@ -1,0 +1,32 @@
+// Training progress: a redrawn bar on a terminal (examples/s, loss, ETA), plain log lines
+// otherwise (files, CI), so logs stay readable.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace sift {
+
+class Progress {
+ public:
+  // total_steps may be 0 when unknown; log_every is used when not on a terminal.
+  Progress(int64_t total_steps, int64_t log_every, bool quiet = false);
+  void update(int64_t step, int64_t epoch, int64_t examples, double loss, double lr);
+  // Ends the bar's line before other output.
+  void finish_line();
+  // A log line that does not collide with the bar.
+  void log(const std::string& message);
+  double elapsed_seconds() const;
+
+ private:
+  int64_t total_steps_;
+  int64_t log_every_;
+  bool terminal_;
+  bool quiet_;
+  bool bar_open_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace sift

@@ -1,0 +1,118 @@
+#include "framework/task.h"
+
+#include <fmt/format.h>
+
+#include "datasets/paths.h"
+#include "datasets/tokenizer.h"
+#include "framework/config/loader.h"
+#include "framework/error.h"
+#include "models/model.h"
+
+namespace sift {
+namespace {
+
+FileFormat parse_format(const std::string& s) {
+  if (s == "tsv") return FileFormat::tsv;
+  if (s == "csv") return FileFormat::csv;
+  if (s == "label_first") return FileFormat::label_first;
+  if (s == "jsonl") return FileFormat::jsonl;
+  return FileFormat::fasttext;
+}
+
+LabelMapping parse_mapping(const std::string& s) {
+  if (s == "index0") return LabelMapping::index0;
+  if (s == "index1") return LabelMapping::index1;
+  return LabelMapping::name;
+}
+
+}  // namespace
+
+TextFormat text_format(const SiftConfig& config, const std::string& split) {
+  const FormatConfig f = resolved_format(config, split);
+  TextFormat t;
+  t.format = parse_format(f.format);
+  t.text_columns = f.text;
+  t.label_column = f.label;
+  t.header = f.header;
+  t.encoding = f.encoding == "latin-1" ? TextEncoding::latin1 : TextEncoding::utf8;
+  t.unescape = f.unescape;
+  t.label_mapping = parse_mapping(f.label_mapping);
+  t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
+  t.on_bad_line = config.data.on_bad_line == "skip" ? BadLinePolicy::skip : BadLinePolicy::error;
+  return t;
+}
+
+std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+                                        const LabelSet& declared_labels) {
+  const auto& paths = split == "train"   ? config.data.train.path
+                      : split == "valid" ? config.data.valid.path
+                                         : config.data.test.path;
+  const uint64_t seed = static_cast<uint64_t>(config.run.seed);
+  const double share = config.data.valid_split;
+  const bool hashed_valid = config.data.valid.path.empty() && share > 0.0;
+  if (split == "valid" && config.data.valid.path.empty()) {
+    if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
+    return ExampleStream(expand_paths(config.data.train.path, "data.train.path"),
+                         text_format(config, "train"), declared_labels.names(), HashPart::valid,
+                         share, seed);
+  }
+  if (paths.empty()) return std::nullopt;
+  const HashPart part = split == "train" && hashed_valid ? HashPart::train : HashPart::all;
+  return ExampleStream(expand_paths(paths, "data." + split + ".path"), text_format(config, split),
+                       declared_labels.names(), part, share, seed);
+}
+
+TextEncoderOptions encoder_options(const SiftConfig& config) {
+  TextEncoderOptions e;
+  e.tokenizer.lowercase = config.tokenizer.lowercase;
+  e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
+  e.kind = find_model(config.model.type).input;
+  e.ngrams = static_cast<int>(config.model.ngrams);
+  e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
+  e.max_length = config.tokenizer.max_length;
+  return e;
+}
+
+Task build_task(const SiftConfig& config) {
+  Task task;
+  task.labels = LabelSet::from_option(config.data.labels);
+  const bool collect_labels = task.labels.empty();
+  task.encoder = encoder_options(config);
+  auto train = open_split(config, "train", task.labels);
+  if (!train) throw Error("data.train.path: no training data is configured");
+
+  WordTokenizer tokenizer(task.encoder.tokenizer);
+  VocabBuilder builder(static_cast<size_t>(config.tokenizer.count_limit));
+  std::vector<std::string> tokens;
+  Example example;
+  while (train->next(example)) {
+    ++task.train_records;
+    tokenizer.tokenize(example.text, tokens);
+    builder.add(tokens);
+    for (const auto& label : example.labels) {
+      if (collect_labels) {
+        task.labels.add(label);
+      } else if (task.labels.id(label) < 0) {
+        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})",
+                                train->current_file(), example.line, label,
+                                fmt::join(task.labels.names(), ", ")));
+      }
+    }
+  }
+  task.train_skipped = train->skipped();
+  if (task.train_records == 0) {
+    throw Error(fmt::format("the training data ({}) holds no record",
+                            fmt::join(train->files(), ", ")));
+  }
+  if (collect_labels) task.labels.sort();
+  if (task.labels.size() < 2) {
+    throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
+                            task.labels.size()));
+  }
+  task.vocab = std::make_shared<Vocab>(builder.build(
+      static_cast<uint64_t>(config.tokenizer.min_count),
+      static_cast<uint64_t>(config.tokenizer.max_size)));
+  return task;
+}
+
+}  // namespace sift

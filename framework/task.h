@@ -1,0 +1,42 @@
+// What a run learns from its data before training: the label set, the vocabulary and
+// the encoder options; and the streams that read each split.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/example_stream.h"
+#include "datasets/labels.h"
+#include "datasets/text_encoder.h"
+#include "datasets/text_format.h"
+#include "datasets/vocab.h"
+#include "framework/config/config.h"
+
+namespace sift {
+
+struct Task {
+  LabelSet labels;
+  std::shared_ptr<const Vocab> vocab;
+  TextEncoderOptions encoder;
+  uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
+  uint64_t train_skipped = 0;  // malformed records skipped in that pass
+};
+
+// The resolved reading options of a split ("train", "valid", "test").
+TextFormat text_format(const SiftConfig& config, const std::string& split);
+
+// The stream of a split, or nothing when the config gives no data for it. Without
+// data.valid.path the validation stream is the hashed share of the training files.
+std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+                                        const LabelSet& declared_labels);
+
+// Encoder options from the tokenizer and model options.
+TextEncoderOptions encoder_options(const SiftConfig& config);
+
+// One streaming pass over the training part: counts words into a bounded vocabulary,
+// collects labels (unless data.labels declares them) and counts records.
+Task build_task(const SiftConfig& config);
+
+}  // namespace sift

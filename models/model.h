@@ -1,0 +1,55 @@
+// The interface every classifier in the model zoo implements, and the registry that
+// creates them by name.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "datasets/text_encoder.h"
+#include "framework/config/config.h"
+
+namespace sift {
+
+// A batch on the model's device: flat ids with offsets (bag models) or a padded
+// [batch, length] id matrix (sequence models).
+struct ModelInput {
+  torch::Tensor ids;
+  torch::Tensor offsets;
+};
+
+class ClassifierImpl : public torch::nn::Module {
+ public:
+  // Returns logits [batch, classes].
+  virtual torch::Tensor forward(const ModelInput& input) = 0;
+};
+// Held by pointer: the interface is abstract, so TORCH_MODULE's holder cannot wrap it.
+using Classifier = std::shared_ptr<ClassifierImpl>;
+
+// What a model needs to be built: sizes from the data, options from the config.
+struct ModelShape {
+  int64_t num_ids = 0;      // embedding rows, including hashed n-gram buckets
+  int64_t num_classes = 0;
+  // Embedding gradients may be sparse: true only for optimizers that accept them
+  // (plain SGD), which then update just the rows a batch touched.
+  bool sparse_gradients = false;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string summary;
+  InputKind input = InputKind::bag;
+  // The model.* keys this model reads; any other explicitly set model.* key is refused.
+  std::vector<std::string> options;
+  std::function<Classifier(const ModelConfig&, const ModelShape&)> create;
+};
+
+// The registry, filled once on first use, in one place (models/registry.cc).
+const std::vector<ModelSpec>& model_registry();
+// The model named `name`; throws sift::Error listing the known ones.
+const ModelSpec& find_model(const std::string& name);
+
+}  // namespace sift

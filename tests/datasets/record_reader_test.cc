@@ -1,0 +1,244 @@
+#include "datasets/record_reader.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "datasets/encoding.h"
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+using Labels = std::vector<std::string>;
+
+std::string temp_dir() {
+  std::string pattern = ::testing::TempDir() + "sift_record_reader_XXXXXX";
+  return std::string(mkdtemp(pattern.data()));
+}
+
+std::string write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TextFormat columns(FileFormat f, std::vector<std::string> text, std::string label,
+                   bool header = false) {
+  TextFormat t;
+  t.format = f;
+  t.text_columns = std::move(text);
+  t.label_column = std::move(label);
+  t.header = header;
+  return t;
+}
+
+std::vector<Example> read_all(RecordReader& reader) {
+  std::vector<Example> all;
+  Example ex;
+  while (reader.next(ex)) all.push_back(ex);
+  return all;
+}
+
+std::string error_of(RecordReader& reader) {
+  try {
+    read_all(reader);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kData = SIFT_SHARED_DATA;
+
+TEST(RecordReader, CsvRecordSpanningTwoLinesKeepsItsFirstLineNumber) {
+  std::string dir = temp_dir();
+  std::string path = write_file(dir + "/a.csv",
+                                "label,title,body\r\n"
+                                "1,\"Hello, you\",\"say \"\"hi\"\"\r\nsecond line\"\r\n"
+                                "\r\n"
+                                "2,plain,text\r\n");
+  RecordReader reader({path}, columns(FileFormat::csv, {"title", "body"}, "label", true));
+  auto all = read_all(reader);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].text, "Hello, you say \"hi\"\nsecond line");
+  EXPECT_EQ(all[0].labels, (Labels{"1"}));
+  EXPECT_EQ(all[0].line, 2u);
+  EXPECT_EQ(all[1].line, 5u);
+  EXPECT_EQ(reader.records(), 2u);
+}
+
+TEST(RecordReader, HeaderIsReadInEveryFile) {
+  std::string dir = temp_dir();
+  std::string a = write_file(dir + "/a.tsv", "text\tlabel\nfirst\tx\n");
+  std::string b = write_file(dir + "/b.tsv", "label\ttext\ny\tsecond\n");  // other column order
+  std::string empty = write_file(dir + "/empty.tsv", "");
+  std::string only_header = write_file(dir + "/h.tsv", "text\tlabel\n");
+  RecordReader reader({a, empty, only_header, b},
+                      columns(FileFormat::tsv, {"text"}, "label", true));
+  auto all = read_all(reader);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].text, "second");
+  EXPECT_EQ(all[1].labels, (Labels{"y"}));
+  EXPECT_EQ(reader.current_file(), b);
+  reader.rewind();
+  EXPECT_EQ(read_all(reader).size(), 2u);
+  EXPECT_EQ(reader.records(), 2u);
+}
+
+TEST(RecordReader, MissingHeaderColumnNamesTheFile) {
+  std::string dir = temp_dir();
+  std::string a = write_file(dir + "/a.tsv", "sentence\tlabel\nfirst\tx\n");
+  RecordReader reader({a}, columns(FileFormat::tsv, {"text"}, "label", true));
+  EXPECT_EQ(error_of(reader),
+            a + ":1: column 'text' is not in the header (columns: sentence, label)");
+}
+
+TEST(RecordReader, ErrorPolicyThrowsFileAndLine) {
+  std::string dir = temp_dir();
+  std::string path =
+      write_file(dir + "/a.txt", "__label__a good\n\n   \nbad line\n__label__b fine\n");
+  TextFormat f;
+  RecordReader reader({path}, f);
+  Example ex;
+  ASSERT_TRUE(reader.next(ex));
+  EXPECT_EQ(error_of(reader), path + ":4: no __label__ token");
+}
+
+TEST(RecordReader, SkipPolicyCountsBadRecords) {
+  std::string dir = temp_dir();
+  std::string path =
+      write_file(dir + "/a.txt", "__label__a good\nbad line\n__label__b " + std::string(200, 'x') +
+                                     "\n__label__c fine\nalso bad\n");
+  TextFormat f;
+  f.on_bad_line = BadLinePolicy::skip;
+  f.max_line_bytes = 100;
+  RecordReader reader({path}, f);
+  auto all = read_all(reader);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].labels, (Labels{"c"}));
+  EXPECT_EQ(all[1].line, 4u);
+  EXPECT_EQ(reader.skipped(), 3u);
+  EXPECT_EQ(reader.records(), 2u);
+
+  f.on_bad_line = BadLinePolicy::error;
+  RecordReader strict({path}, f);
+  EXPECT_EQ(error_of(strict), path + ":2: no __label__ token");
+  std::string long_path =
+      write_file(dir + "/long.txt", "__label__b " + std::string(200, 'x') + "\n");
+  RecordReader too_long({long_path}, f);
+  EXPECT_EQ(error_of(too_long), long_path + ":1: line longer than 100 bytes");
+}
+
+TEST(RecordReader, IndexLabelMapping) {
+  std::string dir = temp_dir();
+  std::string path = write_file(dir + "/a.csv", "\"2\",\"t\"\n\"4\",\"u\"\n\"7\",\"v\"\n");
+  TextFormat f = columns(FileFormat::csv, {"1"}, "0");
+  f.label_mapping = LabelMapping::index1;
+  Labels names = {"World", "Sports", "Business", "Sci/Tech"};
+  RecordReader reader({path}, f, names);
+  Example ex;
+  ASSERT_TRUE(reader.next(ex));
+  EXPECT_EQ(ex.labels, (Labels{"Sports"}));
+  ASSERT_TRUE(reader.next(ex));
+  EXPECT_EQ(ex.labels, (Labels{"Sci/Tech"}));
+  EXPECT_EQ(error_of(reader), path + ":3: label index 7 is out of range 1..4");
+  f.label_mapping = LabelMapping::index0;
+  RecordReader zero({path}, f, names);
+  ASSERT_TRUE(zero.next(ex));
+  EXPECT_EQ(ex.labels, (Labels{"Business"}));
+  EXPECT_THROW(RecordReader({path}, f), Error);  // index mapping without names
+}
+
+TEST(RecordReader, Latin1AndGzip) {
+  std::string dir = temp_dir();
+  std::string path = write_file(dir + "/a.txt", "1 caf\xe9 au lait\n");
+  TextFormat f;
+  f.format = FileFormat::label_first;
+  f.encoding = TextEncoding::latin1;
+  RecordReader reader({path}, f);
+  auto all = read_all(reader);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].text, "caf\xc3\xa9 au lait");
+  f.encoding = TextEncoding::utf8;
+  RecordReader as_utf8({path}, f);
+  all = read_all(as_utf8);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].text, "caf\xef\xbf\xbd au lait");
+}
+
+TEST(RecordReader, CsvRecordPastTheLimitIsSkippedWhole) {
+  std::string dir = temp_dir();
+  std::string body;
+  for (int i = 0; i < 20; ++i)
+    body += "a line inside one quoted field, " + std::to_string(i) + "\n";
+  std::string path =
+      write_file(dir + "/a.csv", "1,\"three\nphysical\nlines\"\n2,\"" + body + "\"\n3,after\n");
+  TextFormat f = columns(FileFormat::csv, {"1"}, "0");
+  f.max_line_bytes = 200;
+  f.on_bad_line = BadLinePolicy::skip;
+  RecordReader reader({path}, f);
+  auto all = read_all(reader);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].text, "three\nphysical\nlines");
+  EXPECT_EQ(all[1].text, "after");
+  EXPECT_EQ(all[1].line, 25u);
+  EXPECT_EQ(reader.skipped(), 1u);
+  f.on_bad_line = BadLinePolicy::error;
+  RecordReader strict({path}, f);
+  EXPECT_EQ(error_of(strict), path + ":4: quoted field runs past 200 bytes");
+}
+
+TEST(RecordReader, UnterminatedQuoteAtEndOfFile) {
+  std::string dir = temp_dir();
+  std::string path = write_file(dir + "/a.csv", "1,ok\n2,\"never\nclosed\n");
+  RecordReader reader({path}, columns(FileFormat::csv, {"1"}, "0"));
+  Example ex;
+  ASSERT_TRUE(reader.next(ex));
+  EXPECT_EQ(error_of(reader), path + ":2: unterminated quoted field");
+}
+
+TEST(RecordReader, RealAgNewsCsv) {
+  std::vector<std::string> names;
+  std::ifstream classes(kData + "/ag_news/classes.txt");
+  for (std::string line; std::getline(classes, line);) names.push_back(line);
+  ASSERT_EQ(names.size(), 4u);
+  TextFormat f = columns(FileFormat::csv, {"1", "2"}, "0");
+  f.label_mapping = LabelMapping::index1;
+  RecordReader reader({kData + "/ag_news/test.csv"}, f, names);
+  std::map<std::string, int> per_class;
+  Example ex;
+  while (reader.next(ex)) per_class[ex.labels.at(0)]++;
+  EXPECT_EQ(reader.records(), 7600u);
+  ASSERT_EQ(per_class.size(), 4u);
+  for (const auto& [name, n] : per_class) EXPECT_EQ(n, 1900) << name;
+}
+
+TEST(RecordReader, RealTrecLatin1) {
+  TextFormat f;
+  f.format = FileFormat::label_first;
+  f.encoding = TextEncoding::latin1;
+  RecordReader reader({kData + "/trec/TREC.test.all"}, f);
+  Example ex;
+  while (reader.next(ex)) {
+    EXPECT_TRUE(is_valid_utf8(ex.text)) << ex.line;
+    EXPECT_EQ(ex.labels.size(), 1u);
+  }
+  EXPECT_EQ(reader.records(), 500u);
+}
+
+TEST(RecordReader, RealSst2GlueValidation) {
+  RecordReader reader({kData + "/sst2/glue_validation.tsv"},
+                      columns(FileFormat::tsv, {"sentence"}, "label", true));
+  std::map<std::string, int> per_class;
+  Example ex;
+  while (reader.next(ex)) per_class[ex.labels.at(0)]++;
+  EXPECT_EQ(reader.records(), 872u);
+  EXPECT_EQ(per_class.size(), 2u);
+}
+
+}  // namespace
+}  // namespace sift

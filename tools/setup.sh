@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every Debian package that Sift's build, tests and benchmarks need.
+# Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev libopenblas0-pthread libgloo-dev
+  libsentencepiece-dev sentencepiece
+  libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  zlib1g-dev libzstd-dev zstd
+  python3-torch fasttext time
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,13 @@
+// The sift subcommands: each registers its options on the CLI app and runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace sift::cli {
+
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+
+}  // namespace sift::cli

@@ -1,0 +1,87 @@
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "datasets/batch_stream.h"
+#include "framework/error.h"
+#include "framework/model_bundle.h"
+#include "framework/trainer.h"
+#include "tools/sift/commands.h"
+#include "tools/sift/summary.h"
+
+namespace sift::cli {
+namespace {
+
+struct EvalArgs {
+  std::string model;
+  std::vector<std::string> data;
+  std::string format, label, encoding, label_mapping;
+  std::vector<std::string> text;
+  bool header = false;
+  bool no_header = false;
+  std::vector<std::string> overrides;
+  bool json = false;
+};
+
+// The eval flags become overrides of the run's test split.
+std::vector<std::string> test_overrides(const EvalArgs& a) {
+  std::vector<std::string> o;
+  auto list = [](const std::vector<std::string>& v) {
+    return fmt::format("[{}]", fmt::join(v, ", "));
+  };
+  if (!a.data.empty()) o.push_back("data.test.path=" + list(a.data));
+  if (!a.format.empty()) o.push_back("data.test.format=" + a.format);
+  if (!a.text.empty()) o.push_back("data.test.text=" + list(a.text));
+  if (!a.label.empty()) o.push_back("data.test.label=" + a.label);
+  if (!a.encoding.empty()) o.push_back("data.test.encoding=" + a.encoding);
+  if (!a.label_mapping.empty()) o.push_back("data.test.label_mapping=" + a.label_mapping);
+  if (a.header) o.push_back("data.test.header=true");
+  if (a.no_header) o.push_back("data.test.header=false");
+  o.insert(o.end(), a.overrides.begin(), a.overrides.end());
+  return o;
+}
+
+void run_eval(const EvalArgs& args) {
+  ModelBundle bundle = load_run(args.model, test_overrides(args));
+  apply_threads(bundle.config.run.threads);
+  auto examples = open_split(bundle.config, "test", bundle.task.labels);
+  if (!examples) throw Error("no data to evaluate: give --data PATH");
+  TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
+  BatchStream batches(*examples, encoder, bundle.task.labels, 256, 0, 0);
+  const Evaluation e =
+      evaluate(bundle.model, batches, bundle.task.labels.size(), bundle.device);
+  if (e.confusion.total() == 0) {
+    throw Error(fmt::format("the data ({}) holds no record", fmt::join(examples->files(), ", ")));
+  }
+  nlohmann::json report = {{"run_dir", bundle.run_dir}};
+  report["splits"]["test"] = e.confusion.to_json(bundle.task.labels.names());
+  if (args.json) {
+    std::cout << summary_json(report).dump(2) << std::endl;
+    return;
+  }
+  std::cout << e.confusion.to_text(bundle.task.labels.names());
+  if (examples->skipped() > 0) std::cout << "skipped " << examples->skipped() << " malformed records\n";
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on labelled data.");
+  cmd->add_option("--model", args->model, "Run folder of a trained model")->required();
+  cmd->add_option("--data", args->data,
+                  "Files, globs or folders to evaluate (default: the run's test split)");
+  cmd->add_option("--format", args->format, "fasttext, tsv, csv, label_first or jsonl");
+  cmd->add_option("--text", args->text, "Text column(s)");
+  cmd->add_option("--label", args->label, "Label column");
+  cmd->add_flag("--header", args->header, "Files start with a header line");
+  cmd->add_flag("--no-header", args->no_header, "Files have no header line");
+  cmd->add_option("--encoding", args->encoding, "utf-8 or latin-1");
+  cmd->add_option("--label-mapping", args->label_mapping, "name, index0 or index1");
+  cmd->add_option("--set", args->overrides, "Override a key of the run's config")
+      ->type_name("KEY=VALUE");
+  cmd->add_flag("--json", args->json, "Print a machine-readable summary on stdout");
+  cmd->callback([args] { run_eval(*args); });
+}
+
+}  // namespace sift::cli

@@ -1,0 +1,98 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "datasets/batch_stream.h"
+#include "framework/error.h"
+#include "framework/model_bundle.h"
+#include "framework/trainer.h"
+#include "tools/sift/commands.h"
+
+namespace sift::cli {
+namespace {
+
+struct PredictArgs {
+  std::string model;
+  std::string input = "-";
+  int64_t top_k = 1;
+  bool json = false;
+};
+
+void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
+                 const torch::Tensor& probs, int64_t k, bool json) {
+  auto [values, indices] = probs.topk(k, 1);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto v = values[static_cast<int64_t>(i)];
+    auto idx = indices[static_cast<int64_t>(i)];
+    if (json) {
+      nlohmann::json out = {{"text", texts[i]}, {"predictions", nlohmann::json::array()}};
+      for (int64_t j = 0; j < k; ++j) {
+        out["predictions"].push_back({{"label", b.task.labels.name(idx[j].item<int64_t>())},
+                                      {"probability", v[j].item<double>()}});
+      }
+      std::cout << out.dump() << "\n";
+    } else {
+      std::string line;
+      for (int64_t j = 0; j < k; ++j) {
+        line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j].item<int64_t>()),
+                            v[j].item<double>());
+      }
+      std::cout << line << "\n";
+    }
+  }
+}
+
+void run_predict(const PredictArgs& args) {
+  ModelBundle bundle = load_run(args.model);
+  apply_threads(bundle.config.run.threads);
+  if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
+  const int64_t k = std::min<int64_t>(args.top_k, bundle.task.labels.size());
+  std::ifstream file;
+  if (args.input != "-") {
+    file.open(args.input);
+    if (!file) throw Error(fmt::format("cannot open {}: {}", args.input, std::strerror(errno)));
+  }
+  std::istream& in = args.input == "-" ? std::cin : file;
+  TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
+  torch::NoGradGuard no_grad;
+  RawBatch batch;
+  std::vector<std::string> texts;
+  std::vector<int64_t> ids;
+  auto flush = [&] {
+    if (texts.empty()) return;
+    auto probs = torch::softmax(bundle.model->forward(to_input(batch, bundle.device)), 1)
+                     .to(torch::kCPU);
+    print_batch(bundle, texts, probs, k, args.json);
+    texts.clear();
+    batch.clear();
+  };
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    encoder.encode(line, ids);
+    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
+    batch.ids.insert(batch.ids.end(), ids.begin(), ids.end());
+    batch.labels.push_back(0);
+    texts.push_back(line);
+    if (texts.size() == 256) flush();
+  }
+  flush();
+  std::cout.flush();
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  auto* cmd = app.add_subcommand(
+      "predict", "Classify lines of text (one per line) from a file or stdin.");
+  cmd->add_option("--model", args->model, "Run folder of a trained model")->required();
+  cmd->add_option("--input", args->input, "Text file, one text per line; - for stdin")
+      ->capture_default_str();
+  cmd->add_option("--top-k", args->top_k, "Labels to print per line")->capture_default_str();
+  cmd->add_flag("--json", args->json, "One JSON object per line");
+  cmd->callback([args] { run_predict(*args); });
+}
+
+}  // namespace sift::cli

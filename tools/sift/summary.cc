@@ -1,0 +1,41 @@
+#include "tools/sift/summary.h"
+
+#include <fmt/format.h>
+
+namespace sift::cli {
+
+nlohmann::json summary_json(const nlohmann::json& report) {
+  nlohmann::json out = {{"run_dir", report.value("run_dir", "")}};
+  out["splits"] = nlohmann::json::object();
+  for (const auto& [name, split] : report["splits"].items()) {
+    out["splits"][name] = {{"accuracy", split["accuracy"]},
+                           {"macro_f1", split["macro_f1"]},
+                           {"examples", split["examples"]}};
+  }
+  if (report.contains("train")) out["train"] = report["train"];
+  return out;
+}
+
+std::string summary_text(const nlohmann::json& report) {
+  std::string out;
+  for (const auto& [name, split] : report["splits"].items()) {
+    out += fmt::format("{:<6} accuracy {:.4f}  macro-F1 {:.4f}  ({} examples)\n", name,
+                       split["accuracy"].get<double>(), split["macro_f1"].get<double>(),
+                       split["examples"].get<int64_t>());
+  }
+  if (report.contains("train")) {
+    const auto& t = report["train"];
+    out += fmt::format("trained {} steps on {} records in {:.1f} s ({:.0f} examples/s)\n",
+                       t["steps"].get<int64_t>(), t["records"].get<uint64_t>(),
+                       t["seconds"].get<double>(), t["examples_per_second"].get<double>());
+    if (t["skipped_records"].get<uint64_t>() > 0) {
+      out += fmt::format("skipped {} malformed training records\n",
+                         t["skipped_records"].get<uint64_t>());
+    }
+    out += fmt::format("model and report: {} (best.ckpt, report.txt)\n",
+                       report["run_dir"].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace sift::cli
