@@ -5,26 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "datasets/batch.h"
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
 #include "datasets/shuffle_buffer.h"
 #include "datasets/text_encoder.h"
 
 namespace sift {
-
-// Plain vectors, free of any tensor type: the trainer turns them into tensors on the
-// device it uses.
-struct RawBatch {
-  std::vector<int64_t> ids;      // all examples' ids, concatenated
-  std::vector<int64_t> offsets;  // where each example's ids start in `ids`
-  std::vector<int64_t> labels;   // one label id per example
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
-  void clear() {
-    ids.clear();
-    offsets.clear();
-    labels.clear();
-  }
-};
 
 class BatchStream {
  public:

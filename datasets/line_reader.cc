@@ -44,6 +44,8 @@ class LineReader::Decoder {
       : fd_(fd), path_(path), in_(std::move(first)), in_size_(first_size) {}
   virtual ~Decoder() = default;
   virtual size_t read(char* out, size_t cap, uint64_t line) = 0;
+  // Moves to decoded offset `to` from `from`; false when the decoder cannot seek.
+  virtual bool seek(uint64_t /*from*/, uint64_t /*to*/) { return false; }
 
  protected:
   // Refills in_ from the file once all of it was consumed; false at end of file.
@@ -73,6 +75,14 @@ class PlainDecoder : public LineReader::Decoder {
       return n;
     }
     return read_fd(fd_, out, cap, path_);
+  }
+
+  bool seek(uint64_t, uint64_t to) override {
+    if (::lseek(fd_, static_cast<off_t>(to), SEEK_SET) < 0) {
+      throw Error(fmt::format("cannot seek in {}: {}", path_, std::strerror(errno)));
+    }
+    in_pos_ = in_size_;  // the sniffed block is behind us now
+    return true;
   }
 
  private:
@@ -186,6 +196,7 @@ LineReader::~LineReader() {
 
 bool LineReader::refill() {
   if (eof_) return false;
+  block_start_ += end_;
   end_ = decoder_->read(block_.data(), block_.size(), line_number_);
   pos_ = 0;
   eof_ = end_ == 0;
@@ -199,6 +210,38 @@ void LineReader::take(std::string& line, const char* begin, size_t n) {
   line.append(begin, static_cast<size_t>(std::min<uint64_t>(n, room)));
   raw_length_ += n;
   last_byte_ = begin[n - 1];
+}
+
+void LineReader::skip_to(uint64_t target) {
+  const uint64_t here = offset();
+  if (target < here) {
+    throw Error(fmt::format("{}: cannot move back from byte {} to {}", path_, here, target));
+  }
+  if (target == here) return;
+  lines_known_ = false;
+  if (target <= block_start_ + end_) {  // inside the current block
+    pos_ = static_cast<size_t>(target - block_start_);
+    return;
+  }
+  if (decoder_->seek(here, target)) {
+    block_start_ = target;
+    pos_ = end_ = 0;
+    eof_ = false;
+    return;
+  }
+  while (block_start_ + end_ < target && refill()) {
+  }
+  pos_ = static_cast<size_t>(std::min<uint64_t>(target - block_start_, end_));
+}
+
+uint64_t LineReader::count_lines(const std::string& path, uint64_t offset) {
+  LineReader reader(path, 1);  // lines are only counted: keep none of their bytes
+  std::string ignored;
+  uint64_t lines = 0;
+  while (reader.offset() < offset && reader.next(ignored)) {
+    if (reader.offset() <= offset) ++lines;
+  }
+  return lines;
 }
 
 bool LineReader::next(std::string& line) {

@@ -23,10 +23,21 @@ class LineReader {
   // or truncated compressed data throws sift::Error.
   bool next(std::string& line);
   bool last_line_too_long() const { return too_long_; }
-  uint64_t line_number() const { return line_number_; }  // 1-based, line last returned
+  // 1-based number of the line last returned; 0 after skip_to(), where the count of
+  // earlier lines is unknown (count_lines() finds it when an error needs it).
+  uint64_t line_number() const { return lines_known_ ? line_number_ : 0; }
   const std::string& path() const { return path_; }
+  // Byte offset in the decoded text just past the line last returned.
+  uint64_t offset() const { return block_start_ + pos_; }
+  // Moves forward to decoded byte `offset`: a seek for plain files, decompress-and-drop
+  // for compressed ones. Offsets behind the current one are an error.
+  void skip_to(uint64_t offset);
 
   class Decoder;  // turns the file's bytes into text bytes (identity, gzip, zstd)
+
+  // Number of '\n' in the first `offset` decoded bytes of `path` (line numbers for
+  // errors found after a skip_to()).
+  static uint64_t count_lines(const std::string& path, uint64_t offset);
 
  private:
   bool refill();
@@ -39,6 +50,8 @@ class LineReader {
   std::vector<char> block_;  // decoded text; [pos_, end_) not yet consumed
   size_t pos_ = 0;
   size_t end_ = 0;
+  uint64_t block_start_ = 0;  // decoded offset of block_[0]
+  bool lines_known_ = true;
   bool eof_ = false;
   uint64_t line_number_ = 0;
   uint64_t raw_length_ = 0;  // bytes of the current line seen so far, kept or not

@@ -31,9 +31,23 @@ const std::vector<std::string>& checked_names(const TextFormat& format,
 
 }  // namespace
 
+namespace {
+
+std::vector<FilePiece> whole_files(std::vector<std::string> files) {
+  std::vector<FilePiece> pieces;
+  for (auto& f : files) pieces.push_back({std::move(f), 0, FilePiece::kToEnd});
+  return pieces;
+}
+
+}  // namespace
+
 RecordReader::RecordReader(std::vector<std::string> files, TextFormat format,
                            std::vector<std::string> label_names)
-    : files_(std::move(files)),
+    : RecordReader(whole_files(std::move(files)), std::move(format), std::move(label_names)) {}
+
+RecordReader::RecordReader(std::vector<FilePiece> pieces, TextFormat format,
+                           std::vector<std::string> label_names)
+    : pieces_(std::move(pieces)),
       format_(std::move(format)),
       label_names_(checked_names(format_, label_names)),
       parser_(format_) {}
@@ -41,7 +55,26 @@ RecordReader::RecordReader(std::vector<std::string> files, TextFormat format,
 const std::string& RecordReader::current_file() const {
   static const std::string kNone;
   if (reader_) return reader_->path();
-  return next_file_ > 0 ? files_[next_file_ - 1] : kNone;
+  return next_file_ > 0 ? pieces_[next_file_ - 1].path : kNone;
+}
+
+ReadPosition RecordReader::position() const {
+  if (!reader_) return {next_file_, next_file_ < pieces_.size() ? pieces_[next_file_].begin : 0};
+  return {next_file_ - 1, reader_->offset()};
+}
+
+void RecordReader::seek(const ReadPosition& position) {
+  reader_.reset();
+  next_file_ = static_cast<size_t>(position.piece);
+  if (next_file_ >= pieces_.size()) return;
+  open_piece(next_file_, position.offset, position.offset == pieces_[next_file_].begin ? false : true);
+  ++next_file_;
+}
+
+std::string RecordReader::location(const Example& record) const {
+  const uint64_t line =
+      record.line != 0 ? record.line : LineReader::count_lines(current_file(), record.offset) + 1;
+  return fmt::format("{}:{}", current_file(), line);
 }
 
 void RecordReader::rewind() {
@@ -64,15 +97,31 @@ bool RecordReader::next(Example& out) {
       ++records_;
       return true;
     }
-    bad_record(out.line, reason);
+    bad_record(out, reason);
   }
 }
 
 bool RecordReader::open_next_file() {
-  if (next_file_ >= files_.size()) return false;
-  reader_ = std::make_unique<LineReader>(files_[next_file_++], format_.max_line_bytes);
-  if (format_.header) read_header();
+  if (next_file_ >= pieces_.size()) return false;
+  open_piece(next_file_, pieces_[next_file_].begin, false);
+  ++next_file_;
   return true;
+}
+
+// Opens a piece at `offset`. A piece that starts inside the file drops the partial line
+// before its first record: that line belongs to the piece before it.
+void RecordReader::open_piece(size_t index, uint64_t offset, bool at_line_start) {
+  const FilePiece& piece = pieces_[index];
+  reader_ = std::make_unique<LineReader>(piece.path, format_.max_line_bytes);
+  piece_end_ = piece.end;
+  if (format_.header) read_header();
+  if (offset <= reader_->offset()) return;
+  if (at_line_start) {
+    reader_->skip_to(offset);
+    return;
+  }
+  reader_->skip_to(offset - 1);
+  reader_->next(line_);
 }
 
 // The first non-blank line of a file names its columns; errors here are the config's.
@@ -97,7 +146,8 @@ void RecordReader::read_header() {
 // out; false at end of file. reason is "" or why the record is malformed.
 bool RecordReader::read_record(Example& out, std::string& reason) {
   do {
-    if (!reader_->next(line_)) return false;
+    out.offset = reader_->offset();
+    if (out.offset >= piece_end_ || !reader_->next(line_)) return false;
   } while (!reader_->last_line_too_long() && is_blank(line_));
   out.line = reader_->line_number();
   const uint64_t max_bytes = format_.max_line_bytes;
@@ -154,9 +204,9 @@ std::string RecordReader::map_labels(Example& out) const {
   return {};
 }
 
-void RecordReader::bad_record(uint64_t line, const std::string& reason) {
+void RecordReader::bad_record(const Example& record, const std::string& reason) {
   if (format_.on_bad_line == BadLinePolicy::error)
-    throw Error(fmt::format("{}:{}: {}", reader_->path(), line, reason));
+    throw Error(fmt::format("{}: {}", location(record), reason));
   ++skipped_;
 }
 

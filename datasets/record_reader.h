@@ -13,12 +13,31 @@
 
 namespace sift {
 
+// A part of one file: the records whose first byte lies in [begin, end) of its decoded
+// text. Whole files are [0, kToEnd).
+struct FilePiece {
+  static constexpr uint64_t kToEnd = ~uint64_t{0};
+  std::string path;
+  uint64_t begin = 0;
+  uint64_t end = kToEnd;
+};
+
+// Where a reader stands: the piece it reads and the offset of its next record.
+struct ReadPosition {
+  uint64_t piece = 0;
+  uint64_t offset = 0;
+  bool operator==(const ReadPosition& o) const { return piece == o.piece && offset == o.offset; }
+};
+
 class RecordReader {
  public:
   // Reads files in order (paths already expanded). label_names is the declared label
   // list; required when format.label_mapping is index0/index1, where a label value "k"
   // becomes label_names[k] (index0) or label_names[k-1] (index1).
   RecordReader(std::vector<std::string> files, TextFormat format,
+               std::vector<std::string> label_names = {});
+  // Reads the records of the given pieces, in order.
+  RecordReader(std::vector<FilePiece> pieces, TextFormat format,
                std::vector<std::string> label_names = {});
 
   // Next well-formed record across all files; false after the last one. Blank lines are
@@ -30,21 +49,29 @@ class RecordReader {
   const std::string& current_file() const;
   // Restarts from the first file (once per epoch); the counts restart too.
   void rewind();
+  // Just past the record last returned (or where reading starts).
+  ReadPosition position() const;
+  // Continues from a position() taken earlier, on the same pieces.
+  void seek(const ReadPosition& position);
+  // "FILE:LINE" of a record, counting lines when the reader skipped into the file.
+  std::string location(const Example& record) const;
 
  private:
   bool open_next_file();
+  void open_piece(size_t index, uint64_t offset, bool at_line_start);
   void read_header();
   bool read_record(Example& out, std::string& reason);
   bool join_csv_lines();
   std::string map_labels(Example& out) const;
-  void bad_record(uint64_t line, const std::string& reason);
+  void bad_record(const Example& record, const std::string& reason);
 
-  std::vector<std::string> files_;
+  std::vector<FilePiece> pieces_;
   TextFormat format_;
   std::vector<std::string> label_names_;
   RecordParser parser_;
   std::unique_ptr<LineReader> reader_;
-  size_t next_file_ = 0;  // index of the file to open after reader_'s
+  size_t next_file_ = 0;  // index of the piece to open after reader_'s
+  uint64_t piece_end_ = FilePiece::kToEnd;
   std::string line_;      // the last physical line read
   std::string raw_;       // a record as read, csv lines joined
   std::string text_;      // raw_ converted to UTF-8

@@ -1,0 +1,364 @@
+#include "datasets/sharded_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+constexpr int kStateVersion = 1;
+
+uint64_t valid_threshold(double share) {
+  const double scaled = std::ldexp(share, 64);
+  return scaled >= std::ldexp(1.0, 64) ? std::numeric_limits<uint64_t>::max()
+                                       : static_cast<uint64_t>(scaled);
+}
+
+std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& now_list) {
+  for (const auto& now : now_list) {
+    if (now.path != then.path) continue;
+    if (now.bytes != then.bytes) {
+      return fmt::format("shard {} changed size ({} -> {} bytes)", then.path, then.bytes, now.bytes);
+    }
+    if (now.mtime_ns != then.mtime_ns) return fmt::format("shard {} was modified", then.path);
+    return "";
+  }
+  return fmt::format("shard {} is missing", then.path);
+}
+
+// The shards as they are on disk now, compared with what the stream was built on.
+void check_unchanged(const std::vector<ShardInfo>& then, const std::string& when) {
+  std::vector<std::string> paths;
+  for (const auto& s : then) paths.push_back(s.path);
+  std::vector<ShardInfo> now;
+  for (const auto& p : paths) {
+    try {
+      now.push_back(describe_shards({p})[0]);
+    } catch (const Error&) {
+    }
+  }
+  for (const auto& s : then) {
+    const std::string change = shard_change(s, now);
+    if (!change.empty()) throw Error(fmt::format("{} {}; the data must not change during a run", change, when));
+  }
+}
+
+nlohmann::json records_json(const std::vector<EncodedRecord>& records) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : records) {
+    nlohmann::json item = nlohmann::json::array({r.label});
+    for (auto id : r.ids) item.push_back(id);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+template <class Container>
+void records_from_json(const nlohmann::json& in, Container& out) {
+  out.clear();
+  for (const auto& item : in) {
+    EncodedRecord r;
+    r.label = item[0].get<int64_t>();
+    for (size_t i = 1; i < item.size(); ++i) r.ids.push_back(item[i].get<int64_t>());
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+struct ShardedStream::Worker {
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<EncodedRecord> queue;
+  bool finished = false;  // the reader passed its last piece
+  bool stop = false;
+  std::exception_ptr error;
+  ReadPosition consumed;  // just past the last record the consumer took
+  bool done = false;      // the consumer saw it finished and empty
+  uint64_t skipped = 0;
+};
+
+ShardedStream::ShardedStream(std::vector<std::string> files, StreamOptions options,
+                             const TextEncoder& encoder, const LabelSet& labels)
+    : shards_(describe_shards(files)), options_(std::move(options)), encoder_(encoder),
+      labels_(labels) {
+  if (options_.workers < 1) throw Error("data.workers: The number of workers must be >= 1.");
+  if (options_.world_size < 1 || options_.rank < 0 || options_.rank >= options_.world_size) {
+    throw Error(fmt::format("rank {} is outside a world of {} processes", options_.rank,
+                            options_.world_size));
+  }
+}
+
+ShardedStream::~ShardedStream() { stop_workers(); }
+
+void ShardedStream::stop_workers() {
+  for (auto& w : workers_) {
+    {
+      std::lock_guard<std::mutex> lock(w->mutex);
+      w->stop = true;
+    }
+    w->changed.notify_all();
+  }
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  workers_.clear();
+}
+
+// `from` and `done` hold each reader's saved position, or are empty at an epoch's start.
+void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
+                                  const std::vector<bool>& done) {
+  stop_workers();
+  const bool splittable = options_.format.format != FileFormat::csv;
+  const auto all = partition_shards(shards_, static_cast<size_t>(options_.world_size * options_.workers),
+                                    splittable, options_.seed, epoch_, options_.shuffle_shards);
+  plan_.assign(all.begin() + options_.rank * options_.workers,
+               all.begin() + (options_.rank + 1) * options_.workers);
+  for (size_t k = 0; k < plan_.size(); ++k) {
+    auto w = std::make_unique<Worker>();
+    // No saved positions: each reader starts at its first piece.
+    w->consumed = from.empty() ? ReadPosition{0, plan_[k].empty() ? 0 : plan_[k][0].begin} : from[k];
+    w->done = !done.empty() && done[k];
+    Worker* worker = w.get();
+    if (!worker->done) {
+      w->thread = std::thread([this, worker, k] {
+        try {
+          RecordReader reader(plan_[k], options_.format, options_.label_names);
+          reader.seek(worker->consumed);
+          TextEncoder encoder = encoder_;  // each thread its own token buffers
+          const uint64_t threshold = valid_threshold(options_.valid_split);
+          Example example;
+          while (reader.next(example)) {
+            if (options_.part != HashPart::all) {
+              const bool in_valid = record_hash(example.text, options_.seed) < threshold;
+              if ((options_.part == HashPart::valid) != in_valid) continue;
+            }
+            if (example.labels.size() != 1) {
+              throw Error(fmt::format("{}: the record has {} labels; this task takes exactly one",
+                                      reader.location(example), example.labels.size()));
+            }
+            EncodedRecord record;
+            record.label = labels_.id(example.labels[0]);
+            if (record.label < 0) {
+              throw Error(fmt::format("{}: label '{}' is not one of the model's labels ({})",
+                                      reader.location(example), example.labels[0],
+                                      fmt::join(labels_.names(), ", ")));
+            }
+            encoder.encode(example.text, record.ids);
+            record.after = reader.position();
+            std::unique_lock<std::mutex> lock(worker->mutex);
+            worker->changed.wait(lock, [&] {
+              return worker->stop ||
+                     static_cast<int64_t>(worker->queue.size()) < options_.prefetch;
+            });
+            if (worker->stop) return;
+            worker->queue.push_back(std::move(record));
+            worker->skipped = reader.skipped();
+            worker->changed.notify_all();
+          }
+          std::lock_guard<std::mutex> lock(worker->mutex);
+          worker->skipped = reader.skipped();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(worker->mutex);
+          worker->error = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(worker->mutex);
+        worker->finished = true;
+        worker->changed.notify_all();
+      });
+    }
+    workers_.push_back(std::move(w));
+  }
+}
+
+void ShardedStream::start_epoch(uint64_t epoch) {
+  if (epoch_ != 0) check_unchanged(shards_, fmt::format("before epoch {}", epoch));
+  epoch_ = epoch;
+  turn_ = 0;
+  buffer_.clear();
+  window_.clear();
+  input_done_ = false;
+  rng_.seed(options_.seed * 1000003ULL + epoch);
+  start_workers({}, {});
+}
+
+bool ShardedStream::take_round_robin(EncodedRecord& record) {
+  for (size_t tried = 0; tried < workers_.size();) {
+    Worker& w = *workers_[turn_];
+    if (w.done) {
+      turn_ = (turn_ + 1) % workers_.size();
+      ++tried;
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(w.mutex);
+    w.changed.wait(lock, [&] { return !w.queue.empty() || w.finished; });
+    if (!w.queue.empty()) {
+      record = std::move(w.queue.front());
+      w.queue.pop_front();
+      w.consumed = record.after;
+      w.changed.notify_all();
+      turn_ = (turn_ + 1) % workers_.size();
+      return true;
+    }
+    if (w.error) {
+      auto error = w.error;
+      w.error = nullptr;
+      std::rethrow_exception(error);
+    }
+    w.done = true;
+    tried = 0;
+  }
+  return false;
+}
+
+bool ShardedStream::next_record(EncodedRecord& record) {
+  const auto capacity = static_cast<size_t>(std::max<int64_t>(options_.shuffle_buffer, 1));
+  if (capacity == 1) return take_round_robin(record);
+  while (!input_done_ && buffer_.size() < capacity) {
+    EncodedRecord fresh;
+    if (!take_round_robin(fresh)) {
+      input_done_ = true;
+      break;
+    }
+    buffer_.push_back(std::move(fresh));
+  }
+  if (buffer_.empty()) return false;
+  std::uniform_int_distribution<size_t> pick(0, buffer_.size() - 1);
+  std::swap(buffer_[pick(rng_)], buffer_.back());
+  record = std::move(buffer_.back());
+  buffer_.pop_back();
+  return true;
+}
+
+// Tops the window up to one batch (or, with bucketing, refills it when empty with
+// bucket_window batches' worth sorted by length, in batch-sized runs in random order).
+bool ShardedStream::fill_window() {
+  const bool bucketing = options_.bucket_window > 1;
+  if (bucketing && !window_.empty()) return true;
+  const auto target = static_cast<size_t>(options_.batch_size * (bucketing ? options_.bucket_window : 1));
+  EncodedRecord record;
+  while (window_.size() < target && next_record(record)) window_.push_back(std::move(record));
+  if (bucketing && !window_.empty()) {
+    std::vector<EncodedRecord> sorted(std::make_move_iterator(window_.begin()),
+                                      std::make_move_iterator(window_.end()));
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.ids.size() < b.ids.size();
+    });
+    std::vector<size_t> runs;
+    for (size_t i = 0; i < sorted.size(); i += static_cast<size_t>(options_.batch_size)) runs.push_back(i);
+    std::shuffle(runs.begin(), runs.end(), rng_);
+    window_.clear();
+    for (size_t start : runs) {
+      const size_t end = std::min(sorted.size(), start + static_cast<size_t>(options_.batch_size));
+      for (size_t i = start; i < end; ++i) window_.push_back(std::move(sorted[i]));
+    }
+  }
+  return !window_.empty();
+}
+
+void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch) {
+  size_t longest = 0;
+  while (!source.empty() && batch.size() < options_.batch_size) {
+    const EncodedRecord& r = source.front();
+    const size_t longer = std::max(longest, r.ids.size());
+    if (options_.max_tokens > 0 && batch.size() > 0 &&
+        static_cast<int64_t>(longer) * (batch.size() + 1) > options_.max_tokens) {
+      break;
+    }
+    longest = longer;
+    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
+    batch.ids.insert(batch.ids.end(), r.ids.begin(), r.ids.end());
+    batch.labels.push_back(r.label);
+    source.pop_front();
+  }
+}
+
+bool ShardedStream::next(RawBatch& batch) {
+  batch.clear();
+  if (!fill_window()) return false;
+  cut_batch(window_, batch);
+  return batch.size() > 0;
+}
+
+uint64_t ShardedStream::skipped() const {
+  uint64_t total = 0;
+  for (const auto& w : workers_) {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    total += w->skipped;
+  }
+  return total;
+}
+
+std::string ShardedStream::save_state() const {
+  nlohmann::json state = {{"version", kStateVersion},
+                          {"epoch", epoch_},
+                          {"turn", turn_},
+                          {"input_done", input_done_},
+                          {"workers_per_rank", options_.workers},
+                          {"world_size", options_.world_size}};
+  std::ostringstream rng;
+  rng << rng_;
+  state["rng"] = rng.str();
+  for (const auto& s : shards_) {
+    state["shards"].push_back({{"path", s.path}, {"bytes", s.bytes}, {"mtime_ns", s.mtime_ns}});
+  }
+  for (const auto& w : workers_) {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    state["readers"].push_back({{"piece", w->consumed.piece},
+                                {"offset", w->consumed.offset},
+                                {"done", w->done}});
+  }
+  state["buffer"] = records_json(buffer_);
+  state["window"] = records_json(std::vector<EncodedRecord>(window_.begin(), window_.end()));
+  const auto bytes = nlohmann::json::to_cbor(state);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void ShardedStream::restore_state(const std::string& bytes) {
+  const auto state = nlohmann::json::from_cbor(bytes, true, false);
+  if (state.is_discarded() || state.value("version", 0) != kStateVersion) {
+    throw Error("the saved data position is unreadable or from another version");
+  }
+  if (state["workers_per_rank"].get<int64_t>() != options_.workers ||
+      state["world_size"].get<int64_t>() != options_.world_size) {
+    throw Error(fmt::format(
+        "the checkpoint was saved with {} worker(s) x {} process(es); resuming needs the same "
+        "(data.workers is {}, world size {})",
+        state["workers_per_rank"].get<int64_t>(), state["world_size"].get<int64_t>(),
+        options_.workers, options_.world_size));
+  }
+  std::vector<ShardInfo> then;
+  for (const auto& s : state["shards"]) {
+    then.push_back({s["path"].get<std::string>(), s["bytes"].get<uint64_t>(), false,
+                    s["mtime_ns"].get<int64_t>()});
+  }
+  for (const auto& s : then) {
+    const std::string change = shard_change(s, shards_);
+    if (!change.empty()) throw Error(change + " since the checkpoint; cannot resume on changed data");
+  }
+  check_unchanged(then, "since the checkpoint; cannot resume");
+  epoch_ = state["epoch"].get<uint64_t>();
+  turn_ = state["turn"].get<size_t>();
+  input_done_ = state["input_done"].get<bool>();
+  std::istringstream rng(state["rng"].get<std::string>());
+  rng >> rng_;
+  records_from_json(state["buffer"], buffer_);
+  records_from_json(state["window"], window_);
+  std::vector<ReadPosition> from;
+  std::vector<bool> done;
+  for (const auto& r : state["readers"]) {
+    from.push_back({r["piece"].get<uint64_t>(), r["offset"].get<uint64_t>()});
+    done.push_back(r["done"].get<bool>());
+  }
+  start_workers(from, done);
+}
+
+}  // namespace sift

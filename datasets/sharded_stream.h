@@ -1,0 +1,98 @@
+// The training data pipeline: the shards of a split partitioned among this rank's
+// worker threads, which read, parse, filter and encode in parallel; a consumer that
+// takes their records round-robin (so the order depends on the seed and the worker
+// count, never on thread timing), shuffles them in a bounded buffer, optionally sorts
+// windows of them by length, and cuts batches. Its state can be saved between any two
+// batches and restored to continue exactly, by seeking, not by replaying the epoch.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "datasets/batch.h"
+#include "datasets/example_stream.h"
+#include "datasets/labels.h"
+#include "datasets/partition.h"
+#include "datasets/text_encoder.h"
+#include "datasets/text_format.h"
+
+namespace sift {
+
+struct StreamOptions {
+  TextFormat format;
+  std::vector<std::string> label_names;  // for label_mapping index0/index1
+  HashPart part = HashPart::all;
+  double valid_split = 0.0;
+  uint64_t seed = 0;
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t workers = 1;
+  int64_t prefetch = 256;        // records each worker may read ahead
+  int64_t shuffle_buffer = 0;    // <= 1: file order
+  bool shuffle_shards = false;   // reshuffle shard order each epoch
+  int64_t batch_size = 32;
+  int64_t max_tokens = 0;        // > 0: cut batches at this many padded tokens
+  int64_t bucket_window = 0;     // > 1: sort this many batches' worth by length
+};
+
+// One encoded record and where its reader stands after it.
+struct EncodedRecord {
+  std::vector<int64_t> ids;
+  int64_t label = 0;
+  ReadPosition after;
+};
+
+class ShardedStream {
+ public:
+  ShardedStream(std::vector<std::string> files, StreamOptions options,
+                const TextEncoder& encoder, const LabelSet& labels);
+  ~ShardedStream();
+  ShardedStream(const ShardedStream&) = delete;
+  ShardedStream& operator=(const ShardedStream&) = delete;
+
+  // Starts epoch `epoch` (from 1) at its beginning.
+  void start_epoch(uint64_t epoch);
+  // Fills the next batch; false at the end of the epoch.
+  bool next(RawBatch& batch);
+  // The position between two batches, as bytes to store in a checkpoint.
+  std::string save_state() const;
+  // Continues from save_state()'s bytes; refuses (sift::Error naming the shard) when a
+  // shard is missing or changed since.
+  void restore_state(const std::string& state);
+
+  uint64_t epoch() const { return epoch_; }
+  uint64_t skipped() const;
+  const std::vector<ShardInfo>& shards() const { return shards_; }
+
+ private:
+  struct Worker;
+  void start_workers(const std::vector<ReadPosition>& from, const std::vector<bool>& done);
+  void stop_workers();
+  bool next_record(EncodedRecord& record);
+  bool take_round_robin(EncodedRecord& record);
+  bool fill_window();
+  void cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch);
+
+  std::vector<ShardInfo> shards_;
+  StreamOptions options_;
+  const TextEncoder& encoder_;
+  const LabelSet& labels_;
+  uint64_t epoch_ = 0;
+  std::vector<std::vector<FilePiece>> plan_;  // this rank's workers' pieces this epoch
+  std::vector<std::unique_ptr<Worker>> workers_;
+  size_t turn_ = 0;  // the worker whose record the consumer takes next
+  std::vector<EncodedRecord> buffer_;  // the shuffle buffer
+  std::mt19937_64 rng_;
+  bool input_done_ = false;
+  std::deque<EncodedRecord> window_;  // records sorted by length, not yet batched
+};
+
+}  // namespace sift
