@@ -151,7 +151,7 @@ bool RecordReader::read_record(Example& out, std::string& reason) {
   } while (!reader_->last_line_too_long() && is_blank(line_));
   out.line = reader_->line_number();
   const uint64_t max_bytes = format_.max_line_bytes;
-  if (reader_->last_line_too_long()) {
+  if (reader_->last_line_too_long() && !format_.truncate_long_lines) {
     reason = fmt::format("line longer than {} bytes", max_bytes);
     return true;
   }

@@ -15,6 +15,16 @@
 #include "framework/error.h"
 #include "plugins/sentencepiece/spm_plugin.h"
 
+// Sanitizer runtimes kill the process on dlopen(RTLD_DEEPBIND); detect them to throw.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SIFT_SPM_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SIFT_SPM_SANITIZER 1
+#endif
+#endif
+
 namespace sift {
 namespace {
 
@@ -101,6 +111,11 @@ std::string try_load(const std::string& path, Plugin& plugin) {
 }
 
 Plugin load_plugin() {
+#ifdef SIFT_SPM_SANITIZER
+  throw Error(
+      "SentencePiece is not available in sanitizer builds: the plug-in needs "
+      "dlopen(RTLD_DEEPBIND), which sanitizer runtimes abort on; use another tokenizer");
+#endif
   std::vector<std::string> tried;
   for (const std::string& path : candidate_paths()) {
     Plugin plugin;
@@ -124,6 +139,14 @@ const Plugin& plugin() {
 }
 
 }  // namespace
+
+bool sentencepiece_supported() {
+#ifdef SIFT_SPM_SANITIZER
+  return false;
+#else
+  return true;
+#endif
+}
 
 std::string sentencepiece_plugin_path() { return plugin().path; }
 
@@ -187,6 +210,12 @@ void train_sentencepiece(const std::string& input_file, const std::string& model
   if (::access(input_file.c_str(), R_OK) != 0) {
     throw Error(fmt::format("cannot read SentencePiece training input {}: {}", input_file,
                             std::strerror(errno)));
+  }
+  size_t slash = model_prefix.rfind('/');
+  std::string out_dir = slash == std::string::npos ? "." : model_prefix.substr(0, slash + 1);
+  if (::access(out_dir.c_str(), W_OK) != 0) {
+    throw Error(fmt::format("cannot write SentencePiece model {}.model: folder {}: {}",
+                            model_prefix, out_dir, std::strerror(errno)));
   }
   if (vocab_size <= 0) {
     throw Error(fmt::format("SentencePiece vocab_size must be > 0, got {}", vocab_size));

@@ -5,8 +5,9 @@
 //
 // The plug-in is looked for, in order: the file named by $SIFT_SPM_PLUGIN (if set, it
 // is the only place tried); libsift_spm.so next to the running executable; the path of
-// the build that compiled sift_core. AddressSanitizer does not support RTLD_DEEPBIND:
-// sanitizer builds cannot use this class.
+// the build that compiled sift_core. Sanitizer runtimes abort the process on
+// dlopen(RTLD_DEEPBIND), so sanitizer builds cannot use this (see
+// sentencepiece_supported()).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +65,11 @@ void train_sentencepiece(
     const std::string& input_file, const std::string& model_prefix, int64_t vocab_size,
     const std::string& model_type = "unigram",
     const std::vector<std::pair<std::string, std::string>>& extra_flags = {});
+
+// False in sanitizer builds (ASan, TSan, MSan): their runtimes abort the process on
+// dlopen with RTLD_DEEPBIND (google/sanitizers#611), so there every function here
+// throws sift::Error instead of loading the plug-in. Use another tokenizer there.
+bool sentencepiece_supported();
 
 // Path of the loaded plug-in, loading it first if needed (sift::Error as above).
 std::string sentencepiece_plugin_path();

@@ -39,9 +39,12 @@ Compression parse_compression(std::string_view name) {
 
 const char* compression_suffix(Compression c) {
   switch (c) {
-    case Compression::kGzip: return ".gz";
-    case Compression::kZstd: return ".zst";
-    case Compression::kNone: break;
+    case Compression::kGzip:
+      return ".gz";
+    case Compression::kZstd:
+      return ".zst";
+    case Compression::kNone:
+      break;
   }
   return "";
 }
@@ -65,7 +68,8 @@ TextFileWriter::TextFileWriter(std::string path, Compression compression)
   file_.emplace(path_);  // AtomicFile writes path_ + ".tmp" too
   if (compression_ == Compression::kZstd) {
     zstd_ = ZSTD_createCCtx();
-    if (zstd_ == nullptr) throw Error(fmt::format("cannot write {}: zstd initialisation failed", path_));
+    if (zstd_ == nullptr)
+      throw Error(fmt::format("cannot write {}: zstd initialisation failed", path_));
     ZSTD_CCtx_setParameter(zstd_, ZSTD_c_compressionLevel, 3);
     ZSTD_CCtx_setParameter(zstd_, ZSTD_c_checksumFlag, 1);  // readers detect corruption
     zstd_out_.resize(ZSTD_CStreamOutSize());
@@ -147,18 +151,20 @@ uint64_t TextFileWriter::commit() {
 // ---------------------------------------------------------------------------------
 // ShardWriter
 
-ShardWriter::ShardWriter(ShardOptions options)
+ShardWriter::ShardWriter(ShardWriterOptions options)
     : options_(std::move(options)),
       shuffle_(std::max<size_t>(options_.shuffle_buffer, 1), options_.seed),
       header_pending_(options_.header) {
-  if (options_.shards < 1) throw Error(fmt::format("shards must be at least 1, not {}", options_.shards));
-  if (options_.shards > 99999) throw Error(fmt::format("at most 99999 shards, not {}", options_.shards));
+  if (options_.shards < 1)
+    throw Error(fmt::format("shards must be at least 1, not {}", options_.shards));
+  if (options_.shards > 99999)
+    throw Error(fmt::format("at most 99999 shards, not {}", options_.shards));
   if (options_.prefix.empty()) throw Error("the output prefix is empty");
   if (options_.shuffle && options_.shuffle_buffer < 1)
     throw Error("the shuffle buffer must hold at least 1 line");
   files_.reserve(static_cast<size_t>(options_.shards));
   for (int i = 0; i < options_.shards; ++i) {
-    ShardInfo info;
+    WrittenShard info;
     info.path = shard_path(options_.prefix, i, options_.shards, options_.compression);
     files_.push_back(std::make_unique<TextFileWriter>(info.path, options_.compression));
     info_.push_back(std::move(info));
@@ -200,14 +206,14 @@ void ShardWriter::emit(std::string_view line) {
   TextFileWriter& file = *files_[static_cast<size_t>(index)];
   file.write(line);
   file.write("\n");
-  ShardInfo& info = info_[static_cast<size_t>(index)];
+  WrittenShard& info = info_[static_cast<size_t>(index)];
   info.lines += 1;
   info.text_bytes += line.size() + 1;
   bytes = info.text_bytes;
   std::push_heap(heap_.begin(), heap_.end(), HeapOrder());
 }
 
-std::vector<ShardInfo> ShardWriter::finish() {
+std::vector<WrittenShard> ShardWriter::finish() {
   if (finished_) return info_;
   std::string line;
   while (!shuffle_.empty()) {

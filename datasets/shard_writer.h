@@ -50,15 +50,15 @@ class TextFileWriter {
   std::string path_;
   std::string tmp_;
   Compression compression_;
-  std::string buffer_;                 // pending text bytes
+  std::string buffer_;              // pending text bytes
   std::optional<AtomicFile> file_;  // plain and zstd output
-  gzFile_s* gz_ = nullptr;             // gzip output (zlib's own buffered writer)
+  gzFile_s* gz_ = nullptr;          // gzip output (zlib's own buffered writer)
   ZSTD_CCtx_s* zstd_ = nullptr;
   std::vector<char> zstd_out_;
   bool committed_ = false;
 };
 
-struct ShardOptions {
+struct ShardWriterOptions {
   std::string prefix;  // shard i is shard_path(prefix, i, shards, compression)
   int shards = 1;
   Compression compression = Compression::kNone;
@@ -69,11 +69,11 @@ struct ShardOptions {
   size_t shuffle_buffer = 100000;
   uint64_t seed = 0;
   // The first line given to add() is a header: copied to the top of every shard and
-  // neither shuffled nor counted in ShardInfo::lines.
+  // neither shuffled nor counted in WrittenShard::lines.
   bool header = false;
 };
 
-struct ShardInfo {
+struct WrittenShard {
   std::string path;
   uint64_t lines = 0;       // data lines (the header excluded)
   uint64_t text_bytes = 0;  // uncompressed bytes, newlines and header included
@@ -87,7 +87,7 @@ struct ShardInfo {
 // and appear under their final names only when finish() succeeds.
 class ShardWriter {
  public:
-  explicit ShardWriter(ShardOptions options);  // throws sift::Error
+  explicit ShardWriter(ShardWriterOptions options);  // throws sift::Error
   ~ShardWriter();
   ShardWriter(const ShardWriter&) = delete;
   ShardWriter& operator=(const ShardWriter&) = delete;
@@ -95,16 +95,16 @@ class ShardWriter {
   // One line, without its newline.
   void add(std::string_view line);
   // Drains the shuffle buffer, finishes and renames every shard.
-  std::vector<ShardInfo> finish();
+  std::vector<WrittenShard> finish();
 
   uint64_t lines_added() const { return lines_added_; }  // data lines so far
 
  private:
   void emit(std::string_view line);
 
-  ShardOptions options_;
+  ShardWriterOptions options_;
   std::vector<std::unique_ptr<TextFileWriter>> files_;
-  std::vector<ShardInfo> info_;
+  std::vector<WrittenShard> info_;
   // Min-heap of (text bytes, shard index): the next line goes to the top.
   std::vector<std::pair<uint64_t, int>> heap_;
   ShuffleBuffer<std::string> shuffle_;

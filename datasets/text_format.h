@@ -37,6 +37,7 @@ struct TextFormat {
   LabelMapping label_mapping = LabelMapping::name;
   uint64_t max_line_bytes = 1 << 20;  // longer records are malformed (bounded memory)
   BadLinePolicy on_bad_line = BadLinePolicy::error;
+  bool truncate_long_lines = false;  // keep a too-long record's first max_line_bytes
 };
 
 }  // namespace sift

@@ -96,6 +96,15 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
 
 void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
                        const std::string& path) {
+  // Module::load replaces each tensor with the archive's, whatever its shape: compare
+  // the shapes before and after, or a mismatching checkpoint would load silently.
+  auto shapes = [&module] {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> s;
+    for (const auto& p : module.named_parameters()) s.emplace_back(p.key(), p.value().sizes().vec());
+    for (const auto& b : module.named_buffers()) s.emplace_back(b.key(), b.value().sizes().vec());
+    return s;
+  };
+  const auto expected = shapes();
   try {
     std::istringstream in(bytes);
     torch::serialize::InputArchive archive;
@@ -104,6 +113,15 @@ void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
   } catch (const c10::Error& e) {
     throw Error(fmt::format("{}: the weights do not fit this model: {}", path,
                             e.what_without_backtrace()));
+  }
+  const auto loaded = shapes();
+  for (size_t i = 0; i < expected.size() && i < loaded.size(); ++i) {
+    if (loaded[i] != expected[i]) {
+      throw Error(fmt::format("{}: the weights do not fit this model: '{}' has shape [{}] in the "
+                              "checkpoint, the model expects [{}]",
+                              path, expected[i].first, fmt::join(loaded[i].second, ", "),
+                              fmt::join(expected[i].second, ", ")));
+    }
   }
 }
 

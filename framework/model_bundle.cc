@@ -85,7 +85,7 @@ ModelInput to_input(const RawBatch& batch, torch::Device device) {
   return input;
 }
 
-Evaluation evaluate(Classifier& model, BatchStream& batches, int64_t classes,
+Evaluation evaluate(Classifier& model, ShardedStream& batches, int64_t classes,
                     torch::Device device) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
@@ -93,7 +93,7 @@ Evaluation evaluate(Classifier& model, BatchStream& batches, int64_t classes,
   Evaluation result{ConfusionMatrix(classes), 0.0};
   double loss_sum = 0.0;
   RawBatch batch;
-  batches.start_epoch(0);
+  batches.start_epoch(1);
   while (batches.next(batch)) {
     auto logits = model->forward(to_input(batch, device));
     auto labels = torch::from_blob(batch.labels.data(), {batch.size()}, torch::kInt64).to(device);

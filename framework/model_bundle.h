@@ -7,7 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "datasets/batch_stream.h"
+#include "datasets/batch.h"
+#include "datasets/sharded_stream.h"
 #include "framework/config/config.h"
 #include "framework/metrics.h"
 #include "framework/task.h"
@@ -47,7 +48,7 @@ struct Evaluation {
 };
 
 // Runs the model in eval mode over one pass of `batches`.
-Evaluation evaluate(Classifier& model, BatchStream& batches, int64_t classes,
+Evaluation evaluate(Classifier& model, ShardedStream& batches, int64_t classes,
                     torch::Device device);
 
 }  // namespace sift

@@ -39,27 +39,60 @@ TextFormat text_format(const SiftConfig& config, const std::string& split) {
   t.label_mapping = parse_mapping(f.label_mapping);
   t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
   t.on_bad_line = config.data.on_bad_line == "skip" ? BadLinePolicy::skip : BadLinePolicy::error;
+  t.truncate_long_lines = config.data.truncate_long_lines;
   return t;
+}
+
+std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split) {
+  const bool hashed_valid = config.data.valid.path.empty() && config.data.valid_split > 0.0;
+  if (split == "valid" && config.data.valid.path.empty()) {
+    if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
+    return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
+                      text_format(config, "train"), HashPart::valid};
+  }
+  const auto& paths = split == "train"   ? config.data.train.path
+                      : split == "valid" ? config.data.valid.path
+                                         : config.data.test.path;
+  if (paths.empty()) return std::nullopt;
+  return SplitFiles{expand_paths(paths, "data." + split + ".path"), text_format(config, split),
+                    split == "train" && hashed_valid ? HashPart::train : HashPart::all};
 }
 
 std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
                                         const LabelSet& declared_labels) {
-  const auto& paths = split == "train"   ? config.data.train.path
-                      : split == "valid" ? config.data.valid.path
-                                         : config.data.test.path;
-  const uint64_t seed = static_cast<uint64_t>(config.run.seed);
-  const double share = config.data.valid_split;
-  const bool hashed_valid = config.data.valid.path.empty() && share > 0.0;
-  if (split == "valid" && config.data.valid.path.empty()) {
-    if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
-    return ExampleStream(expand_paths(config.data.train.path, "data.train.path"),
-                         text_format(config, "train"), declared_labels.names(), HashPart::valid,
-                         share, seed);
+  auto source = split_files(config, split);
+  if (!source) return std::nullopt;
+  return ExampleStream(source->files, source->format, declared_labels.names(), source->part,
+                       config.data.valid_split, static_cast<uint64_t>(config.run.seed));
+}
+
+std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
+                                           const TextEncoder& encoder, const LabelSet& labels,
+                                           bool training) {
+  auto source = split_files(config, split);
+  if (!source) return nullptr;
+  StreamOptions o;
+  o.format = source->format;
+  o.label_names = labels.names();
+  o.part = source->part;
+  o.valid_split = config.data.valid_split;
+  o.seed = static_cast<uint64_t>(config.run.seed);
+  o.workers = config.data.workers;
+  o.prefetch = config.data.prefetch;
+  o.batch_size = training ? config.train.batch_size : 256;
+  if (training) {
+    o.shuffle_buffer = config.data.shuffle_buffer;
+    o.shuffle_shards = config.data.shuffle_shards;
+    o.max_tokens = config.data.max_tokens;
+    o.bucket_window = config.data.bucket_window;
   }
-  if (paths.empty()) return std::nullopt;
-  const HashPart part = split == "train" && hashed_valid ? HashPart::train : HashPart::all;
-  return ExampleStream(expand_paths(paths, "data." + split + ".path"), text_format(config, split),
-                       declared_labels.names(), part, share, seed);
+  return std::make_unique<ShardedStream>(source->files, o, encoder, labels);
+}
+
+std::string empty_split_message(const std::string& split, const ShardedStream& stream) {
+  std::vector<std::string> paths;
+  for (const auto& s : stream.shards()) paths.push_back(s.path);
+  return fmt::format("the {} data ({}) holds no record", split, fmt::join(paths, ", "));
 }
 
 TextEncoderOptions encoder_options(const SiftConfig& config) {
@@ -69,7 +102,7 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   e.kind = find_model(config.model.type).input;
   e.ngrams = static_cast<int>(config.model.ngrams);
   e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
-  e.max_length = config.tokenizer.max_length;
+  e.max_length = config.data.max_length;
   return e;
 }
 

@@ -9,6 +9,7 @@
 
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
+#include "datasets/sharded_stream.h"
 #include "datasets/text_encoder.h"
 #include "datasets/text_format.h"
 #include "datasets/vocab.h"
@@ -27,10 +28,27 @@ struct Task {
 // The resolved reading options of a split ("train", "valid", "test").
 TextFormat text_format(const SiftConfig& config, const std::string& split);
 
-// The stream of a split, or nothing when the config gives no data for it. Without
-// data.valid.path the validation stream is the hashed share of the training files.
+// The files of a split and how to read them, or nothing when the config gives no data
+// for it. Without data.valid.path, validation is the hashed share of the training files.
+struct SplitFiles {
+  std::vector<std::string> files;
+  TextFormat format;
+  HashPart part = HashPart::all;
+};
+std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split);
+
+// A split's records one by one (the vocabulary pass).
 std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
                                         const LabelSet& declared_labels);
+
+// A split's batches, read by data.workers threads. Training streams shuffle; others
+// keep the file order.
+std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
+                                           const TextEncoder& encoder, const LabelSet& labels,
+                                           bool training);
+
+// "the test data (a.tsv, b.tsv) holds no record".
+std::string empty_split_message(const std::string& split, const ShardedStream& stream);
 
 // Encoder options from the tokenizer and model options.
 TextEncoderOptions encoder_options(const SiftConfig& config);

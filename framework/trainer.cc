@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "datasets/atomic_file.h"
-#include "datasets/batch_stream.h"
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
 #include "framework/error.h"
@@ -152,20 +151,11 @@ void save_best(Run& run) {
   run.best_saved = true;
 }
 
-std::optional<BatchStream> eval_stream(std::optional<ExampleStream>& examples, TextEncoder& encoder,
-                                       const Run& run) {
-  if (!examples) return std::nullopt;
-  return BatchStream(*examples, encoder, run.task.labels, 256, 0, 0);
-}
-
-nlohmann::json train_epochs(Run& run, ExampleStream& train_examples,
-                            std::optional<ExampleStream>& valid_examples) {
+nlohmann::json train_epochs(Run& run, const TextEncoder& encoder) {
   const auto& t = run.config.train;
-  TextEncoder encoder(run.task.vocab, run.task.encoder);
-  TextEncoder valid_encoder(run.task.vocab, run.task.encoder);
-  BatchStream batches(train_examples, encoder, run.task.labels, t.batch_size,
-                      run.config.data.shuffle_buffer, static_cast<uint64_t>(run.config.run.seed));
-  auto valid = eval_stream(valid_examples, valid_encoder, run);
+  auto train_stream = open_stream(run.config, "train", encoder, run.task.labels, true);
+  ShardedStream& batches = *train_stream;
+  auto valid = open_stream(run.config, "valid", encoder, run.task.labels, false);
   const int64_t steps_per_epoch =
       (static_cast<int64_t>(run.task.train_records) + t.batch_size - 1) / t.batch_size;
   int64_t total_steps = steps_per_epoch * t.epochs;
@@ -239,28 +229,22 @@ nlohmann::json train_epochs(Run& run, ExampleStream& train_examples,
           {"examples_per_second", seconds > 0 ? examples_seen / seconds : 0.0},
           {"records", run.task.train_records},
           {"skipped_records", run.task.train_skipped},
+          {"workers", run.config.data.workers},
           {"best_epoch", run.best_epoch}};
 }
 
 // Evaluates the best weights on the validation and test splits.
-nlohmann::json final_evaluation(Run& run, std::optional<ExampleStream>& valid_examples,
-                                std::string& text_report) {
+nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::string& text_report) {
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
-  auto test_examples = open_split(run.config, "test", run.task.labels);
-  for (auto* entry : {&valid_examples, &test_examples}) {
-    if (!*entry) continue;
-    const std::string name = entry == &valid_examples ? "valid" : "test";
-    TextEncoder encoder(run.task.vocab, run.task.encoder);
-    BatchStream batches(**entry, encoder, run.task.labels, 256, 0, 0);
-    const Evaluation e = evaluate(run.model, batches, run.task.labels.size(), run.device);
-    if (e.confusion.total() == 0) {
-      throw Error(fmt::format("the {} data ({}) holds no record", name,
-                              fmt::join((*entry)->files(), ", ")));
-    }
+  for (const std::string name : {"valid", "test"}) {
+    auto stream = open_stream(run.config, name, encoder, run.task.labels, false);
+    if (!stream) continue;
+    const Evaluation e = evaluate(run.model, *stream, run.task.labels.size(), run.device);
+    if (e.confusion.total() == 0) throw Error(empty_split_message(name, *stream));
     splits[name] = e.confusion.to_json(run.task.labels.names());
     splits[name]["loss"] = e.loss;
-    splits[name]["skipped_records"] = (*entry)->skipped();
+    splits[name]["skipped_records"] = stream->skipped();
     text_report += fmt::format("== {} ==\n{}\n", name, e.confusion.to_text(run.task.labels.names()));
   }
   return splits;
@@ -313,15 +297,14 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   run.model->to(run.device);
   run.optimizer = create_optimizer(config, run.model);  // create the optimizer
 
-  auto train_examples = open_split(config, "train", run.task.labels);
-  auto valid_examples = open_split(config, "valid", run.task.labels);
+  const TextEncoder encoder(run.task.vocab, run.task.encoder);
   nlohmann::json report;
   report["run_dir"] = run.dir;
-  report["train"] = train_epochs(run, *train_examples, valid_examples);
+  report["train"] = train_epochs(run, encoder);
   report["train"]["vocabulary"] = run.task.vocab->size();
   report["labels"] = run.task.labels.names();
   std::string text = fmt::format("Run {}\n\n", run.dir);
-  report["splits"] = final_evaluation(run, valid_examples, text);
+  report["splits"] = final_evaluation(run, encoder, text);
   write_file_atomically(run_file(run.dir, "report.json"), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, "report.txt"), text);
   return report;

@@ -38,8 +38,15 @@ struct DataConfig : FormatConfig {
   std::vector<std::string> labels;  // label names, or one names file (a single path)
   double valid_split = 0.1;         // hashed share of train used as validation when no valid.path
   int64_t shuffle_buffer = 10000;
+  bool shuffle_shards = true;
+  int64_t workers = 2;
+  int64_t prefetch = 1024;
+  int64_t max_length = 0;
+  int64_t max_tokens = 0;
+  int64_t bucket_window = 0;
   std::string on_bad_line = "error";
   int64_t max_line_bytes = 1 << 20;
+  bool truncate_long_lines = false;
 };
 
 struct TokenizerConfig {
@@ -49,7 +56,6 @@ struct TokenizerConfig {
   int64_t min_count = 1;
   int64_t max_size = 0;
   int64_t count_limit = 5000000;
-  int64_t max_length = 0;
 };
 
 struct ModelConfig {

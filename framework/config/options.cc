@@ -128,10 +128,33 @@ std::vector<Option> declare() {
                 in_range(0.0, 0.9));
   t.add<int64_t>("data.shuffle_buffer", SIFT_FIELD(data.shuffle_buffer),
                  "Records held in the shuffle buffer; 0 or 1 disables shuffling.", at_least(0));
+  t.add<bool>("data.shuffle_shards", SIFT_FIELD(data.shuffle_shards),
+              "Reshuffle the order of the training shards every epoch (seeded).");
+  t.add<int64_t>("data.workers", SIFT_FIELD(data.workers),
+                 "Threads that read, parse and tokenize; the batch order depends on the seed "
+                 "and this number only.",
+                 at_least(1));
+  t.add<int64_t>("data.prefetch", SIFT_FIELD(data.prefetch),
+                 "Records each worker may read ahead of training (bounds memory).", at_least(1));
+  t.add<int64_t>("data.max_length", SIFT_FIELD(data.max_length),
+                 "Tokens kept per text (longer texts are truncated); 0: no limit.", at_least(0));
+  t.add<int64_t>("data.max_tokens", SIFT_FIELD(data.max_tokens),
+                 "Cut training batches at this many padded tokens as well as at "
+                 "train.batch_size; 0: by count only.",
+                 at_least(0));
+  t.add<int64_t>("data.bucket_window", SIFT_FIELD(data.bucket_window),
+                 "Sort windows of this many batches by length before cutting them (less "
+                 "padding); 0 or 1: off.",
+                 at_least(0));
   t.add_enum("data.on_bad_line", SIFT_FIELD(data.on_bad_line), {"error", "skip"},
              "What a malformed record does: stop with its file and line, or skip and count.");
   t.add<int64_t>("data.max_line_bytes", SIFT_FIELD(data.max_line_bytes),
-                 "Longest record accepted, in bytes; longer ones are malformed.", at_least(16));
+                 "Longest record accepted, in bytes; longer ones are malformed unless "
+                 "data.truncate_long_lines.",
+                 at_least(16));
+  t.add<bool>("data.truncate_long_lines", SIFT_FIELD(data.truncate_long_lines),
+              "Keep the first data.max_line_bytes of a longer record instead of treating it "
+              "as malformed.");
 
   t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word"},
              "Tokenizer: word (whitespace and punctuation split).");
@@ -147,8 +170,6 @@ std::vector<Option> declare() {
                  "Most distinct words held while counting; rare ones are pruned beyond it, "
                  "which bounds memory.",
                  at_least(1000));
-  t.add<int64_t>("tokenizer.max_length", SIFT_FIELD(tokenizer.max_length),
-                 "Tokens kept per text; 0: no limit.", at_least(0));
 
   t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext"},
              "Model architecture (see the model registry).");

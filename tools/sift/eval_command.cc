@@ -2,7 +2,6 @@
 
 #include <iostream>
 
-#include "datasets/batch_stream.h"
 #include "framework/error.h"
 #include "framework/model_bundle.h"
 #include "framework/trainer.h"
@@ -44,15 +43,11 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
 void run_eval(const EvalArgs& args) {
   ModelBundle bundle = load_run(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
-  auto examples = open_split(bundle.config, "test", bundle.task.labels);
-  if (!examples) throw Error("no data to evaluate: give --data PATH");
-  TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
-  BatchStream batches(*examples, encoder, bundle.task.labels, 256, 0, 0);
-  const Evaluation e =
-      evaluate(bundle.model, batches, bundle.task.labels.size(), bundle.device);
-  if (e.confusion.total() == 0) {
-    throw Error(fmt::format("the data ({}) holds no record", fmt::join(examples->files(), ", ")));
-  }
+  const TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
+  auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
+  if (!batches) throw Error("no data to evaluate: give --data PATH");
+  const Evaluation e = evaluate(bundle.model, *batches, bundle.task.labels.size(), bundle.device);
+  if (e.confusion.total() == 0) throw Error(empty_split_message("test", *batches));
   nlohmann::json report = {{"run_dir", bundle.run_dir}};
   report["splits"]["test"] = e.confusion.to_json(bundle.task.labels.names());
   if (args.json) {
@@ -60,7 +55,7 @@ void run_eval(const EvalArgs& args) {
     return;
   }
   std::cout << e.confusion.to_text(bundle.task.labels.names());
-  if (examples->skipped() > 0) std::cout << "skipped " << examples->skipped() << " malformed records\n";
+  if (batches->skipped() > 0) std::cout << "skipped " << batches->skipped() << " malformed records\n";
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "datasets/batch_stream.h"
+#include "datasets/batch.h"
 #include "framework/error.h"
 #include "framework/model_bundle.h"
 #include "framework/trainer.h"

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: the fastText CLI (`fasttext supervised`) against `sift train`
+# on the public data sets in ../shared/data, same settings, same machine, one run.
+#
+#   bench/compare_fasttext.sh [--quick | --full] [-n N] [--no-write]
+#
+#   --quick     AG News sample, TREC, SST-2 (stsa.binary)
+#   (default)   those plus SST-2 GLUE and MR
+#   --full      those plus 20 Newsgroups (dim 50, 50 epochs: minutes per repetition)
+#   -n N        repetitions of each fastText/Sift pair, interleaved (default 3); medians reported
+#   --no-write  print the table only, leave bench/RESULTS.md alone
+#
+# Environment: SIFT (the sift binary, default build/sift), DATA (default ../shared/data),
+# THREADS (fastText -thread, default 2), SIFT_THREADS (overrides run.threads of the configs,
+# which say 1), KEEP_TMP=1 keeps the temporary folder.
+# Run from the repository root. Installs nothing: tools/setup.sh installs fasttext and time.
+set -euo pipefail
+
+SIFT=${SIFT:-build/sift}
+DATA=${DATA:-../shared/data}
+THREADS=${THREADS:-2}
+SIFT_THREADS=${SIFT_THREADS:-}
+PY=/usr/bin/python3
+MODE=default
+N=3
+WRITE=1
+
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "compare_fasttext.sh: $*" >&2; exit 1; }
+
+while (($#)); do
+  case "$1" in
+    --quick) MODE=quick ;;
+    --full) MODE=full ;;
+    -n) [[ $# -ge 2 ]] || die "-n needs a number"; N=$2; shift ;;
+    -n*) N=${1#-n} ;;
+    --no-write) WRITE=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+  esac
+  shift
+done
+[[ "$N" =~ ^[1-9][0-9]*$ ]] || die "-n: expected a positive integer, got '$N'"
+
+# --- preconditions --------------------------------------------------------------------
+[[ -f CMakeLists.txt && -d configs && -d bench ]] ||
+  die "run this from the repository root (bench/compare_fasttext.sh)"
+command -v fasttext >/dev/null 2>&1 ||
+  die "the fastText CLI 'fasttext' is not installed (Debian package 'fasttext'; tools/setup.sh installs it)"
+[[ -x /usr/bin/time ]] ||
+  die "/usr/bin/time is missing (Debian package 'time'; tools/setup.sh installs it)"
+[[ -x "$PY" ]] || die "$PY is missing (the script uses it to convert data and build the table)"
+[[ -x "$SIFT" ]] || die "sift binary '$SIFT' not found or not executable: build it, or set SIFT=path/to/sift"
+[[ -d "$DATA" ]] || die "data folder '$DATA' not found (set DATA=...)"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sift-ftcompare.XXXXXX")
+if [[ "${KEEP_TMP:-0}" == 1 ]]; then
+  echo "temporary files kept in $TMP" >&2
+else
+  trap 'rm -rf "$TMP"' EXIT
+fi
+
+# --- data sets ------------------------------------------------------------------------
+# name|config|fastText dim|epochs|lr
+SETS=("ag_news|configs/ag_news.yaml|10|5|0.5"
+      "trec|configs/trec.yaml|10|5|0.5"
+      "sst2|configs/sst2.yaml|10|5|0.5")
+if [[ $MODE != quick ]]; then
+  SETS+=("sst2_glue|configs/sst2_glue.yaml|10|5|0.5"
+         "mr|configs/mr.yaml|10|5|0.5")
+fi
+[[ $MODE == full ]] && SETS+=("20ng|configs/20ng.yaml|50|50|1.0")
+
+# Converts one data set to fastText's format: "__label__NAME text" per line, the text
+# lower-cased and whitespace-collapsed (as in ../shared/data/README.md). Streaming: one
+# line in memory at a time. Writes $TMP/NAME.train.ft and $TMP/NAME.test.ft; for MR also the
+# raw train/test halves Sift reads (every 10th line is test, the file being sorted by label).
+convert() {
+  "$PY" - "$1" "$DATA" "$TMP" <<'PYEOF'
+import csv, io, re, sys
+
+name, data, tmp = sys.argv[1:4]
+ws = re.compile(r"\s+")
+
+def clean(text):
+    return ws.sub(" ", text.lower()).strip()
+
+def write(path, rows):
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        for label, text in rows:
+            out.write("__label__%s %s\n" % (label.replace(" ", "_"), clean(text)))
+            n += 1
+    if n == 0:
+        sys.exit("compare_fasttext.sh: %s: no record converted" % path)
+
+def lines(path, encoding="utf-8"):
+    with open(path, encoding=encoding, errors="replace", newline="\n") as f:
+        for line in f:
+            yield line.rstrip("\n").rstrip("\r")
+
+def label_first(path, encoding="utf-8"):
+    for line in lines(path, encoding):
+        if line.strip():
+            label, _, text = line.partition(" ")
+            yield label, text
+
+def tsv(path, text_col, label_col, header=False):
+    for i, line in enumerate(lines(path)):
+        if header and i == 0:
+            continue
+        cols = line.split("\t")
+        yield cols[label_col], cols[text_col]
+
+def unescape(text):
+    return re.sub(r"\\(.)", lambda m: {"n": " ", "t": " ", "\\": "\\"}.get(m.group(1), m.group(0)), text)
+
+d = data
+if name == "ag_news":
+    classes = [l for l in lines(d + "/ag_news/classes.txt") if l]
+    write(tmp + "/ag_news.train.ft", tsv(d + "/ag_news/train_sample_10k.tsv", 0, 1))
+    def ag_test():
+        with open(d + "/ag_news/test.csv", encoding="utf-8", newline="") as f:
+            for row in csv.reader(f):
+                yield classes[int(row[0]) - 1], row[1] + " " + row[2]
+    write(tmp + "/ag_news.test.ft", ag_test())
+elif name == "trec":
+    write(tmp + "/trec.train.ft", label_first(d + "/trec/TREC.train.all", "latin-1"))
+    write(tmp + "/trec.test.ft", label_first(d + "/trec/TREC.test.all", "latin-1"))
+elif name == "sst2":
+    write(tmp + "/sst2.train.ft", label_first(d + "/sst2/stsa.binary.train"))
+    write(tmp + "/sst2.test.ft", label_first(d + "/sst2/stsa.binary.test"))
+elif name == "sst2_glue":
+    def glue_train():
+        for part in ("part1", "part2"):
+            yield from tsv(d + "/sst2/glue_train_%s.tsv" % part, 0, 1, header=True)
+    write(tmp + "/sst2_glue.train.ft", glue_train())
+    write(tmp + "/sst2_glue.test.ft", tsv(d + "/sst2/glue_validation.tsv", 0, 1, header=True))
+elif name == "mr":
+    # The raw halves, byte for byte, for Sift; the converted halves for fastText.
+    with open(d + "/mr/rt-polarity.all", "rb") as f, \
+         open(tmp + "/mr.train.all", "wb") as tr, open(tmp + "/mr.test.all", "wb") as te:
+        for i, raw in enumerate(f):
+            (te if i % 10 == 9 else tr).write(raw)
+    write(tmp + "/mr.train.ft", label_first(tmp + "/mr.train.all", "latin-1"))
+    write(tmp + "/mr.test.ft", label_first(tmp + "/mr.test.all", "latin-1"))
+elif name == "20ng":
+    def ng(path):
+        for label, text in tsv(path, 1, 0):
+            yield label, unescape(text)
+    write(tmp + "/20ng.train.ft", ng(d + "/20ng/20ng_train.tsv"))
+    write(tmp + "/20ng.test.ft", ng(d + "/20ng/20ng_test.tsv"))
+else:
+    sys.exit("unknown data set " + name)
+PYEOF
+}
+
+# Wall seconds and peak RSS (kB) from a `/usr/bin/time -v` report.
+time_fields() {
+  awk -F': ' '
+    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; wall = s }
+    /Maximum resident set size/ { rss = $2 }
+    END { printf "%.3f %d\n", wall, rss }' "$1"
+}
+
+RAW="$TMP/raw.tsv"
+: >"$RAW"
+echo "fastText $(dpkg-query -W -f='${Version}' fasttext 2>/dev/null || echo '?') (-thread $THREADS), sift: $SIFT (run.threads: ${SIFT_THREADS:-from the configs}), mode $MODE, N=$N" >&2
+
+for entry in "${SETS[@]}"; do
+  IFS='|' read -r name config dim epochs lr <<<"$entry"
+  [[ -f "$config" ]] || die "$config is missing"
+  echo "== $name: converting to fastText format" >&2
+  convert "$name"
+  extra=()
+  if [[ -n $SIFT_THREADS ]]; then extra+=(--set "run.threads=$SIFT_THREADS"); fi
+  if [[ $name == mr ]]; then
+    # The same 90/10 split for both tools (mr.yaml itself holds out a hashed 10%).
+    extra+=(--set "data.train.path=$TMP/mr.train.all" --set "data.test.path=$TMP/mr.test.all"
+           --set data.valid_split=0)
+  fi
+  for ((rep = 1; rep <= N; rep++)); do
+    # fastText: supervised (timed), then test (timed separately).
+    rm -f "$TMP/ft.bin" "$TMP/ft.vec"
+    /usr/bin/time -v -o "$TMP/ft_train.time" fasttext supervised \
+      -input "$TMP/$name.train.ft" -output "$TMP/ft" -dim "$dim" -epoch "$epochs" -lr "$lr" \
+      -wordNgrams 2 -thread "$THREADS" -bucket 2000000 -verbose 0 \
+      >"$TMP/ft_train.log" 2>&1 || { cat "$TMP/ft_train.log" >&2; die "fasttext supervised failed on $name"; }
+    /usr/bin/time -v -o "$TMP/ft_test.time" fasttext test "$TMP/ft.bin" "$TMP/$name.test.ft" \
+      >"$TMP/ft_test.out" 2>&1 || { cat "$TMP/ft_test.out" >&2; die "fasttext test failed on $name"; }
+    ft_acc=$(awk '$1 == "P@1" { print $2 }' "$TMP/ft_test.out")
+    [[ -n "$ft_acc" ]] || { cat "$TMP/ft_test.out" >&2; die "no P@1 in fasttext test output ($name)"; }
+    read -r ft_wall ft_rss < <(time_fields "$TMP/ft_train.time")
+    read -r ft_test_wall ft_test_rss < <(time_fields "$TMP/ft_test.time")
+
+    # Sift: train with the matching config; the test split is evaluated inside the run.
+    rm -rf "$TMP/runs"
+    /usr/bin/time -v -o "$TMP/sift.time" "$SIFT" train "$config" --json --quiet \
+      --set "run.dir=$TMP/runs" "${extra[@]}" \
+      >"$TMP/sift.json" 2>"$TMP/sift.err" ||
+      { cat "$TMP/sift.err" >&2; die "sift train $config failed"; }
+    read -r sift_acc sift_train_s < <("$PY" -c '
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+    print(j["splits"]["test"]["accuracy"], j["train"]["seconds"])
+except Exception as e:
+    print("error", repr(e))' "$TMP/sift.json")
+    [[ $sift_acc != error && -n $sift_acc ]] ||
+      die "no test accuracy in the --json output of sift train $config ($sift_train_s): $(head -c 300 "$TMP/sift.json")"
+    read -r sift_wall sift_rss < <(time_fields "$TMP/sift.time")
+
+    printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$rep" "$ft_acc" "$ft_wall" \
+      "$ft_rss" "$ft_test_wall" "$sift_acc" "$sift_wall" "$sift_rss" "$sift_train_s" \
+      "$dim/$epochs/$lr" >>"$RAW"
+    printf '   rep %d: fastText acc %.4f wall %.2fs (+test %.2fs) | sift acc %.4f wall %.2fs (training loop %.2fs)\n' \
+      "$rep" "$ft_acc" "$ft_wall" "$ft_test_wall" "$sift_acc" "$sift_wall" "$sift_train_s" >&2
+  done
+done
+
+# --- table ----------------------------------------------------------------------------
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+cores=$(nproc)
+ft_version=$(dpkg-query -W -f='${Version}' fasttext 2>/dev/null || echo unknown)
+torch_version=$(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo unknown)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n "$(git status --porcelain 2>/dev/null)" ]] && commit="$commit (+ local changes)"
+stamp=$(date -u '+%Y-%m-%d %H:%M UTC')
+
+TABLE="$TMP/table.md"
+"$PY" - "$RAW" "$N" "$MODE" "$cpu" "$cores" "$stamp" "$ft_version" "$torch_version" "$commit" \
+  "$THREADS" "${SIFT_THREADS:-as in each config}" >"$TABLE" <<'PYEOF'
+import statistics, sys
+raw, n, mode, cpu, cores, stamp, ftv, torchv, commit, threads, sift_threads = sys.argv[1:12]
+rows = {}
+order = []
+for line in open(raw):
+    f = line.rstrip("\n").split("\t")
+    name = f[0]
+    if name not in rows:
+        rows[name] = []
+        order.append(name)
+    rows[name].append(dict(ft_acc=float(f[2]), ft_wall=float(f[3]), ft_rss=int(f[4]),
+                           ft_test=float(f[5]), s_acc=float(f[6]), s_wall=float(f[7]),
+                           s_rss=int(f[8]), s_train=float(f[9]), settings=f[10]))
+labels = {"ag_news": "AG News sample 10k -> AG test 7.6k",
+          "trec": "TREC train -> test",
+          "sst2": "SST-2 stsa.binary train -> test",
+          "sst2_glue": "SST-2 GLUE train 67k -> GLUE validation",
+          "mr": "MR, 90% -> every 10th line",
+          "20ng": "20NG train -> test"}
+med = lambda rs, k: statistics.median(r[k] for r in rs)
+print("Generated by `bench/compare_fasttext.sh` (mode %s, N=%s repetitions, medians)." % (mode, n))
+print()
+print("- date: %s; sift commit %s" % (stamp, commit))
+print("- machine: %s, %s cores; fastText `-thread %s`, Sift `run.threads` %s" % (cpu, cores, threads, sift_threads))
+print("- fastText CLI %s (Debian `fasttext`); LibTorch %s (Debian `libtorch-dev`)" % (ftv, torchv))
+print()
+print("| data (train -> test) | dim/epochs/lr | fastText acc | Sift acc | diff (pts) "
+      "| fastText wall s | Sift wall s | wall ratio | fastText test s | Sift loop s "
+      "| fastText RSS MB | Sift RSS MB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for name in order:
+    rs = rows[name]
+    fa, sa = med(rs, "ft_acc"), med(rs, "s_acc")
+    fw, sw = med(rs, "ft_wall"), med(rs, "s_wall")
+    ratio = statistics.median(r["s_wall"] / r["ft_wall"] for r in rs if r["ft_wall"] > 0) \
+        if any(r["ft_wall"] > 0 for r in rs) else float("nan")
+    print("| %s | %s | %.3f | %.4f | %+.1f | %.2f | %.2f | %.1fx | %.2f | %.2f | %.0f | %.0f |" % (
+        labels.get(name, name), rs[0]["settings"], fa, sa, 100 * (sa - fa), fw, sw, ratio,
+        med(rs, "ft_test"), med(rs, "s_train"), med(rs, "ft_rss") / 1024, med(rs, "s_rss") / 1024))
+PYEOF
+
+echo
+cat "$TABLE"
+
+if ((WRITE)); then
+  RESULTS=bench/RESULTS.md
+  begin='<!-- fasttext-compare:begin -->'
+  end='<!-- fasttext-compare:end -->'
+  if [[ ! -f $RESULTS ]]; then
+    printf '# Benchmark results\n\n## Sift against the fastText CLI\n\n%s\n%s\n' "$begin" "$end" >"$RESULTS"
+  elif ! grep -qF "$begin" "$RESULTS" || ! grep -qF "$end" "$RESULTS"; then
+    printf '\n## Sift against the fastText CLI\n\n%s\n%s\n' "$begin" "$end" >>"$RESULTS"
+  fi
+  "$PY" - "$RESULTS" "$TABLE" "$begin" "$end" <<'PYEOF'
+import os, sys
+path, table, begin, end = sys.argv[1:5]
+text = open(path, encoding="utf-8").read()
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+new = head + begin + "\n" + open(table, encoding="utf-8").read() + end + tail
+tmp = path + ".tmp"
+with open(tmp, "w", encoding="utf-8") as f:
+    f.write(new)
+os.replace(tmp, path)
+PYEOF
+  echo "(written to $RESULTS)" >&2
+fi

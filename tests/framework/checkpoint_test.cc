@@ -1,0 +1,201 @@
+#include "framework/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "framework/error.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_dir() {
+  std::string pattern = ::testing::TempDir() + "sift_checkpoint_XXXXXX";
+  return std::string(mkdtemp(pattern.data()));
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a sift::Error";
+  return "";
+}
+
+::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
+                                    const std::string& text, const std::string& sub) {
+  if (text.find(sub) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << text_expr << " does not contain " << sub_expr
+                                       << "\n  text: " << text << "\n  want: " << sub;
+}
+#define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
+
+// Header: magic (8), version (4), body length (8), CRC-32 (4).
+constexpr size_t kHeader = 24;
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir();
+    path_ = dir_ + "/m.ckpt";
+    torch::manual_seed(3);
+    module_ = torch::nn::Linear(5, 3);
+    Checkpoint c;
+    c.meta = {{"model", "linear"}, {"step", 17}};
+    c.blobs["model"] = module_bytes(*module_);
+    c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
+    save_checkpoint(path_, c);
+  }
+  std::string dir_, path_;
+  torch::nn::Linear module_{nullptr};
+};
+
+TEST_F(CheckpointTest, RoundTripRestoresWeightsAndMeta) {
+  const Checkpoint c = load_checkpoint(path_);
+  EXPECT_EQ(c.meta["model"], "linear");
+  EXPECT_EQ(c.meta["step"], 17);
+  ASSERT_EQ(c.blobs.count("model"), 1u);
+  EXPECT_EQ(c.blobs.at("extra"), std::string("\0\1\2 bytes", 9));
+  torch::manual_seed(99);
+  torch::nn::Linear other(5, 3);
+  ASSERT_FALSE(torch::equal(other->weight, module_->weight));
+  load_module_bytes(*other, c.blobs.at("model"), path_);
+  EXPECT_TRUE(torch::equal(other->weight, module_->weight));
+  EXPECT_TRUE(torch::equal(other->bias, module_->bias));
+}
+
+TEST_F(CheckpointTest, LeavesNoTemporaryFile) {
+  EXPECT_TRUE(fs::exists(path_));
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename(), "m.ckpt");
+  }
+}
+
+TEST_F(CheckpointTest, OverwriteReplacesTheFile) {
+  Checkpoint c;
+  c.meta = {{"model", "second"}};
+  save_checkpoint(path_, c);
+  EXPECT_EQ(load_checkpoint(path_).meta["model"], "second");
+  EXPECT_TRUE(load_checkpoint(path_).blobs.empty());
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+}
+
+TEST_F(CheckpointTest, OptimizerStateRoundTrips) {
+  torch::optim::Adam adam(module_->parameters(), torch::optim::AdamOptions(0.01));
+  auto loss = module_->forward(torch::ones({2, 5})).sum();
+  loss.backward();
+  adam.step();
+  const std::string bytes = optimizer_bytes(adam);
+  torch::optim::Adam restored(module_->parameters(), torch::optim::AdamOptions(0.01));
+  load_optimizer_bytes(restored, bytes, path_);
+  EXPECT_EQ(optimizer_bytes(restored), bytes);
+}
+
+TEST_F(CheckpointTest, RandomBytesAreNotACheckpoint) {
+  const std::string other = dir_ + "/random.ckpt";
+  std::string bytes(4096, '\0');
+  uint32_t x = 12345;
+  for (auto& b : bytes) b = static_cast<char>((x = x * 1664525u + 1013904223u) >> 24);
+  write_bytes(other, bytes);
+  const std::string m = error_of([&] { load_checkpoint(other); });
+  EXPECT_CONTAINS(m, other);
+  EXPECT_CONTAINS(m, "is not a Sift checkpoint");
+}
+
+TEST_F(CheckpointTest, EmptyFileIsNotACheckpoint) {
+  write_bytes(path_, "");
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "is not a Sift checkpoint");
+}
+
+TEST_F(CheckpointTest, TruncatedBody) {
+  const std::string bytes = read_bytes(path_);
+  write_bytes(path_, bytes.substr(0, bytes.size() - 100));
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "truncated");
+}
+
+TEST_F(CheckpointTest, TruncatedInsideTheHeader) {
+  write_bytes(path_, read_bytes(path_).substr(0, 12));
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "truncated");
+}
+
+TEST_F(CheckpointTest, FlippedByteFailsTheChecksum) {
+  std::string bytes = read_bytes(path_);
+  ASSERT_GT(bytes.size(), kHeader + 200);
+  bytes[bytes.size() / 2] ^= 0x40;
+  write_bytes(path_, bytes);
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "corrupted");
+  EXPECT_CONTAINS(m, "checksum");
+}
+
+TEST_F(CheckpointTest, FlippedFirstBodyByteFailsTheChecksum) {
+  std::string bytes = read_bytes(path_);
+  bytes[kHeader] ^= 0x01;
+  write_bytes(path_, bytes);
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "checksum");
+}
+
+TEST_F(CheckpointTest, NewerFormatVersion) {
+  std::string bytes = read_bytes(path_);
+  const uint32_t newer = kCheckpointVersion + 1;
+  std::memcpy(&bytes[8], &newer, sizeof(newer));
+  write_bytes(path_, bytes);
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "newer");
+}
+
+TEST_F(CheckpointTest, MissingFile) {
+  const std::string m = error_of([&] { load_checkpoint(dir_ + "/absent.ckpt"); });
+  EXPECT_CONTAINS(m, dir_ + "/absent.ckpt");
+}
+
+TEST_F(CheckpointTest, WeightsOfAnotherShapeAreRefused) {
+  const Checkpoint c = load_checkpoint(path_);
+  torch::nn::Linear wrong(4, 3);
+  const std::string m = error_of([&] { load_module_bytes(*wrong, c.blobs.at("model"), path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "do not fit");
+  EXPECT_CONTAINS(m, "'weight'");
+  EXPECT_CONTAINS(m, "[3, 5]");
+}
+
+TEST_F(CheckpointTest, GarbageWeightBytesAreRefused) {
+  torch::nn::Linear target(5, 3);
+  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }),
+                  path_);
+}
+
+TEST_F(CheckpointTest, UnwritableDirectoryIsASiftError) {
+  Checkpoint c;
+  c.meta = {{"model", "x"}};
+  const std::string m = error_of([&] { save_checkpoint(dir_ + "/no/such/dir/m.ckpt", c); });
+  EXPECT_CONTAINS(m, "no/such/dir");
+}
+
+}  // namespace
+}  // namespace sift

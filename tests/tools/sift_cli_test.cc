@@ -1,0 +1,627 @@
+// End-to-end tests of the `sift` executable, run as a user runs it: exit status, stdout,
+// stderr and the files of the run folder.
+//
+// Every test is its own process under ctest (gtest_discover_tests), so the one trained
+// SMS spam model the eval/predict tests share is cached under the temp folder, keyed by
+// the binary and the data, and built once under a file lock.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "framework/config/loader.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSift = SIFT_BINARY;
+const std::string kSource = SIFT_SOURCE_DIR;
+const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
+const std::string kSmsConfig = kSource + "/configs/sms_spam.yaml";
+// Settings for runs whose accuracy is not checked: one quick epoch, a small table.
+const std::string kFast = " --quiet --set train.epochs=1 --set model.buckets=100000";
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1) {
+    fields.push_back(line.substr(start, tab - start));
+  }
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+std::string make_temp_dir(const std::string& name) {
+  std::string pattern = ::testing::TempDir() + name + "_XXXXXX";
+  return std::string(mkdtemp(pattern.data()));
+}
+
+struct Result {
+  int status = -1;  // exit status; 128 + signal when killed
+  std::string out, err;
+};
+
+// Runs `sift ARGS` in `cwd` with `input` on stdin.
+Result sift(const std::string& args, const std::string& input = "",
+            const std::string& cwd = kSource) {
+  static const std::string io = make_temp_dir("sift_cli_io");
+  const std::string in = io + "/stdin", out = io + "/stdout", err = io + "/stderr";
+  write_file(in, input);
+  const std::string command = "cd " + quote(cwd) + " && " + quote(kSift) + " " + args + " <" +
+                              quote(in) + " >" + quote(out) + " 2>" + quote(err);
+  const int rc = std::system(command.c_str());
+  Result r;
+  if (rc != -1 && WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
+  if (rc != -1 && WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+// A failed command: non-zero exit, exactly one "sift: error: ..." line on stderr holding
+// every one of `wanted`, and no trace of an uncaught exception or a LibTorch backtrace.
+::testing::AssertionResult CleanError(const Result& r, const std::vector<std::string>& wanted) {
+  auto fail = [&](const std::string& why) {
+    return ::testing::AssertionFailure() << why << "\n" << r;
+  };
+  if (r.status == 0) return fail("expected a non-zero exit status");
+  if (r.status >= 128) return fail("killed by a signal");
+  for (const char* trace : {"terminate called", "Exception raised from", "frame #"}) {
+    if (r.err.find(trace) != std::string::npos) return fail(std::string("stderr holds ") + trace);
+  }
+  if (r.err.rfind("sift: error: ", 0) != 0) return fail("stderr must start with 'sift: error: '");
+  if (r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
+    return fail("stderr must be exactly one line");
+  }
+  for (const auto& w : wanted) {
+    if (r.err.find(w) == std::string::npos) return fail("stderr lacks '" + w + "'");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+nlohmann::json parse_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << text;
+  return j;
+}
+
+// The shared SMS spam model, trained with the config's own settings plus a test split
+// (the first lines of the data file) so that `sift eval` can be compared with it.
+struct SmsRun {
+  std::string dir;        // the run folder
+  std::string test_file;  // the test split it was evaluated on
+  Result train;           // the training command (stdout: --json summary)
+};
+
+std::string cache_key() {
+  struct stat a {}, b {}, c {};
+  ::stat(kSift.c_str(), &a);
+  ::stat(kSmsData.c_str(), &b);
+  ::stat(kSmsConfig.c_str(), &c);
+  return std::to_string(a.st_mtime) + "-" + std::to_string(a.st_size) + "-" +
+         std::to_string(b.st_size) + "-" + std::to_string(c.st_mtime) + "-" +
+         std::to_string(c.st_size);
+}
+
+const SmsRun& sms_run() {
+  static const SmsRun run = [] {
+    const std::string root = ::testing::TempDir() + "sift_cli_cache_" + std::to_string(getuid());
+    fs::create_directories(root);
+    SmsRun r;
+    const std::string base = root + "/" + cache_key();
+    r.dir = base + "/sms";
+    r.test_file = base + "/test.tsv";
+    const std::string done = base + "/done";
+    const int lock = ::open((root + "/lock").c_str(), O_CREAT | O_RDWR, 0644);
+    ::flock(lock, LOCK_EX);
+    if (fs::exists(done)) {
+      r.train.status = 0;
+      r.train.out = read_file(done);
+    } else {
+      fs::remove_all(base);
+      fs::create_directories(base);
+      std::string head;
+      const auto all = lines_of(read_file(kSmsData));
+      for (size_t i = 0; i < 800 && i < all.size(); ++i) head += all[i] + "\n";
+      write_file(r.test_file, head);
+      r.train = sift("train configs/sms_spam.yaml --json --quiet --set run.dir=" + quote(base) +
+                     " --set run.name=sms --set data.test.path=" + quote(r.test_file));
+      if (r.train.status == 0) write_file(done, r.train.out);
+    }
+    ::flock(lock, LOCK_UN);
+    ::close(lock);
+    return r;
+  }();
+  return run;
+}
+
+// A copy of the SMS run folder that a test may damage.
+std::string copy_of_sms_run(const std::string& dir) {
+  const std::string copy = dir + "/run";
+  fs::create_directories(copy);
+  for (const char* f : {"config.yaml", "labels.txt", "vocab.txt", "best.ckpt"}) {
+    fs::copy_file(sms_run().dir + "/" + f, copy + "/" + f);
+  }
+  return copy;
+}
+
+class SiftCli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = make_temp_dir("sift_cli"); }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // A run on the SMS config into this test's folder.
+  std::string run_args(const std::string& name = "r") const {
+    return " --set run.dir=" + quote(dir_) + " --set run.name=" + name;
+  }
+  // The first `n` SMS lines, then `extra`, as a TSV file.
+  std::string sms_sample(const std::string& name, size_t n, const std::string& extra = "") {
+    const auto all = lines_of(read_file(kSmsData));
+    std::string text;
+    for (size_t i = 0; i < n && i < all.size(); ++i) text += all[i] + "\n";
+    const std::string path = dir_ + "/" + name;
+    write_file(path, text + extra);
+    return path;
+  }
+  std::string dir_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Training, evaluation and prediction on the embedded SMS spam task.
+
+TEST_F(SiftCli, TrainSmsSpamReachesAccuracyAndWritesTheRunFolder) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const nlohmann::json summary = parse_json(run.train.out);
+  ASSERT_TRUE(summary.contains("splits")) << run.train.out;
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.97) << run.train.out;
+  EXPECT_GT(summary["splits"]["valid"]["examples"].get<int64_t>(), 300);
+  EXPECT_EQ(summary["train"]["skipped_records"].get<int64_t>(), 0);
+  for (const char* f : {"config.yaml", "labels.txt", "vocab.txt", "best.ckpt", "last.ckpt",
+                        "metrics.jsonl", "report.json", "report.txt"}) {
+    EXPECT_TRUE(fs::is_regular_file(run.dir + "/" + f)) << f;
+    EXPECT_FALSE(fs::exists(run.dir + "/" + f + ".tmp")) << f;
+  }
+  // One metrics line per epoch (the config trains 5).
+  const auto metrics = lines_of(read_file(run.dir + "/metrics.jsonl"));
+  ASSERT_EQ(metrics.size(), 5u);
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const auto m = parse_json(metrics[i]);
+    EXPECT_EQ(m["epoch"].get<int64_t>(), static_cast<int64_t>(i + 1));
+    EXPECT_TRUE(m.contains("valid_accuracy"));
+  }
+  EXPECT_EQ(lines_of(read_file(run.dir + "/labels.txt")),
+            (std::vector<std::string>{"ham", "spam"}));
+  const auto report = parse_json(read_file(run.dir + "/report.json"));
+  EXPECT_EQ(report["splits"]["valid"]["accuracy"], summary["splits"]["valid"]["accuracy"]);
+  EXPECT_NE(read_file(run.dir + "/report.txt").find("confusion matrix"), std::string::npos);
+  // The saved config is the resolved one and loads back.
+  const SiftConfig saved = load_config(run.dir + "/config.yaml");
+  EXPECT_EQ(saved.model.dim, 10);
+  EXPECT_EQ(saved.run.name, "sms");
+}
+
+TEST_F(SiftCli, EvalOnAFileMatchesTheTrainingReport) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const nlohmann::json train = parse_json(run.train.out);
+  ASSERT_TRUE(train["splits"].contains("test")) << run.train.out;
+  const Result r = sift("eval --model " + quote(run.dir) + " --data " + quote(run.test_file) +
+                        " --format tsv --text 1 --label 0 --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const nlohmann::json eval = parse_json(r.out);
+  EXPECT_EQ(eval["splits"]["test"]["examples"].get<int64_t>(), 800);
+  EXPECT_EQ(eval["splits"]["test"]["examples"], train["splits"]["test"]["examples"]);
+  EXPECT_DOUBLE_EQ(eval["splits"]["test"]["accuracy"].get<double>(),
+                   train["splits"]["test"]["accuracy"].get<double>());
+  EXPECT_DOUBLE_EQ(eval["splits"]["test"]["macro_f1"].get<double>(),
+                   train["splits"]["test"]["macro_f1"].get<double>());
+}
+
+TEST_F(SiftCli, EvalTextReportAndDefaultTestSplit) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  // Without --data: the run's own test split.
+  const Result r = sift("eval --model " + quote(run.dir));
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("accuracy"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("spam"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("examples 800"), std::string::npos) << r;
+}
+
+TEST_F(SiftCli, PredictTopTwo) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const std::vector<std::string> texts = {
+      "WINNER!! You have won a free prize. Call 09061701461 now to claim your cash award",
+      "Ok, I'll see you at lunch tomorrow",
+      "",
+      "urgent! txt STOP to 87121 to claim ur free ringtone"};
+  std::string input;
+  for (const auto& t : texts) input += t + "\n";
+  const Result r = sift("predict --model " + quote(run.dir) + " --top-k 2", input);
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(r.err, "");
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), texts.size()) << r;
+  for (const auto& line : lines) {
+    const auto f = split_tabs(line);
+    ASSERT_EQ(f.size(), 4u) << line;
+    EXPECT_NE(f[0], f[2]) << line;
+    for (const auto& label : {f[0], f[2]}) EXPECT_TRUE(label == "ham" || label == "spam") << line;
+    const double p1 = std::stod(f[1]), p2 = std::stod(f[3]);
+    EXPECT_GE(p1, p2) << line;
+    EXPECT_GE(p2, 0.0) << line;
+    EXPECT_LE(p1 + p2, 1.0 + 1e-3) << line;  // printed with 4 decimals
+  }
+  EXPECT_EQ(split_tabs(lines[0])[0], "spam") << r.out;
+  EXPECT_EQ(split_tabs(lines[1])[0], "ham") << r.out;
+  EXPECT_EQ(split_tabs(lines[3])[0], "spam") << r.out;
+}
+
+TEST_F(SiftCli, PredictJson) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const std::string input = "free entry in 2 a wkly comp to win cash\r\nsorry, I'll call later\n";
+  const Result r = sift("predict --model " + quote(run.dir) + " --top-k 2 --json", input);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r;
+  const std::vector<std::string> texts = {"free entry in 2 a wkly comp to win cash",
+                                          "sorry, I'll call later"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto j = parse_json(lines[i]);
+    EXPECT_EQ(j["text"], texts[i]);
+    ASSERT_EQ(j["predictions"].size(), 2u) << lines[i];
+    const double p1 = j["predictions"][0]["probability"].get<double>();
+    const double p2 = j["predictions"][1]["probability"].get<double>();
+    EXPECT_GE(p1, p2);
+    EXPECT_NEAR(p1 + p2, 1.0, 1e-5);  // two classes: top-2 is all of them
+    EXPECT_NE(j["predictions"][0]["label"], j["predictions"][1]["label"]);
+  }
+}
+
+TEST_F(SiftCli, PredictTopKIsCappedAtTheNumberOfLabelsAndReadsAFile) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  write_file(dir_ + "/in.txt", "hello\nfree cash prize\n");
+  const Result r =
+      sift("predict --model " + quote(run.dir) + " --top-k 5 --input " + quote(dir_ + "/in.txt"));
+  ASSERT_EQ(r.status, 0) << r;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(split_tabs(lines[0]).size(), 4u) << lines[0];
+  // Default k = 1: one label and its probability.
+  const Result one = sift("predict --model " + quote(run.dir), "hello\n");
+  ASSERT_EQ(one.status, 0) << one;
+  EXPECT_EQ(split_tabs(lines_of(one.out).at(0)).size(), 2u) << one.out;
+}
+
+TEST_F(SiftCli, PredictOnEmptyInputPrintsNothing) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const Result r = sift("predict --model " + quote(run.dir));
+  EXPECT_EQ(r.status, 0) << r;
+  EXPECT_EQ(r.out, "");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad data.
+
+TEST_F(SiftCli, MissingDataFile) {
+  const std::string missing = dir_ + "/absent.tsv";
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(missing));
+  EXPECT_TRUE(CleanError(r, {"data.train.path", missing}));
+  EXPECT_FALSE(fs::exists(dir_ + "/r/best.ckpt"));
+}
+
+TEST_F(SiftCli, GlobMatchingNothing) {
+  const std::string pattern = dir_ + "/*.tsv";
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(pattern));
+  EXPECT_TRUE(CleanError(r, {"data.train.path", "no file matches", pattern}));
+}
+
+TEST_F(SiftCli, MalformedLineIsAnErrorWithFileAndLine) {
+  // Line 203 has no tab: no text column.
+  const std::string path = sms_sample("bad.tsv", 202, "spam_without_a_text_column\n");
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(path) + " --set data.on_bad_line=error");
+  EXPECT_TRUE(CleanError(r, {path + ":203"}));
+}
+
+TEST_F(SiftCli, MalformedLinesAreSkippedAndCounted) {
+  std::string path = sms_sample("bad.tsv", 600);
+  {
+    // Two malformed records among good ones.
+    const auto all = lines_of(read_file(path));
+    std::string text;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i == 10 || i == 300) text += "no tab on this line\n";
+      text += all[i] + "\n";
+    }
+    write_file(path, text);
+  }
+  const Result r = sift("train configs/sms_spam.yaml --json" + kFast + run_args() +
+                        " --set data.train.path=" + quote(path) + " --set data.on_bad_line=skip");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto j = parse_json(r.out);
+  EXPECT_EQ(j["train"]["skipped_records"].get<int64_t>(), 2) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ + "/r/best.ckpt"));
+  EXPECT_EQ(lines_of(read_file(dir_ + "/r/metrics.jsonl")).size(), 1u);
+}
+
+TEST_F(SiftCli, LabelUnseenInTrainingAtEvaluation) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const std::string path = dir_ + "/eval.tsv";
+  write_file(path, "ham\tsee you soon\nham\tok thanks\neggs\tgreen eggs and ham\n");
+  const Result r = sift("eval --model " + quote(run.dir) + " --data " + quote(path) +
+                        " --format tsv --text 1 --label 0");
+  EXPECT_TRUE(CleanError(r, {path + ":3", "'eggs'"}));
+}
+
+TEST_F(SiftCli, EmptyTrainingSet) {
+  const std::string path = dir_ + "/empty.tsv";
+  write_file(path, "\n\n  \n");  // blank lines only
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(path));
+  EXPECT_TRUE(CleanError(r, {path, "no record"}));
+}
+
+TEST_F(SiftCli, EmptyEvaluationSet) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  const std::string path = dir_ + "/empty.tsv";
+  write_file(path, "");
+  const Result r = sift("eval --model " + quote(run.dir) + " --data " + quote(path));
+  EXPECT_TRUE(CleanError(r, {path}));
+}
+
+TEST_F(SiftCli, SingleLabelTrainingSet) {
+  const std::string path = dir_ + "/one.tsv";
+  write_file(path, "ham\thello\nham\tgood morning\nham\tsee you\n");
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(path));
+  EXPECT_TRUE(CleanError(r, {"at least 2"}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad configs.
+
+TEST_F(SiftCli, YamlSyntaxError) {
+  const std::string path = dir_ + "/syntax.yaml";
+  write_file(path, "train:\n  epochs: 3\n  batch_size: [1, 2\n");
+  const Result r = sift("train " + quote(path) + " --quiet");
+  EXPECT_TRUE(CleanError(r, {path + ":", "YAML syntax error"}));
+}
+
+TEST_F(SiftCli, UnknownKeyInFile) {
+  const std::string path = dir_ + "/unknown.yaml";
+  write_file(path, "data:\n  train:\n    path: x.tsv\ntrain:\n  epoch: 3\n");
+  const Result r = sift("train " + quote(path) + " --quiet");
+  EXPECT_TRUE(CleanError(r, {path + ":5", "'train.epoch'", "did you mean 'train.epochs'"}));
+}
+
+TEST_F(SiftCli, UnknownKeyInSet) {
+  const Result r = sift("train configs/sms_spam.yaml --quiet --set train.epoch=3");
+  EXPECT_TRUE(CleanError(r, {"--set train.epoch", "did you mean 'train.epochs'"}));
+}
+
+TEST_F(SiftCli, WrongType) {
+  const std::string path = dir_ + "/type.yaml";
+  write_file(path, "train:\n  batch_size: lots\n");
+  EXPECT_TRUE(CleanError(sift("train " + quote(path) + " --quiet"),
+                         {path + ":2", "'train.batch_size'", "integer"}));
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.optimizer.lr=fast"),
+                         {"train.optimizer.lr", "number"}));
+}
+
+TEST_F(SiftCli, OutOfRangeValues) {
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.optimizer.lr=-1"),
+                         {"train.optimizer.lr", "> 0"}));
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.epochs=0"),
+                         {"train.epochs", ">= 1"}));
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.optimizer.type=sgdd"),
+                         {"train.optimizer.type", "'sgdd'"}));
+}
+
+TEST_F(SiftCli, OutOfRangeInFileNamesTheLine) {
+  const std::string path = dir_ + "/range.yaml";
+  write_file(path, "run:\n  seed: 1\ntrain:\n  epochs: 0\n");
+  EXPECT_TRUE(CleanError(sift("train " + quote(path) + " --quiet"), {path + ":4", "train.epochs"}));
+}
+
+TEST_F(SiftCli, MissingConfigFile) {
+  const std::string path = dir_ + "/absent.yaml";
+  EXPECT_TRUE(CleanError(sift("train " + quote(path)), {path}));
+  EXPECT_TRUE(CleanError(sift("config " + quote(path)), {path}));
+}
+
+TEST_F(SiftCli, ColumnFormatWithoutColumns) {
+  const Result r = sift("train configs/sms_spam.yaml --quiet --set data.text=[]");
+  EXPECT_TRUE(CleanError(r, {"data.text"}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Damaged or missing run folders.
+
+TEST_F(SiftCli, CorruptedCheckpoint) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string run = copy_of_sms_run(dir_);
+  const std::string ckpt = run + "/best.ckpt";
+  std::string bytes = read_file(ckpt);
+  bytes[bytes.size() / 2] ^= 0x20;
+  write_file(ckpt, bytes);
+  EXPECT_TRUE(CleanError(sift("eval --model " + quote(run) + " --data " + quote(kSmsData)),
+                         {ckpt, "checksum"}));
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(run), "hello\n"), {ckpt, "checksum"}));
+}
+
+TEST_F(SiftCli, TruncatedCheckpoint) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string run = copy_of_sms_run(dir_);
+  const std::string ckpt = run + "/best.ckpt";
+  const std::string bytes = read_file(ckpt);
+  write_file(ckpt, bytes.substr(0, bytes.size() * 2 / 3));
+  EXPECT_TRUE(CleanError(sift("eval --model " + quote(run) + " --data " + quote(kSmsData)),
+                         {ckpt, "truncated"}));
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(run), "hello\n"), {ckpt, "truncated"}));
+}
+
+TEST_F(SiftCli, NotACheckpoint) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string run = copy_of_sms_run(dir_);
+  write_file(run + "/best.ckpt", "PK\3\4 this is a zip, not ours");
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(run), "hello\n"),
+                         {run + "/best.ckpt", "is not a Sift checkpoint"}));
+}
+
+TEST_F(SiftCli, RunFolderWithoutCheckpoint) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string run = copy_of_sms_run(dir_);
+  fs::remove(run + "/best.ckpt");
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(run), "hello\n"), {run}));
+}
+
+TEST_F(SiftCli, RunFolderWithDamagedVocabulary) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string run = copy_of_sms_run(dir_);
+  write_file(run + "/vocab.txt", "this is not a vocabulary\n");
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(run), "hello\n"), {run + "/vocab.txt"}));
+}
+
+TEST_F(SiftCli, EvalOnAMissingRunFolder) {
+  const std::string missing = dir_ + "/no_such_run";
+  EXPECT_TRUE(CleanError(sift("eval --model " + quote(missing) + " --data " + quote(kSmsData)),
+                         {missing}));
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(missing), "hi\n"), {missing}));
+}
+
+TEST_F(SiftCli, EvalWithAMissingDataFile) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const std::string missing = dir_ + "/absent.tsv";
+  EXPECT_TRUE(CleanError(
+      sift("eval --model " + quote(sms_run().dir) + " --data " + quote(missing)), {missing}));
+}
+
+TEST_F(SiftCli, PredictBadArguments) {
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(sms_run().dir) + " --top-k 0", "hi\n"),
+                         {"--top-k"}));
+  const std::string missing = dir_ + "/absent.txt";
+  EXPECT_TRUE(CleanError(
+      sift("predict --model " + quote(sms_run().dir) + " --input " + quote(missing)), {missing}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Help and config commands.
+
+TEST_F(SiftCli, HelpOfEachCommandListsItsOptions) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"train", {"--set", "--json", "--quiet", "config"}},
+      {"eval", {"--model", "--data", "--format", "--text", "--label", "--json", "--set"}},
+      {"predict", {"--model", "--top-k", "--input", "--json"}},
+      {"config", {"--dump", "--reference", "--set"}},
+  };
+  for (const auto& [command, options] : cases) {
+    const Result r = sift(command + " --help");
+    EXPECT_EQ(r.status, 0) << command << "\n" << r;
+    for (const auto& o : options) {
+      EXPECT_NE(r.out.find(o), std::string::npos) << command << " --help lacks " << o << "\n" << r;
+    }
+  }
+  const Result top = sift("--help");
+  EXPECT_EQ(top.status, 0) << top;
+  for (const char* c : {"train", "eval", "predict", "config"}) {
+    EXPECT_NE(top.out.find(c), std::string::npos) << c;
+  }
+}
+
+TEST_F(SiftCli, UsageErrorsExitNonZero) {
+  EXPECT_NE(sift("").status, 0);
+  EXPECT_NE(sift("frobnicate").status, 0);
+  EXPECT_NE(sift("train").status, 0);   // config is required
+  EXPECT_NE(sift("eval").status, 0);    // --model is required
+  EXPECT_NE(sift("predict --top-k two --model x").status, 0);
+}
+
+TEST_F(SiftCli, ConfigDumpLoadsBack) {
+  const Result dump = sift("config configs/sms_spam.yaml --dump");
+  ASSERT_EQ(dump.status, 0) << dump;
+  const std::string path = dir_ + "/dumped.yaml";
+  write_file(path, dump.out);
+  const SiftConfig c = load_config(path);  // throws on any problem
+  EXPECT_EQ(c.model.dim, 10);
+  EXPECT_EQ(c.train.loss_reduction, "sum");
+  EXPECT_EQ(resolved_format(c, "train").format, "tsv");
+  const Result again = sift("config " + quote(path) + " --dump");
+  ASSERT_EQ(again.status, 0) << again;
+  EXPECT_EQ(again.out, dump.out);
+  const Result check = sift("config " + quote(path));
+  EXPECT_EQ(check.status, 0) << check;
+  EXPECT_NE(check.out.find("ok"), std::string::npos) << check;
+}
+
+TEST_F(SiftCli, ConfigDumpAppliesSet) {
+  const Result r = sift("config configs/sms_spam.yaml --dump --set train.epochs=11");
+  ASSERT_EQ(r.status, 0) << r;
+  write_file(dir_ + "/d.yaml", r.out);
+  EXPECT_EQ(load_config(dir_ + "/d.yaml").train.epochs, 11);
+  EXPECT_TRUE(CleanError(sift("config configs/sms_spam.yaml --set train.epochs=-3"),
+                         {"train.epochs"}));
+}
+
+TEST_F(SiftCli, ConfigReferenceMatchesTheDocs) {
+  const Result r = sift("config --reference");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(r.out, read_file(kSource + "/docs/options.md"));
+}
+
+}  // namespace
+}  // namespace sift
