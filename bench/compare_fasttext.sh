@@ -2,12 +2,13 @@
 # Side-by-side benchmark: the fastText CLI (`fasttext supervised`) against `sift train`
 # on the public data sets in ../shared/data, same settings, same machine, one run.
 #
-#   bench/compare_fasttext.sh [--quick | --full] [-n N] [--no-write]
+#   bench/compare_fasttext.sh [--quick | --full] [-n N] [--only A,B] [--no-write]
 #
 #   --quick     AG News sample, TREC, SST-2 (stsa.binary)
 #   (default)   those plus SST-2 GLUE and MR
 #   --full      those plus 20 Newsgroups (dim 50, 50 epochs: minutes per repetition)
 #   -n N        repetitions of each fastText/Sift pair, interleaved (default 3); medians reported
+#   --only A,B  only these data sets (ag_news trec sst2 sst2_glue mr 20ng); implies --no-write
 #   --no-write  print the table only, leave bench/RESULTS.md alone
 #
 # Environment: SIFT (the sift binary, default build/sift), DATA (default ../shared/data),
@@ -24,8 +25,9 @@ PY=/usr/bin/python3
 MODE=default
 N=3
 WRITE=1
+ONLY=
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_fasttext.sh: $*" >&2; exit 1; }
 
 while (($#)); do
@@ -35,6 +37,7 @@ while (($#)); do
     -n) [[ $# -ge 2 ]] || die "-n needs a number"; N=$2; shift ;;
     -n*) N=${1#-n} ;;
     --no-write) WRITE=0 ;;
+    --only) [[ $# -ge 2 ]] || die "--only needs data set names"; ONLY=$2; WRITE=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
@@ -70,10 +73,21 @@ if [[ $MODE != quick ]]; then
          "mr|configs/mr.yaml|10|5|0.5")
 fi
 [[ $MODE == full ]] && SETS+=("20ng|configs/20ng.yaml|50|50|1.0")
+if [[ -n $ONLY ]]; then
+  ALL=("ag_news|configs/ag_news.yaml|10|5|0.5" "trec|configs/trec.yaml|10|5|0.5"
+       "sst2|configs/sst2.yaml|10|5|0.5" "sst2_glue|configs/sst2_glue.yaml|10|5|0.5"
+       "mr|configs/mr.yaml|10|5|0.5" "20ng|configs/20ng.yaml|50|50|1.0")
+  SETS=()
+  for want in ${ONLY//,/ }; do
+    found=0
+    for e in "${ALL[@]}"; do [[ ${e%%|*} == "$want" ]] && { SETS+=("$e"); found=1; }; done
+    ((found)) || die "--only: unknown data set '$want' (ag_news trec sst2 sst2_glue mr 20ng)"
+  done
+fi
 
 # Converts one data set to fastText's format: "__label__NAME text" per line, the text
-# lower-cased and whitespace-collapsed (as in ../shared/data/README.md). Streaming: one
-# line in memory at a time. Writes $TMP/NAME.train.ft and $TMP/NAME.test.ft; for MR also the
+# lower-cased and whitespace-collapsed (as in ../shared/data/README.md). Streaming, one
+# line in memory at a time, except the label-sorted MR and 20NG training files (shuffled). Writes $TMP/NAME.train.ft and $TMP/NAME.test.ft; for MR also the
 # raw train/test halves Sift reads (every 10th line is test, the file being sorted by label).
 convert() {
   "$PY" - "$1" "$DATA" "$TMP" <<'PYEOF'
@@ -85,7 +99,14 @@ ws = re.compile(r"\s+")
 def clean(text):
     return ws.sub(" ", text.lower()).strip()
 
-def write(path, rows):
+def write(path, rows, shuffle=False):
+    # fastText reads its input in file order (each thread from its own offset), so a file
+    # sorted by label (MR, 20NG) trains it class after class; Sift's shuffle buffer mixes
+    # such a file. Those two are shuffled here (seeded; they fit in memory easily).
+    if shuffle:
+        import random
+        rows = list(rows)
+        random.Random(12345).shuffle(rows)
     n = 0
     with open(path, "w", encoding="utf-8", newline="\n") as out:
         for label, text in rows:
@@ -142,13 +163,13 @@ elif name == "mr":
          open(tmp + "/mr.train.all", "wb") as tr, open(tmp + "/mr.test.all", "wb") as te:
         for i, raw in enumerate(f):
             (te if i % 10 == 9 else tr).write(raw)
-    write(tmp + "/mr.train.ft", label_first(tmp + "/mr.train.all", "latin-1"))
+    write(tmp + "/mr.train.ft", label_first(tmp + "/mr.train.all", "latin-1"), shuffle=True)
     write(tmp + "/mr.test.ft", label_first(tmp + "/mr.test.all", "latin-1"))
 elif name == "20ng":
     def ng(path):
         for label, text in tsv(path, 1, 0):
             yield label, unescape(text)
-    write(tmp + "/20ng.train.ft", ng(d + "/20ng/20ng_train.tsv"))
+    write(tmp + "/20ng.train.ft", ng(d + "/20ng/20ng_train.tsv"), shuffle=True)
     write(tmp + "/20ng.test.ft", ng(d + "/20ng/20ng_test.tsv"))
 else:
     sys.exit("unknown data set " + name)

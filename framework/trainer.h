@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "framework/config/config.h"
 
@@ -20,6 +21,12 @@ void validate_for_training(const SiftConfig& config);
 // Trains, evaluates the best model on the validation and test data and returns the
 // report (also written to RUN_DIR/report.json): run folder, metrics per split.
 nlohmann::json train(const SiftConfig& config, const TrainOptions& options = {});
+
+// Continues the run in `run_dir` from its last.ckpt exactly where it stopped (model,
+// optimizer, random state, data position, step and best metric). `overrides` may change
+// e.g. train.epochs or train.max_steps, but not options that fix the model's shape.
+nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
+                      const TrainOptions& options = {});
 
 // Sets LibTorch's thread count from run.threads (0: all cores).
 void apply_threads(int64_t threads);

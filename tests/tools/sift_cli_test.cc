@@ -335,18 +335,16 @@ TEST_F(SiftCli, PredictTopKIsCappedAtTheNumberOfLabelsAndReadsAFile) {
   const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(split_tabs(lines[0]).size(), 4u) << lines[0];
-  // Default k = 1: one label and its probability.
-  const Result one = sift("predict --model " + quote(run.dir), "hello\n");
-  ASSERT_EQ(one.status, 0) << one;
-  EXPECT_EQ(split_tabs(lines_of(one.out).at(0)).size(), 2u) << one.out;
 }
 
-TEST_F(SiftCli, PredictOnEmptyInputPrintsNothing) {
+TEST_F(SiftCli, PredictDefaultsToOneLabelPerLine) {
   const SmsRun& run = sms_run();
   ASSERT_EQ(run.train.status, 0) << run.train;
-  const Result r = sift("predict --model " + quote(run.dir));
-  EXPECT_EQ(r.status, 0) << r;
-  EXPECT_EQ(r.out, "");
+  const Result r = sift("predict --model " + quote(run.dir), "hello\n\nfree cash\n");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r;  // a blank line still gets a prediction
+  for (const auto& line : lines) EXPECT_EQ(split_tabs(line).size(), 2u) << line;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -458,8 +456,6 @@ TEST_F(SiftCli, WrongType) {
   write_file(path, "train:\n  batch_size: lots\n");
   EXPECT_TRUE(CleanError(sift("train " + quote(path) + " --quiet"),
                          {path + ":2", "'train.batch_size'", "integer"}));
-  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.optimizer.lr=fast"),
-                         {"train.optimizer.lr", "number"}));
 }
 
 TEST_F(SiftCli, OutOfRangeValues) {
@@ -467,8 +463,6 @@ TEST_F(SiftCli, OutOfRangeValues) {
                          {"train.optimizer.lr", "> 0"}));
   EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.epochs=0"),
                          {"train.epochs", ">= 1"}));
-  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set train.optimizer.type=sgdd"),
-                         {"train.optimizer.type", "'sgdd'"}));
 }
 
 TEST_F(SiftCli, OutOfRangeInFileNamesTheLine) {
@@ -479,8 +473,7 @@ TEST_F(SiftCli, OutOfRangeInFileNamesTheLine) {
 
 TEST_F(SiftCli, MissingConfigFile) {
   const std::string path = dir_ + "/absent.yaml";
-  EXPECT_TRUE(CleanError(sift("train " + quote(path)), {path}));
-  EXPECT_TRUE(CleanError(sift("config " + quote(path)), {path}));
+  EXPECT_TRUE(CleanError(sift("train " + quote(path)), {"cannot open config file", path}));
 }
 
 TEST_F(SiftCli, ColumnFormatWithoutColumns) {
@@ -539,8 +532,7 @@ TEST_F(SiftCli, RunFolderWithDamagedVocabulary) {
 TEST_F(SiftCli, EvalOnAMissingRunFolder) {
   const std::string missing = dir_ + "/no_such_run";
   EXPECT_TRUE(CleanError(sift("eval --model " + quote(missing) + " --data " + quote(kSmsData)),
-                         {missing}));
-  EXPECT_TRUE(CleanError(sift("predict --model " + quote(missing), "hi\n"), {missing}));
+                         {missing, "not a run folder"}));
 }
 
 TEST_F(SiftCli, EvalWithAMissingDataFile) {
@@ -550,13 +542,19 @@ TEST_F(SiftCli, EvalWithAMissingDataFile) {
       sift("eval --model " + quote(sms_run().dir) + " --data " + quote(missing)), {missing}));
 }
 
-TEST_F(SiftCli, PredictBadArguments) {
+TEST_F(SiftCli, PredictOnAMissingInputFile) {
   ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
-  EXPECT_TRUE(CleanError(sift("predict --model " + quote(sms_run().dir) + " --top-k 0", "hi\n"),
-                         {"--top-k"}));
   const std::string missing = dir_ + "/absent.txt";
   EXPECT_TRUE(CleanError(
       sift("predict --model " + quote(sms_run().dir) + " --input " + quote(missing)), {missing}));
+}
+
+TEST_F(SiftCli, ModelOptionsThatDoNotMatchTheCheckpoint) {
+  // The run's weights were trained with model.dim 10: a model built with another
+  // dimension must be refused, not loaded with the checkpoint's shapes.
+  ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
+  const Result r = sift("eval --model " + quote(sms_run().dir) + " --set model.dim=20");
+  EXPECT_TRUE(CleanError(r, {sms_run().dir + "/best.ckpt", "do not fit"}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -576,19 +574,15 @@ TEST_F(SiftCli, HelpOfEachCommandListsItsOptions) {
       EXPECT_NE(r.out.find(o), std::string::npos) << command << " --help lacks " << o << "\n" << r;
     }
   }
-  const Result top = sift("--help");
-  EXPECT_EQ(top.status, 0) << top;
-  for (const char* c : {"train", "eval", "predict", "config"}) {
-    EXPECT_NE(top.out.find(c), std::string::npos) << c;
-  }
 }
 
 TEST_F(SiftCli, UsageErrorsExitNonZero) {
-  EXPECT_NE(sift("").status, 0);
-  EXPECT_NE(sift("frobnicate").status, 0);
-  EXPECT_NE(sift("train").status, 0);   // config is required
-  EXPECT_NE(sift("eval").status, 0);    // --model is required
-  EXPECT_NE(sift("predict --top-k two --model x").status, 0);
+  const Result none = sift("");
+  EXPECT_NE(none.status, 0) << none;
+  EXPECT_NE(none.err.find("subcommand"), std::string::npos) << none;
+  const Result eval = sift("eval");  // --model is required
+  EXPECT_NE(eval.status, 0) << eval;
+  EXPECT_NE(eval.err.find("--model"), std::string::npos) << eval;
 }
 
 TEST_F(SiftCli, ConfigDumpLoadsBack) {
@@ -603,9 +597,6 @@ TEST_F(SiftCli, ConfigDumpLoadsBack) {
   const Result again = sift("config " + quote(path) + " --dump");
   ASSERT_EQ(again.status, 0) << again;
   EXPECT_EQ(again.out, dump.out);
-  const Result check = sift("config " + quote(path));
-  EXPECT_EQ(check.status, 0) << check;
-  EXPECT_NE(check.out.find("ok"), std::string::npos) << check;
 }
 
 TEST_F(SiftCli, ConfigDumpAppliesSet) {
@@ -613,14 +604,6 @@ TEST_F(SiftCli, ConfigDumpAppliesSet) {
   ASSERT_EQ(r.status, 0) << r;
   write_file(dir_ + "/d.yaml", r.out);
   EXPECT_EQ(load_config(dir_ + "/d.yaml").train.epochs, 11);
-  EXPECT_TRUE(CleanError(sift("config configs/sms_spam.yaml --set train.epochs=-3"),
-                         {"train.epochs"}));
-}
-
-TEST_F(SiftCli, ConfigReferenceMatchesTheDocs) {
-  const Result r = sift("config --reference");
-  ASSERT_EQ(r.status, 0) << r;
-  EXPECT_EQ(r.out, read_file(kSource + "/docs/options.md"));
 }
 
 }  // namespace

@@ -12,22 +12,31 @@ namespace sift::cli {
 void add_train_command(CLI::App& app) {
   struct Args {
     std::string config;
+    std::string resume;
     std::vector<std::string> overrides;
     bool json = false;
     bool quiet = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("train", "Train a classifier from a YAML config.");
-  cmd->add_option("config", args->config, "YAML config file")->required();
+  auto* config = cmd->add_option("config", args->config, "YAML config file");
+  auto* resume_from = cmd->add_option("--resume", args->resume,
+                                      "Continue the run in this folder from its last.ckpt");
+  config->excludes(resume_from);
+  resume_from->excludes(config);
   cmd->add_option("--set", args->overrides, "Override a config key: --set train.epochs=3")
       ->type_name("KEY=VALUE");
   cmd->add_flag("--json", args->json, "Print a machine-readable summary on stdout");
   cmd->add_flag("--quiet", args->quiet, "No progress output");
   cmd->callback([args] {
-    const SiftConfig config = load_config(args->config, args->overrides);
     TrainOptions options;
     options.quiet = args->quiet;
-    const nlohmann::json report = train(config, options);
+    if (args->config.empty() && args->resume.empty()) {
+      throw CLI::RequiredError("a config file or --resume RUN_DIR");
+    }
+    const nlohmann::json report = args->resume.empty()
+                                      ? train(load_config(args->config, args->overrides), options)
+                                      : resume(args->resume, args->overrides, options);
     if (args->json) {
       std::cout << summary_json(report).dump(2) << std::endl;
     } else {
