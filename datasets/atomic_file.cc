@@ -58,4 +58,17 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   file.commit();
 }
 
+void copy_file_atomically(const std::string& from, const std::string& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  if (in == nullptr) throw Error(fmt::format("cannot open {}: {}", from, std::strerror(errno)));
+  AtomicFile out(to);
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), in)) > 0) out.write({buffer, n});
+  const bool failed = std::ferror(in) != 0;
+  std::fclose(in);
+  if (failed) throw Error(fmt::format("cannot read {}", from));
+  out.commit();
+}
+
 }  // namespace sift

@@ -29,4 +29,7 @@ class AtomicFile {
 
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// Copies `from` to `to` through a temporary name.
+void copy_file_atomically(const std::string& from, const std::string& to);
+
 }  // namespace sift

@@ -2,14 +2,39 @@
 
 namespace sift {
 
-TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options)
-    : vocab_(std::move(vocab)),
+TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
+                         std::shared_ptr<const SentencePieceModel> pieces)
+    : vocab_(vocab ? std::move(vocab) : std::make_shared<const Vocab>()),
+      pieces_(std::move(pieces)),
       options_(options),
       tokenizer_(options.tokenizer),
       bag_(*vocab_, options.ngrams, options.buckets),
       sequence_(*vocab_, options.max_length) {}
 
+void TextEncoder::encode_pieces(std::string_view text, std::vector<int64_t>& ids) {
+  pieces_->encode(text, ids);
+  if (options_.max_length > 0 && static_cast<int64_t>(ids.size()) > options_.max_length) {
+    ids.resize(static_cast<size_t>(options_.max_length));
+  }
+  for (auto& id : ids) ++id;  // 0 is the padding id
+  if (options_.kind != InputKind::bag || options_.ngrams < 2) return;
+  // Piece n-grams hashed into buckets after the pieces, as BagEncoder does for words.
+  const size_t n = ids.size();
+  const int64_t first_bucket = pieces_->size() + 1;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t h = static_cast<uint64_t>(ids[i]);
+    for (size_t j = i + 1; j < n && j < i + static_cast<size_t>(options_.ngrams); ++j) {
+      h = h * 116049371ULL + static_cast<uint64_t>(ids[j]);
+      ids.push_back(first_bucket + static_cast<int64_t>(h % static_cast<uint64_t>(options_.buckets)));
+    }
+  }
+}
+
 void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
+  if (pieces_) {
+    encode_pieces(text, ids);
+    return;
+  }
   tokenizer_.tokenize(text, tokens_);
   if (options_.kind == InputKind::bag) {
     if (options_.max_length > 0 && static_cast<int64_t>(tokens_.size()) > options_.max_length) {
@@ -22,6 +47,10 @@ void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
 }
 
 int64_t TextEncoder::num_ids() const {
+  if (pieces_) {
+    const bool hashed = options_.kind == InputKind::bag && options_.ngrams > 1;
+    return pieces_->size() + 1 + (hashed ? options_.buckets : 0);
+  }
   return options_.kind == InputKind::bag ? bag_.num_ids() : vocab_->size();
 }
 

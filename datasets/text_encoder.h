@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/encoder.h"
+#include "datasets/sentencepiece.h"
 #include "datasets/tokenizer.h"
 #include "datasets/vocab.h"
 
@@ -28,8 +29,11 @@ struct TextEncoderOptions {
 
 class TextEncoder {
  public:
-  // `vocab` is shared so that the encoder can outlive the code that built it.
-  TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options);
+  // `vocab` is shared so that the encoder can outlive the code that built it. With a
+  // SentencePiece model, text is cut into its pieces instead of words, and piece p gets
+  // id p + 1 (0 stays the padding id); the vocabulary is then unused.
+  TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
+              std::shared_ptr<const SentencePieceModel> pieces = nullptr);
 
   // Not thread-safe (reuses a token buffer): give each worker thread its own copy.
   void encode(std::string_view text, std::vector<int64_t>& ids);
@@ -38,7 +42,10 @@ class TextEncoder {
   const TextEncoderOptions& options() const { return options_; }
 
  private:
+  void encode_pieces(std::string_view text, std::vector<int64_t>& ids);
+
   std::shared_ptr<const Vocab> vocab_;
+  std::shared_ptr<const SentencePieceModel> pieces_;
   TextEncoderOptions options_;
   WordTokenizer tokenizer_;
   BagEncoder bag_;

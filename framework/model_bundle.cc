@@ -38,7 +38,7 @@ void check_model_options(const SiftConfig& config) {
 Classifier create_model(const SiftConfig& config, const Task& task) {
   const ModelSpec& spec = find_model(config.model.type);
   ModelShape shape;
-  TextEncoder encoder(task.vocab, task.encoder);
+  TextEncoder encoder = make_encoder(task);
   shape.num_ids = encoder.num_ids();
   shape.num_classes = task.labels.size();
   const auto& o = config.train.optimizer;
@@ -56,6 +56,9 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   b.task.labels = LabelSet::load(run_file(run_dir, "labels.txt"));
   b.task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, "vocab.txt")));
   b.task.encoder = encoder_options(b.config);
+  if (b.config.tokenizer.type == "sentencepiece") {
+    b.task.pieces = SentencePieceModel::open(run_file(run_dir, "tokenizer.model"));
+  }
   std::string path = run_file(run_dir, "best.ckpt");
   if (!std::filesystem::exists(path)) path = run_file(run_dir, "last.ckpt");
   const Checkpoint checkpoint = load_checkpoint(path);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <random>
+
+#include "datasets/atomic_file.h"
 #include "datasets/paths.h"
 #include "datasets/tokenizer.h"
 #include "framework/config/loader.h"
@@ -106,8 +109,50 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   return e;
 }
 
+TextEncoder make_encoder(const Task& task) {
+  return TextEncoder(task.vocab, task.encoder, task.pieces);
+}
+
+uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path) {
+  auto train = open_split(config, "train", LabelSet::from_option(config.data.labels));
+  if (!train) throw Error("data.train.path: no training data is configured");
+  std::vector<std::string> sample;
+  std::mt19937_64 rng(static_cast<uint64_t>(config.run.seed));
+  uint64_t seen = 0;
+  Example example;
+  while (train->next(example)) {
+    ++seen;
+    if (sample.size() < lines) {
+      sample.push_back(example.text);
+      continue;
+    }
+    // Algorithm R: record `seen` replaces a kept one with probability lines / seen.
+    const uint64_t slot = std::uniform_int_distribution<uint64_t>(0, seen - 1)(rng);
+    if (slot < lines) sample[slot] = example.text;
+  }
+  if (sample.empty()) throw Error("the training data holds no record to sample");
+  std::string text;
+  for (auto& s : sample) {
+    for (char& c : s) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    text += s;
+    text += '\n';
+  }
+  write_file_atomically(path, text);
+  return sample.size();
+}
+
 Task build_task(const SiftConfig& config) {
   Task task;
+  const bool pieces = config.tokenizer.type == "sentencepiece";
+  if (pieces) {
+    if (config.tokenizer.model.empty()) {
+      throw Error("tokenizer.model: The SentencePiece model file must be given (train one "
+                  "with `sift tokenizer train CONFIG`).");
+    }
+    task.pieces = SentencePieceModel::open(config.tokenizer.model);
+  }
   task.labels = LabelSet::from_option(config.data.labels);
   const bool collect_labels = task.labels.empty();
   task.encoder = encoder_options(config);
@@ -120,8 +165,8 @@ Task build_task(const SiftConfig& config) {
   Example example;
   while (train->next(example)) {
     ++task.train_records;
-    tokenizer.tokenize(example.text, tokens);
-    builder.add(tokens);
+    if (!pieces) tokenizer.tokenize(example.text, tokens);
+    if (!pieces) builder.add(tokens);
     for (const auto& label : example.labels) {
       if (collect_labels) {
         task.labels.add(label);

@@ -19,7 +19,8 @@ namespace sift {
 
 struct Task {
   LabelSet labels;
-  std::shared_ptr<const Vocab> vocab;
+  std::shared_ptr<const Vocab> vocab;                  // word tokenizer
+  std::shared_ptr<const SentencePieceModel> pieces;    // or SentencePiece
   TextEncoderOptions encoder;
   uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
   uint64_t train_skipped = 0;  // malformed records skipped in that pass
@@ -49,6 +50,13 @@ std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::
 
 // "the test data (a.tsv, b.tsv) holds no record".
 std::string empty_split_message(const std::string& split, const ShardedStream& stream);
+
+// The encoder of a task (each worker thread copies it).
+TextEncoder make_encoder(const Task& task);
+
+// Writes a uniform sample (reservoir sampling over every shard, not the first lines) of
+// at most `lines` training texts to `path`, one per line; returns how many it wrote.
+uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path);
 
 // Encoder options from the tokenizer and model options.
 TextEncoderOptions encoder_options(const SiftConfig& config);

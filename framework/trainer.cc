@@ -351,7 +351,7 @@ namespace {
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
 nlohmann::json finish_run(Run& run, const std::string& data_state) {
-  const TextEncoder encoder(run.task.vocab, run.task.encoder);
+  const TextEncoder encoder = make_encoder(run.task);
   nlohmann::json report;
   report["run_dir"] = run.dir;
   report["train"] = train_epochs(run, encoder, data_state);
@@ -395,6 +395,7 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
   run.task.labels.save(run_file(run.dir, "labels.txt"));
   run.task.vocab->save(run_file(run.dir, "vocab.txt"));
+  if (run.task.pieces) copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
   std::remove(run_file(run.dir, "metrics.jsonl").c_str());
   std::remove(run_file(run.dir, "best.ckpt").c_str());
   run.model = create_model(config, run.task);  // create the model

@@ -51,6 +51,10 @@ struct DataConfig : FormatConfig {
 
 struct TokenizerConfig {
   std::string type = "word";
+  std::string model;
+  int64_t vocab_size = 8000;
+  std::string model_type = "unigram";
+  int64_t sample_lines = 200000;
   bool lowercase = true;
   bool split_punctuation = true;
   int64_t min_count = 1;

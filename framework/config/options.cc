@@ -156,8 +156,21 @@ std::vector<Option> declare() {
               "Keep the first data.max_line_bytes of a longer record instead of treating it "
               "as malformed.");
 
-  t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word"},
-             "Tokenizer: word (whitespace and punctuation split).");
+  t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word", "sentencepiece"},
+             "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
+             "training data) or sentencepiece (pieces of tokenizer.model).");
+  t.add<std::string>("tokenizer.model", SIFT_FIELD(tokenizer.model),
+                     "SentencePiece model file: read by tokenizer.type sentencepiece, written by "
+                     "`sift tokenizer train`.");
+  t.add<int64_t>("tokenizer.vocab_size", SIFT_FIELD(tokenizer.vocab_size),
+                 "Pieces in a SentencePiece model trained by `sift tokenizer train`.",
+                 at_least(8));
+  t.add_enum("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
+             "SentencePiece algorithm for `sift tokenizer train`.");
+  t.add<int64_t>("tokenizer.sample_lines", SIFT_FIELD(tokenizer.sample_lines),
+                 "Training lines sampled uniformly from all shards (reservoir sampling) to "
+                 "train a SentencePiece model; bounds its memory.",
+                 at_least(1));
   t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
               "Make each punctuation character a token of its own.");

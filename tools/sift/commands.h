@@ -9,6 +9,7 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_config_command(CLI::App& app);
+void add_tokenizer_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
 
 }  // namespace sift::cli

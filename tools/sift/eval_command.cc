@@ -43,7 +43,7 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
 void run_eval(const EvalArgs& args) {
   ModelBundle bundle = load_run(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
-  const TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
+  const TextEncoder encoder = make_encoder(bundle.task);
   auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
   if (!batches) throw Error("no data to evaluate: give --data PATH");
   const Evaluation e = evaluate(bundle.model, *batches, bundle.task.labels.size(), bundle.device);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   sift::cli::add_eval_command(app);
   sift::cli::add_predict_command(app);
   sift::cli::add_config_command(app);
+  sift::cli::add_tokenizer_command(app);
   sift::cli::add_shard_command(app);
   try {
     app.parse(argc, argv);

@@ -54,7 +54,7 @@ void run_predict(const PredictArgs& args) {
     if (!file) throw Error(fmt::format("cannot open {}: {}", args.input, std::strerror(errno)));
   }
   std::istream& in = args.input == "-" ? std::cin : file;
-  TextEncoder encoder(bundle.task.vocab, bundle.task.encoder);
+  TextEncoder encoder = make_encoder(bundle.task);
   torch::NoGradGuard no_grad;
   RawBatch batch;
   std::vector<std::string> texts;

@@ -1,0 +1,60 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "datasets/sentencepiece.h"
+#include "framework/config/loader.h"
+#include "framework/error.h"
+#include "framework/task.h"
+#include "tools/sift/commands.h"
+
+namespace sift::cli {
+namespace {
+
+void train_tokenizer(const std::string& config_path, const std::vector<std::string>& overrides) {
+  const SiftConfig config = load_config(config_path, overrides);
+  const auto& t = config.tokenizer;
+  if (t.model.empty()) {
+    throw Error("tokenizer.model: The path to write the SentencePiece model to must be given.");
+  }
+  const std::string suffix = ".model";
+  if (t.model.size() <= suffix.size() ||
+      t.model.compare(t.model.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    throw Error(fmt::format("tokenizer.model: '{}' must end in .model", t.model));
+  }
+  const std::string prefix = t.model.substr(0, t.model.size() - suffix.size());
+  const std::string sample = prefix + ".sample.txt";
+  const uint64_t lines = sample_training_text(config, static_cast<uint64_t>(t.sample_lines), sample);
+  std::cerr << fmt::format("sampled {} lines; training a {} model of {} pieces\n", lines,
+                           t.model_type, t.vocab_size);
+  try {
+    train_sentencepiece(sample, prefix, t.vocab_size, t.model_type);
+  } catch (...) {
+    std::filesystem::remove(sample);
+    throw;
+  }
+  std::filesystem::remove(sample);
+  std::cout << fmt::format("wrote {} ({} pieces, from {} sampled lines)\n", t.model, t.vocab_size,
+                           lines);
+}
+
+}  // namespace
+
+void add_tokenizer_command(CLI::App& app) {
+  struct Args {
+    std::string config;
+    std::vector<std::string> overrides;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("tokenizer", "Train a tokenizer for a config.");
+  cmd->require_subcommand(1);
+  auto* train = cmd->add_subcommand(
+      "train",
+      "Train a SentencePiece model (tokenizer.model) on a uniform sample of the training data.");
+  train->add_option("config", args->config, "YAML config file")->required();
+  train->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
+  train->callback([args] { train_tokenizer(args->config, args->overrides); });
+}
+
+}  // namespace sift::cli
