@@ -167,7 +167,7 @@ for case in order:
     rss = statistics.median(r[0] for r in c["runs"])
     wall = statistics.median(r[1] for r in c["runs"])
     js = c["runs"][0][2]
-    vocab = find(js, "vocab_size") or find(js, "data", "vocab_size") or find(js, "task", "vocab")
+    vocab = find(js, "train", "vocabulary")
     loop = [find(r[2], "train", "seconds") for r in c["runs"]]
     loop = [x for x in loop if isinstance(x, (int, float))]
     ratio = f"{rss / base:.3f}" if base else "-"

@@ -54,6 +54,13 @@ class Cursor {
   size_t pos_ = 0;
 };
 
+std::vector<std::pair<std::string, torch::Tensor>> named_tensors(const torch::nn::Module& module) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : module.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : module.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
 uLong crc32_update(uLong crc, std::string_view s) {
   // zlib takes 32-bit lengths: feed large blobs in pieces.
   while (!s.empty()) {
@@ -78,12 +85,24 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+// Weights are stored as raw tensors (name, dtype, shape, bytes): several times faster
+// to write than a LibTorch archive (80 MB of fastText buckets: 0.5 s there), and every
+// mismatch can be named.
 std::string module_bytes(const torch::nn::Module& module) {
-  torch::serialize::OutputArchive archive;
-  module.save(archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+  std::string out;
+  const auto tensors = named_tensors(module);
+  put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, tensor] : tensors) {
+    const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+    put_bytes(out, name);
+    put<int8_t>(out, static_cast<int8_t>(t.scalar_type()));
+    put<uint32_t>(out, static_cast<uint32_t>(t.dim()));
+    for (auto d : t.sizes()) put<int64_t>(out, d);
+    const size_t n = t.numel() * t.element_size();
+    put<uint64_t>(out, n);
+    out.append(static_cast<const char*>(t.data_ptr()), n);
+  }
+  return out;
 }
 
 std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
@@ -96,32 +115,39 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
 
 void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
                        const std::string& path) {
-  // Module::load replaces each tensor with the archive's, whatever its shape: compare
-  // the shapes before and after, or a mismatching checkpoint would load silently.
-  auto shapes = [&module] {
-    std::vector<std::pair<std::string, std::vector<int64_t>>> s;
-    for (const auto& p : module.named_parameters()) s.emplace_back(p.key(), p.value().sizes().vec());
-    for (const auto& b : module.named_buffers()) s.emplace_back(b.key(), b.value().sizes().vec());
-    return s;
-  };
-  const auto expected = shapes();
-  try {
-    std::istringstream in(bytes);
-    torch::serialize::InputArchive archive;
-    archive.load_from(in);
-    module.load(archive);
-  } catch (const c10::Error& e) {
-    throw Error(fmt::format("{}: the weights do not fit this model: {}", path,
-                            e.what_without_backtrace()));
-  }
-  const auto loaded = shapes();
-  for (size_t i = 0; i < expected.size() && i < loaded.size(); ++i) {
-    if (loaded[i] != expected[i]) {
+  Cursor cursor(bytes, path);
+  std::map<std::string, torch::Tensor> wanted;
+  for (auto& [name, tensor] : named_tensors(module)) wanted.emplace(name, tensor);
+  const auto count = cursor.get<uint32_t>();
+  torch::NoGradGuard no_grad;
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string name = cursor.get_bytes();
+    const auto dtype = static_cast<torch::ScalarType>(cursor.get<int8_t>());
+    std::vector<int64_t> shape(cursor.get<uint32_t>());
+    for (auto& d : shape) d = cursor.get<int64_t>();
+    const std::string data = cursor.get_bytes();
+    auto it = wanted.find(name);
+    if (it == wanted.end()) {
+      throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
+                              name));
+    }
+    torch::Tensor& target = it->second;
+    if (target.sizes().vec() != shape || target.scalar_type() != dtype) {
       throw Error(fmt::format("{}: the weights do not fit this model: '{}' has shape [{}] in the "
                               "checkpoint, the model expects [{}]",
-                              path, expected[i].first, fmt::join(loaded[i].second, ", "),
-                              fmt::join(expected[i].second, ", ")));
+                              path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
     }
+    if (data.size() != static_cast<size_t>(target.numel()) * target.element_size()) {
+      throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
+    }
+    auto source = torch::from_blob(const_cast<char*>(data.data()), shape,
+                                   torch::TensorOptions().dtype(dtype));
+    target.copy_(source);
+    wanted.erase(it);
+  }
+  if (!wanted.empty()) {
+    throw Error(fmt::format("{}: the weights do not fit this model: '{}' is missing", path,
+                            wanted.begin()->first));
   }
 }
 

@@ -76,9 +76,29 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   return b;
 }
 
-ModelInput to_input(const RawBatch& batch, torch::Device device) {
+ModelInput to_input(const RawBatch& batch, InputKind kind, torch::Device device) {
   auto opts = torch::TensorOptions().dtype(torch::kInt64);
   ModelInput input;
+  if (kind == InputKind::sequence) {
+    const int64_t n = batch.size();
+    const auto total = static_cast<int64_t>(batch.ids.size());
+    std::vector<int64_t> lengths(n);
+    int64_t longest = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t end = i + 1 < n ? batch.offsets[i + 1] : total;
+      lengths[i] = std::max<int64_t>(end - batch.offsets[i], 1);
+      longest = std::max(longest, lengths[i]);
+    }
+    auto ids = torch::zeros({n, longest}, opts);
+    int64_t* out = ids.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t end = i + 1 < n ? batch.offsets[i + 1] : total;
+      std::copy(batch.ids.begin() + batch.offsets[i], batch.ids.begin() + end, out + i * longest);
+    }
+    input.ids = ids.to(device);
+    input.lengths = torch::tensor(lengths, opts);  // kept on the CPU, as packing wants
+    return input;
+  }
   input.ids = torch::from_blob(const_cast<int64_t*>(batch.ids.data()),
                                {static_cast<int64_t>(batch.ids.size())}, opts)
                   .to(device, /*non_blocking=*/false, /*copy=*/true);
@@ -88,7 +108,7 @@ ModelInput to_input(const RawBatch& batch, torch::Device device) {
   return input;
 }
 
-Evaluation evaluate(Classifier& model, ShardedStream& batches, int64_t classes,
+Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
                     torch::Device device) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
@@ -98,7 +118,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, int64_t classes,
   RawBatch batch;
   batches.start_epoch(1);
   while (batches.next(batch)) {
-    auto logits = model->forward(to_input(batch, device));
+    auto logits = model->forward(to_input(batch, kind, device));
     auto labels = torch::from_blob(batch.labels.data(), {batch.size()}, torch::kInt64).to(device);
     loss_sum += torch::nn::functional::cross_entropy(
                     logits, labels,

@@ -39,8 +39,8 @@ Classifier create_model(const SiftConfig& config, const Task& task);
 
 torch::Device parse_device(const std::string& name);
 
-// Moves a batch's vectors into tensors on `device`.
-ModelInput to_input(const RawBatch& batch, torch::Device device);
+// Moves a batch's vectors into tensors on `device`, as the model's input kind needs.
+ModelInput to_input(const RawBatch& batch, InputKind kind, torch::Device device);
 
 struct Evaluation {
   ConfusionMatrix confusion;
@@ -48,7 +48,7 @@ struct Evaluation {
 };
 
 // Runs the model in eval mode over one pass of `batches`.
-Evaluation evaluate(Classifier& model, ShardedStream& batches, int64_t classes,
+Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
                     torch::Device device);
 
 }  // namespace sift

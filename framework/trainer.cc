@@ -216,7 +216,7 @@ void end_epoch(Run& run, ShardedStream* valid, Progress& progress) {
   std::string line = fmt::format("epoch {}: train loss {:.4f}", run.epoch,
                                  record["train_loss"].get<double>());
   if (valid != nullptr) {
-    const Evaluation e = evaluate(run.model, *valid, run.task.labels.size(), run.device);
+    const Evaluation e = evaluate(run.model, *valid, run.task.encoder.kind, run.task.labels.size(), run.device);
     record["valid_loss"] = e.loss;
     record["valid_accuracy"] = e.confusion.accuracy();
     record["valid_macro_f1"] = e.confusion.macro_f1();
@@ -260,7 +260,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
       const double lr = scheduled_lr(run.config, run.step, total_steps);
       set_lr(*run.optimizer, lr);
       run.optimizer->zero_grad();
-      auto logits = run.model->forward(to_input(batch, run.device));
+      auto logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
       auto labels =
           torch::from_blob(batch.labels.data(), {batch.size()}, torch::kInt64).to(run.device);
       auto loss = torch::nn::functional::cross_entropy(logits, labels, loss_options);
@@ -308,7 +308,7 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   for (const std::string name : {"valid", "test"}) {
     auto stream = open_stream(run.config, name, encoder, run.task.labels, false);
     if (!stream) continue;
-    const Evaluation e = evaluate(run.model, *stream, run.task.labels.size(), run.device);
+    const Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(), run.device);
     if (e.confusion.total() == 0) throw Error(empty_split_message(name, *stream));
     splits[name] = e.confusion.to_json(run.task.labels.names());
     splits[name]["loss"] = e.loss;
@@ -327,7 +327,6 @@ void apply_threads(int64_t threads) {
 }
 
 void validate_for_training(const SiftConfig& config) {
-  check_model_options(config);
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
   }
@@ -388,6 +387,7 @@ void refuse_shape_changes(const std::vector<std::string>& overrides) {
 }  // namespace
 
 nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
+  check_model_options(config);  // a resumed run's saved config lists every option
   Run run;
   start_run(run, config, options);
   run.task = build_task(config);  // create the data

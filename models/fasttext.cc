@@ -1,5 +1,7 @@
 #include "models/fasttext.h"
 
+#include "models/init.h"
+
 namespace sift {
 
 FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape) {
@@ -14,7 +16,7 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape) {
   // fastText's initialisation: small uniform inputs, zero output layer.
   torch::NoGradGuard no_grad;
   const double bound = 1.0 / static_cast<double>(config.dim);
-  embedding_->weight.uniform_(-bound, bound);
+  fast_uniform_(embedding_->weight, -bound, bound);
   output_->weight.zero_();
   output_->bias.zero_();
 }

@@ -14,11 +14,13 @@
 
 namespace sift {
 
-// A batch on the model's device: flat ids with offsets (bag models) or a padded
-// [batch, length] id matrix (sequence models).
+// A batch on the model's device. Bag models: `ids` flat [total] with `offsets` [batch].
+// Sequence models: `ids` [batch, length] padded with Vocab::kPad (0) on the right, and
+// `lengths` [batch] (each >= 1: an empty text is one padding token).
 struct ModelInput {
   torch::Tensor ids;
   torch::Tensor offsets;
+  torch::Tensor lengths;
 };
 
 class ClassifierImpl : public torch::nn::Module {

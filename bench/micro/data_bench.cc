@@ -20,8 +20,8 @@
 // shard set once per iteration and use real time. --benchmark_min_time defaults to 0.1.
 //
 //   build/sift-data-bench                                   # everything, 20NG text
-//   SIFT_BENCH_SHARDS=/tmp/corpus build/sift-data-bench \
-//       --benchmark_filter='ShardedStream|Driver' --benchmark_format=json
+//   SIFT_BENCH_SHARDS=/tmp/corpus build/sift-data-bench --benchmark_format=json
+//       --benchmark_filter='ShardedStream|Driver'     (one command line)
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <zstd.h>

@@ -67,6 +67,20 @@ struct ModelConfig {
   int64_t dim = 100;
   int64_t ngrams = 1;
   int64_t buckets = 2000000;
+  std::vector<int64_t> widths = {3, 4, 5};
+  int64_t filters = 100;
+  double dropout = 0.5;
+  std::string cell = "lstm";
+  int64_t hidden = 256;
+  int64_t layers = 1;
+  bool bidirectional = true;
+  std::string pooling = "max";
+  int64_t heads = 4;
+  int64_t ff_dim = 512;
+  std::string positions = "learned";
+  int64_t max_positions = 512;
+  std::string pretrained;
+  bool freeze_embeddings = false;
 };
 
 struct OptimizerConfig {

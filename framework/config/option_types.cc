@@ -65,6 +65,20 @@ std::string read(const YAML::Node& node, std::vector<std::string>& out) {
   return "";
 }
 
+std::string read(const YAML::Node& node, std::vector<int64_t>& out) {
+  out.clear();
+  if (node.IsScalar()) {
+    out.emplace_back();
+    return read(node, out.back()).empty() ? "" : "an integer or a list of integers";
+  }
+  if (!node.IsSequence()) return "an integer or a list of integers";
+  for (const auto& item : node) {
+    out.emplace_back();
+    if (!read(item, out.back()).empty()) return "an integer or a list of integers";
+  }
+  return "";
+}
+
 YAML::Node write(bool value) { return YAML::Node(value); }
 YAML::Node write(int64_t value) { return YAML::Node(value); }
 YAML::Node write(double value) { return YAML::Node(value); }
@@ -72,6 +86,12 @@ YAML::Node write(const std::string& value) { return YAML::Node(value); }
 YAML::Node write(const std::vector<std::string>& value) {
   YAML::Node node(YAML::NodeType::Sequence);
   for (const auto& v : value) node.push_back(v);
+  return node;
+}
+
+YAML::Node write(const std::vector<int64_t>& value) {
+  YAML::Node node(YAML::NodeType::Sequence);
+  for (auto v : value) node.push_back(v);
   return node;
 }
 

@@ -184,7 +184,7 @@ std::vector<Option> declare() {
                  "which bounds memory.",
                  at_least(1000));
 
-  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext"},
+  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer"},
              "Model architecture (see the model registry).");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
@@ -192,6 +192,42 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets),
                  "Hash buckets for word n-grams.", at_least(1));
+  t.add<std::vector<int64_t>>("model.widths", SIFT_FIELD(model.widths),
+                              "TextCNN filter widths, in tokens.",
+                              [](const std::vector<int64_t>& v) {
+                                for (auto w : v) {
+                                  if (w < 1) return std::string("Every width must be >= 1.");
+                                }
+                                return v.empty() ? std::string("Give at least one width.")
+                                                 : std::string();
+                              });
+  t.add<int64_t>("model.filters", SIFT_FIELD(model.filters), "TextCNN filters per width.",
+                 at_least(1));
+  t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
+                in_range(0.0, 0.95));
+  t.add_enum("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
+  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden), "RNN hidden size per direction.",
+                 at_least(1));
+  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers), "RNN or Transformer layers.",
+                 at_least(1));
+  t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
+  t.add_enum("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
+             "How token states become one vector: max, mean or attention (RNN); cls or mean "
+             "(Transformer).");
+  t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
+                 at_least(1));
+  t.add<int64_t>("model.ff_dim", SIFT_FIELD(model.ff_dim), "Transformer feed-forward width.",
+                 at_least(1));
+  t.add_enum("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
+             "Transformer position embeddings.");
+  t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
+                 "Longest sequence the Transformer's positions cover (longer input is cut).",
+                 at_least(1));
+  t.add<std::string>("model.pretrained", SIFT_FIELD(model.pretrained),
+                     "Word vectors to initialise the embeddings from (.vec text format: "
+                     "fastText/word2vec); empty: random.");
+  t.add<bool>("model.freeze_embeddings", SIFT_FIELD(model.freeze_embeddings),
+              "Keep the embeddings fixed during training.");
 
   t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
                  at_least(1));

@@ -46,7 +46,7 @@ void run_eval(const EvalArgs& args) {
   const TextEncoder encoder = make_encoder(bundle.task);
   auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
   if (!batches) throw Error("no data to evaluate: give --data PATH");
-  const Evaluation e = evaluate(bundle.model, *batches, bundle.task.labels.size(), bundle.device);
+  const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind, bundle.task.labels.size(), bundle.device);
   if (e.confusion.total() == 0) throw Error(empty_split_message("test", *batches));
   nlohmann::json report = {{"run_dir", bundle.run_dir}};
   report["splits"]["test"] = e.confusion.to_json(bundle.task.labels.names());

@@ -61,7 +61,7 @@ void run_predict(const PredictArgs& args) {
   std::vector<int64_t> ids;
   auto flush = [&] {
     if (texts.empty()) return;
-    auto probs = torch::softmax(bundle.model->forward(to_input(batch, bundle.device)), 1)
+    auto probs = torch::softmax(bundle.model->forward(to_input(batch, bundle.task.encoder.kind, bundle.device)), 1)
                      .to(torch::kCPU);
     print_batch(bundle, texts, probs, k, args.json);
     texts.clear();
