@@ -190,13 +190,21 @@ with open(f"{tmp}/../sift-memory-last.json", "w") as f:
 if os.environ["WRITE"] == "1":
     path = "bench/RESULTS.md"
     text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    begin, end = "<!-- memory:begin -->", "<!-- memory:end -->"
-    block = f"{begin}\n{table}\n{end}"
-    if begin in text and end in text:
+    # The section is <!-- NAME:begin --> generated table <!-- NAME:generated-end -->
+    # notes by hand <!-- NAME:end -->: a rerun replaces the table and keeps the notes.
+    begin, gen_end, end = ("<!-- memory:begin -->", "<!-- memory:generated-end -->",
+                           "<!-- memory:end -->")
+    block = f"{begin}\n{table}\n{gen_end}"
+    if begin in text and gen_end in text:
+        a = text.index(begin)
+        b = text.index(gen_end) + len(gen_end)
+        text = text[:a] + block + text[b:]
+    elif begin in text and end in text:
         a = text.index(begin)
         b = text.index(end) + len(end)
-        text = text[:a] + block + text[b:]
+        text = text[:a] + block + "\n" + end + text[b:]
     else:
+        block += "\n" + end
         text = text.rstrip("\n") + "\n\n## Peak memory against data size\n\n" + block + "\n"
     open(path, "w").write(text)
     print(f"\nwritten to {path}")

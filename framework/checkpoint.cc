@@ -54,12 +54,16 @@ class Cursor {
   size_t pos_ = 0;
 };
 
-std::vector<std::pair<std::string, torch::Tensor>> named_tensors(const torch::nn::Module& module) {
-  std::vector<std::pair<std::string, torch::Tensor>> out;
+}  // namespace
+
+NamedTensors named_tensors(const torch::nn::Module& module) {
+  NamedTensors out;
   for (const auto& p : module.named_parameters()) out.emplace_back(p.key(), p.value());
   for (const auto& b : module.named_buffers()) out.emplace_back(b.key(), b.value());
   return out;
 }
+
+namespace {
 
 uLong crc32_update(uLong crc, std::string_view s) {
   // zlib takes 32-bit lengths: feed large blobs in pieces.
@@ -89,8 +93,11 @@ std::string read_all(const std::string& path) {
 // to write than a LibTorch archive (80 MB of fastText buckets: 0.5 s there), and every
 // mismatch can be named.
 std::string module_bytes(const torch::nn::Module& module) {
+  return tensors_bytes(named_tensors(module));
+}
+
+std::string tensors_bytes(const NamedTensors& tensors) {
   std::string out;
-  const auto tensors = named_tensors(module);
   put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, tensor] : tensors) {
     const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();

@@ -8,6 +8,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sift {
 
@@ -18,8 +20,14 @@ struct Checkpoint {
   std::map<std::string, std::string> blobs;  // "model", "optimizer": LibTorch archives
 };
 
-// Serialises a module (or optimizer) to the bytes of a LibTorch archive.
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// A module's parameters and buffers, by their dotted names.
+NamedTensors named_tensors(const torch::nn::Module& module);
+
+// Serialises weights as raw tensors (module_bytes) and an optimizer as a LibTorch archive.
 std::string module_bytes(const torch::nn::Module& module);
+std::string tensors_bytes(const NamedTensors& tensors);
 std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
 // Loads those bytes back; `path` only names the file in errors.
 void load_module_bytes(torch::nn::Module& module, const std::string& bytes,

@@ -41,6 +41,7 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   TextEncoder encoder = make_encoder(task);
   shape.num_ids = encoder.num_ids();
   shape.num_classes = task.labels.size();
+  shape.vocab = task.vocab;
   const auto& o = config.train.optimizer;
   shape.sparse_gradients = o.type == "sgd" && o.momentum == 0.0 && o.weight_decay == 0.0;
   return spec.create(config.model, shape);

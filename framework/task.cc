@@ -162,12 +162,14 @@ Task build_task(const SiftConfig& config) {
   WordTokenizer tokenizer(task.encoder.tokenizer);
   VocabBuilder builder(static_cast<size_t>(config.tokenizer.count_limit));
   std::vector<std::string> tokens;
+  std::unordered_map<std::string, uint64_t> counts;
   Example example;
   while (train->next(example)) {
     ++task.train_records;
     if (!pieces) tokenizer.tokenize(example.text, tokens);
     if (!pieces) builder.add(tokens);
     for (const auto& label : example.labels) {
+      ++counts[label];
       if (collect_labels) {
         task.labels.add(label);
       } else if (task.labels.id(label) < 0) {
@@ -183,6 +185,8 @@ Task build_task(const SiftConfig& config) {
                             fmt::join(train->files(), ", ")));
   }
   if (collect_labels) task.labels.sort();
+  task.label_counts.assign(static_cast<size_t>(task.labels.size()), 0);
+  for (const auto& [name, count] : counts) task.label_counts[task.labels.id(name)] += count;
   if (task.labels.size() < 2) {
     throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
                             task.labels.size()));

@@ -24,6 +24,7 @@ struct Task {
   TextEncoderOptions encoder;
   uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
   uint64_t train_skipped = 0;  // malformed records skipped in that pass
+  std::vector<uint64_t> label_counts;  // training records per label id
 };
 
 // The resolved reading options of a split ("train", "valid", "test").

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fnmatch.h>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -16,6 +18,7 @@
 #include "framework/config/loader.h"
 #include "framework/error.h"
 #include "framework/model_bundle.h"
+#include "framework/optimization.h"
 #include "framework/progress.h"
 #include "framework/task.h"
 
@@ -41,40 +44,6 @@ std::string create_run_dir(const SiftConfig& config) {
   return dir.string();
 }
 
-std::unique_ptr<torch::optim::Optimizer> create_optimizer(const SiftConfig& config,
-                                                          Classifier& model) {
-  const auto& o = config.train.optimizer;
-  auto params = model->parameters();
-  if (o.type == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(o.lr)
-                    .betas({o.beta1, o.beta2})
-                    .eps(o.eps)
-                    .weight_decay(o.weight_decay));
-  }
-  if (o.type == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(o.lr)
-                    .betas({o.beta1, o.beta2})
-                    .eps(o.eps)
-                    .weight_decay(o.weight_decay));
-  }
-  return std::make_unique<torch::optim::SGD>(
-      params, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
-}
-
-void set_lr(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
-}
-
-double scheduled_lr(const SiftConfig& config, int64_t step, int64_t total_steps) {
-  const auto& s = config.train.scheduler;
-  const double lr = config.train.optimizer.lr;
-  if (s.type != "linear" || total_steps <= 0) return lr;
-  const double progress = std::min(1.0, static_cast<double>(step) / total_steps);
-  return lr * (1.0 - (1.0 - s.final_lr_ratio) * progress);
-}
-
 void append_line(const std::string& path, const std::string& line) {
   std::ofstream out(path, std::ios::app);
   out << line << "\n";
@@ -90,36 +59,33 @@ struct Run {
   Classifier model{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   torch::Device device{torch::kCPU};
-  int64_t step = 0;
-  int64_t epoch = 1;  // the epoch in progress
+  torch::Tensor class_weights;  // undefined: all labels weigh the same
+  int64_t step = 0;             // optimizer steps taken
+  int64_t epoch = 1;            // the epoch in progress
   int64_t examples_seen = 0;
   double epoch_loss_sum = 0.0;
   int64_t epoch_loss_examples = 0;
   nlohmann::json last_metrics;
   // The best weights so far, kept in memory: writing every improvement to disk would
   // cost more than training small models.
-  std::vector<torch::Tensor> best_weights;
+  NamedTensors best_weights;
   nlohmann::json best_metrics;
-  double best_accuracy = -1.0;
+  double best_value = 0.0;
+  bool has_best = false;
   int64_t best_epoch = 0;
   bool best_saved = true;
+  int64_t bad_validations = 0;  // in a row, for early stopping
 };
 
-std::vector<torch::Tensor> weights_of(Classifier& model) {
-  std::vector<torch::Tensor> w = model->parameters();
-  for (auto& b : model->buffers()) w.push_back(b);
-  return w;
-}
-
-void remember_best(Run& run, int64_t epoch, const nlohmann::json& metrics) {
+void remember_best(Run& run, const nlohmann::json& metrics) {
   torch::NoGradGuard no_grad;
-  auto current = weights_of(run.model);
+  const NamedTensors current = named_tensors(*run.model);
   if (run.best_weights.empty()) {
-    for (auto& w : current) run.best_weights.push_back(w.detach().clone());
+    for (const auto& [name, w] : current) run.best_weights.emplace_back(name, w.detach().clone());
   } else {
-    for (size_t i = 0; i < current.size(); ++i) run.best_weights[i].copy_(current[i]);
+    for (size_t i = 0; i < current.size(); ++i) run.best_weights[i].second.copy_(current[i].second);
   }
-  run.best_epoch = epoch;
+  run.best_epoch = run.epoch;
   run.best_metrics = metrics;
   run.best_saved = false;
 }
@@ -127,33 +93,26 @@ void remember_best(Run& run, int64_t epoch, const nlohmann::json& metrics) {
 void restore_best(Run& run) {
   if (run.best_weights.empty()) return;
   torch::NoGradGuard no_grad;
-  auto current = weights_of(run.model);
-  for (size_t i = 0; i < current.size(); ++i) current[i].copy_(run.best_weights[i]);
+  const NamedTensors current = named_tensors(*run.model);
+  for (size_t i = 0; i < current.size(); ++i) current[i].second.copy_(run.best_weights[i].second);
 }
 
-void save(Run& run, const std::string& name, int64_t epoch, const nlohmann::json& metrics) {
-  Checkpoint c;
-  c.meta = {{"model", run.config.model.type},
-            {"num_classes", run.task.labels.size()},
-            {"epoch", epoch},
-            {"step", run.step},
-            {"metrics", metrics}};
-  run.model->to(torch::kCPU);
-  c.blobs["model"] = module_bytes(*run.model);
-  run.model->to(run.device);
-  save_checkpoint(run_file(run.dir, name), c);
+nlohmann::json checkpoint_meta(const Run& run) {
+  return {{"model", run.config.model.type},
+          {"num_classes", run.task.labels.size()},
+          {"epoch", run.epoch},
+          {"step", run.step}};
 }
 
-// Writes best.ckpt (from the weights in memory) when it changed since the last write.
+// Writes best.ckpt from the weights in memory when they changed since the last write.
 void save_best(Run& run) {
   if (run.best_saved || run.best_weights.empty()) return;
-  auto current = weights_of(run.model);
-  std::vector<torch::Tensor> live;
-  for (auto& w : current) live.push_back(w.detach().clone());
-  restore_best(run);
-  save(run, "best.ckpt", run.best_epoch, run.best_metrics);
-  torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < current.size(); ++i) current[i].copy_(live[i]);
+  Checkpoint c;
+  c.meta = checkpoint_meta(run);
+  c.meta["epoch"] = run.best_epoch;
+  c.meta["metrics"] = run.best_metrics;
+  c.blobs["model"] = tensors_bytes(run.best_weights);
+  save_checkpoint(run_file(run.dir, "best.ckpt"), c);
   run.best_saved = true;
 }
 
@@ -175,19 +134,19 @@ void set_rng_state(const std::string& bytes) {
 // last.ckpt: everything a resumed run needs to continue exactly where this one stands.
 void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   Checkpoint c;
-  c.meta = {{"model", run.config.model.type},
-            {"num_classes", run.task.labels.size()},
-            {"epoch", run.epoch},
-            {"epoch_complete", epoch_complete},
-            {"step", run.step},
-            {"examples_seen", run.examples_seen},
-            {"train_records", run.task.train_records},
-            {"train_skipped", run.task.train_skipped},
-            {"epoch_loss_sum", run.epoch_loss_sum},
-            {"epoch_loss_examples", run.epoch_loss_examples},
-            {"best_accuracy", run.best_accuracy},
-            {"best_epoch", run.best_epoch},
-            {"metrics", run.last_metrics}};
+  c.meta = checkpoint_meta(run);
+  c.meta.update({{"epoch_complete", epoch_complete},
+                 {"examples_seen", run.examples_seen},
+                 {"train_records", run.task.train_records},
+                 {"train_skipped", run.task.train_skipped},
+                 {"label_counts", run.task.label_counts},
+                 {"epoch_loss_sum", run.epoch_loss_sum},
+                 {"epoch_loss_examples", run.epoch_loss_examples},
+                 {"has_best", run.has_best},
+                 {"best_value", run.best_value},
+                 {"best_epoch", run.best_epoch},
+                 {"bad_validations", run.bad_validations},
+                 {"metrics", run.last_metrics}});
   run.model->to(torch::kCPU);
   c.blobs["model"] = module_bytes(*run.model);
   run.model->to(run.device);
@@ -200,31 +159,47 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
 
 int64_t total_steps_of(const Run& run) {
   const auto& t = run.config.train;
-  const int64_t steps_per_epoch =
+  const int64_t batches =
       (static_cast<int64_t>(run.task.train_records) + t.batch_size - 1) / t.batch_size;
-  const int64_t total = steps_per_epoch * t.epochs;
+  const int64_t total = (batches + t.accumulate - 1) / t.accumulate * t.epochs;
   return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
 }
 
-// Validation, metrics.jsonl and the epoch's log line.
-void end_epoch(Run& run, ShardedStream* valid, Progress& progress) {
+// Whether `value` of train.best_metric beats the best so far by train.min_delta.
+bool improves(const Run& run, double value) {
+  if (!run.has_best) return true;
+  const double delta = run.config.train.min_delta;
+  return run.config.train.best_metric == "loss" ? value < run.best_value - delta
+                                                : value > run.best_value + delta;
+}
+
+// Validates, keeps the best weights, counts validations without improvement and writes
+// metrics.jsonl and a log line.
+void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_epoch) {
   nlohmann::json record = {
       {"epoch", run.epoch},
       {"step", run.step},
+      {"end_of_epoch", end_of_epoch},
       {"train_loss", run.epoch_loss_examples ? run.epoch_loss_sum / run.epoch_loss_examples : 0.0},
       {"seconds", progress.elapsed_seconds()}};
-  std::string line = fmt::format("epoch {}: train loss {:.4f}", run.epoch,
+  std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", run.epoch, run.step,
                                  record["train_loss"].get<double>());
   if (valid != nullptr) {
-    const Evaluation e = evaluate(run.model, *valid, run.task.encoder.kind, run.task.labels.size(), run.device);
+    const Evaluation e =
+        evaluate(run.model, *valid, run.task.encoder.kind, run.task.labels.size(), run.device);
     record["valid_loss"] = e.loss;
     record["valid_accuracy"] = e.confusion.accuracy();
     record["valid_macro_f1"] = e.confusion.macro_f1();
-    line += fmt::format(", valid accuracy {:.4f}, macro-F1 {:.4f}", e.confusion.accuracy(),
-                        e.confusion.macro_f1());
-    if (e.confusion.accuracy() > run.best_accuracy) {
-      run.best_accuracy = e.confusion.accuracy();
-      remember_best(run, run.epoch, record);
+    line += fmt::format(", valid accuracy {:.4f}, macro-F1 {:.4f}, loss {:.4f}",
+                        e.confusion.accuracy(), e.confusion.macro_f1(), e.loss);
+    const double value = record["valid_" + run.config.train.best_metric].get<double>();
+    if (improves(run, value)) {
+      run.best_value = value;
+      run.has_best = true;
+      run.bad_validations = 0;
+      remember_best(run, record);
+    } else {
+      ++run.bad_validations;
     }
   }
   append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
@@ -232,72 +207,109 @@ void end_epoch(Run& run, ShardedStream* valid, Progress& progress) {
   run.last_metrics = record;
 }
 
+bool stop_early(const Run& run) {
+  return run.config.train.patience > 0 && run.bad_validations >= run.config.train.patience;
+}
+
+// One batch's forward and backward; returns its mean loss per example.
+double accumulate_batch(Run& run, const RawBatch& batch) {
+  const auto& t = run.config.train;
+  auto options = torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(t.label_smoothing);
+  if (t.loss_reduction == "sum") options.reduction(torch::kSum);
+  if (run.class_weights.defined()) options.weight(run.class_weights);
+  auto logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
+  auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()},
+                                 torch::kInt64)
+                    .to(run.device);
+  auto loss = torch::nn::functional::cross_entropy(logits, labels, options);
+  (t.accumulate > 1 ? loss / static_cast<double>(t.accumulate) : loss).backward();
+  return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
+}
+
+void optimizer_step(Run& run) {
+  if (run.config.train.clip_norm > 0) {
+    torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+  }
+  run.optimizer->step();
+  run.optimizer->zero_grad();
+  ++run.step;
+}
+
 nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::string& data_state) {
   const auto& t = run.config.train;
   auto batches = open_stream(run.config, "train", encoder, run.task.labels, true);
   auto valid = open_stream(run.config, "valid", encoder, run.task.labels, false);
+  // The schedule's horizon; with data.max_tokens batches are cut by size, so it is an
+  // estimate, and epochs end when the data does, not at a step count.
   const int64_t total_steps = total_steps_of(run);
+  const int64_t step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
   Progress progress(total_steps, t.log_every, run.options.quiet);
-  const bool sum_loss = t.loss_reduction == "sum";
-  auto loss_options = torch::nn::functional::CrossEntropyFuncOptions();
-  if (sum_loss) loss_options.reduction(torch::kSum);
   const auto save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
   auto last_save = std::chrono::steady_clock::now();
   const int64_t first_step = run.step;
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch) batches->restore_state(data_state);
   run.model->train();
+  run.optimizer->zero_grad();
   RawBatch batch;
-  for (; run.epoch <= t.epochs && run.step < total_steps; ++run.epoch) {
+  bool stopped = false;
+  for (; run.epoch <= t.epochs && run.step < step_limit && !stopped; ++run.epoch) {
     if (!resume_mid_epoch) {
       batches->start_epoch(static_cast<uint64_t>(run.epoch));
       run.epoch_loss_sum = 0.0;
       run.epoch_loss_examples = 0;
     }
     resume_mid_epoch = false;
+    int64_t micro = 0;  // batches accumulated since the last optimizer step
     bool more = true;
-    while (run.step < total_steps && (more = batches->next(batch))) {
-      const double lr = scheduled_lr(run.config, run.step, total_steps);
+    while (run.step < step_limit && (more = batches->next(batch))) {
+      const double lr = scheduled_lr(t, run.step, total_steps);
       set_lr(*run.optimizer, lr);
-      run.optimizer->zero_grad();
-      auto logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
-      auto labels =
-          torch::from_blob(batch.labels.data(), {batch.size()}, torch::kInt64).to(run.device);
-      auto loss = torch::nn::functional::cross_entropy(logits, labels, loss_options);
-      loss.backward();
-      run.optimizer->step();
-      ++run.step;
+      const double loss = accumulate_batch(run, batch);
       run.examples_seen += batch.size();
-      const double batch_loss = loss.item<double>() / (sum_loss ? batch.size() : 1);
-      run.epoch_loss_sum += batch_loss * batch.size();
+      run.epoch_loss_sum += loss * batch.size();
       run.epoch_loss_examples += batch.size();
-      progress.update(run.step, run.epoch, run.examples_seen, batch_loss, lr);
+      if (++micro < t.accumulate) continue;
+      micro = 0;
+      optimizer_step(run);
+      progress.update(run.step, run.epoch, run.examples_seen, loss, lr);
+      if (t.eval_every > 0 && run.step % t.eval_every == 0) {
+        validate(run, valid.get(), progress, false);
+        run.model->train();
+        if ((stopped = stop_early(run))) break;
+      }
+      // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
       if (std::chrono::steady_clock::now() - last_save >= save_interval) {
         save_last(run, *batches, false);
         last_save = std::chrono::steady_clock::now();
       }
     }
-    // A step limit inside an epoch: save where the data stands, so that a resume with a
-    // higher limit continues exactly.
-    if (more && run.step >= total_steps) {
+    if (micro > 0) optimizer_step(run);  // the epoch's last, partial accumulation
+    // A step limit or early stop inside an epoch: save where the data stands, so that a
+    // resume continues exactly.
+    if (stopped || (more && run.step >= step_limit)) {
       save_last(run, *batches, false);
       break;
     }
-    end_epoch(run, valid.get(), progress);
+    if (t.eval_every == 0) validate(run, valid.get(), progress, true);
+    stopped = stop_early(run);
+    run.model->train();
     save_last(run, *batches, true);
     last_save = std::chrono::steady_clock::now();
   }
   progress.finish_line();
+  if (stopped) progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations", t.best_metric, t.patience));
   const double seconds = progress.elapsed_seconds();
   const int64_t steps = run.step - first_step;
   return {{"steps", run.step},
           {"examples", run.examples_seen},
           {"seconds", seconds},
           {"examples_per_second",
-           seconds > 0 ? static_cast<double>(steps) * t.batch_size / seconds : 0.0},
+           seconds > 0 ? static_cast<double>(steps * t.accumulate * t.batch_size) / seconds : 0.0},
           {"records", run.task.train_records},
           {"skipped_records", run.task.train_skipped},
           {"workers", run.config.data.workers},
+          {"stopped_early", stopped},
           {"best_epoch", run.best_epoch}};
 }
 
@@ -372,6 +384,74 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
   run.device = parse_device(config.run.device);
 }
 
+// train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
+void init_from(torch::nn::Module& model, const std::string& from) {
+  std::string path = from;
+  if (fs::is_directory(from)) {
+    path = run_file(from, "best.ckpt");
+    if (!fs::exists(path)) path = run_file(from, "last.ckpt");
+  }
+  const Checkpoint c = load_checkpoint(path);
+  if (!c.blobs.count("model")) throw Error(fmt::format("{} holds no model weights", path));
+  load_module_bytes(model, c.blobs.at("model"), path);
+}
+
+// train.freeze: parameters whose names match a pattern stop learning.
+void freeze(torch::nn::Module& model, const std::vector<std::string>& patterns) {
+  for (const auto& pattern : patterns) {
+    bool matched = false;
+    std::vector<std::string> names;
+    for (auto& p : model.named_parameters()) {
+      names.push_back(p.key());
+      if (fnmatch(pattern.c_str(), p.key().c_str(), 0) != 0) continue;
+      p.value().set_requires_grad(false);
+      matched = true;
+    }
+    if (!matched) {
+      throw Error(fmt::format("train.freeze: '{}' matches no parameter (the model has: {})",
+                              pattern, fmt::join(names, ", ")));
+    }
+  }
+}
+
+// train.class_weights: explicit numbers, or "balanced" (n / (classes x count)).
+torch::Tensor class_weights(const TrainConfig& t, const Task& task) {
+  if (t.class_weights.empty()) return {};
+  const int64_t classes = task.labels.size();
+  std::vector<float> w;
+  if (t.class_weights.size() == 1 && t.class_weights[0] == "balanced") {
+    uint64_t total = 0;
+    for (auto c : task.label_counts) total += c;
+    for (int64_t k = 0; k < classes; ++k) {
+      const uint64_t count = k < static_cast<int64_t>(task.label_counts.size()) ? task.label_counts[k] : 0;
+      w.push_back(count == 0 ? 0.0f : static_cast<float>(total) / (classes * count));
+    }
+  } else {
+    if (static_cast<int64_t>(t.class_weights.size()) != classes) {
+      throw Error(fmt::format("train.class_weights: The {} weights must be one per label ({}: {}).",
+                              t.class_weights.size(), classes,
+                              fmt::join(task.labels.names(), ", ")));
+    }
+    for (const auto& v : t.class_weights) {
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(x >= 0)) {
+        throw Error(fmt::format("train.class_weights: '{}' is not a weight >= 0", v));
+      }
+      w.push_back(static_cast<float>(x));
+    }
+  }
+  return torch::tensor(w);
+}
+
+void prepare_training(Run& run) {
+  freeze(*run.model, run.config.train.freeze);
+  run.model->to(run.device);
+  const torch::Tensor w = class_weights(run.config.train, run.task);
+  if (w.defined()) run.class_weights = w.to(run.device);
+  run.optimizer = create_optimizer(run.config.train, run.model->parameters());
+}
+
 // Options a resumed run may not change: they fix the saved model's shape or inputs.
 void refuse_shape_changes(const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
@@ -395,12 +475,14 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
   run.task.labels.save(run_file(run.dir, "labels.txt"));
   run.task.vocab->save(run_file(run.dir, "vocab.txt"));
-  if (run.task.pieces) copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+  if (run.task.pieces) {
+    copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+  }
   std::remove(run_file(run.dir, "metrics.jsonl").c_str());
   std::remove(run_file(run.dir, "best.ckpt").c_str());
   run.model = create_model(config, run.task);  // create the model
-  run.model->to(run.device);
-  run.optimizer = create_optimizer(config, run.model);  // create the optimizer
+  if (!config.train.init_from.empty()) init_from(*run.model, config.train.init_from);
+  prepare_training(run);  // freezing, class weights and the optimizer
   return finish_run(run, "");
 }
 
@@ -413,35 +495,37 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   for (const char* blob : {"model", "optimizer", "rng"}) {
     if (!last.blobs.count(blob)) throw Error(fmt::format("{} holds no {} state", last_path, blob));
   }
+  const auto& meta = last.meta;
   Run run;
   start_run(run, saved.config, options);
   run.dir = run_dir;
   run.task = saved.task;
-  run.task.train_records = last.meta.value("train_records", uint64_t{0});
-  run.task.train_skipped = last.meta.value("train_skipped", uint64_t{0});
-  run.model = saved.model;  // best weights: kept as the best so far
-  run.model->to(run.device);
-  run.best_accuracy = last.meta.value("best_accuracy", -1.0);
-  run.best_epoch = last.meta.value("best_epoch", int64_t{0});
-  if (run.best_epoch > 0) remember_best(run, run.best_epoch, nlohmann::json());
+  run.task.train_records = meta.value("train_records", uint64_t{0});
+  run.task.train_skipped = meta.value("train_skipped", uint64_t{0});
+  run.task.label_counts = meta.value("label_counts", std::vector<uint64_t>{});
+  run.model = saved.model;  // holds best.ckpt's weights: they are the best so far
+  run.has_best = meta.value("has_best", false);
+  if (run.has_best) remember_best(run, nlohmann::json());
   run.best_saved = true;
+  run.best_value = meta.value("best_value", 0.0);
+  run.best_epoch = meta.value("best_epoch", int64_t{0});
+  run.bad_validations = meta.value("bad_validations", int64_t{0});
   load_module_bytes(*run.model, last.blobs.at("model"), last_path);
-  run.model->train();
-  run.optimizer = create_optimizer(run.config, run.model);
+  prepare_training(run);
   load_optimizer_bytes(*run.optimizer, last.blobs.at("optimizer"), last_path);
   set_rng_state(last.blobs.at("rng"));
-  run.step = last.meta.value("step", int64_t{0});
-  run.examples_seen = last.meta.value("examples_seen", int64_t{0});
-  run.epoch = last.meta.value("epoch", int64_t{1});
-  run.last_metrics = last.meta.value("metrics", nlohmann::json());
+  run.step = meta.value("step", int64_t{0});
+  run.examples_seen = meta.value("examples_seen", int64_t{0});
+  run.epoch = meta.value("epoch", int64_t{1});
+  run.last_metrics = meta.value("metrics", nlohmann::json());
   std::string data_state;
-  if (last.meta.value("epoch_complete", true)) {
+  if (meta.value("epoch_complete", true)) {
     ++run.epoch;
   } else {
     data_state = last.blobs.count("data") ? last.blobs.at("data") : "";
     if (data_state.empty()) throw Error(fmt::format("{} holds no data position", last_path));
-    run.epoch_loss_sum = last.meta.value("epoch_loss_sum", 0.0);
-    run.epoch_loss_examples = last.meta.value("epoch_loss_examples", int64_t{0});
+    run.epoch_loss_sum = meta.value("epoch_loss_sum", 0.0);
+    run.epoch_loss_examples = meta.value("epoch_loss_examples", int64_t{0});
   }
   if (!overrides.empty()) {
     write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(run.config));

@@ -38,6 +38,9 @@ struct ModelShape {
   // Embedding gradients may be sparse: true only for optimizers that accept them
   // (plain SGD), which then update just the rows a batch touched.
   bool sparse_gradients = false;
+  // The word vocabulary behind the ids (null when unknown, as in some tests): what
+  // model.pretrained vectors are matched against.
+  std::shared_ptr<const Vocab> vocab;
 };
 
 struct ModelSpec {

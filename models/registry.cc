@@ -3,6 +3,9 @@
 #include "framework/error.h"
 #include "models/fasttext.h"
 #include "models/model.h"
+#include "models/rnn.h"
+#include "models/textcnn.h"
+#include "models/transformer.h"
 
 namespace sift {
 
@@ -11,6 +14,22 @@ const std::vector<ModelSpec>& model_registry() {
       {"fasttext", "mean of word and hashed n-gram embeddings, then a linear layer",
        InputKind::bag, {"model.dim", "model.ngrams", "model.buckets"},
        [](const ModelConfig& c, const ModelShape& s) { return Classifier(FastText(c, s).ptr()); }},
+      {"textcnn", "convolutions of several widths over word embeddings, max over time (Kim 2014)",
+       InputKind::sequence,
+       {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
+        "model.freeze_embeddings"},
+       [](const ModelConfig& c, const ModelShape& s) { return Classifier(TextCnn(c, s).ptr()); }},
+      {"rnn", "LSTM or GRU over packed sequences, then max, mean or attention pooling",
+       InputKind::sequence,
+       {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
+        "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+       [](const ModelConfig& c, const ModelShape& s) { return Classifier(Rnn(c, s).ptr()); }},
+      {"transformer", "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+       InputKind::sequence,
+       {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
+        "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
+        "model.freeze_embeddings"},
+       [](const ModelConfig& c, const ModelShape& s) { return Classifier(Transformer(c, s).ptr()); }},
   };
   return registry;
 }

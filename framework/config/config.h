@@ -91,11 +91,15 @@ struct OptimizerConfig {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
+  bool nesterov = false;
+  double alpha = 0.99;
 };
 
 struct SchedulerConfig {
   std::string type = "constant";
   double final_lr_ratio = 0.0;
+  int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;
 };
 
 struct TrainConfig {
@@ -105,6 +109,16 @@ struct TrainConfig {
   int64_t max_steps = 0;
   int64_t log_every = 0;
   double checkpoint_minutes = 10.0;
+  int64_t accumulate = 1;
+  double clip_norm = 0.0;
+  double label_smoothing = 0.0;
+  std::vector<std::string> class_weights;
+  int64_t eval_every = 0;
+  std::string best_metric = "accuracy";
+  int64_t patience = 0;
+  double min_delta = 0.0;
+  std::string init_from;
+  std::vector<std::string> freeze;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
 };

@@ -244,12 +244,45 @@ std::vector<Option> declare() {
                 "Minutes between saves of last.ckpt and best.ckpt during training (at the end of "
                 "an epoch); both are always saved when training ends.",
                 in_range(0.0, 1e6));
-  t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type), {"sgd", "adam", "adamw"},
-             "Optimizer.");
+  t.add<int64_t>("train.accumulate", SIFT_FIELD(train.accumulate),
+                 "Batches whose gradients add up before each optimizer step.", at_least(1));
+  t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),
+                "Clip the gradients' global L2 norm to this; 0: no clipping.", in_range(0.0, 1e9));
+  t.add<double>("train.label_smoothing", SIFT_FIELD(train.label_smoothing),
+                "Label smoothing of the cross-entropy.", in_range(0.0, 0.5));
+  t.add<std::vector<std::string>>(
+      "train.class_weights", SIFT_FIELD(train.class_weights),
+      "Loss weight per label, in label order; \"balanced\": inversely proportional to each "
+      "label's training count; empty: equal.");
+  t.add<int64_t>("train.eval_every", SIFT_FIELD(train.eval_every),
+                 "Validate every this many optimizer steps; 0: at the end of each epoch.",
+                 at_least(0));
+  t.add_enum("train.best_metric", SIFT_FIELD(train.best_metric), {"accuracy", "macro_f1", "loss"},
+             "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
+             "is better).");
+  t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
+                 "Stop after this many validations without improvement; 0: never stop early.",
+                 at_least(0));
+  t.add<double>("train.min_delta", SIFT_FIELD(train.min_delta),
+                "Smallest change of train.best_metric that counts as an improvement.",
+                in_range(0.0, 1e9));
+  t.add<std::string>("train.init_from", SIFT_FIELD(train.init_from),
+                     "Start from the weights of this checkpoint file or run folder "
+                     "(fine-tuning); the model's shape must match.");
+  t.add<std::vector<std::string>>(
+      "train.freeze", SIFT_FIELD(train.freeze),
+      "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "
+      "\"layers.0.*\").");
+  t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
+             {"sgd", "adam", "adamw", "adagrad", "rmsprop"}, "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
   t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
                 "SGD momentum.", in_range(0.0, 0.999));
+  t.add<bool>("train.optimizer.nesterov", SIFT_FIELD(train.optimizer.nesterov),
+              "Nesterov momentum (SGD; needs momentum > 0).");
+  t.add<double>("train.optimizer.alpha", SIFT_FIELD(train.optimizer.alpha),
+                "RMSprop smoothing constant.", in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.weight_decay", SIFT_FIELD(train.optimizer.weight_decay),
                 "Weight decay (decoupled for adamw).", in_range(0.0, 1.0));
   t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
@@ -258,8 +291,15 @@ std::vector<Option> declare() {
                 in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Adam epsilon.",
                 positive_number());
-  t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type), {"constant", "linear"},
-             "Learning-rate schedule: constant, or linear decay to final_lr_ratio x lr.");
+  t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type),
+             {"constant", "linear", "warmup_linear", "warmup_cosine"},
+             "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
+             "linear warm-up, then linear or cosine decay.");
+  t.add<int64_t>("train.scheduler.warmup_steps", SIFT_FIELD(train.scheduler.warmup_steps),
+                 "Warm-up length in optimizer steps (takes precedence over warmup_ratio).",
+                 at_least(0));
+  t.add<double>("train.scheduler.warmup_ratio", SIFT_FIELD(train.scheduler.warmup_ratio),
+                "Warm-up length as a share of all steps.", in_range(0.0, 1.0));
   t.add<double>("train.scheduler.final_lr_ratio", SIFT_FIELD(train.scheduler.final_lr_ratio),
                 "Final learning rate of the linear schedule, as a share of lr.",
                 in_range(0.0, 1.0));

@@ -249,7 +249,7 @@ TEST_F(SiftCli, TrainSmsSpamReachesAccuracyAndWritesTheRunFolder) {
 // epoch" branch: the last epoch is never validated nor written to metrics.jsonl, last.ckpt
 // is saved as mid-epoch, and with train.epochs=1 no best.ckpt is written at all.
 // Enable once the trainer's owner has fixed it.
-TEST_F(SiftCli, DISABLED_MetricsHoldOneLinePerEpoch) {
+TEST_F(SiftCli, MetricsHoldOneLinePerEpoch) {
   const SmsRun& run = sms_run();
   ASSERT_EQ(run.train.status, 0) << run.train;
   // The config trains 5 epochs: each is validated and logged, the last one included.
@@ -420,7 +420,7 @@ TEST_F(SiftCli, MalformedLinesAreSkippedAndCounted) {
 // epoch" branch: the last epoch is never validated nor written to metrics.jsonl, last.ckpt
 // is saved as mid-epoch, and with train.epochs=1 no best.ckpt is written at all.
 // Enable once the trainer's owner has fixed it.
-TEST_F(SiftCli, DISABLED_OneEpochRunIsValidatedAndSaved) {
+TEST_F(SiftCli, OneEpochRunIsValidatedAndSaved) {
   const std::string path = sms_sample("small.tsv", 600);
   const Result r = sift("train configs/sms_spam.yaml --json" + kFast + run_args() +
                         " --set data.train.path=" + quote(path));

@@ -1,0 +1,151 @@
+#include "models/embeddings.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "datasets/line_reader.h"
+#include "framework/error.h"
+#include "models/init.h"
+
+namespace sift {
+namespace {
+
+// Kim (2014): words without a pretrained vector start uniform in [-a, a], a = 0.25,
+// about the spread of the word2vec vectors.
+constexpr double kRandomBound = 0.25;
+
+// Where a row's vector came from; a better source overwrites a worse one.
+enum Source : uint8_t { kRandom = 0, kCaseFolded = 1, kExact = 2 };
+
+void split_fields(std::string_view line, std::vector<std::string_view>& fields) {
+  fields.clear();
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) fields.push_back(line.substr(start, i - start));
+  }
+}
+
+bool parse_int(std::string_view s, int64_t& value) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+bool parse_float(std::string_view s, float& value) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(value);
+}
+
+// ASCII only: enough for the English vectors these models use, and never changes a
+// UTF-8 sequence's bytes.
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int64_t dim,
+                                int64_t* found) {
+  std::unique_ptr<LineReader> reader;
+  try {
+    reader = std::make_unique<LineReader>(path);
+  } catch (const Error& e) {
+    throw Error(fmt::format("model.pretrained: {}", e.what()));
+  }
+  auto table = torch::empty({vocab.size(), dim}, torch::kFloat);
+  fast_uniform_(table, -kRandomBound, kRandomBound);
+  float* rows = table.data_ptr<float>();
+  std::vector<uint8_t> source(static_cast<size_t>(vocab.size()), kRandom);
+  std::string line;
+  std::vector<std::string_view> fields;
+  while (reader->next(line)) {
+    const uint64_t number = reader->line_number();
+    if (reader->last_line_too_long()) {
+      throw Error(fmt::format("{}:{}: the line is longer than 1 MiB", path, number));
+    }
+    split_fields(line, fields);
+    if (fields.empty()) continue;
+    int64_t header_count = 0, header_dim = 0;
+    if (number == 1 && fields.size() == 2 && parse_int(fields[0], header_count) &&
+        parse_int(fields[1], header_dim)) {
+      if (header_dim != dim) {
+        throw Error(fmt::format("{}:1: the vectors have {} dimensions, model.dim is {}", path,
+                                header_dim, dim));
+      }
+      continue;
+    }
+    const auto values = static_cast<int64_t>(fields.size()) - 1;
+    if (values != dim) {
+      throw Error(fmt::format("{}:{}: expected {} values after the word, found {}", path, number,
+                              dim, values));
+    }
+    Source kind = kExact;
+    int64_t id = vocab.id(fields[0]);
+    if (id == Vocab::kUnk) {
+      const std::string folded = ascii_lower(fields[0]);
+      if (folded != fields[0]) id = vocab.id(folded);
+      kind = kCaseFolded;
+    }
+    // Only the vocabulary's rows are parsed: a 2M-word file is mostly other words.
+    if (id == Vocab::kUnk || id == Vocab::kPad || source[id] >= kind) continue;
+    float* row = rows + id * dim;
+    for (int64_t i = 0; i < dim; ++i) {
+      if (!parse_float(fields[i + 1], row[i])) {
+        throw Error(fmt::format("{}:{}: value {} of '{}' is not a number: '{}'", path, number,
+                                i + 1, fields[0], fields[i + 1]));
+      }
+    }
+    source[id] = kind;
+  }
+  table[Vocab::kPad].zero_();
+  if (found) {
+    *found = 0;
+    for (uint8_t s : source) *found += s != kRandom;
+  }
+  return table;
+}
+
+torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelShape& shape) {
+  torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(shape.num_ids, config.dim)
+                                     .padding_idx(Vocab::kPad)
+                                     .sparse(shape.sparse_gradients));
+  torch::NoGradGuard no_grad;
+  if (config.pretrained.empty()) {
+    fast_uniform_(embedding->weight, -kRandomBound, kRandomBound);
+  } else {
+    // SentencePiece ids are pieces, not the vocabulary's words.
+    if (!shape.vocab || shape.vocab->size() != shape.num_ids) {
+      throw Error(
+          "model.pretrained: word vectors are matched to the words of the vocabulary, so they "
+          "need tokenizer.type word");
+    }
+    int64_t found = 0;
+    embedding->weight.copy_(load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found));
+    // No match at all is a wrong file (language, casing), not a usable start.
+    if (found == 0) {
+      throw Error(fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
+                              shape.vocab->size() - 2, config.pretrained));
+    }
+  }
+  embedding->weight[Vocab::kPad].zero_();
+  if (config.freeze_embeddings) embedding->weight.set_requires_grad(false);
+  return embedding;
+}
+
+torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torch::Device device) {
+  auto steps = torch::arange(length, torch::TensorOptions().dtype(torch::kInt64).device(device));
+  return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1);
+}
+
+}  // namespace sift

@@ -1,0 +1,36 @@
+// Word embeddings of the sequence models: random or pretrained (.vec text files), and
+// optionally frozen.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+#include "datasets/vocab.h"
+#include "models/model.h"
+
+namespace sift {
+
+// Reads word vectors in fastText/word2vec text format (an optional header line
+// "count dim", then "word v1 ... vdim" per line; plain, .gz or .zst) as a stream, and
+// keeps those of the vocabulary's words. Returns [vocab.size(), dim]: the vectors of the
+// words found, uniform random in [-0.25, 0.25] for the others (Kim 2014), zero for the
+// padding row 0. A word's exact spelling wins over a case-folded match ("The" fills
+// "the" only when the file has no "the"). *found (when given) receives the number of
+// vocabulary words that got a vector. Throws sift::Error for a missing file, a header
+// whose dimension is not `dim`, or a line with the wrong number of values or a value
+// that is not a finite number, naming PATH:LINE.
+torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int64_t dim,
+                                int64_t* found);
+
+// The token embedding of a sequence model: shape.num_ids x config.dim, padding row 0
+// zero and never updated. Rows start uniform in [-0.25, 0.25], or from the vectors of
+// model.pretrained; model.freeze_embeddings keeps them fixed. Throws sift::Error when
+// model.pretrained is set but the ids are not words of a vocabulary (SentencePiece).
+torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelShape& shape);
+
+// [batch, length] bool on `device`: true at positions before each sequence's length.
+torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torch::Device device);
+
+}  // namespace sift

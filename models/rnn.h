@@ -1,0 +1,30 @@
+// Recurrent classifier: word embeddings, a (bi)LSTM or GRU over the packed sequences,
+// pooling over the valid time steps (max, mean or learned attention), then dropout and
+// a linear layer.
+#pragma once
+
+#include "models/model.h"
+
+namespace sift {
+
+class RnnImpl : public ClassifierImpl {
+ public:
+  // Throws sift::Error for a pooling the model does not do ("cls").
+  RnnImpl(const ModelConfig& config, const ModelShape& shape);
+  torch::Tensor forward(const ModelInput& input) override;
+
+ private:
+  enum class Pooling { max, mean, attention };
+
+  Pooling pooling_ = Pooling::max;
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::LSTM lstm_{nullptr};  // one of lstm_ and gru_ is set
+  torch::nn::GRU gru_{nullptr};
+  torch::nn::Linear attention_{nullptr};        // W (with a bias) of score = v^T tanh(W h + b)
+  torch::nn::Linear attention_query_{nullptr};  // v
+  torch::nn::Dropout dropout_{nullptr};
+  torch::nn::Linear output_{nullptr};
+};
+TORCH_MODULE(Rnn);
+
+}  // namespace sift

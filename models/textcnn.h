@@ -1,0 +1,24 @@
+// TextCNN (Kim 2014): word embeddings, one convolution per filter width with ReLU and
+// max-over-time pooling, then dropout and a linear layer.
+#pragma once
+
+#include "models/model.h"
+
+namespace sift {
+
+class TextCnnImpl : public ClassifierImpl {
+ public:
+  TextCnnImpl(const ModelConfig& config, const ModelShape& shape);
+  torch::Tensor forward(const ModelInput& input) override;
+
+ private:
+  std::vector<int64_t> widths_;
+  int64_t widest_ = 1;
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::ModuleList convs_;
+  torch::nn::Dropout dropout_{nullptr};
+  torch::nn::Linear output_{nullptr};
+};
+TORCH_MODULE(TextCnn);
+
+}  // namespace sift

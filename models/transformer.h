@@ -1,0 +1,77 @@
+// Transformer encoder classifier (Vaswani et al. 2017) with pre-LayerNorm blocks
+// (Xiong et al. 2020), written with plain LibTorch modules and ops so that single
+// layers can be re-run (gradient checkpointing) and rebuilt as TorchScript source.
+#pragma once
+
+#include "models/model.h"
+
+namespace sift {
+
+// Multi-head self-attention with an explicit key padding mask. The input projection
+// is one [3 * dim, dim] Linear laid out as torch.nn.MultiheadAttention's in_proj
+// (query rows, then key, then value; heads contiguous within each).
+class SelfAttentionImpl : public torch::nn::Module {
+ public:
+  SelfAttentionImpl(int64_t dim, int64_t heads, double dropout);
+  // x [batch, length, dim]; key_bias [batch, 1, 1, length]: 0 for real keys, -inf for
+  // padding (every row must keep at least one real key). Returns [batch, length, dim].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& key_bias);
+
+  torch::nn::Linear in_proj{nullptr};
+  torch::nn::Linear out_proj{nullptr};
+
+ private:
+  int64_t heads_;
+  torch::nn::Dropout dropout_{nullptr};  // on the attention weights
+};
+TORCH_MODULE(SelfAttention);
+
+// One pre-LayerNorm encoder block:
+//   x = x + Dropout(Attention(LN(x)));  x = x + Dropout(FF(LN(x))), FF = Linear-GELU-Linear.
+class TransformerLayerImpl : public torch::nn::Module {
+ public:
+  TransformerLayerImpl(int64_t dim, int64_t heads, int64_t ff_dim, double dropout);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& key_bias);
+
+ private:
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  SelfAttention attention_{nullptr};
+  torch::nn::LayerNorm ff_norm_{nullptr};
+  torch::nn::Linear ff_in_{nullptr};
+  torch::nn::Linear ff_out_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(TransformerLayer);
+
+// Token embedding x sqrt(dim) + positions (learned or sinusoidal), encoder blocks named
+// "layers.0", "layers.1", ..., a final LayerNorm, pooling ("cls": a learned token put
+// first; "mean"/"max": over real tokens only), dropout and a Linear to the classes.
+// Padding never changes a text's logits. Texts longer than model.max_positions tokens
+// are cut to their first max_positions tokens.
+class TransformerImpl : public ClassifierImpl {
+ public:
+  // Throws sift::Error for options it cannot build (heads not dividing dim, pooling
+  // "attention", max_positions < 1).
+  TransformerImpl(const ModelConfig& config, const ModelShape& shape);
+  torch::Tensor forward(const ModelInput& input) override;
+
+  // Tokens kept per text (model.max_positions).
+  int64_t max_tokens() const { return max_tokens_; }
+
+ private:
+  std::string pooling_;
+  int64_t dim_;
+  int64_t max_tokens_;
+  int64_t first_token_;  // position of the first token: 1 after a CLS token, else 0
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::Embedding positions_{nullptr};  // learned positions, else undefined
+  torch::Tensor sinusoidal_;                 // buffer [positions, dim], else undefined
+  torch::Tensor cls_;         // parameter [dim], "cls" pooling only
+  torch::nn::Dropout dropout_{nullptr};
+  torch::nn::ModuleList layers_{nullptr};
+  torch::nn::LayerNorm final_norm_{nullptr};
+  torch::nn::Linear output_{nullptr};
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace sift
