@@ -15,7 +15,8 @@
 #
 # Variables: BUILD (folder with sift and sift-gen-corpus; default build), BENCH_DATA
 # (where corpora are generated once, 8 plain shards each; default /tmp/siftbench),
-# SIFT_SET (extra --set arguments for every run, e.g. "train.max_steps=1000").
+# SIFT_SET (extra --set arguments for every run, e.g. "train.max_steps=1000"), KEEP_TMP=1
+# (keep the time -v reports and JSON summaries).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --full) FULL=1; shift ;;
     --huge-vocab) HUGE=1; shift ;;
     --no-write) WRITE=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "memory_vs_size.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +63,7 @@ corpus() {
 }
 
 TMP=$(mktemp -d /tmp/sift-memory-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+[[ ${KEEP_TMP:-0} == 1 ]] && echo "memory_vs_size.sh: keeping $TMP" >&2 || trap 'rm -rf "$TMP"' EXIT
 EXTRA=()
 for kv in ${SIFT_SET:-}; do EXTRA+=(--set "$kv"); done
 
@@ -183,9 +184,6 @@ if base and "10M" in cases:
     out.append(f"Target (10M peak RSS within 10% of 1M): **{verdict}** (ratio {r10:.3f}).")
 table = "\n".join(out)
 print(table)
-# The JSON summaries, for whoever wants more columns.
-with open(f"{tmp}/../sift-memory-last.json", "w") as f:
-    json.dump({k: [r[2] for r in v["runs"]] for k, v in cases.items()}, f, indent=1)
 
 if os.environ["WRITE"] == "1":
     path = "bench/RESULTS.md"

@@ -10,7 +10,8 @@
 #
 # Variables: BUILD (build folder with sift-data-bench, sift-gen-corpus; default build),
 # BENCH_DATA (where the corpus and the SentencePiece model are generated once; default
-# /tmp/siftbench), LINES (default 1000000), SHARDS (default 8).
+# /tmp/siftbench), LINES (default 1000000), SHARDS (default 8), KEEP_TMP=1 (keep the
+# benchmark JSON and timings).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     -n) N="$2"; shift 2 ;;
     --no-write) WRITE=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "throughput.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +57,7 @@ if [[ ! -f $SPM.model ]]; then
 fi
 
 TMP=$(mktemp -d /tmp/sift-throughput-XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+[[ ${KEEP_TMP:-0} == 1 ]] && echo "throughput.sh: keeping $TMP" >&2 || trap 'rm -rf "$TMP"' EXIT
 now() { date +%s.%N; }
 
 cat "${FILES[@]}" > /dev/null  # warm the page cache once
@@ -164,8 +165,9 @@ for what, tok, workers, lps, mbs, s in rows:
     if lps is None:
         out.append(f"| {what} | {tok} | {workers} | skipped | | | |")
         continue
-    out.append(f"| {what} | {tok} | {workers} | {lps/1e6:.2f}M | {mbs:.1f} | "
-               f"{mbs/cat_mbs*100:.1f}% | {s:.2f} |")
+    secs = f"{s:.3f}" if s < 1 else f"{s:.2f}"
+    out.append(f"| {what} | {tok} | {workers} | {lps:,.0f} | {mbs:.1f} | "
+               f"{mbs/cat_mbs*100:.2f}% | {secs} |")
 table = "\n".join(out)
 print(table)
 

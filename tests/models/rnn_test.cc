@@ -101,15 +101,17 @@ TEST_P(RnnVariant, GradientsReachEveryParameter) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    CellsDirectionsPoolings, RnnVariant,
-    ::testing::Combine(::testing::Values("lstm", "gru"), ::testing::Bool(),
-                       ::testing::Values("max", "mean", "attention"),
-                       ::testing::Values<int64_t>(1, 2)),
-    [](const ::testing::TestParamInfo<Variant>& info) {
-      return std::get<0>(info.param) + (std::get<1>(info.param) ? "_bi_" : "_uni_") +
-             std::get<2>(info.param) + "_" + std::to_string(std::get<3>(info.param)) + "layer";
-    });
+std::string variant_name(const ::testing::TestParamInfo<Variant>& param_info) {
+  const auto& [cell, bidirectional, pooling, layers] = param_info.param;
+  return cell + (bidirectional ? "_bi_" : "_uni_") + pooling + "_" + std::to_string(layers) +
+         "layer";
+}
+
+INSTANTIATE_TEST_SUITE_P(CellsDirectionsPoolings, RnnVariant,
+                         ::testing::Combine(::testing::Values("lstm", "gru"), ::testing::Bool(),
+                                            ::testing::Values("max", "mean", "attention"),
+                                            ::testing::Values<int64_t>(1, 2)),
+                         variant_name);
 
 TEST(Rnn, TrainingReducesTheLoss) {
   torch::manual_seed(13);

@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
@@ -14,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TrainerResume : public ::testing::Test {
+class Trainer : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/sift_resume_XXXXXX";
@@ -44,7 +45,7 @@ class TrainerResume : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(TrainerResume, StoppedMidEpochAndResumedEndsWithTheSameWeights) {
+TEST_F(Trainer, StoppedMidEpochAndResumedEndsWithTheSameWeights) {
   TrainOptions quiet;
   quiet.quiet = true;
   for (const char* schedule : {"constant", "linear"}) {
@@ -73,7 +74,7 @@ TEST_F(TrainerResume, StoppedMidEpochAndResumedEndsWithTheSameWeights) {
   }
 }
 
-TEST_F(TrainerResume, RefusesAChangeOfModelShape) {
+TEST_F(Trainer, RefusesAChangeOfModelShape) {
   TrainOptions quiet;
   quiet.quiet = true;
   train(config("run", {"train.max_steps=20"}), quiet);
@@ -83,6 +84,73 @@ TEST_F(TrainerResume, RefusesAChangeOfModelShape) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'model.dim'"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Trainer, EarlyStoppingEndsAfterPatienceValidations) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  // An improvement of 2.0 in accuracy is impossible: every validation after the first
+  // counts as bad, so patience 2 stops after the third.
+  const auto report = train(config("early", {"train.epochs=6", "data.valid_split=0.2",
+                                             "train.patience=2", "train.min_delta=2.0"}),
+                            quiet);
+  EXPECT_TRUE(report["train"]["stopped_early"].get<bool>());
+  std::ifstream metrics(dir_ + "/early/metrics.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(metrics, line)) ++lines;
+  EXPECT_EQ(lines, 3);
+}
+
+TEST_F(Trainer, FrozenParametersDoNotMove) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  train(config("frozen", {"train.freeze=[output.*]", "train.epochs=1"}), quiet);
+  ModelBundle b = load_run(dir_ + "/frozen");
+  for (const auto& p : b.model->named_parameters()) {
+    if (p.key().rfind("output.", 0) == 0) EXPECT_EQ(p.value().abs().sum().item<double>(), 0.0);
+  }
+  EXPECT_THROW(train(config("bad", {"train.freeze=[nothing.*]"}), quiet), Error);
+}
+
+TEST_F(Trainer, GradientAccumulationMatchesOneLargerBatch) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  const std::vector<std::string> same = {"data.shuffle_buffer=0", "data.workers=1",
+                                         "train.loss_reduction=mean", "train.epochs=1",
+                                         "train.max_steps=20"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), same.begin(), same.end());
+    return extra;
+  };
+  train(config("big", with({"train.batch_size=32"})), quiet);
+  train(config("acc", with({"train.batch_size=16", "train.accumulate=2"})), quiet);
+  const auto a = last_weights("big"), b = last_weights("acc");
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-5, 1e-6));
+}
+
+TEST_F(Trainer, InitFromStartsWhereAnotherRunEnded) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  train(config("base", {"train.epochs=1"}), quiet);
+  train(config("tuned", {"train.epochs=1", "train.max_steps=1", "train.optimizer.lr=1e-9",
+                         "train.init_from=" + dir_ + "/base"}),
+        quiet);
+  const auto a = last_weights("base"), b = last_weights("tuned");
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-6));
+}
+
+TEST_F(Trainer, ClassWeightsMustBeOnePerLabel) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  try {
+    train(config("weights", {"train.class_weights=[1, 2, 3]"}), quiet);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.class_weights"), std::string::npos) << e.what();
+  }
+  const auto report = train(config("balanced", {"train.class_weights=balanced", "train.epochs=1"}), quiet);
+  EXPECT_GT(report["splits"]["valid"]["macro_f1"].get<double>(), 0.8);
 }
 
 }  // namespace
