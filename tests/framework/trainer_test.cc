@@ -108,7 +108,9 @@ TEST_F(Trainer, FrozenParametersDoNotMove) {
   train(config("frozen", {"train.freeze=[output.*]", "train.epochs=1"}), quiet);
   ModelBundle b = load_run(dir_ + "/frozen");
   for (const auto& p : b.model->named_parameters()) {
-    if (p.key().rfind("output.", 0) == 0) EXPECT_EQ(p.value().abs().sum().item<double>(), 0.0);
+    if (p.key().rfind("output.", 0) == 0) {
+      EXPECT_EQ(p.value().abs().sum().item<double>(), 0.0);
+    }
   }
   EXPECT_THROW(train(config("bad", {"train.freeze=[nothing.*]"}), quiet), Error);
 }
