@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "datasets/partition.h"
 #include "datasets/record_reader.h"
@@ -220,6 +221,41 @@ TEST_F(StreamFixture, RanksTogetherSeeEveryRecordOnce) {
   }
   EXPECT_EQ(single.size(), static_cast<size_t>(kLines));
   EXPECT_EQ(joint, single);
+}
+
+TEST_F(StreamFixture, ShuffleBufferAndPrefetchStayBounded) {
+  auto o = options(2);
+  o.shuffle_buffer = 50;
+  o.prefetch = 4;
+  ShardedStream s(files_, o, *encoder_, labels_);
+  s.start_epoch(1);
+  RawBatch b;
+  while (s.next(b)) {
+    // The saved state holds exactly what the stream keeps in memory between batches.
+    const auto state = nlohmann::json::from_cbor(s.save_state());
+    EXPECT_LE(state["buffer"].size(), 50u);
+    EXPECT_LE(state["window"].size(), 8u);
+  }
+}
+
+TEST_F(StreamFixture, LongLinesAreTruncatedOrRefusedByOption) {
+  const std::string path = dir_ + "/long.txt";
+  std::ofstream(path) << "__label__c0 w1 " << std::string(5000, 'x') << "\n__label__c1 w2\n";
+  auto o = options(1);
+  o.format.max_line_bytes = 100;
+  o.shuffle_buffer = 0;
+  {
+    ShardedStream s({path}, o, *encoder_, labels_);
+    s.start_epoch(1);
+    RawBatch b;
+    EXPECT_THROW(s.next(b), Error);
+  }
+  o.format.truncate_long_lines = true;
+  ShardedStream s({path}, o, *encoder_, labels_);
+  s.start_epoch(1);
+  RawBatch b;
+  ASSERT_TRUE(s.next(b));
+  EXPECT_EQ(b.size(), 2);
 }
 
 TEST_F(StreamFixture, TokenBudgetBoundsPaddedBatchSize) {
