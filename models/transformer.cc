@@ -45,7 +45,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
   // [batch, length, 3, heads, head_dim] -> 3 x [batch, heads, length, head_dim]
   auto qkv = in_proj->forward(x).view({batch, length, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  auto scores = torch::matmul(q, qkv[1].transpose(-2, -1)); (void)key_bias;
+  auto scores = torch::matmul(q, qkv[1].transpose(-2, -1)) + key_bias;
   // A padding key gets weight exactly 0, so padding cannot reach real tokens.
   auto weights = dropout_->forward(torch::softmax(scores, -1));
   auto out = torch::matmul(weights, qkv[2]).transpose(1, 2).reshape({batch, length, dim});

@@ -1,5 +1,7 @@
 #include "framework/config/option_types.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -81,7 +83,8 @@ std::string read(const YAML::Node& node, std::vector<int64_t>& out) {
 
 YAML::Node write(bool value) { return YAML::Node(value); }
 YAML::Node write(int64_t value) { return YAML::Node(value); }
-YAML::Node write(double value) { return YAML::Node(value); }
+// Shortest text that reads back to the same double ("0.1", not "0.10000000000000001").
+YAML::Node write(double value) { return YAML::Node(fmt::format("{}", value)); }
 YAML::Node write(const std::string& value) { return YAML::Node(value); }
 YAML::Node write(const std::vector<std::string>& value) {
   YAML::Node node(YAML::NodeType::Sequence);
