@@ -1,5 +1,7 @@
 // TextCNN (Kim 2014): word embeddings, one convolution per filter width with ReLU and
-// max-over-time pooling, then dropout and a linear layer.
+// max-over-time pooling, then dropout and a linear layer. The convolutions are wide (w-1
+// zeros at both ends of each text, as in Kim's code) and the max runs over the windows
+// that overlap the text only, so a batch's padding never changes a text's output.
 #pragma once
 
 #include "models/model.h"
@@ -13,7 +15,6 @@ class TextCnnImpl : public ClassifierImpl {
 
  private:
   std::vector<int64_t> widths_;
-  int64_t widest_ = 1;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::ModuleList convs_;
   torch::nn::Dropout dropout_{nullptr};

@@ -241,8 +241,8 @@ std::vector<Option> declare() {
                  "Steps between log lines when not on a terminal; 0: about 20 per epoch.",
                  at_least(0));
   t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
-                "Minutes between saves of last.ckpt and best.ckpt during training (at the end of "
-                "an epoch); both are always saved when training ends.",
+                "Minutes between saves of last.ckpt and best.ckpt during training (checked "
+                "after every optimizer step); both are always saved when training ends.",
                 in_range(0.0, 1e6));
   t.add<int64_t>("train.accumulate", SIFT_FIELD(train.accumulate),
                  "Batches whose gradients add up before each optimizer step.", at_least(1));
