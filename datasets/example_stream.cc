@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "datasets/splitmix.h"
+
 namespace sift {
 
 uint64_t record_hash(const std::string& text, uint64_t seed) {
@@ -11,12 +13,8 @@ uint64_t record_hash(const std::string& text, uint64_t seed) {
     h ^= c;
     h *= 1099511628211ULL;
   }
-  // Final avalanche (splitmix64) so that the low share of hashes is a uniform sample.
-  h ^= h >> 30;
-  h *= 0xBF58476D1CE4E5B9ULL;
-  h ^= h >> 27;
-  h *= 0x94D049BB133111EBULL;
-  return h ^ (h >> 31);
+  // Final avalanche so that the low share of hashes is a uniform sample.
+  return mix64(h);
 }
 
 ExampleStream::ExampleStream(std::vector<std::string> files, TextFormat format,
@@ -25,16 +23,17 @@ ExampleStream::ExampleStream(std::vector<std::string> files, TextFormat format,
     : files_(files),
       reader_(std::move(files), format, std::move(label_names)),
       part_(part),
-      threshold_(static_cast<uint64_t>(
-          std::ldexp(valid_split, 64) >= std::ldexp(1.0, 64)
-              ? std::numeric_limits<uint64_t>::max()
-              : std::ldexp(valid_split, 64))),
+      threshold_(valid_threshold(valid_split)),
       seed_(seed) {}
 
+uint64_t valid_threshold(double share) {
+  const double scaled = std::ldexp(share, 64);
+  return scaled >= std::ldexp(1.0, 64) ? std::numeric_limits<uint64_t>::max()
+                                       : static_cast<uint64_t>(scaled);
+}
+
 bool ExampleStream::wanted(const Example& example) const {
-  if (part_ == HashPart::all) return true;
-  const bool in_valid = record_hash(example.text, seed_) < threshold_;
-  return (part_ == HashPart::valid) == in_valid;
+  return in_part(example.text, part_, threshold_, seed_);
 }
 
 bool ExampleStream::next(Example& out) {

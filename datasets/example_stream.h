@@ -37,11 +37,19 @@ class ExampleStream {
   std::vector<std::string> files_;
   RecordReader reader_;
   HashPart part_;
-  uint64_t threshold_;  // records whose hash is below it are validation records
+  uint64_t threshold_;  // valid_threshold(valid_split)
   uint64_t seed_;
 };
 
 // 64-bit FNV-1a of the bytes mixed with a seed: a stable record hash.
 uint64_t record_hash(const std::string& text, uint64_t seed);
+
+// Records whose hash is below this are the validation share `share` of the data.
+uint64_t valid_threshold(double share);
+
+// Whether a record of this text belongs to `part` of the hash split.
+inline bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed) {
+  return part == HashPart::all || (part == HashPart::valid) == (record_hash(text, seed) < threshold);
+}
 
 }  // namespace sift

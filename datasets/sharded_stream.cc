@@ -15,12 +15,6 @@ namespace {
 
 constexpr int kStateVersion = 1;
 
-uint64_t valid_threshold(double share) {
-  const double scaled = std::ldexp(share, 64);
-  return scaled >= std::ldexp(1.0, 64) ? std::numeric_limits<uint64_t>::max()
-                                       : static_cast<uint64_t>(scaled);
-}
-
 std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& now_list) {
   for (const auto& now : now_list) {
     if (now.path != then.path) continue;
@@ -137,10 +131,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
           const uint64_t threshold = valid_threshold(options_.valid_split);
           Example example;
           while (reader.next(example)) {
-            if (options_.part != HashPart::all) {
-              const bool in_valid = record_hash(example.text, options_.seed) < threshold;
-              if ((options_.part == HashPart::valid) != in_valid) continue;
-            }
+            if (!in_part(example.text, options_.part, threshold, options_.seed)) continue;
             if (example.labels.size() != 1) {
               throw Error(fmt::format("{}: the record has {} labels; this task takes exactly one",
                                       reader.location(example), example.labels.size()));

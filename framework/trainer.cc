@@ -131,8 +131,15 @@ void set_rng_state(const std::string& bytes) {
   generator.set_state(state);
 }
 
+void write_last(Run& run, const ShardedStream& stream, bool epoch_complete);
+
 // last.ckpt: everything a resumed run needs to continue exactly where this one stands.
 void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  write_last(run, stream, epoch_complete);
+  save_best(run);  // after last.ckpt's buffers are gone: one large buffer at a time
+}
+
+void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   Checkpoint c;
   c.meta = checkpoint_meta(run);
   c.meta.update({{"epoch_complete", epoch_complete},
@@ -154,7 +161,6 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   c.blobs["rng"] = rng_state();
   if (!epoch_complete) c.blobs["data"] = stream.save_state();
   save_checkpoint(run_file(run.dir, "last.ckpt"), c);
-  save_best(run);
 }
 
 int64_t total_steps_of(const Run& run) {

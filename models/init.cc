@@ -2,18 +2,9 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "datasets/splitmix.h"
+
 namespace sift {
-namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 void fast_uniform_(torch::Tensor& tensor, double lo, double hi) {
   torch::NoGradGuard no_grad;
   if (tensor.scalar_type() != torch::kFloat || !tensor.is_contiguous() || !tensor.is_cpu()) {

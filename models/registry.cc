@@ -29,7 +29,9 @@ const std::vector<ModelSpec>& model_registry() {
        {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
         "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
         "model.freeze_embeddings"},
-       [](const ModelConfig& c, const ModelShape& s) { return Classifier(Transformer(c, s).ptr()); }},
+       [](const ModelConfig& c, const ModelShape& s) {
+         return Classifier(Transformer(c, s).ptr());
+       }},
   };
   return registry;
 }

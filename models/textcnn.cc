@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "framework/error.h"
 #include "models/embeddings.h"
 

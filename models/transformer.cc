@@ -43,7 +43,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
   const int64_t batch = x.size(0), length = x.size(1), dim = x.size(2);
   const int64_t head_dim = dim / heads_;
   // [batch, length, 3, heads, head_dim] -> 3 x [batch, heads, length, head_dim]
-  auto qkv = in_proj->forward(x).view({batch, length, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
+  auto qkv =
+      in_proj->forward(x).view({batch, length, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4});
   auto q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim)));
   auto scores = torch::matmul(q, qkv[1].transpose(-2, -1)) + key_bias;
   // A padding key gets weight exactly 0, so padding cannot reach real tokens.
@@ -54,8 +55,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
 
 TransformerLayerImpl::TransformerLayerImpl(int64_t dim, int64_t heads, int64_t ff_dim,
                                            double dropout) {
-  attention_norm_ = register_module(
-      "attention_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  attention_norm_ =
+      register_module("attention_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   attention_ = register_module("attention", SelfAttention(dim, heads, dropout));
   ff_norm_ = register_module("ff_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   ff_in_ = register_module("ff_in", torch::nn::Linear(dim, ff_dim));
@@ -78,19 +79,20 @@ TransformerImpl::TransformerImpl(const ModelConfig& config, const ModelShape& sh
         config.dim, config.heads));
   }
   if (pooling_ != "cls" && pooling_ != "mean" && pooling_ != "max") {
-    throw Error(fmt::format(
-        "model.pooling: The Transformer pools with 'cls', 'mean' or 'max', not '{}' "
-        "('attention' pooling is the RNN's).",
-        pooling_));
+    throw Error(
+        fmt::format("model.pooling: The Transformer pools with 'cls', 'mean' or 'max', not '{}' "
+                    "('attention' pooling is the RNN's).",
+                    pooling_));
   }
   if (config.max_positions < 1) {
-    throw Error(fmt::format("model.max_positions: The Transformer needs at least one position, "
-                            "not {}.",
-                            config.max_positions));
+    throw Error(
+        fmt::format("model.max_positions: The Transformer needs at least one position, "
+                    "not {}.",
+                    config.max_positions));
   }
   if (config.positions != "learned" && config.positions != "sinusoidal") {
-    throw Error(fmt::format(
-        "model.positions: Positions are 'learned' or 'sinusoidal', not '{}'.", config.positions));
+    throw Error(fmt::format("model.positions: Positions are 'learned' or 'sinusoidal', not '{}'.",
+                            config.positions));
   }
   first_token_ = pooling_ == "cls" ? 1 : 0;
   const int64_t positions = max_tokens_ + first_token_;

@@ -66,7 +66,7 @@ class TransformerImpl : public ClassifierImpl {
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Embedding positions_{nullptr};  // learned positions, else undefined
   torch::Tensor sinusoidal_;                 // buffer [positions, dim], else undefined
-  torch::Tensor cls_;         // parameter [dim], "cls" pooling only
+  torch::Tensor cls_;                        // parameter [dim], "cls" pooling only
   torch::nn::Dropout dropout_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
   torch::nn::LayerNorm final_norm_{nullptr};

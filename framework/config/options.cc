@@ -212,7 +212,7 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
   t.add_enum("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
-             "How token states become one vector: max, mean or attention (RNN); cls or mean "
+             "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
              "(Transformer).");
   t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
                  at_least(1));

@@ -110,8 +110,11 @@ TEST(Transformer, PaddingNeverChangesTheLogits) {
       const auto batched = model->forward(sequences({a, b}));
       const auto reversed = model->forward(sequences({b, a}));
       EXPECT_TRUE(torch::allclose(alone[0], batched[0], 1e-5, 1e-5))
-          << pooling << "/" << positions << "\n" << alone << "\n" << batched;
-      EXPECT_TRUE(torch::allclose(alone[0], reversed[1], 1e-5, 1e-5)) << pooling << "/" << positions;
+          << pooling << "/" << positions << "\n"
+          << alone << "\n"
+          << batched;
+      EXPECT_TRUE(torch::allclose(alone[0], reversed[1], 1e-5, 1e-5))
+          << pooling << "/" << positions;
       EXPECT_TRUE(torch::allclose(model->forward(sequences({b}))[0], batched[1], 1e-5, 1e-5))
           << pooling << "/" << positions;
 
@@ -182,8 +185,9 @@ TEST(Transformer, AttentionMatchesTorchMultiheadAttention) {
   reference->eval();
   const auto x = torch::randn({2, 5, dim});
   const auto padding = torch::tensor({0, 0, 0, 1, 1, 0, 0, 0, 0, 0}, torch::kBool).view({2, 5});
-  const auto bias = torch::zeros({2, 1, 1, 5}).masked_fill(padding.view({2, 1, 1, 5}),
-                                                          -std::numeric_limits<float>::infinity());
+  const auto bias =
+      torch::zeros({2, 1, 1, 5})
+          .masked_fill(padding.view({2, 1, 1, 5}), -std::numeric_limits<float>::infinity());
   const auto ours = mine->forward(x, bias);
   const auto xt = x.transpose(0, 1);  // [length, batch, dim]
   const auto theirs = std::get<0>(reference->forward(xt, xt, xt, padding)).transpose(0, 1);
@@ -275,8 +279,7 @@ TEST(Transformer, AttentionPoolingIsRefused) {
 TEST(ModelRegistry, CreatesTransformerByName) {
   const ModelSpec& spec = find_model("transformer");
   EXPECT_EQ(spec.input, InputKind::sequence);
-  EXPECT_NE(std::find(spec.options.begin(), spec.options.end(), "model.heads"),
-            spec.options.end());
+  EXPECT_NE(std::find(spec.options.begin(), spec.options.end(), "model.heads"), spec.options.end());
   Classifier model = spec.create(config(), shape(30, 2));
   EXPECT_EQ(model->forward(sequences({{1, 2}, {3}})).sizes(), (std::vector<int64_t>{2, 2}));
   ModelConfig bad = config();

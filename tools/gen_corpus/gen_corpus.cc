@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "datasets/shard_writer.h"
+#include "datasets/splitmix.h"
 #include "framework/error.h"
 
 namespace sift {
@@ -37,13 +38,6 @@ namespace {
 // ---------------------------------------------------------------------------------
 // Random numbers: fixed algorithms (not std:: distributions, whose output differs
 // between standard libraries) so a seed means the same corpus everywhere.
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 class Xoshiro256 {
  public:
