@@ -47,6 +47,26 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   return spec.create(config.model, shape);
 }
 
+Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
+  std::string path = run_file(run_dir, "best.ckpt");
+  if (!std::filesystem::exists(path)) path = run_file(run_dir, "last.ckpt");
+  Checkpoint checkpoint = load_checkpoint(path);
+  if (checkpoint.meta.contains("weights_in")) {  // best.ckpt naming last.ckpt's weights
+    const std::string last_path =
+        run_file(run_dir, checkpoint.meta["weights_in"].get<std::string>());
+    Checkpoint last = load_checkpoint(last_path);
+    if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2})) {
+      throw Error(fmt::format("{} names the weights of {} at step {}, but that file is at step {}",
+                              path, last_path, checkpoint.meta.value("step", int64_t{-2}),
+                              last.meta.value("step", int64_t{-1})));
+    }
+    checkpoint.blobs["model"] = std::move(last.blobs["model"]);
+  }
+  if (!checkpoint.blobs.count("model")) throw Error(fmt::format("{} holds no model weights", path));
+  if (path_out != nullptr) *path_out = path;
+  return checkpoint;
+}
+
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
   if (!std::filesystem::is_directory(run_dir)) {
     throw Error(fmt::format("{} is not a run folder (no such directory)", run_dir));
@@ -60,17 +80,17 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   if (b.config.tokenizer.type == "sentencepiece") {
     b.task.pieces = SentencePieceModel::open(run_file(run_dir, "tokenizer.model"));
   }
-  std::string path = run_file(run_dir, "best.ckpt");
-  if (!std::filesystem::exists(path)) path = run_file(run_dir, "last.ckpt");
-  const Checkpoint checkpoint = load_checkpoint(path);
+  std::string path;
+  const Checkpoint checkpoint = load_run_weights(run_dir, &path);
   if (checkpoint.meta.value("model", "") != b.config.model.type) {
     throw Error(fmt::format("{} holds a '{}' model, but the run's config says '{}'", path,
                             checkpoint.meta.value("model", "?"), b.config.model.type));
   }
-  b.model = create_model(b.config, b.task);
-  auto it = checkpoint.blobs.find("model");
-  if (it == checkpoint.blobs.end()) throw Error(fmt::format("{} holds no model weights", path));
-  load_module_bytes(*b.model, it->second, path);
+  // The weights come from the checkpoint: word vectors need not be read (or still exist).
+  SiftConfig model_config = b.config;
+  model_config.model.pretrained.clear();
+  b.model = create_model(model_config, b.task);
+  load_module_bytes(*b.model, checkpoint.blobs.at("model"), path);
   b.device = parse_device(b.config.run.device);
   b.model->to(b.device);
   b.model->eval();

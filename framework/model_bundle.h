@@ -9,6 +9,7 @@
 
 #include "datasets/batch.h"
 #include "datasets/sharded_stream.h"
+#include "framework/checkpoint.h"
 #include "framework/config/config.h"
 #include "framework/metrics.h"
 #include "framework/task.h"
@@ -26,6 +27,10 @@ struct ModelBundle {
 
 // Files of a run folder.
 std::string run_file(const std::string& run_dir, const std::string& name);
+
+// The model weights of a run folder: best.ckpt (which may name last.ckpt's weights), else
+// last.ckpt. `path` receives the file they came from.
+Checkpoint load_run_weights(const std::string& run_dir, std::string* path = nullptr);
 
 // Loads config.yaml, labels.txt, vocab.txt and best.ckpt (last.ckpt when there is no
 // best) from a run folder. `overrides` are --set assignments applied to its config.

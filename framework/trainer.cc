@@ -73,7 +73,10 @@ struct Run {
   double best_value = 0.0;
   bool has_best = false;
   int64_t best_epoch = 0;
+  int64_t best_step = -1;
   bool best_saved = true;
+  // best.ckpt names last.ckpt's weights instead of holding a copy (they were the same).
+  bool best_is_reference = false;
   int64_t bad_validations = 0;  // in a row, for early stopping
 };
 
@@ -86,6 +89,7 @@ void remember_best(Run& run, const nlohmann::json& metrics) {
     for (size_t i = 0; i < current.size(); ++i) run.best_weights[i].second.copy_(current[i].second);
   }
   run.best_epoch = run.epoch;
+  run.best_step = run.step;
   run.best_metrics = metrics;
   run.best_saved = false;
 }
@@ -105,15 +109,23 @@ nlohmann::json checkpoint_meta(const Run& run) {
 }
 
 // Writes best.ckpt from the weights in memory when they changed since the last write.
-void save_best(Run& run) {
+// When they are the weights last.ckpt holds, best.ckpt only names that file: fastText's
+// bucket tables are 80 MB, and writing them twice doubled the end of short runs.
+void save_best(Run& run, bool same_as_last) {
   if (run.best_saved || run.best_weights.empty()) return;
   Checkpoint c;
   c.meta = checkpoint_meta(run);
   c.meta["epoch"] = run.best_epoch;
+  c.meta["step"] = run.best_step;
   c.meta["metrics"] = run.best_metrics;
-  c.blobs["model"] = tensors_bytes(run.best_weights);
+  if (same_as_last) {
+    c.meta["weights_in"] = "last.ckpt";
+  } else {
+    c.blobs["model"] = tensors_bytes(run.best_weights);
+  }
   save_checkpoint(run_file(run.dir, "best.ckpt"), c);
   run.best_saved = true;
+  run.best_is_reference = same_as_last;
 }
 
 std::string rng_state() {
@@ -135,8 +147,14 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete);
 
 // last.ckpt: everything a resumed run needs to continue exactly where this one stands.
 void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  const bool same = run.best_step == run.step;
+  if (run.best_is_reference && !same) {
+    // best.ckpt names the last.ckpt about to be replaced: give it its own copy first.
+    run.best_saved = false;
+    save_best(run, false);
+  }
   write_last(run, stream, epoch_complete);
-  save_best(run);  // after last.ckpt's buffers are gone: one large buffer at a time
+  save_best(run, same);  // after last.ckpt's buffers are gone: one large buffer at a time
 }
 
 void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
@@ -152,6 +170,7 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
                  {"has_best", run.has_best},
                  {"best_value", run.best_value},
                  {"best_epoch", run.best_epoch},
+                 {"best_step", run.best_step},
                  {"bad_validations", run.bad_validations},
                  {"metrics", run.last_metrics}});
   run.model->to(torch::kCPU);
@@ -398,11 +417,7 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
 // train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
 void init_from(torch::nn::Module& model, const std::string& from) {
   std::string path = from;
-  if (fs::is_directory(from)) {
-    path = run_file(from, "best.ckpt");
-    if (!fs::exists(path)) path = run_file(from, "last.ckpt");
-  }
-  const Checkpoint c = load_checkpoint(path);
+  const Checkpoint c = fs::is_directory(from) ? load_run_weights(from, &path) : load_checkpoint(from);
   if (!c.blobs.count("model")) throw Error(fmt::format("{} holds no model weights", path));
   load_module_bytes(model, c.blobs.at("model"), path);
 }
@@ -520,6 +535,8 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   run.best_saved = true;
   run.best_value = meta.value("best_value", 0.0);
   run.best_epoch = meta.value("best_epoch", int64_t{0});
+  run.best_step = meta.value("best_step", int64_t{-1});
+  run.best_is_reference = run.has_best && run.best_step == meta.value("step", int64_t{0});
   run.bad_validations = meta.value("bad_validations", int64_t{0});
   load_module_bytes(*run.model, last.blobs.at("model"), last_path);
   prepare_training(run);
