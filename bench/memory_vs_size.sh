@@ -106,7 +106,7 @@ export DIRTY=$(git status --porcelain 2>/dev/null | grep -q . && echo ' (+ local
 export TORCHVER=$(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?')
 export SIFT_SET=${SIFT_SET:-}
 $PY - <<'EOF'
-import json, os, re, statistics, time
+import json, os, re, statistics, sys, time
 
 tmp = os.environ["TMP"]
 
@@ -186,24 +186,7 @@ table = "\n".join(out)
 print(table)
 
 if os.environ["WRITE"] == "1":
-    path = "bench/RESULTS.md"
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    # The section is <!-- NAME:begin --> generated table <!-- NAME:generated-end -->
-    # notes by hand <!-- NAME:end -->: a rerun replaces the table and keeps the notes.
-    begin, gen_end, end = ("<!-- memory:begin -->", "<!-- memory:generated-end -->",
-                           "<!-- memory:end -->")
-    block = f"{begin}\n{table}\n{gen_end}"
-    if begin in text and gen_end in text:
-        a = text.index(begin)
-        b = text.index(gen_end) + len(gen_end)
-        text = text[:a] + block + text[b:]
-    elif begin in text and end in text:
-        a = text.index(begin)
-        b = text.index(end) + len(end)
-        text = text[:a] + block + "\n" + end + text[b:]
-    else:
-        block += "\n" + end
-        text = text.rstrip("\n") + "\n\n## Peak memory against data size\n\n" + block + "\n"
-    open(path, "w").write(text)
-    print(f"\nwritten to {path}")
+    sys.path.insert(0, "bench")
+    from results_section import write_section
+    write_section("memory", "Peak memory against data size", table)
 EOF

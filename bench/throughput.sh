@@ -86,7 +86,7 @@ export COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
 export DIRTY=$(git status --porcelain 2>/dev/null | grep -q . && echo ' (+ local changes)' || true)
 export SHARDS FILESHOW="$CORPUS/part-*.txt" WRITE
 $PY - <<'EOF'
-import glob, json, os, statistics, time
+import glob, json, os, statistics, sys, time
 
 tmp = os.environ["TMP"]
 n = int(os.environ["N"])
@@ -172,24 +172,7 @@ table = "\n".join(out)
 print(table)
 
 if os.environ["WRITE"] == "1":
-    path = "bench/RESULTS.md"
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    # The section is <!-- NAME:begin --> generated table <!-- NAME:generated-end -->
-    # notes by hand <!-- NAME:end -->: a rerun replaces the table and keeps the notes.
-    begin, gen_end, end = ("<!-- throughput:begin -->", "<!-- throughput:generated-end -->",
-                           "<!-- throughput:end -->")
-    block = f"{begin}\n{table}\n{gen_end}"
-    if begin in text and gen_end in text:
-        a = text.index(begin)
-        b = text.index(gen_end) + len(gen_end)
-        text = text[:a] + block + text[b:]
-    elif begin in text and end in text:
-        a = text.index(begin)
-        b = text.index(end) + len(end)
-        text = text[:a] + block + "\n" + end + text[b:]
-    else:
-        block += "\n" + end
-        text = text.rstrip("\n") + "\n\n## Data pipeline throughput\n\n" + block + "\n"
-    open(path, "w").write(text)
-    print(f"\nwritten to {path}")
+    sys.path.insert(0, "bench")
+    from results_section import write_section
+    write_section("throughput", "Data pipeline throughput", table)
 EOF
