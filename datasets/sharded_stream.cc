@@ -14,6 +14,7 @@ namespace sift {
 namespace {
 
 constexpr int kStateVersion = 1;
+constexpr size_t kChunkRecords = 64;
 
 std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& now_list) {
   for (const auto& now : now_list) {
@@ -71,7 +72,12 @@ struct ShardedStream::Worker {
   std::thread thread;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<EncodedRecord> queue;
+  // Records travel in chunks: one lock and wake-up per record cost more than reading
+  // and tokenizing a short line (measured: 2.5x slower than the bare readers).
+  std::deque<std::vector<EncodedRecord>> queue;
+  size_t queued = 0;                  // records in `queue`
+  std::vector<EncodedRecord> ready;   // the consumer's current chunk (consumer only)
+  size_t ready_pos = 0;
   bool finished = false;  // the reader passed its last piece
   bool stop = false;
   std::exception_ptr error;
@@ -124,12 +130,28 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
     Worker* worker = w.get();
     if (!worker->done) {
       w->thread = std::thread([this, worker, k] {
+        std::vector<EncodedRecord> chunk;
         try {
           RecordReader reader(plan_[k], options_.format, options_.label_names);
           reader.seek(worker->consumed);
           TextEncoder encoder = encoder_;  // each thread its own token buffers
           const uint64_t threshold = valid_threshold(options_.valid_split);
           Example example;
+          // Hands the chunk to the consumer; false when the stream is stopping.
+          auto hand_over = [&] {
+            std::unique_lock<std::mutex> lock(worker->mutex);
+            worker->changed.wait(lock, [&] {
+              return worker->stop ||
+                     static_cast<int64_t>(worker->queued) < std::max<int64_t>(options_.prefetch, 1);
+            });
+            if (worker->stop) return false;
+            worker->queued += chunk.size();
+            worker->queue.push_back(std::move(chunk));
+            worker->skipped = reader.skipped();
+            worker->changed.notify_all();
+            chunk.clear();
+            return true;
+          };
           while (reader.next(example)) {
             if (!in_part(example.text, options_.part, threshold, options_.seed)) continue;
             if (example.labels.size() != 1) {
@@ -145,20 +167,19 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             }
             encoder.encode(example.text, record.ids);
             record.after = reader.position();
-            std::unique_lock<std::mutex> lock(worker->mutex);
-            worker->changed.wait(lock, [&] {
-              return worker->stop ||
-                     static_cast<int64_t>(worker->queue.size()) < options_.prefetch;
-            });
-            if (worker->stop) return;
-            worker->queue.push_back(std::move(record));
-            worker->skipped = reader.skipped();
-            worker->changed.notify_all();
+            chunk.push_back(std::move(record));
+            if (chunk.size() >= kChunkRecords && !hand_over()) return;
           }
+          if (!chunk.empty() && !hand_over()) return;
           std::lock_guard<std::mutex> lock(worker->mutex);
           worker->skipped = reader.skipped();
         } catch (...) {
+          // Records read before the error still come first, as without chunks.
           std::lock_guard<std::mutex> lock(worker->mutex);
+          if (!chunk.empty()) {
+            worker->queued += chunk.size();
+            worker->queue.push_back(std::move(chunk));
+          }
           worker->error = std::current_exception();
         }
         std::lock_guard<std::mutex> lock(worker->mutex);
@@ -189,16 +210,24 @@ bool ShardedStream::take_round_robin(EncodedRecord& record) {
       ++tried;
       continue;
     }
-    std::unique_lock<std::mutex> lock(w.mutex);
-    w.changed.wait(lock, [&] { return !w.queue.empty() || w.finished; });
-    if (!w.queue.empty()) {
-      record = std::move(w.queue.front());
-      w.queue.pop_front();
-      w.consumed = record.after;
-      w.changed.notify_all();
+    if (w.ready_pos == w.ready.size()) {
+      std::unique_lock<std::mutex> lock(w.mutex);
+      w.changed.wait(lock, [&] { return !w.queue.empty() || w.finished; });
+      if (!w.queue.empty()) {
+        w.ready = std::move(w.queue.front());
+        w.ready_pos = 0;
+        w.queue.pop_front();
+        w.queued -= w.ready.size();
+        w.changed.notify_all();
+      }
+    }
+    if (w.ready_pos < w.ready.size()) {
+      record = std::move(w.ready[w.ready_pos++]);
+      w.consumed = record.after;  // read only by this thread (save_state) from here on
       turn_ = (turn_ + 1) % workers_.size();
       return true;
     }
+    std::unique_lock<std::mutex> lock(w.mutex);
     if (w.error) {
       auto error = w.error;
       w.error = nullptr;
