@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "framework/error.h"
+#include "tests/models/sequence_batch.h"
 
 namespace sift {
 namespace {
 
-using Ids = std::vector<int64_t>;
+using test_util::Ids;
 
 ModelConfig config(const std::string& cell, bool bidirectional, const std::string& pooling,
                    int64_t layers = 1) {
@@ -27,30 +28,9 @@ ModelConfig config(const std::string& cell, bool bidirectional, const std::strin
   return c;
 }
 
-ModelShape shape(int64_t ids = 30, int64_t classes = 3) {
-  ModelShape s;
-  s.num_ids = ids;
-  s.num_classes = classes;
-  return s;
-}
-
-// Sequences padded on the right to `length` (at least the longest) with `pad`.
-ModelInput batch(const std::vector<Ids>& seqs, int64_t length = 0, int64_t pad = 0) {
-  for (const auto& s : seqs) length = std::max<int64_t>(length, s.size());
-  ModelInput in;
-  in.ids = torch::full({static_cast<int64_t>(seqs.size()), length}, pad, torch::kInt64);
-  std::vector<int64_t> lengths;
-  for (size_t i = 0; i < seqs.size(); ++i) {
-    for (size_t t = 0; t < seqs[i].size(); ++t) in.ids[i][t] = seqs[i][t];
-    lengths.push_back(seqs[i].size());
-  }
-  in.lengths = torch::tensor(lengths, torch::kInt64);
-  return in;
-}
-
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using test_util::batch;
+using test_util::max_diff;
+using test_util::shape;
 
 // cell, bidirectional, pooling, layers
 using Variant = std::tuple<std::string, bool, std::string, int64_t>;
