@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "framework/error.h"
+#include "framework/export.h"
 #include "framework/model_bundle.h"
 #include "framework/trainer.h"
 #include "tools/sift/commands.h"
@@ -41,7 +42,7 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
 }
 
 void run_eval(const EvalArgs& args) {
-  ModelBundle bundle = load_run(args.model, test_overrides(args));
+  ModelBundle bundle = load_model(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
   const TextEncoder encoder = make_encoder(bundle.task);
   auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
@@ -63,7 +64,7 @@ void run_eval(const EvalArgs& args) {
 void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on labelled data.");
-  cmd->add_option("--model", args->model, "Run folder of a trained model")->required();
+  cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
   cmd->add_option("--data", args->data,
                   "Files, globs or folders to evaluate (default: the run's test split)");
   cmd->add_option("--format", args->format, "fasttext, tsv, csv, label_first or jsonl");

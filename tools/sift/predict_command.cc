@@ -5,6 +5,7 @@
 
 #include "datasets/batch.h"
 #include "framework/error.h"
+#include "framework/export.h"
 #include "framework/model_bundle.h"
 #include "framework/trainer.h"
 #include "tools/sift/commands.h"
@@ -44,7 +45,7 @@ void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
 }
 
 void run_predict(const PredictArgs& args) {
-  ModelBundle bundle = load_run(args.model);
+  ModelBundle bundle = load_model(args.model);
   apply_threads(bundle.config.run.threads);
   if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
   const int64_t k = std::min<int64_t>(args.top_k, bundle.task.labels.size());
@@ -87,7 +88,7 @@ void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand(
       "predict", "Classify lines of text (one per line) from a file or stdin.");
-  cmd->add_option("--model", args->model, "Run folder of a trained model")->required();
+  cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
   cmd->add_option("--input", args->input, "Text file, one text per line; - for stdin")
       ->capture_default_str();
   cmd->add_option("--top-k", args->top_k, "Labels to print per line")->capture_default_str();

@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+"""Classify lines of text with a model written by `sift export`, in Python alone.
+
+    /usr/bin/python3 examples/classify.py model.pt [FILE] [--top-k K] [--json]
+
+Reads one text per line from FILE (default: stdin) and prints "label<TAB>probability"
+per line, as `sift predict` does. Needs PyTorch (Debian: python3-torch) and, for models
+with a SentencePiece tokenizer, the sentencepiece module (python3-sentencepiece).
+
+Everything the model needs comes from the file's extra files: the label names, the
+vocabulary and the tokenizer settings (tokenizer.json), or the SentencePiece model.
+The tokenizer below is datasets/tokenizer.cc and datasets/encoder.cc in Python: the
+same token boundaries, lower-casing, word ids and hashed word n-grams.
+"""
+import argparse
+import json
+import sys
+import zlib
+
+import torch
+
+FORMAT_NAME = "sift-export"
+FORMAT_VERSION = 1  # the newest export format this script reads
+EXTRA_FILES = ["sift_format.json", "tokenizer.json", "labels.txt", "vocab.txt",
+               "tokenizer.model", "config.yaml"]
+PAD, UNK = 0, 1
+U64 = (1 << 64) - 1
+
+
+class ExportError(Exception):
+    pass
+
+
+# ---- the word tokenizer (datasets/tokenizer.cc) ----------------------------------------
+
+SPACE = frozenset(b" \t\n\r\v\f")
+PUNCT = frozenset(c for c in range(33, 127) if not chr(c).isalnum())
+
+
+def _lower_latin_extended_a(cp):
+    if cp == 0x130:
+        return ord("i")
+    if cp == 0x178:
+        return 0xFF
+    if cp in (0x138, 0x149, 0x17F):
+        return cp
+    odd_capitals = 0x139 <= cp <= 0x148 or cp >= 0x179
+    is_capital = (cp % 2 == 1) == odd_capitals
+    return cp + 1 if is_capital else cp
+
+
+def _lower_greek(cp):
+    if 0x391 <= cp <= 0x3AB and cp != 0x3A2:
+        return cp + 32
+    if 0x388 <= cp <= 0x38A:
+        return cp + 37
+    if 0x3D8 <= cp <= 0x3EF:
+        return cp + 1 if cp % 2 == 0 else cp
+    if cp >= 0x3FD:
+        return cp - 130
+    if cp in (0x370, 0x372, 0x376, 0x3F7, 0x3FA):
+        return cp + 1
+    return {0x37F: 0x3F3, 0x386: 0x3AC, 0x38C: 0x3CC, 0x38E: 0x3CD, 0x38F: 0x3CE,
+            0x3CF: 0x3D7, 0x3F4: 0x3B8, 0x3F9: 0x3F2}.get(cp, cp)
+
+
+def _lower_cyrillic(cp):
+    if cp <= 0x40F:
+        return cp + 80
+    if cp <= 0x42F:
+        return cp + 32
+    if cp == 0x4C0:
+        return 0x4CF
+    if 0x4C1 <= cp <= 0x4CE:
+        return cp + 1 if cp % 2 == 1 else cp
+    paired = 0x460 <= cp <= 0x481 or cp >= 0x48A
+    return cp + 1 if paired and cp % 2 == 0 else cp
+
+
+def _lower_two_byte(cp):
+    if 0xC0 <= cp <= 0xDE:
+        return cp if cp == 0xD7 else cp + 32
+    if 0x100 <= cp <= 0x17F:
+        return _lower_latin_extended_a(cp)
+    if 0x370 <= cp <= 0x3FF:
+        return _lower_greek(cp)
+    if 0x400 <= cp <= 0x4FF:
+        return _lower_cyrillic(cp)
+    return cp
+
+
+def lowercase_utf8(token):
+    """ASCII capitals and the 2-byte capitals of Latin-1, Latin Extended-A, Greek and
+    Cyrillic; every other byte kept (lowercase_utf8 in datasets/tokenizer.cc)."""
+    out = bytearray()
+    r, n = 0, len(token)
+    while r < n:
+        c = token[r]
+        if c < 0x80:
+            out.append(c + 32 if 65 <= c <= 90 else c)
+            r += 1
+            continue
+        nxt = token[r + 1] if r + 1 < n else 0
+        if (c & 0xE0) != 0xC0 or (nxt & 0xC0) != 0x80:
+            out.append(c)
+            r += 1
+            continue
+        lower = _lower_two_byte(((c & 0x1F) << 6) | (nxt & 0x3F))
+        if lower < 0x80:
+            out.append(lower)
+        else:
+            out += bytes((0xC0 | (lower >> 6), 0x80 | (lower & 0x3F)))
+        r += 2
+    return bytes(out)
+
+
+def tokenize(text, lowercase, split_punctuation):
+    """UTF-8 bytes -> tokens (bytes): whitespace and U+00A0 split; with
+    split_punctuation every ASCII punctuation byte is a token of its own."""
+    tokens = []
+    i, n = 0, len(text)
+
+    def space_at(k):
+        if text[k] in SPACE:
+            return 1
+        return 2 if text[k] == 0xC2 and k + 1 < n and text[k + 1] == 0xA0 else 0
+
+    while i < n:
+        skip = space_at(i)
+        if skip:
+            i += skip
+            continue
+        begin = i
+        if split_punctuation and text[i] in PUNCT:
+            i += 1
+        else:
+            i += 1
+            while i < n and not space_at(i) and not (split_punctuation and text[i] in PUNCT):
+                i += 1
+        token = text[begin:i]
+        tokens.append(lowercase_utf8(token) if lowercase else token)
+    return tokens
+
+
+def hash_word(token):
+    """FNV-1a, 32-bit, over the UTF-8 bytes (hash_word in datasets/encoder.cc)."""
+    h = 2166136261
+    for b in token:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def ngram_ids(values, ngrams, buckets, first_bucket, multiplier):
+    """fastText's word n-grams: by start position, then length; h on uint64."""
+    ids = []
+    n = len(values)
+    for i in range(n):
+        h = values[i]
+        for j in range(i + 1, min(n, i + ngrams)):
+            h = (h * multiplier + values[j]) & U64
+            ids.append(first_bucket + h % buckets)
+    return ids
+
+
+# ---- the export ------------------------------------------------------------------------
+
+class Classifier:
+    """An exported Sift model: text in, logits and probabilities out."""
+
+    def __init__(self, path):
+        extra = {name: "" for name in EXTRA_FILES}
+        try:
+            self.module = torch.jit.load(path, map_location="cpu", _extra_files=extra)
+        except Exception as e:  # a truncated file, or not TorchScript at all
+            raise ExportError(f"{path} is not a readable TorchScript file "
+                              f"(truncated, corrupted or not ours): {str(e).splitlines()[0]}")
+        extra = {k: (v if isinstance(v, bytes) else v.encode()) for k, v in extra.items()}
+        try:
+            fmt = json.loads(extra["sift_format.json"])
+            assert fmt["format"] == FORMAT_NAME
+        except Exception:
+            raise ExportError(f"{path} is not a Sift export (no valid sift_format.json)")
+        if fmt["version"] > FORMAT_VERSION:
+            raise ExportError(f"{path} is in Sift export format version {fmt['version']}; "
+                              f"this script reads up to {FORMAT_VERSION}")
+        self._check_weights(path, fmt["crc32"]["weights"])
+        self.labels = extra["labels.txt"].decode().splitlines()
+        self.tok = json.loads(extra["tokenizer.json"])
+        self.bag = self.tok["input"] == "bag"
+        if self.tok["type"] == "sentencepiece":
+            import sentencepiece  # Debian: python3-sentencepiece
+            self.pieces = sentencepiece.SentencePieceProcessor(
+                model_proto=extra["tokenizer.model"])
+        else:
+            self.pieces = None
+            lines = extra["vocab.txt"].split(b"\n")
+            if not lines[0].startswith(b"sift-vocab"):
+                raise ExportError(f"{path}: vocab.txt is not a Sift vocabulary")
+            self.vocab = {line.split(b"\t", 1)[0]: i + 2
+                          for i, line in enumerate(l for l in lines[1:] if l)}
+
+    def _check_weights(self, path, expected):
+        tensors = dict(self.module.named_parameters(recurse=False))
+        tensors.update(dict(self.module.named_buffers(recurse=False)))
+        crc = 0
+        for name in sorted(tensors):
+            crc = zlib.crc32(name.encode(), crc)
+            crc = zlib.crc32(tensors[name].detach().contiguous().numpy().tobytes(), crc)
+        if crc != expected:
+            raise ExportError(f"{path} is corrupted: its weights do not match their checksum")
+
+    def encode(self, text):
+        """UTF-8 bytes -> model ids (TextEncoder::encode)."""
+        t = self.tok
+        max_length = t["max_length"]
+        if self.pieces is not None:
+            ids = self.pieces.encode(text.decode("utf-8", "replace"), out_type=int)
+            if max_length > 0:
+                ids = ids[:max_length]
+            ids = [p + 1 for p in ids]  # 0 is the padding id
+            if self.bag and t["ngrams"] > 1:
+                ids += ngram_ids(ids, t["ngrams"], t["buckets"], t["vocab_size"],
+                                 t["ngram_hash_multiplier"])
+            return ids
+        tokens = tokenize(text, t["lowercase"], t["split_punctuation"])
+        if max_length > 0:
+            tokens = tokens[:max_length]
+        if not self.bag:
+            return [self.vocab.get(w, UNK) for w in tokens]
+        ids = [self.vocab[w] for w in tokens if w in self.vocab]  # unknown words dropped
+        if t["ngrams"] > 1:
+            ids += ngram_ids([hash_word(w) for w in tokens], t["ngrams"], t["buckets"],
+                             t["vocab_size"], t["ngram_hash_multiplier"])
+        return ids
+
+    def inputs(self, texts):
+        """A batch as the model's forward takes it: (ids, offsets) for bag models,
+        (ids padded with 0, lengths >= 1) for sequence models."""
+        encoded = [self.encode(text) for text in texts]
+        if self.bag:
+            offsets, flat = [], []
+            for ids in encoded:
+                offsets.append(len(flat))
+                flat += ids
+            return torch.tensor(flat, dtype=torch.int64), torch.tensor(offsets, dtype=torch.int64)
+        lengths = [max(len(ids), 1) for ids in encoded]
+        padded = torch.zeros(len(encoded), max(lengths), dtype=torch.int64)
+        for row, ids in enumerate(encoded):
+            padded[row, :len(ids)] = torch.tensor(ids, dtype=torch.int64)
+        return padded, torch.tensor(lengths, dtype=torch.int64)
+
+    @torch.no_grad()
+    def logits(self, texts):
+        return self.module.forward(*self.inputs(texts))
+
+    @torch.no_grad()
+    def predict_proba(self, texts):
+        return self.module.predict_proba(*self.inputs(texts))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a file written by `sift export`")
+    parser.add_argument("input", nargs="?", default="-", help="text file, one text per line")
+    parser.add_argument("--top-k", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--logits", action="store_true",
+                        help="print each line's logits as a JSON list (for checks)")
+    args = parser.parse_args()
+    try:
+        model = Classifier(args.model)
+    except ExportError as e:
+        print(f"classify.py: error: {e}", file=sys.stderr)
+        return 1
+    stream = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    lines = [line.rstrip(b"\n").removesuffix(b"\r") for line in stream]
+    k = min(args.top_k, len(model.labels))
+    for start in range(0, len(lines), 256):
+        batch = lines[start:start + 256]
+        if args.logits:
+            for row in model.logits(batch).tolist():
+                print(json.dumps(row))
+            continue
+        values, indices = model.predict_proba(batch).topk(k, 1)
+        for text, v, idx in zip(batch, values.tolist(), indices.tolist()):
+            if args.json:
+                preds = [{"label": model.labels[i], "probability": p} for i, p in zip(idx, v)]
+                print(json.dumps({"text": text.decode("utf-8", "replace"),
+                                  "predictions": preds}))
+            else:
+                print("\t".join(f"{model.labels[i]}\t{p:.4f}" for i, p in zip(idx, v)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

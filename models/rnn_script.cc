@@ -1,0 +1,81 @@
+// The RNN as TorchScript: RnnImpl::forward, with pack_padded_sequence and
+// pad_packed_sequence spelled out as the ATen ops they call (sort by length, pack, run
+// the packed LSTM/GRU kernel, pad, unsort), then the same pooling.
+#include <fmt/format.h>
+
+#include "framework/error.h"
+#include "models/script_writer.h"
+
+namespace sift {
+namespace {
+
+// The flat weights in the order torch::lstm / torch::gru take them: per layer, per
+// direction, w_ih, w_hh, b_ih, b_hh.
+std::string rnn_params(const ModelConfig& config, ScriptWriter& w) {
+  std::vector<std::string> params;
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    for (int dir = 0; dir < (config.bidirectional ? 2 : 1); ++dir) {
+      const std::string suffix = fmt::format("_l{}{}", layer, dir ? "_reverse" : "");
+      for (const char* kind : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
+        params.push_back(w.weight(fmt::format("rnn.{}{}", kind, suffix)));
+      }
+    }
+  }
+  return fmt::format("[{}]", fmt::join(params, ", "));
+}
+
+std::string pooling(const ModelConfig& config, ScriptWriter& w) {
+  if (config.pooling == "max") {
+    return "    pooled = torch.max(states.masked_fill(torch.logical_not(valid), "
+           "float(\"-inf\")), 1)[0]\n";
+  }
+  if (config.pooling == "mean") {
+    return "    counts = lengths.unsqueeze(1).to(states.dtype)\n"
+           "    pooled = states.masked_fill(torch.logical_not(valid), 0.0).sum(1) / counts\n";
+  }
+  if (config.pooling == "attention") {
+    return fmt::format(
+        "    scores = torch.linear(torch.tanh(torch.linear(states, {}, {})), {})\n"
+        "    scores = scores.masked_fill(torch.logical_not(valid), float(\"-inf\"))\n"
+        "    pooled = (torch.softmax(scores, 1) * states).sum(1)\n",
+        w.weight("attention.weight"), w.weight("attention.bias"),
+        w.weight("attention_query.weight"));
+  }
+  throw Error(fmt::format("export: the rnn model has no pooling '{}'", config.pooling));
+}
+
+}  // namespace
+
+std::string rnn_script(const ModelConfig& config, ScriptWriter& w) {
+  const bool lstm = config.cell == "lstm";
+  const int64_t states = config.layers * (config.bidirectional ? 2 : 1);
+  const std::string bidirectional = config.bidirectional ? "True" : "False";
+  const std::string recurrence =
+      lstm ? fmt::format("torch.lstm(data, batch_sizes, [h0, h0], {}, True, {}, 0.0, False, {})",
+                         rnn_params(config, w), config.layers, bidirectional)
+           : fmt::format("torch.gru(data, batch_sizes, h0, {}, True, {}, 0.0, False, {})",
+                         rnn_params(config, w), config.layers, bidirectional);
+  return fmt::format(R"(
+def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
+    length = ids.size(1)
+    embedded = {0}
+    sorted_lengths, order = torch.sort(lengths.cpu(), -1, True)
+    order = order.to(ids.device)
+    data, batch_sizes = torch._pack_padded_sequence(embedded.index_select(0, order), sorted_lengths, True)
+    h0 = torch.zeros([{1}, int(batch_sizes[0]), {2}], dtype=data.dtype, device=data.device)
+    out = {3}[0]
+    states = torch._pad_packed_sequence(out, batch_sizes, True, 0.0, length)[0]
+    unsort = torch.empty_like(order).scatter_(0, order, torch.arange(order.size(0), device=order.device))
+    states = states.index_select(0, unsort)
+    lengths = lengths.to(ids.device)
+    valid = (torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
+{4}    return torch.linear(pooled, {5}, {6})
+
+def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
+    return torch.softmax(self.forward(ids, lengths), 1)
+)",
+                     w.rows("embedding.weight", "ids"), states, config.hidden, recurrence,
+                     pooling(config, w), w.weight("output.weight"), w.weight("output.bias"));
+}
+
+}  // namespace sift

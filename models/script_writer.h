@@ -1,0 +1,57 @@
+// Rebuilding a trained model as TorchScript: a C++ module cannot be scripted or traced
+// (NOTES.md), so each model type writes its forward as TorchScript source over copies of
+// its trained tensors, which this writer registers on a torch::jit::Module.
+#pragma once
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+#include "framework/config/config.h"
+
+namespace sift {
+
+class ScriptWriter {
+ public:
+  // `tensors`: the trained parameters and buffers by their module names
+  // ("layers.0.ff_in.weight"). With int8, every matrix (and convolution kernel) is
+  // stored as int8 with one fp32 scale per output row, and dequantized by the source.
+  ScriptWriter(std::map<std::string, torch::Tensor> tensors, bool int8);
+
+  // An expression for the fp32 tensor `name`, registering it on first use.
+  std::string weight(const std::string& name);
+  // An expression for the rows `index` (an int64 tensor expression of any shape) of the
+  // table `name`: [index..., dim]. Only the rows looked up are dequantized, so a
+  // 2M-row fastText table costs nothing extra per call.
+  std::string rows(const std::string& name, const std::string& index);
+  bool has(const std::string& name) const { return tensors_.count(name) > 0; }
+  bool int8() const { return int8_; }
+  const torch::Tensor& tensor(const std::string& name) const;
+
+  // Defines `source` (whole methods) on the module and returns it.
+  torch::jit::Module finish(const std::string& source);
+
+ private:
+  std::string attribute(const std::string& name);  // registers and returns its name
+
+  std::map<std::string, torch::Tensor> tensors_;
+  bool int8_;
+  torch::jit::Module module_;
+};
+
+// A double as TorchScript source, read back to the same value.
+std::string script_number(double value);
+
+// Writes the TorchScript methods forward(ids, offsets_or_lengths) -> logits and
+// predict_proba(...) of the model type config.type; sift::Error for a type without one.
+std::string model_script(const ModelConfig& config, ScriptWriter& writer);
+
+// The per-type sources (models/*_script.cc).
+std::string fasttext_script(const ModelConfig& config, ScriptWriter& writer);
+std::string textcnn_script(const ModelConfig& config, ScriptWriter& writer);
+std::string rnn_script(const ModelConfig& config, ScriptWriter& writer);
+std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
+
+}  // namespace sift
