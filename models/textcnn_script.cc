@@ -25,7 +25,7 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     length = ids.size(1)
     lengths = lengths.to(ids.device)
     valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
-    x = {} * valid.unsqueeze(2).to(torch.float32)
+    x = {} * valid.unsqueeze(2).float()
     x = x.transpose(1, 2)
     lens = lengths.unsqueeze(1)
 {}    return torch.linear(torch.cat([{}], 1), {}, {})

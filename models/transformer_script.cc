@@ -43,8 +43,8 @@ std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   if (cls) {
     prefix = fmt::format(
         "    x = torch.cat([{0}.view(1, 1, {1}).expand(batch, 1, {1}).to(x.dtype), x], 1)\n"
-        "    key_valid = torch.cat([torch.ones([batch, 1], dtype=torch.bool, "
-        "device=ids.device), valid], 1)\n",
+        "    key_valid = torch.cat([valid.new_ones([batch, 1]), "
+        "valid], 1)\n",
         w.weight("cls"), dim);
   }
   const std::string positions =
@@ -69,13 +69,13 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
         ids = ids.narrow(1, 0, {max_tokens})
     batch = ids.size(0)
     length = ids.size(1)
-    lengths = lengths.to(torch.int64).clamp(1, length).to(ids.device)
+    lengths = lengths.long().clamp(1, length).to(ids.device)
     valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
     x = {embed} * {xscale}
     key_valid = valid
 {prefix}    total = length + {first}
     x = x + {positions}.narrow(0, 0, total).unsqueeze(0)
-    key_bias = torch.zeros([batch, 1, 1, total], dtype=torch.float32, device=ids.device).masked_fill(torch.logical_not(key_valid).view(batch, 1, 1, total), float("-inf"))
+    key_bias = torch.zeros([batch, 1, 1, total], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(key_valid).view(batch, 1, 1, total), float("-inf"))
 {blocks}    x = torch.layer_norm(x, [{dim}], {fnw}, {fnb}, 1e-05)
 {pooling}    return torch.linear(pooled, {ow}, {ob})
 

@@ -34,7 +34,6 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "The TorchScript file to write")->required();
   cmd->add_option("--quantize", args->options.quantize,
                   "none, or int8: every weight matrix stored as int8 with a scale per row")
-      ->check(CLI::IsMember({"none", "int8"}))
       ->capture_default_str();
   cmd->callback([args] { run_export(*args); });
 }

@@ -1,0 +1,202 @@
+// `sift export`, and `sift predict` / `sift eval` / examples/classify.py on its file, run
+// as a user runs them: the exported file alone gives the run folder's results.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSift = SIFT_BINARY;
+const std::string kSource = SIFT_SOURCE_DIR;
+const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+// Runs a shell command line in the source folder.
+Result run(const std::string& command_line, const std::string& io) {
+  const std::string out = io + "/stdout", err = io + "/stderr";
+  const std::string command =
+      "cd " + quote(kSource) + " && " + command_line + " >" + quote(out) + " 2>" + quote(err);
+  const int rc = std::system(command.c_str());
+  Result r;
+  if (rc != -1 && WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
+  if (rc != -1 && WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+// One "sift: error: " line holding every one of `wanted`, a non-zero exit, no trace.
+::testing::AssertionResult CleanError(const Result& r, const std::vector<std::string>& wanted) {
+  auto fail = [&](const std::string& why) {
+    return ::testing::AssertionFailure() << why << "\n" << r;
+  };
+  if (r.status == 0 || r.status >= 128) return fail("expected a non-zero exit, no signal");
+  if (r.err.rfind("sift: error: ", 0) != 0) return fail("stderr must start with 'sift: error: '");
+  if (r.err.find('\n') != r.err.size() - 1) return fail("stderr must be exactly one line");
+  for (const auto& w : wanted) {
+    if (r.err.find(w) == std::string::npos) return fail("stderr lacks '" + w + "'");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class ExportCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "sift_export_cli_XXXXXX";
+    dir_ = mkdtemp(pattern.data());
+    // SMS spam: the first 600 messages are the test split and the texts to classify.
+    const auto all = lines_of(read_file(kSmsData));
+    std::string test, texts;
+    for (size_t i = 0; i < 600; ++i) {
+      test += all[i] + "\n";
+      texts += all[i].substr(all[i].find('\t') + 1) + "\n";
+    }
+    write_file(dir_ + "/test.tsv", test);
+    write_file(dir_ + "/texts.txt", texts);
+    run_dir_ = dir_ + "/sms";
+    const Result train =
+        sift("train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=200000"
+             " --set run.dir=" + quote(dir_) + " --set run.name=sms --set data.test.path=" +
+             quote(dir_ + "/test.tsv"));
+    ASSERT_EQ(train.status, 0) << train;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Result sift(const std::string& args) { return run(quote(kSift) + " " + args, dir_); }
+
+  std::string dir_, run_dir_;
+};
+
+TEST_F(ExportCli, PredictAndEvalFromTheFileEqualTheRunFolder) {
+  const std::string model = dir_ + "/sms.pt";
+  const Result exported = sift("export " + quote(run_dir_) + " --out " + quote(model));
+  ASSERT_EQ(exported.status, 0) << exported;
+  EXPECT_NE(exported.out.find("wrote " + model), std::string::npos) << exported;
+  EXPECT_FALSE(fs::exists(model + ".tmp"));
+
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result from_run = sift("predict --model " + quote(run_dir_) + " --input " + texts +
+                               " --top-k 2");
+  const Result from_file = sift("predict --model " + quote(model) + " --input " + texts +
+                                " --top-k 2");
+  ASSERT_EQ(from_run.status, 0) << from_run;
+  ASSERT_EQ(from_file.status, 0) << from_file;
+  EXPECT_EQ(lines_of(from_file.out).size(), 600u);
+  EXPECT_EQ(from_file.out, from_run.out);
+
+  const std::string data = " --data " + quote(dir_ + "/test.tsv") + " --json";
+  const Result eval_run = sift("eval --model " + quote(run_dir_) + data);
+  const Result eval_file = sift("eval --model " + quote(model) + data);
+  ASSERT_EQ(eval_run.status, 0) << eval_run;
+  ASSERT_EQ(eval_file.status, 0) << eval_file;
+  const auto a = nlohmann::json::parse(eval_run.out)["splits"]["test"];
+  const auto b = nlohmann::json::parse(eval_file.out)["splits"]["test"];
+  EXPECT_EQ(a, b);
+  EXPECT_GT(b["accuracy"].get<double>(), 0.9);
+}
+
+TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
+  const std::string fp32 = dir_ + "/fp32.pt", int8 = dir_ + "/int8.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
+  const Result q = sift("export " + quote(run_dir_) + " --out " + quote(int8) +
+                        " --quantize int8");
+  ASSERT_EQ(q.status, 0) << q;
+  // 200k x 10 embedding: 4 bytes a weight against 1, plus 4 per row for the scale.
+  EXPECT_LT(fs::file_size(int8), fs::file_size(fp32) * 45 / 100);
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const auto a = lines_of(sift("predict --model " + quote(fp32) + " --input " + texts).out);
+  const auto b = lines_of(sift("predict --model " + quote(int8) + " --input " + texts).out);
+  ASSERT_EQ(a.size(), 600u);
+  ASSERT_EQ(b.size(), a.size());
+  size_t same = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
+  }
+  EXPECT_GE(same, 594u);  // at least 99% the same label
+  EXPECT_TRUE(CleanError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
+                         {"--quantize", "int4"}));
+}
+
+TEST_F(ExportCli, PythonExampleClassifiesLikeSiftPredict) {
+  const std::string model = dir_ + "/sms.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(model)).status, 0);
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result cpp = sift("predict --model " + quote(model) + " --input " + texts);
+  const Result python = run("/usr/bin/python3 examples/classify.py " + quote(model) + " <" +
+                                texts, dir_);
+  ASSERT_EQ(python.status, 0) << python;
+  const auto a = lines_of(cpp.out), b = lines_of(python.out);
+  ASSERT_EQ(a.size(), 600u);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const size_t tab_a = a[i].find('\t'), tab_b = b[i].find('\t');
+    EXPECT_EQ(a[i].substr(0, tab_a), b[i].substr(0, tab_b)) << "line " << i + 1;
+    EXPECT_NEAR(std::stod(a[i].substr(tab_a + 1)), std::stod(b[i].substr(tab_b + 1)), 1e-4)
+        << "line " << i + 1;
+  }
+}
+
+TEST_F(ExportCli, BadFilesGetOneClearError) {
+  const std::string model = dir_ + "/sms.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(model)).status, 0);
+  const std::string bytes = read_file(model);
+  const std::string truncated = dir_ + "/truncated.pt";
+  write_file(truncated, bytes.substr(0, bytes.size() / 3));
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(truncated) + " </dev/null"),
+                         {truncated, "truncated or corrupted"}));
+  const std::string text = dir_ + "/texts.txt";
+  EXPECT_TRUE(CleanError(sift("eval --model " + quote(text) + " --data " + quote(text)),
+                         {text, "is not a Sift export"}));
+  EXPECT_TRUE(CleanError(sift("predict --model " + quote(dir_ + "/none.pt") + " </dev/null"),
+                         {dir_ + "/none.pt", "no such file or run folder"}));
+  EXPECT_TRUE(CleanError(sift("export " + quote(dir_ + "/no_run") + " --out x.pt"),
+                         {dir_ + "/no_run"}));
+}
+
+}  // namespace
+}  // namespace sift
