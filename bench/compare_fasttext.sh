@@ -13,7 +13,8 @@
 #
 # Environment: SIFT (the sift binary, default build/sift), DATA (default ../shared/data),
 # THREADS (fastText -thread, default 2), SIFT_THREADS (overrides run.threads of the configs,
-# which say 1), KEEP_TMP=1 keeps the temporary folder.
+# which say 1), KEEP_TMP=1 keeps the temporary folder, RAW_OUT=FILE copies the
+# per-repetition rows (tab-separated) there.
 # Run from the repository root. Installs nothing: tools/setup.sh installs fasttext and time.
 set -euo pipefail
 
@@ -294,6 +295,7 @@ PYEOF
 
 echo
 cat "$TABLE"
+if [[ -n ${RAW_OUT:-} ]]; then cp "$RAW" "$RAW_OUT"; fi  # per-repetition rows, for bench/compare
 
 if ((WRITE)); then
   RESULTS=bench/RESULTS.md

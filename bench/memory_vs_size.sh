@@ -16,7 +16,7 @@
 # Variables: BUILD (folder with sift and sift-gen-corpus; default build), BENCH_DATA
 # (where corpora are generated once, 8 plain shards each; default /tmp/siftbench),
 # SIFT_SET (extra --set arguments for every run, e.g. "train.max_steps=1000"), KEEP_TMP=1
-# (keep the time -v reports and JSON summaries).
+# (keep the time -v reports and JSON summaries), RAW_OUT=FILE (also write the rows as JSON).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -184,6 +184,11 @@ if base and "10M" in cases:
     out.append(f"Target (10M peak RSS within 10% of 1M): **{verdict}** (ratio {r10:.3f}).")
 table = "\n".join(out)
 print(table)
+if os.environ.get("RAW_OUT"):  # bench/compare plots these
+    rows = [{"case": k, "lines": cases[k]["lines"], "bytes": cases[k]["bytes"],
+             "peak_rss_mb": statistics.median(r[0] for r in cases[k]["runs"]),
+             "wall_s": statistics.median(r[1] for r in cases[k]["runs"])} for k in order]
+    json.dump(rows, open(os.environ["RAW_OUT"], "w"), indent=1)
 
 if os.environ["WRITE"] == "1":
     sys.path.insert(0, "bench")
