@@ -10,7 +10,7 @@
 #   bench/precision.sh -n 1 --no-write  # a quick look
 #   bench/precision.sh --from FILE      # the table from kept JSON lines (KEEP_TMP=1), no runs
 #
-# Variables: BUILD (default build), THREADS (default 2), TF_BATCH (default 1),
+# Variables: BUILD (default build), THREADS (default 2), TF_BATCH (default 2),
 # LSTM_BATCH (default 8), LSTM_LENGTH (default 128), STEPS (timed steps per process,
 # default 2), KEEP_TMP=1 (keep the JSON lines).
 set -euo pipefail
@@ -39,7 +39,7 @@ TMP=$(mktemp -d /tmp/siftprecision.XXXXXX)
 OUT=$TMP/results.jsonl
 
 transformer=(--model transformer --layers 6 --dim 512 --heads 8 --ff 2048 --length 512
-             --batch "${TF_BATCH:-1}")
+             --batch "${TF_BATCH:-2}")
 bilstm=(--model bilstm --layers 2 --dim 256 --hidden 256 --length "${LSTM_LENGTH:-128}"
         --batch "${LSTM_BATCH:-8}")
 
@@ -70,40 +70,45 @@ n, write, threads = int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
 def med(model, p, c, key):
     return statistics.median(r[key] for r in rows
                              if r["model"] == model and r["precision"] == p and r["checkpointing"] == c)
-lines = ["| model | precision | checkpointing | step wall s | step CPU s | speed vs fp32 off (wall / CPU) | peak tensor MB | vs same precision, off | peak RSS MB | vs off |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+lines = ["| model | precision | checkpointing | step CPU s | CPU speed vs fp32 off | step wall s | peak tensor MB | vs off | activations MB | vs off | peak RSS MB | vs off |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+def pct(x, ref):
+    return f"{100 * (x / ref - 1):+.0f}%"
 for model in ("transformer", "bilstm"):
     r0 = next(r for r in rows if r["model"] == model)
-    t_ref = med(model, "fp32", "off", "median_step_seconds")
     c_ref = med(model, "fp32", "off", "median_step_cpu_seconds")
     for p in ("fp32", "bf16"):
         m_off = med(model, p, "off", "peak_tensor_mb")
+        a_off = med(model, p, "off", "activation_peak_mb")
         r_off = med(model, p, "off", "peak_rss_mb")
         for c in ("off", "all"):
             t = med(model, p, c, "median_step_seconds")
             cs = med(model, p, c, "median_step_cpu_seconds")
             m = med(model, p, c, "peak_tensor_mb")
+            act = med(model, p, c, "activation_peak_mb")
             rss = med(model, p, c, "peak_rss_mb")
             lines.append(f"| {model} (batch {r0['batch']} x {r0['length']} tokens, {r0['parameters']/1e6:.1f}M params) | {p} | {c} | "
-                         f"{t:.2f} | {cs:.2f} | {t_ref / t:.2f}x / {c_ref / cs:.2f}x | {m:.0f} | {100 * (m / m_off - 1):+.0f}% | "
-                         f"{rss:.0f} | {100 * (rss / r_off - 1):+.0f}% |")
+                         f"{cs:.2f} | {c_ref / cs:.2f}x | {t:.1f} | {m:.0f} | {pct(m, m_off)} | {act:.0f} | {pct(act, a_off)} | "
+                         f"{rss:.0f} | {pct(rss, r_off)} |")
 lines.append("")
 for model in ("transformer", "bilstm"):
     summary = []
     for p in ("fp32", "bf16"):
-        t_off = med(model, p, "off", "median_step_seconds"); t_on = med(model, p, "all", "median_step_seconds")
         c_off = med(model, p, "off", "median_step_cpu_seconds"); c_on = med(model, p, "all", "median_step_cpu_seconds")
         m_off = med(model, p, "off", "peak_tensor_mb"); m_on = med(model, p, "all", "peak_tensor_mb")
-        summary.append(f"{p}: checkpointing {100 * (m_on / m_off - 1):+.0f}% peak tensor memory for "
-                       f"{100 * (t_on / t_off - 1):+.0f}% wall / {100 * (c_on / c_off - 1):+.0f}% CPU step time")
-    b_speed = med(model, "fp32", "off", "median_step_seconds") / med(model, "bf16", "off", "median_step_seconds")
+        a_off = med(model, p, "off", "activation_peak_mb"); a_on = med(model, p, "all", "activation_peak_mb")
+        summary.append(f"{p}: checkpointing changes peak tensor memory by {pct(m_on, m_off)} (activations {pct(a_on, a_off)}) "
+                       f"for {pct(c_on, c_off)} CPU time per step")
     b_cpu = med(model, "fp32", "off", "median_step_cpu_seconds") / med(model, "bf16", "off", "median_step_cpu_seconds")
-    lines.append(f"- {model}: " + "; ".join(summary) + f"; bf16 runs {b_speed:.2f}x (wall) / {b_cpu:.2f}x (CPU) the speed of fp32.")
+    lines.append(f"- {model}: " + "; ".join(summary) + f"; bf16 runs at {b_cpu:.2f}x the speed of fp32 (CPU time, checkpointing off).")
 cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True, text=True).stdout.strip()
 load = open("/proc/loadavg").read().split()[0]
 lines.append("")
 lines.append(f"Medians of {n} repetitions (each a fresh process: 1 warm-up step, then the median of the "
-             f"timed steps), {threads} threads, Adam, dropout 0.1; {cpu}; load average {load} at the end; "
+             f"timed steps), {threads} threads, Adam, dropout 0.1. Peak tensor MB: all CPU tensor bytes above the "
+             f"weights and the batch (gradients, Adam state, activations); activations MB: the peak of the timed "
+             f"steps above what lives between steps. CPU s: process CPU time per step, the figure to compare on a "
+             f"shared machine (wall time also counts waiting for a core); {cpu}; load average {load} at the end; "
              f"{datetime.date.today()}. Command: `bench/precision.sh -n {n}`.")
 table = "\n".join(lines)
 print(table)

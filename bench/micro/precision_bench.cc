@@ -8,7 +8,9 @@
 //  - tensor bytes: every CPU tensor allocation goes through a counting wrapper of
 //    LibTorch's CPU allocator; the peak while training minus what was live before the
 //    first step (weights, the batch) is what activations, gradients and optimizer state
-//    cost. It does not depend on how malloc returns memory to the system.
+//    cost; the peak of the timed steps minus what was live after the warm-up (gradients
+//    and optimizer state allocated) is the activations' share, the part checkpointing
+//    and precision act on. It does not depend on how malloc returns memory to the system.
 //  - RSS: the process's VmHWM at the end minus VmRSS before the first step, which also
 //    sees oneDNN/OpenBLAS scratch buffers and allocator slack: what the machine must have.
 #include <CLI/CLI.hpp>
@@ -147,7 +149,13 @@ int main(int argc, char** argv) {
   const int64_t base_rss = status_kb("VmRSS");
   peak_bytes = base_tensor;
   std::vector<double> seconds, cpu;
+  int64_t steady_tensor = base_tensor, steady_peak = 0;
   for (int64_t s = 0; s < warmup + steps; ++s) {
+    if (s == warmup) {
+      // Weights, gradients and optimizer state now exist: what remains is activations.
+      steady_tensor = live_bytes.load();
+      steady_peak = peak_bytes.exchange(steady_tensor);
+    }
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
     torch::Tensor logits;
@@ -173,10 +181,13 @@ int main(int argc, char** argv) {
                    "\"step_seconds\": [{}], \"median_step_seconds\": {:.4f}, "
                    "\"median_step_cpu_seconds\": {:.4f}, "
                    "\"base_tensor_mb\": {:.1f}, \"peak_tensor_mb\": {:.1f}, "
+                   "\"steady_tensor_mb\": {:.1f}, \"activation_peak_mb\": {:.1f}, "
                    "\"base_rss_mb\": {:.1f}, \"peak_rss_mb\": {:.1f}}}",
                    model_name, precision, checkpointing, batch, length, threads, params,
                    fmt::join(seconds, ", "), median(seconds), median(cpu), base_tensor / 1048576.0,
-                   (peak_bytes.load() - base_tensor) / 1048576.0, base_rss / 1024.0,
+                   (std::max(steady_peak, peak_bytes.load()) - base_tensor) / 1048576.0,
+                   (steady_tensor - base_tensor) / 1048576.0,
+                   (peak_bytes.load() - steady_tensor) / 1048576.0, base_rss / 1024.0,
                    (status_kb("VmHWM") - base_rss) / 1024.0)
             << std::endl;
   return 0;
