@@ -19,6 +19,7 @@
 #include "framework/error.h"
 #include "framework/model_bundle.h"
 #include "framework/optimization.h"
+#include "framework/precision.h"
 #include "framework/progress.h"
 #include "framework/task.h"
 
@@ -78,6 +79,7 @@ struct Run {
   // best.ckpt names last.ckpt's weights instead of holding a copy (they were the same).
   bool best_is_reference = false;
   int64_t bad_validations = 0;  // in a row, for early stopping
+  LossScaler scaler;            // train.loss_scaling; disabled by default
 };
 
 void remember_best(Run& run, const nlohmann::json& metrics) {
@@ -178,6 +180,7 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   run.model->to(run.device);
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
   c.blobs["rng"] = rng_state();
+  if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
   if (!epoch_complete) c.blobs["data"] = stream.save_state();
   save_checkpoint(run_file(run.dir, "last.ckpt"), c);
 }
@@ -227,6 +230,10 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
       ++run.bad_validations;
     }
   }
+  if (run.scaler.enabled()) {
+    record["loss_scale"] = run.scaler.scale();
+    record["skipped_steps"] = run.scaler.skipped_steps();
+  }
   append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
   progress.log(line);
   run.last_metrics = record;
@@ -242,20 +249,32 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   auto options = torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(t.label_smoothing);
   if (t.loss_reduction == "sum") options.reduction(torch::kSum);
   if (run.class_weights.defined()) options.weight(run.class_weights);
-  auto logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
+  torch::Tensor logits;
+  {
+    AutocastGuard autocast(t.precision, run.device);
+    logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
+  }
+  logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
   auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()},
                                  torch::kInt64)
                     .to(run.device);
   auto loss = torch::nn::functional::cross_entropy(logits, labels, options);
-  (t.accumulate > 1 ? loss / static_cast<double>(t.accumulate) : loss).backward();
+  const torch::Tensor scaled = run.scaler.scale_loss(loss);
+  (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
   return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
 }
 
+// A step whose gradients overflowed under loss scaling is skipped (the weights stay) but
+// still counts, so that step limits, schedules and evaluation points do not shift.
 void optimizer_step(Run& run) {
-  if (run.config.train.clip_norm > 0) {
-    torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+  const bool finite = run.scaler.unscale(run.model->parameters());
+  run.scaler.update(finite);
+  if (finite) {
+    if (run.config.train.clip_norm > 0) {
+      torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+    }
+    run.optimizer->step();
   }
-  run.optimizer->step();
   run.optimizer->zero_grad();
   ++run.step;
 }
@@ -329,6 +348,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   }
   progress.finish_line();
   if (stopped) progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations", t.best_metric, t.patience));
+  if (run.scaler.skipped_steps() > 0) {
+    progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
+                             run.scaler.skipped_steps(), run.scaler.scale()));
+  }
   const double seconds = progress.elapsed_seconds();
   const int64_t steps = run.step - first_step;
   return {{"steps", run.step},
@@ -340,6 +363,9 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
           {"skipped_records", run.task.train_skipped},
           {"workers", run.config.data.workers},
           {"stopped_early", stopped},
+          {"precision", t.precision},
+          {"checkpointing", t.checkpointing},
+          {"skipped_steps", run.scaler.skipped_steps()},
           {"best_epoch", run.best_epoch}};
 }
 
@@ -369,6 +395,7 @@ void apply_threads(int64_t threads) {
 }
 
 void validate_for_training(const SiftConfig& config) {
+  validate_precision_options(config);
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
   }
@@ -476,6 +503,9 @@ void prepare_training(Run& run) {
   const torch::Tensor w = class_weights(run.config.train, run.task);
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
+  run.model->set_recompute(
+      recompute_policy(run.config.train.checkpointing, run.config.train.checkpoint_every));
+  run.scaler = make_loss_scaler(run.config.train);
 }
 
 // Options a resumed run may not change: they fix the saved model's shape or inputs.
@@ -542,6 +572,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   prepare_training(run);
   load_optimizer_bytes(*run.optimizer, last.blobs.at("optimizer"), last_path);
   set_rng_state(last.blobs.at("rng"));
+  if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
   run.step = meta.value("step", int64_t{0});
   run.examples_seen = meta.value("examples_seen", int64_t{0});
   run.epoch = meta.value("epoch", int64_t{1});

@@ -11,6 +11,7 @@
 
 #include "datasets/text_encoder.h"
 #include "framework/config/config.h"
+#include "framework/recompute.h"
 
 namespace sift {
 
@@ -27,6 +28,13 @@ class ClassifierImpl : public torch::nn::Module {
  public:
   // Returns logits [batch, classes].
   virtual torch::Tensor forward(const ModelInput& input) = 0;
+
+  // train.checkpointing: the blocks that re-run in backward instead of keeping their
+  // activations. Models without blocks (fasttext) ignore it.
+  void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
+
+ protected:
+  RecomputePolicy recompute_;
 };
 // Held by pointer: the interface is abstract, so TORCH_MODULE's holder cannot wrap it.
 using Classifier = std::shared_ptr<ClassifierImpl>;

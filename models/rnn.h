@@ -16,7 +16,18 @@ class RnnImpl : public ClassifierImpl {
  private:
   enum class Pooling { max, mean, attention };
 
+  // The recurrence one layer at a time, each layer a block for train.checkpointing,
+  // with the same weights, kernels and dropout draws as the multi-layer module.
+  torch::Tensor layer_by_layer(const torch::Tensor& data, const torch::Tensor& batch_sizes);
+  torch::Tensor run_layer(int64_t layer, const torch::Tensor& data,
+                          const torch::Tensor& batch_sizes);
+  std::vector<torch::Tensor> layer_parameters(int64_t layer) const;
+
   Pooling pooling_ = Pooling::max;
+  int64_t layers_ = 1;
+  int64_t hidden_ = 0;
+  bool bidirectional_ = true;
+  double between_dropout_ = 0.0;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::LSTM lstm_{nullptr};  // one of lstm_ and gru_ is set
   torch::nn::GRU gru_{nullptr};

@@ -150,7 +150,14 @@ torch::Tensor TransformerImpl::forward(const ModelInput& input) {
   auto key_bias = torch::zeros({batch, 1, 1, total}, x.options().dtype(torch::kFloat32))
                       .masked_fill(key_valid.logical_not().view({batch, 1, 1, total}),
                                    -std::numeric_limits<float>::infinity());
-  for (const auto& layer : *layers_) x = layer->as<TransformerLayer>()->forward(x, key_bias);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto layer = layers_->ptr<TransformerLayerImpl>(i);
+    auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
+      return layer->forward(in[0], key_bias);
+    };
+    x = run_block(recompute_, static_cast<int64_t>(i), is_training(), layer->parameters(), block,
+                  {x});
+  }
   x = final_norm_->forward(x);
 
   torch::Tensor pooled;

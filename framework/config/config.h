@@ -119,6 +119,11 @@ struct TrainConfig {
   double min_delta = 0.0;
   std::string init_from;
   std::vector<std::string> freeze;
+  std::string precision = "fp32";        // fp32 | bf16 | fp16 (autocast)
+  std::string checkpointing = "off";     // off | all | every (activation recomputation)
+  int64_t checkpoint_every = 2;
+  std::string loss_scaling = "auto";     // auto (fp16 only) | dynamic | off
+  int64_t loss_scale_growth_interval = 2000;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
 };

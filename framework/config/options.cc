@@ -273,6 +273,23 @@ std::vector<Option> declare() {
       "train.freeze", SIFT_FIELD(train.freeze),
       "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "
       "\"layers.0.*\").");
+  t.add_enum("train.precision", SIFT_FIELD(train.precision), {"fp32", "bf16", "fp16"},
+             "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
+             "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
+             "autocast; weights, optimizer state and the loss stay fp32.");
+  t.add_enum("train.checkpointing", SIFT_FIELD(train.checkpointing), {"off", "all", "every"},
+             "Gradient checkpointing: recompute the activations of Transformer layers, RNN "
+             "layers or TextCNN filter widths in backward instead of keeping them (all), or "
+             "of one block in train.checkpoint_every (every).");
+  t.add<int64_t>("train.checkpoint_every", SIFT_FIELD(train.checkpoint_every),
+                 "With train.checkpointing: every, recompute blocks 0, k, 2k, ... for this k.",
+                 at_least(1));
+  t.add_enum("train.loss_scaling", SIFT_FIELD(train.loss_scaling), {"auto", "dynamic", "off"},
+             "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
+             "double it after train.loss_scale_growth_interval clean steps); auto: on for "
+             "fp16 only.");
+  t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
+                 "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
   t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
              {"sgd", "adam", "adamw", "adagrad", "rmsprop"}, "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",

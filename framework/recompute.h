@@ -1,0 +1,42 @@
+// Gradient checkpointing (train.checkpointing): a block's forward runs without keeping
+// its activations, and backward runs it again to get them. LibTorch's C++ API has no
+// torch.utils.checkpoint (pytorch/pytorch#52744), so this is a custom autograd function.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sift {
+
+// Which of a model's blocks (Transformer layers, RNN layers, CNN filter widths) are
+// recomputed: none (every = 0), all (1), or one in `every` (blocks 0, k, 2k, ...).
+struct RecomputePolicy {
+  int64_t every = 0;
+  bool applies(int64_t block) const { return every > 0 && block % every == 0; }
+};
+
+// From train.checkpointing ("off", "all", "every") and train.checkpoint_every.
+RecomputePolicy recompute_policy(const std::string& mode, int64_t every);
+
+// A block maps its inputs to one output. It may hold other tensors (masks, lengths),
+// which get no gradient, and must read its parameters through its module, so that the
+// re-run in backward builds a graph to them.
+using Block = std::function<torch::Tensor(const std::vector<torch::Tensor>& inputs)>;
+
+// block(inputs) through the recomputing autograd function: only `inputs` are kept for
+// backward. Backward restores the random-number state of the first run (dropout draws the
+// same masks; the state is put back afterwards) and its autocast state, re-runs the block
+// with gradients on and returns the gradients of `inputs` and `parameters`.
+torch::Tensor recompute(const Block& block, const std::vector<torch::Tensor>& inputs,
+                        const std::vector<torch::Tensor>& parameters);
+
+// Runs block `index` through recompute() when `policy` selects it and a graph is being
+// built (training, grad mode on), else directly.
+torch::Tensor run_block(const RecomputePolicy& policy, int64_t index, bool training,
+                        const std::vector<torch::Tensor>& parameters, const Block& block,
+                        const std::vector<torch::Tensor>& inputs);
+
+}  // namespace sift
