@@ -19,12 +19,13 @@ uint64_t record_hash(const std::string& text, uint64_t seed) {
 
 ExampleStream::ExampleStream(std::vector<std::string> files, TextFormat format,
                              std::vector<std::string> label_names, HashPart part,
-                             double valid_split, uint64_t seed)
+                             double valid_split, uint64_t seed, Folds folds)
     : files_(files),
       reader_(std::move(files), format, std::move(label_names)),
       part_(part),
       threshold_(valid_threshold(valid_split)),
-      seed_(seed) {}
+      seed_(seed),
+      folds_(folds) {}
 
 uint64_t valid_threshold(double share) {
   const double scaled = std::ldexp(share, 64);
@@ -32,8 +33,20 @@ uint64_t valid_threshold(double share) {
                                        : static_cast<uint64_t>(scaled);
 }
 
+bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed,
+             Folds folds) {
+  if (folds.count == 0) return in_part(text, part, threshold, seed);
+  uint64_t h = record_hash(text, seed);
+  const bool held_out = fold_of(h, folds.count) == folds.index;
+  if (part == HashPart::held_out || held_out) return part == HashPart::held_out && held_out;
+  // The validation share of the other folds: a second hash, so that it does not
+  // coincide with a fold (valid_split 0.1 and 10 folds would pick fold 0 otherwise).
+  h = mix64(h ^ 0x5bd1e9955bd1e995ULL);
+  return part == HashPart::all || (part == HashPart::valid) == (h < threshold);
+}
+
 bool ExampleStream::wanted(const Example& example) const {
-  return in_part(example.text, part_, threshold_, seed_);
+  return in_part(example.text, part_, threshold_, seed_, folds_);
 }
 
 bool ExampleStream::next(Example& out) {

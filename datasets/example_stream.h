@@ -17,13 +17,21 @@ enum class HashPart {
   all,
   train,  // those not chosen for validation
   valid,  // the share `valid_split` chosen by hash
+  held_out,  // cross-validation: the records of the held-out fold
+};
+
+// Cross-validation: with count > 0, records fall by hash into `count` folds, and fold
+// `index` is held out (HashPart::held_out); train and valid split the other folds.
+struct Folds {
+  int64_t count = 0;
+  int64_t index = 0;
 };
 
 class ExampleStream {
  public:
   ExampleStream(std::vector<std::string> files, TextFormat format,
                 std::vector<std::string> label_names, HashPart part = HashPart::all,
-                double valid_split = 0.0, uint64_t seed = 0);
+                double valid_split = 0.0, uint64_t seed = 0, Folds folds = {});
 
   bool next(Example& out);
   void rewind();
@@ -39,6 +47,7 @@ class ExampleStream {
   HashPart part_;
   uint64_t threshold_;  // valid_threshold(valid_split)
   uint64_t seed_;
+  Folds folds_;
 };
 
 // 64-bit FNV-1a of the bytes mixed with a seed: a stable record hash.
@@ -47,7 +56,14 @@ uint64_t record_hash(const std::string& text, uint64_t seed);
 // Records whose hash is below this are the validation share `share` of the data.
 uint64_t valid_threshold(double share);
 
+// The fold (0..count-1) of a record hash.
+inline int64_t fold_of(uint64_t hash, int64_t count) {
+  return static_cast<int64_t>((static_cast<unsigned __int128>(hash) * static_cast<uint64_t>(count)) >> 64);
+}
+
 // Whether a record of this text belongs to `part` of the hash split.
+bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed,
+             Folds folds);
 inline bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed) {
   return part == HashPart::all || (part == HashPart::valid) == (record_hash(text, seed) < threshold);
 }

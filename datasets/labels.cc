@@ -1,6 +1,7 @@
 #include "datasets/labels.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -26,6 +27,14 @@ std::vector<std::string> read_names(const std::string& path) {
 }
 
 }  // namespace
+
+std::string several_labels_message(const std::string& location,
+                                   const std::vector<std::string>& labels) {
+  return fmt::format(
+      "{}: the record has {} labels ({}), but data.multi_label is false; set "
+      "data.multi_label: true to train on records with several labels",
+      location, labels.size(), fmt::join(labels, ", "));
+}
 
 LabelSet::LabelSet(std::vector<std::string> names) {
   for (auto& n : names) {

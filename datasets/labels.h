@@ -9,6 +9,10 @@
 
 namespace sift {
 
+// The error for a record with several labels in a single-label task: "file:line: ...".
+std::string several_labels_message(const std::string& location,
+                                   const std::vector<std::string>& labels);
+
 class LabelSet {
  public:
   LabelSet() = default;

@@ -191,14 +191,35 @@ std::string RecordParser::parse_fasttext(std::string_view record, Example& out) 
   return {};
 }
 
+// One label, or with format.label_separator a list ("a|b|c"); empty items are ignored, so
+// a trailing separator does no harm.
+std::string RecordParser::set_label_field(std::string_view field, Example& out) const {
+  const std::string& sep = format_.label_separator;
+  size_t labels = 0;
+  if (sep.empty()) {
+    field = trim(field);
+    if (!field.empty()) set_label(out, labels++, field);
+  } else {
+    for (;;) {
+      const size_t at = field.find(sep);
+      const std::string_view item = trim(field.substr(0, at));
+      if (!item.empty()) set_label(out, labels++, item);
+      if (at == std::string_view::npos) break;
+      field.remove_prefix(at + sep.size());
+    }
+  }
+  out.labels.resize(labels);
+  return labels == 0 ? "empty label" : "";
+}
+
 std::string RecordParser::parse_label_first(std::string_view record, Example& out) {
   record = trim(record);
   size_t end = 0;
   while (end < record.size() && !is_space(record[end])) ++end;
   std::string_view text = trim(record.substr(end));
   if (text.empty()) return "no text after the label";
-  set_label(out, 0, record.substr(0, end));
-  out.labels.resize(1);
+  std::string reason = set_label_field(record.substr(0, end), out);
+  if (!reason.empty()) return reason;
   append_text(out.text, text);
   if (is_blank(out.text)) return "no text after the label";
   return {};
@@ -211,10 +232,8 @@ std::string RecordParser::parse_columns(std::string_view record, Example& out) {
   if (fields_.size() < needed_columns_)
     return fmt::format("expected at least {} columns, found {}", needed_columns_, fields_.size());
   for (const auto& c : text_columns_) append_text(out.text, fields_[c.index]);
-  std::string_view label = trim(fields_[label_column_.index]);
-  if (label.empty()) return "empty label";
-  set_label(out, 0, label);
-  out.labels.resize(1);
+  reason = set_label_field(fields_[label_column_.index], out);
+  if (!reason.empty()) return reason;
   if (is_blank(out.text)) return "empty text";
   return {};
 }

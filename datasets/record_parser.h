@@ -46,6 +46,7 @@ class RecordParser {
   std::string parse_columns(std::string_view record, Example& out);
   std::string parse_jsonl(std::string_view record, Example& out);
   void append_text(std::string& text, std::string_view piece) const;
+  std::string set_label_field(std::string_view field, Example& out) const;
 
   TextFormat format_;
   std::vector<Column> text_columns_;

@@ -50,7 +50,11 @@ nlohmann::json records_json(const std::vector<EncodedRecord>& records) {
   for (const auto& r : records) {
     nlohmann::json item = nlohmann::json::array({r.label});
     for (auto id : r.ids) item.push_back(id);
-    out.push_back(std::move(item));
+    if (r.more_labels.empty()) {
+      out.push_back(std::move(item));
+    } else {  // an object, so that single-label states keep their compact form
+      out.push_back({{"record", std::move(item)}, {"more_labels", r.more_labels}});
+    }
   }
   return out;
 }
@@ -58,8 +62,10 @@ nlohmann::json records_json(const std::vector<EncodedRecord>& records) {
 template <class Container>
 void records_from_json(const nlohmann::json& in, Container& out) {
   out.clear();
-  for (const auto& item : in) {
+  for (const auto& entry : in) {
     EncodedRecord r;
+    const nlohmann::json& item = entry.is_object() ? entry["record"] : entry;
+    if (entry.is_object()) r.more_labels = entry["more_labels"].get<std::vector<int64_t>>();
     r.label = item[0].get<int64_t>();
     for (size_t i = 1; i < item.size(); ++i) r.ids.push_back(item[i].get<int64_t>());
     out.push_back(std::move(r));
@@ -153,17 +159,25 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             return true;
           };
           while (reader.next(example)) {
-            if (!in_part(example.text, options_.part, threshold, options_.seed)) continue;
-            if (example.labels.size() != 1) {
-              throw Error(fmt::format("{}: the record has {} labels; this task takes exactly one",
-                                      reader.location(example), example.labels.size()));
+            if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds)) {
+              continue;
+            }
+            if (example.labels.size() != 1 && !options_.multi_label) {
+              throw Error(several_labels_message(reader.location(example), example.labels));
             }
             EncodedRecord record;
-            record.label = labels_.id(example.labels[0]);
-            if (record.label < 0) {
-              throw Error(fmt::format("{}: label '{}' is not one of the model's labels ({})",
-                                      reader.location(example), example.labels[0],
-                                      fmt::join(labels_.names(), ", ")));
+            for (size_t i = 0; i < example.labels.size(); ++i) {
+              const int64_t id = labels_.id(example.labels[i]);
+              if (id < 0) {
+                throw Error(fmt::format("{}: label '{}' is not one of the model's labels ({})",
+                                        reader.location(example), example.labels[i],
+                                        fmt::join(labels_.names(), ", ")));
+              }
+              if (i == 0) {
+                record.label = id;
+              } else {
+                record.more_labels.push_back(id);
+              }
             }
             encoder.encode(example.text, record.ids);
             record.after = reader.position();
@@ -297,6 +311,11 @@ void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch
     batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
     batch.ids.insert(batch.ids.end(), r.ids.begin(), r.ids.end());
     batch.labels.push_back(r.label);
+    if (options_.multi_label) {
+      batch.label_starts.push_back(static_cast<int64_t>(batch.label_lists.size()));
+      batch.label_lists.push_back(r.label);
+      batch.label_lists.insert(batch.label_lists.end(), r.more_labels.begin(), r.more_labels.end());
+    }
     source.pop_front();
   }
 }

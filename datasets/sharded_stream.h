@@ -31,6 +31,7 @@ struct StreamOptions {
   std::vector<std::string> label_names;  // for label_mapping index0/index1
   HashPart part = HashPart::all;
   double valid_split = 0.0;
+  Folds folds;  // cross-validation
   uint64_t seed = 0;
   int64_t rank = 0;
   int64_t world_size = 1;
@@ -41,12 +42,14 @@ struct StreamOptions {
   int64_t batch_size = 32;
   int64_t max_tokens = 0;        // > 0: cut batches at this many padded tokens
   int64_t bucket_window = 0;     // > 1: sort this many batches' worth by length
+  bool multi_label = false;      // records may carry several labels (RawBatch::label_lists)
 };
 
 // One encoded record and where its reader stands after it.
 struct EncodedRecord {
   std::vector<int64_t> ids;
   int64_t label = 0;
+  std::vector<int64_t> more_labels;  // multi-label: the ids after the first
   ReadPosition after;
 };
 

@@ -31,6 +31,9 @@ struct TextFormat {
   // for tsv/csv; field names for jsonl. Ignored by fasttext and label_first.
   std::vector<std::string> text_columns;
   std::string label_column;  // name or 0-based index; ignored by fasttext and label_first
+  // Splits the label field of tsv, csv and label_first records into several labels
+  // (multi-label data); empty: the field is one label.
+  std::string label_separator;
   bool header = false;       // first line of every file is a header (tsv, csv)
   TextEncoding encoding = TextEncoding::utf8;
   bool unescape = false;     // turn the escapes \n \t \\ inside text into space, space, backslash

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "framework/adadelta.h"
+
 namespace sift {
 
 std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& config,
@@ -24,6 +26,10 @@ std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& con
   if (o.type == "adagrad") {
     return std::make_unique<torch::optim::Adagrad>(
         params, torch::optim::AdagradOptions(o.lr).eps(o.eps).weight_decay(o.weight_decay));
+  }
+  if (o.type == "adadelta") {
+    return std::make_unique<Adadelta>(
+        params, AdadeltaOptions(o.lr).rho(o.rho).eps(o.eps).weight_decay(o.weight_decay));
   }
   if (o.type == "rmsprop") {
     return std::make_unique<torch::optim::RMSprop>(

@@ -30,6 +30,22 @@ LabelMapping parse_mapping(const std::string& s) {
 
 }  // namespace
 
+Folds folds_of(const SiftConfig& config) { return {config.data.folds, config.data.fold}; }
+
+void check_folds(const SiftConfig& config) {
+  const auto& d = config.data;
+  if (d.folds == 0) return;
+  if (d.fold >= d.folds) {
+    throw Error(fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
+                            "below {}).",
+                            d.fold, d.folds));
+  }
+  if (!d.test.path.empty()) {
+    throw Error("data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
+                "training data; leave data.test.path empty.");
+  }
+}
+
 TextFormat text_format(const SiftConfig& config, const std::string& split) {
   const FormatConfig f = resolved_format(config, split);
   TextFormat t;
@@ -43,11 +59,17 @@ TextFormat text_format(const SiftConfig& config, const std::string& split) {
   t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
   t.on_bad_line = config.data.on_bad_line == "skip" ? BadLinePolicy::skip : BadLinePolicy::error;
   t.truncate_long_lines = config.data.truncate_long_lines;
+  t.label_separator = config.data.label_separator;
   return t;
 }
 
 std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split) {
   const bool hashed_valid = config.data.valid.path.empty() && config.data.valid_split > 0.0;
+  const bool folds = config.data.folds > 0;
+  if (split == "test" && folds && config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
+    return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
+                      text_format(config, "train"), HashPart::held_out};
+  }
   if (split == "valid" && config.data.valid.path.empty()) {
     if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
     return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
@@ -58,7 +80,7 @@ std::optional<SplitFiles> split_files(const SiftConfig& config, const std::strin
                                          : config.data.test.path;
   if (paths.empty()) return std::nullopt;
   return SplitFiles{expand_paths(paths, "data." + split + ".path"), text_format(config, split),
-                    split == "train" && hashed_valid ? HashPart::train : HashPart::all};
+                    split == "train" && (hashed_valid || folds) ? HashPart::train : HashPart::all};
 }
 
 std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
@@ -66,7 +88,8 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, const std::str
   auto source = split_files(config, split);
   if (!source) return std::nullopt;
   return ExampleStream(source->files, source->format, declared_labels.names(), source->part,
-                       config.data.valid_split, static_cast<uint64_t>(config.run.seed));
+                       config.data.valid_split, static_cast<uint64_t>(config.run.seed),
+                       folds_of(config));
 }
 
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
@@ -79,10 +102,12 @@ std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::
   o.label_names = labels.names();
   o.part = source->part;
   o.valid_split = config.data.valid_split;
+  o.folds = folds_of(config);
   o.seed = static_cast<uint64_t>(config.run.seed);
   o.workers = config.data.workers;
   o.prefetch = config.data.prefetch;
   o.batch_size = training ? config.train.batch_size : 256;
+  o.multi_label = config.data.multi_label;
   if (training) {
     o.shuffle_buffer = config.data.shuffle_buffer;
     o.shuffle_shards = config.data.shuffle_shards;
@@ -166,6 +191,10 @@ Task build_task(const SiftConfig& config) {
   Example example;
   while (train->next(example)) {
     ++task.train_records;
+    if (example.labels.size() > 1 && !config.data.multi_label) {
+      throw Error(several_labels_message(
+          fmt::format("{}:{}", train->current_file(), example.line), example.labels));
+    }
     if (!pieces) tokenizer.tokenize(example.text, tokens);
     if (!pieces) builder.add(tokens);
     for (const auto& label : example.labels) {

@@ -27,6 +27,11 @@ struct Task {
   std::vector<uint64_t> label_counts;  // training records per label id
 };
 
+// Cross-validation folds (data.folds, data.fold).
+Folds folds_of(const SiftConfig& config);
+// Refuses a fold outside data.folds, or a test file given with cross-validation.
+void check_folds(const SiftConfig& config);
+
 // The resolved reading options of a split ("train", "valid", "test").
 TextFormat text_format(const SiftConfig& config, const std::string& split);
 

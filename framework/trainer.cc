@@ -17,6 +17,8 @@
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
 #include "framework/error.h"
+#include "framework/loss.h"
+#include "framework/max_norm.h"
 #include "framework/model_bundle.h"
 #include "framework/optimization.h"
 #include "framework/precision.h"
@@ -213,13 +215,11 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
   std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", run.epoch, run.step,
                                  record["train_loss"].get<double>());
   if (valid != nullptr) {
-    const Evaluation e =
-        evaluate(run.model, *valid, run.task.encoder.kind, run.task.labels.size(), run.device);
-    record["valid_loss"] = e.loss;
-    record["valid_accuracy"] = e.confusion.accuracy();
-    record["valid_macro_f1"] = e.confusion.macro_f1();
-    line += fmt::format(", valid accuracy {:.4f}, macro-F1 {:.4f}, loss {:.4f}",
-                        e.confusion.accuracy(), e.confusion.macro_f1(), e.loss);
+    const Evaluation e = evaluate(run.model, *valid, run.task.encoder.kind,
+                                  run.task.labels.size(), run.device, label_mode(run.config));
+    const nlohmann::json summary = e.summary();
+    for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
+    line += ", valid " + e.headline();
     const double value = record["valid_" + run.config.train.best_metric].get<double>();
     if (improves(run, value)) {
       run.best_value = value;
@@ -246,19 +246,13 @@ bool stop_early(const Run& run) {
 // One batch's forward and backward; returns its mean loss per example.
 double accumulate_batch(Run& run, const RawBatch& batch) {
   const auto& t = run.config.train;
-  auto options = torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(t.label_smoothing);
-  if (t.loss_reduction == "sum") options.reduction(torch::kSum);
-  if (run.class_weights.defined()) options.weight(run.class_weights);
   torch::Tensor logits;
   {
     AutocastGuard autocast(t.precision, run.device);
     logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
   }
   logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
-  auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()},
-                                 torch::kInt64)
-                    .to(run.device);
-  auto loss = torch::nn::functional::cross_entropy(logits, labels, options);
+  auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
   const torch::Tensor scaled = run.scaler.scale_loss(loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
   return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
@@ -274,6 +268,7 @@ void optimizer_step(Run& run) {
       torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
     }
     run.optimizer->step();
+    if (run.config.train.max_norm > 0) apply_max_norm(*run.model, run.config.train.max_norm);
   }
   run.optimizer->zero_grad();
   ++run.step;
@@ -376,12 +371,13 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   for (const std::string name : {"valid", "test"}) {
     auto stream = open_stream(run.config, name, encoder, run.task.labels, false);
     if (!stream) continue;
-    const Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(), run.device);
-    if (e.confusion.total() == 0) throw Error(empty_split_message(name, *stream));
-    splits[name] = e.confusion.to_json(run.task.labels.names());
+    const Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
+                                  run.device, label_mode(run.config));
+    if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
+    splits[name] = e.to_json(run.task.labels.names());
     splits[name]["loss"] = e.loss;
     splits[name]["skipped_records"] = stream->skipped();
-    text_report += fmt::format("== {} ==\n{}\n", name, e.confusion.to_text(run.task.labels.names()));
+    text_report += fmt::format("== {} ==\n{}\n", name, e.to_text(run.task.labels.names()));
   }
   return splits;
 }
@@ -396,6 +392,11 @@ void apply_threads(int64_t threads) {
 
 void validate_for_training(const SiftConfig& config) {
   validate_precision_options(config);
+  check_folds(config);
+  if (config.train.best_metric == "micro_f1" && !config.data.multi_label) {
+    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
+                "or choose accuracy, macro_f1 or loss.");
+  }
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
   }
@@ -468,11 +469,13 @@ void freeze(torch::nn::Module& model, const std::vector<std::string>& patterns) 
 }
 
 // train.class_weights: explicit numbers, or "balanced" (n / (classes x count)).
-torch::Tensor class_weights(const TrainConfig& t, const Task& task) {
+torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_label) {
   if (t.class_weights.empty()) return {};
   const int64_t classes = task.labels.size();
   std::vector<float> w;
-  if (t.class_weights.size() == 1 && t.class_weights[0] == "balanced") {
+  const bool balanced = t.class_weights.size() == 1 && t.class_weights[0] == "balanced";
+  if (balanced && multi_label) return balanced_pos_weight(task.label_counts, task.train_records);
+  if (balanced) {
     uint64_t total = 0;
     for (auto c : task.label_counts) total += c;
     for (int64_t k = 0; k < classes; ++k) {
@@ -500,7 +503,7 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task) {
 void prepare_training(Run& run) {
   freeze(*run.model, run.config.train.freeze);
   run.model->to(run.device);
-  const torch::Tensor w = class_weights(run.config.train, run.task);
+  const torch::Tensor w = class_weights(run.config.train, run.task, run.config.data.multi_label);
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
   run.model->set_recompute(
@@ -512,7 +515,8 @@ void prepare_training(Run& run) {
 void refuse_shape_changes(const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
-    if (key.rfind("model.", 0) == 0 || key.rfind("tokenizer.", 0) == 0 || key == "data.labels") {
+    if (key.rfind("model.", 0) == 0 || key.rfind("tokenizer.", 0) == 0 || key == "data.labels" ||
+        key == "data.multi_label") {
       throw Error(fmt::format("--set {}: a resumed run cannot change '{}', which fixes the saved "
                               "model's shape or inputs; start a new run instead",
                               key, key));

@@ -36,7 +36,11 @@ struct SplitConfig : FormatConfig {
 struct DataConfig : FormatConfig {
   SplitConfig train, valid, test;
   std::vector<std::string> labels;  // label names, or one names file (a single path)
+  bool multi_label = false;         // several labels per record: sigmoid + BCE, threshold
+  std::string label_separator;      // splits a tsv/csv/label_first label field into a list
   double valid_split = 0.1;         // hashed share of train used as validation when no valid.path
+  int64_t folds = 0;                // cross-validation: folds of the training data by hash; 0: off
+  int64_t fold = 0;                 // the held-out fold, the test split
   int64_t shuffle_buffer = 10000;
   bool shuffle_shards = true;
   int64_t workers = 2;
@@ -93,6 +97,7 @@ struct OptimizerConfig {
   double eps = 1e-8;
   bool nesterov = false;
   double alpha = 0.99;
+  double rho = 0.9;  // Adadelta
 };
 
 struct SchedulerConfig {
@@ -111,10 +116,12 @@ struct TrainConfig {
   double checkpoint_minutes = 10.0;
   int64_t accumulate = 1;
   double clip_norm = 0.0;
+  double max_norm = 0.0;  // bound on the L2 norm of each output-layer weight row; 0: off
   double label_smoothing = 0.0;
   std::vector<std::string> class_weights;
   int64_t eval_every = 0;
   std::string best_metric = "accuracy";
+  double threshold = 0.5;  // multi-label: a label is predicted when its probability exceeds this
   int64_t patience = 0;
   double min_delta = 0.0;
   std::string init_from;

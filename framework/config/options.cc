@@ -122,10 +122,26 @@ std::vector<Option> declare() {
   t.add<std::vector<std::string>>("data.labels", SIFT_FIELD(data.labels),
                                   "Label names in order, or a file with one name per line; "
                                   "empty: collected from the training data.");
+  t.add<bool>("data.multi_label", SIFT_FIELD(data.multi_label),
+              "Records may carry several labels (several __label__ tokens, a JSON array, or "
+              "a list split by data.label_separator): one sigmoid per label with binary "
+              "cross-entropy, labels predicted above train.threshold.");
+  t.add<std::string>("data.label_separator", SIFT_FIELD(data.label_separator),
+                     "Splits the label field of tsv, csv and label_first records into a list "
+                     "of labels (e.g. \",\" or \"|\"); empty: the field is one label.");
   t.add<double>("data.valid_split", SIFT_FIELD(data.valid_split),
                 "Share of training records (chosen by hash) used for validation when "
                 "data.valid.path is empty.",
                 in_range(0.0, 0.9));
+  t.add<int64_t>("data.folds", SIFT_FIELD(data.folds),
+                 "Cross-validation: split the training data by hash into this many folds and "
+                 "hold out data.fold as the test split (`sift cv` runs every fold); 0: off.",
+                 [](const int64_t& v) {
+                   return v == 0 || v >= 2 ? std::string()
+                                           : fmt::format("The value must be 0 or >= 2 (got {}).", v);
+                 });
+  t.add<int64_t>("data.fold", SIFT_FIELD(data.fold),
+                 "Cross-validation: the held-out fold, from 0 to data.folds - 1.", at_least(0));
   t.add<int64_t>("data.shuffle_buffer", SIFT_FIELD(data.shuffle_buffer),
                  "Records held in the shuffle buffer; 0 or 1 disables shuffling.", at_least(0));
   t.add<bool>("data.shuffle_shards", SIFT_FIELD(data.shuffle_shards),
@@ -248,6 +264,10 @@ std::vector<Option> declare() {
                  "Batches whose gradients add up before each optimizer step.", at_least(1));
   t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),
                 "Clip the gradients' global L2 norm to this; 0: no clipping.", in_range(0.0, 1e9));
+  t.add<double>("train.max_norm", SIFT_FIELD(train.max_norm),
+                "After each optimizer step, scale each row of the output layer's weight (one "
+                "per label) down to this L2 norm if above it (Kim 2014: 3); 0: off.",
+                in_range(0.0, 1e9));
   t.add<double>("train.label_smoothing", SIFT_FIELD(train.label_smoothing),
                 "Label smoothing of the cross-entropy.", in_range(0.0, 0.5));
   t.add<std::vector<std::string>>(
@@ -257,9 +277,19 @@ std::vector<Option> declare() {
   t.add<int64_t>("train.eval_every", SIFT_FIELD(train.eval_every),
                  "Validate every this many optimizer steps; 0: at the end of each epoch.",
                  at_least(0));
-  t.add_enum("train.best_metric", SIFT_FIELD(train.best_metric), {"accuracy", "macro_f1", "loss"},
+  t.add_enum("train.best_metric", SIFT_FIELD(train.best_metric),
+             {"accuracy", "macro_f1", "micro_f1", "loss"},
              "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
-             "is better).");
+             "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
+             "of records whose label set is predicted exactly).");
+  t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
+                "Multi-label decision threshold: a label is predicted when its sigmoid "
+                "probability exceeds this.",
+                [](const double& v) {
+                  return v > 0.0 && v < 1.0
+                             ? std::string()
+                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).", v);
+                });
   t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
                  "Stop after this many validations without improvement; 0: never stop early.",
                  at_least(0));
@@ -291,7 +321,7 @@ std::vector<Option> declare() {
   t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
                  "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
   t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
-             {"sgd", "adam", "adamw", "adagrad", "rmsprop"}, "Optimizer.");
+             {"sgd", "adam", "adamw", "adagrad", "rmsprop", "adadelta"}, "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
   t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
@@ -300,13 +330,17 @@ std::vector<Option> declare() {
               "Nesterov momentum (SGD; needs momentum > 0).");
   t.add<double>("train.optimizer.alpha", SIFT_FIELD(train.optimizer.alpha),
                 "RMSprop smoothing constant.", in_range(0.0, 0.99999));
+  t.add<double>("train.optimizer.rho", SIFT_FIELD(train.optimizer.rho),
+                "Adadelta decay of its running averages of squared gradients and updates "
+                "(Kim 2014 used 0.95 with eps 1e-6 and lr 1).",
+                in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.weight_decay", SIFT_FIELD(train.optimizer.weight_decay),
                 "Weight decay (decoupled for adamw).", in_range(0.0, 1.0));
   t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
                 in_range(0.0, 0.9999));
   t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",
                 in_range(0.0, 0.99999));
-  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Adam epsilon.",
+  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.",
                 positive_number());
   t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type),
              {"constant", "linear", "warmup_linear", "warmup_cosine"},

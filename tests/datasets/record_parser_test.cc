@@ -154,5 +154,39 @@ TEST(RecordParser, Unescape) {
   EXPECT_EQ(ex.text, "a\\nb");
 }
 
+TEST(RecordParser, LabelListColumnWithSeparator) {
+  TextFormat tsv = columns(FileFormat::tsv, {"1"}, "0");
+  tsv.label_separator = "|";
+  RecordParser p(tsv);
+  Example ex;
+  EXPECT_EQ(p.parse("sports| politics |\tthe match and the vote", ex), "");
+  EXPECT_EQ(ex.labels, (Labels{"sports", "politics"}));  // trimmed, trailing | ignored
+  EXPECT_EQ(p.parse("tech\tone label", ex), "");
+  EXPECT_EQ(ex.labels, (Labels{"tech"}));
+  EXPECT_EQ(p.parse(" | \ttext", ex), "empty label");
+
+  TextFormat csv = columns(FileFormat::csv, {"text"}, "labels", true);
+  csv.label_separator = ",";
+  RecordParser c(csv);
+  c.set_header("text,labels");
+  EXPECT_EQ(c.parse("\"a, quoted text\",\"x,y,z\"", ex), "");
+  EXPECT_EQ(ex.text, "a, quoted text");
+  EXPECT_EQ(ex.labels, (Labels{"x", "y", "z"}));
+
+  TextFormat first = plain(FileFormat::label_first);
+  first.label_separator = ",";
+  RecordParser f(first);
+  EXPECT_EQ(f.parse("pos,funny a good film", ex), "");
+  EXPECT_EQ(ex.labels, (Labels{"pos", "funny"}));
+  EXPECT_EQ(ex.text, "a good film");
+}
+
+TEST(RecordParser, WithoutSeparatorALabelListIsOneLabel) {
+  RecordParser p(columns(FileFormat::tsv, {"1"}, "0"));
+  Example ex;
+  EXPECT_EQ(p.parse("a,b\ttext", ex), "");
+  EXPECT_EQ(ex.labels, (Labels{"a,b"}));
+}
+
 }  // namespace
 }  // namespace sift

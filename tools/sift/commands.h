@@ -12,5 +12,6 @@ void add_config_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_cv_command(CLI::App& app);
 
 }  // namespace sift::cli

@@ -47,15 +47,16 @@ void run_eval(const EvalArgs& args) {
   const TextEncoder encoder = make_encoder(bundle.task);
   auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
   if (!batches) throw Error("no data to evaluate: give --data PATH");
-  const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind, bundle.task.labels.size(), bundle.device);
-  if (e.confusion.total() == 0) throw Error(empty_split_message("test", *batches));
+  const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind,
+                                bundle.task.labels.size(), bundle.device, label_mode(bundle.config));
+  if (e.examples() == 0) throw Error(empty_split_message("test", *batches));
   nlohmann::json report = {{"run_dir", bundle.run_dir}};
-  report["splits"]["test"] = e.confusion.to_json(bundle.task.labels.names());
+  report["splits"]["test"] = e.to_json(bundle.task.labels.names());
   if (args.json) {
     std::cout << summary_json(report).dump(2) << std::endl;
     return;
   }
-  std::cout << e.confusion.to_text(bundle.task.labels.names());
+  std::cout << e.to_text(bundle.task.labels.names());
   if (batches->skipped() > 0) std::cout << "skipped " << batches->skipped() << " malformed records\n";
 }
 

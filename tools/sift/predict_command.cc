@@ -17,8 +17,28 @@ struct PredictArgs {
   std::string model;
   std::string input = "-";
   int64_t top_k = 1;
+  double threshold = -1.0;  // multi-label; < 0: the run's train.threshold
   bool json = false;
 };
+
+// Multi-label: every label over the threshold, most probable first (none: an empty line).
+void print_multi_label(const ModelBundle& b, const std::vector<std::string>& texts,
+                       const torch::Tensor& probs, double threshold, bool json) {
+  auto [values, indices] = probs.sort(1, /*descending=*/true);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const auto row = static_cast<int64_t>(i);
+    const float* v = values[row].data_ptr<float>();
+    const int64_t* idx = indices[row].data_ptr<int64_t>();
+    nlohmann::json predictions = nlohmann::json::array();
+    std::string line;
+    for (int64_t j = 0; j < probs.size(1) && v[j] > threshold; ++j) {
+      predictions.push_back({{"label", b.task.labels.name(idx[j])}, {"probability", v[j]}});
+      line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j]), v[j]);
+    }
+    if (json) line = nlohmann::json{{"text", texts[i]}, {"predictions", predictions}}.dump();
+    std::cout << line << "\n";
+  }
+}
 
 void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
                  const torch::Tensor& probs, int64_t k, bool json) {
@@ -49,6 +69,11 @@ void run_predict(const PredictArgs& args) {
   apply_threads(bundle.config.run.threads);
   if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
   const int64_t k = std::min<int64_t>(args.top_k, bundle.task.labels.size());
+  const bool multi_label = bundle.config.data.multi_label;
+  const double threshold = args.threshold >= 0 ? args.threshold : bundle.config.train.threshold;
+  if (multi_label && !(threshold > 0 && threshold < 1)) {
+    throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
+  }
   std::ifstream file;
   if (args.input != "-") {
     file.open(args.input);
@@ -62,9 +87,13 @@ void run_predict(const PredictArgs& args) {
   std::vector<int64_t> ids;
   auto flush = [&] {
     if (texts.empty()) return;
-    auto probs = torch::softmax(bundle.model->forward(to_input(batch, bundle.task.encoder.kind, bundle.device)), 1)
-                     .to(torch::kCPU);
-    print_batch(bundle, texts, probs, k, args.json);
+    auto logits = bundle.model->forward(to_input(batch, bundle.task.encoder.kind, bundle.device));
+    if (multi_label) {
+      auto probs = torch::sigmoid(logits.to(torch::kFloat32)).to(torch::kCPU).contiguous();
+      print_multi_label(bundle, texts, probs, threshold, args.json);
+    } else {
+      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, args.json);
+    }
     texts.clear();
     batch.clear();
   };
@@ -91,7 +120,11 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
   cmd->add_option("--input", args->input, "Text file, one text per line; - for stdin")
       ->capture_default_str();
-  cmd->add_option("--top-k", args->top_k, "Labels to print per line")->capture_default_str();
+  cmd->add_option("--top-k", args->top_k, "Labels to print per line (single-label models)")
+      ->capture_default_str();
+  cmd->add_option("--threshold", args->threshold,
+                  "Multi-label models: print every label whose probability exceeds this "
+                  "(default: the run's train.threshold)");
   cmd->add_flag("--json", args->json, "One JSON object per line");
   cmd->callback([args] { run_predict(*args); });
 }

@@ -11,6 +11,9 @@ nlohmann::json summary_json(const nlohmann::json& report) {
     out["splits"][name] = {{"accuracy", split["accuracy"]},
                            {"macro_f1", split["macro_f1"]},
                            {"examples", split["examples"]}};
+    for (const char* key : {"micro_f1", "hamming_loss"}) {  // multi-label runs
+      if (split.contains(key)) out["splits"][name][key] = split[key];
+    }
   }
   if (report.contains("train")) out["train"] = report["train"];
   return out;
@@ -19,6 +22,14 @@ nlohmann::json summary_json(const nlohmann::json& report) {
 std::string summary_text(const nlohmann::json& report) {
   std::string out;
   for (const auto& [name, split] : report["splits"].items()) {
+    if (split.contains("micro_f1")) {
+      out += fmt::format("{:<6} micro-F1 {:.4f}  macro-F1 {:.4f}  subset accuracy {:.4f}  "
+                         "Hamming loss {:.4f}  ({} examples)\n",
+                         name, split["micro_f1"].get<double>(), split["macro_f1"].get<double>(),
+                         split["accuracy"].get<double>(), split["hamming_loss"].get<double>(),
+                         split["examples"].get<int64_t>());
+      continue;
+    }
     out += fmt::format("{:<6} accuracy {:.4f}  macro-F1 {:.4f}  ({} examples)\n", name,
                        split["accuracy"].get<double>(), split["macro_f1"].get<double>(),
                        split["examples"].get<int64_t>());

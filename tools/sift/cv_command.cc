@@ -1,0 +1,106 @@
+// sift cv: k-fold cross-validation. Each fold is an ordinary training run with
+// data.folds and data.fold set (so any fold can be rerun alone); the report gives the
+// test figures of every fold with their mean and standard deviation.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "datasets/atomic_file.h"
+#include "framework/config/loader.h"
+#include "framework/error.h"
+#include "framework/trainer.h"
+#include "tools/sift/commands.h"
+
+namespace sift::cli {
+namespace {
+
+struct CvArgs {
+  std::string config;
+  int64_t folds = 10;
+  std::vector<std::string> overrides;
+  bool json = false;
+};
+
+// Mean and sample standard deviation (n - 1) of one metric over the folds.
+nlohmann::json mean_std(const std::vector<double>& v) {
+  double mean = 0.0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0.0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  const double sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
+  return {{"mean", mean}, {"std", sd}};
+}
+
+void run_cv(const CvArgs& args) {
+  if (args.folds < 2) throw Error("--folds: Cross-validation needs at least 2 folds.");
+  const SiftConfig base = load_config(args.config, args.overrides);
+  if (!base.data.test.path.empty()) {
+    throw Error("data.test.path: `sift cv` tests on each held-out fold of the training data; "
+                "leave data.test.path empty (or --set data.test.path=[]).");
+  }
+  const std::string name =
+      base.run.name.empty() ? std::filesystem::path(args.config).stem().string() : base.run.name;
+  const std::string dir = (std::filesystem::path(base.run.dir) / (name + "-cv")).string();
+  nlohmann::json report = {{"config", args.config}, {"folds", args.folds}, {"run_dir", dir}};
+  std::map<std::string, std::vector<double>> values;
+  for (int64_t k = 0; k < args.folds; ++k) {
+    std::vector<std::string> o = args.overrides;
+    for (const auto& s : {fmt::format("data.folds={}", args.folds), fmt::format("data.fold={}", k),
+                          "run.dir=" + dir, fmt::format("run.name=fold-{}", k)}) {
+      o.push_back(s);
+    }
+    TrainOptions quiet;
+    quiet.quiet = true;
+    const nlohmann::json run = train(load_config(args.config, o), quiet);
+    const auto& test = run["splits"]["test"];
+    nlohmann::json fold = {{"fold", k},
+                           {"examples", test["examples"]},
+                           {"train_seconds", run["train"]["seconds"]},
+                           {"run_dir", run["run_dir"]}};
+    for (const char* metric : {"accuracy", "macro_f1", "micro_f1"}) {
+      if (!test.contains(metric)) continue;
+      fold[metric] = test[metric];
+      values[metric].push_back(test[metric].get<double>());
+    }
+    report["per_fold"].push_back(fold);
+    if (!args.json) {
+      std::cout << fmt::format("fold {}/{}: accuracy {:.4f}, macro-F1 {:.4f} ({} examples, {:.0f} s)",
+                               k + 1, args.folds, test["accuracy"].get<double>(),
+                               test["macro_f1"].get<double>(), test["examples"].get<int64_t>(),
+                               run["train"]["seconds"].get<double>())
+                << std::endl;
+    }
+  }
+  for (const auto& [metric, v] : values) report[metric] = mean_std(v);
+  write_file_atomically((std::filesystem::path(dir) / "cv.json").string(), report.dump(2) + "\n");
+  if (args.json) {
+    std::cout << report.dump(2) << std::endl;
+    return;
+  }
+  std::cout << fmt::format("{} folds: accuracy {:.4f} +- {:.4f}, macro-F1 {:.4f} +- {:.4f} (mean "
+                           "+- sample std)\nreport: {}/cv.json\n",
+                           args.folds, report["accuracy"]["mean"].get<double>(),
+                           report["accuracy"]["std"].get<double>(),
+                           report["macro_f1"]["mean"].get<double>(),
+                           report["macro_f1"]["std"].get<double>(), dir);
+}
+
+}  // namespace
+
+void add_cv_command(CLI::App& app) {
+  auto args = std::make_shared<CvArgs>();
+  auto* cmd = app.add_subcommand(
+      "cv", "Cross-validate: train once per hashed fold of the training data, test on it, "
+            "and report the mean and standard deviation over folds.");
+  cmd->add_option("config", args->config, "YAML config file")->required();
+  cmd->add_option("--folds", args->folds, "Number of folds")->capture_default_str();
+  cmd->add_option("--set", args->overrides, "Override a config key: --set train.epochs=3")
+      ->type_name("KEY=VALUE");
+  cmd->add_flag("--json", args->json, "Print the report as JSON on stdout");
+  cmd->callback([args] { run_cv(*args); });
+}
+
+}  // namespace sift::cli
