@@ -88,7 +88,8 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
        {kExportTokenizerFile, kExportLabelsFile, kExportVocabFile, kExportConfigFile}) {
     if (!files.count(name)) throw Error(fmt::format("{} is incomplete: it has no {}", path, name));
   }
-  if (format["crc32"].value("weights", uint32_t{0}) != weights_crc(module)) {
+  const auto checksums = format.value("crc32", nlohmann::json::object());
+  if (!checksums.is_object() || checksums.value("weights", uint32_t{0}) != weights_crc(module)) {
     throw Error(fmt::format(
         "{} is corrupted: its weights do not match the checksum written at export", path));
   }
