@@ -9,6 +9,7 @@
 #   bench/precision_accuracy.sh              # seeds 1 2 3, writes RESULTS.md
 #   bench/precision_accuracy.sh --check
 #   SEEDS="1" DATASETS="trec" bench/precision_accuracy.sh --no-write
+#   bench/precision_accuracy.sh --from FILE   # the table from kept JSON lines, no training
 #
 # Variables: SIFT (default build/sift), SEEDS (default "1 2 3"), DATASETS (default
 # "trec sst2"), KEEP_TMP=1.
@@ -17,10 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WRITE=1
 CHECK=0
+FROM=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --no-write) WRITE=0; shift ;;
     --check) CHECK=1; WRITE=0; shift ;;
+    --from) FROM="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "precision_accuracy.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -28,11 +31,12 @@ done
 SIFT=${SIFT:-build/sift}
 SEEDS=${SEEDS:-1 2 3}
 DATASETS=${DATASETS:-trec sst2}
-[[ -x $SIFT ]] || { echo "precision_accuracy.sh: $SIFT is missing" >&2; exit 1; }
+[[ -n ${FROM:-} || -x $SIFT ]] || { echo "precision_accuracy.sh: $SIFT is missing" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/siftprecacc.XXXXXX)
 [[ ${KEEP_TMP:-0} == 1 ]] || trap 'rm -rf "$TMP"' EXIT
 OUT=$TMP/results.jsonl
 
+[[ -z $FROM ]] || { cp "$FROM" "$OUT"; DATASETS=; }
 for ds in $DATASETS; do
   for seed in $SEEDS; do
     for precision in fp32 bf16; do
@@ -63,6 +67,8 @@ lines = ["| data (TextCNN) | seeds | fp32 test accuracy | bf16 test accuracy | b
 failed = []
 for ds in dict.fromkeys(r["data"] for r in rows):
     acc = {p: [r["accuracy"] for r in rows if r["data"] == ds and r["precision"] == p] for p in ("fp32", "bf16")}
+    if not acc["fp32"] or len(acc["fp32"]) != len(acc["bf16"]):
+        continue  # an unfinished pair
     sec = {p: statistics.median(r["seconds"] for r in rows if r["data"] == ds and r["precision"] == p) for p in ("fp32", "bf16")}
     a32, a16 = statistics.mean(acc["fp32"]), statistics.mean(acc["bf16"])
     diff = 100 * (a16 - a32)
