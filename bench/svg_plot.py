@@ -9,7 +9,9 @@ W, H, LEFT, RIGHT, TOP, BOTTOM = 720, 440, 80, 190, 40, 60
 
 def _ticks(lo, hi, log):
     if log:
-        return [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+        decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        steps = (1, 2, 5) if math.log10(hi / lo) < 2.5 else (1,)  # 1-2-5 on short ranges
+        return [m * 10.0 ** e for e in decades for m in steps]
     span = hi - lo or 1.0
     step = 10 ** math.floor(math.log10(span / 5))
     for m in (1, 2, 5, 10):

@@ -9,7 +9,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   zlib1g-dev libzstd-dev zstd
-  python3-torch python3-sentencepiece fasttext time
+  python3-torch python3-sentencepiece fasttext time strace
 )
 missing=()
 for p in "${packages[@]}"; do

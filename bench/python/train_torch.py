@@ -105,6 +105,7 @@ def main():
     p.add_argument("--workers", type=int, default=0,
                    help="DataLoader worker processes (Sift's data.workers are threads in one process)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (Sift: train.max_steps)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -145,12 +146,16 @@ def main():
                         persistent_workers=False, prefetch_factor=8 if a.workers else 2)
     loss_fn = nn.CrossEntropyLoss(reduction=cfg["reduction"])
     total_steps = a.epochs * math.ceil(records / cfg["batch"])
+    if a.max_steps > 0:  # framework/trainer.cc: the schedule's horizon is the step limit
+        total_steps = min(total_steps, a.max_steps)
     step = examples = 0
     model.train()
     t = time.perf_counter()
     for epoch in range(1, a.epochs + 1):
         data.set_epoch(epoch)
         for x, y_or_len, labels_t in ((b[0], b[1], b[2]) for b in loader):
+            if step == total_steps:
+                break
             for group in opt.param_groups:
                 group["lr"] = scheduled_lr(cfg["schedule"], cfg["lr"], step, total_steps, cfg.get("warmup", 0))
             loss = loss_fn(model(x, y_or_len), labels_t)
