@@ -11,5 +11,6 @@ void add_predict_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
 
 }  // namespace sift::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   sift::cli::add_config_command(app);
   sift::cli::add_tokenizer_command(app);
   sift::cli::add_shard_command(app);
+  sift::cli::add_launch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
