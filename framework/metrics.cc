@@ -3,11 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace sift {
 
 ConfusionMatrix::ConfusionMatrix(int64_t classes)
     : classes_(classes), cells_(static_cast<size_t>(classes * classes), 0) {}
+
+ConfusionMatrix ConfusionMatrix::from_cells(int64_t classes, std::vector<int64_t> cells) {
+  ConfusionMatrix m(classes);
+  if (cells.size() != m.cells_.size()) throw std::invalid_argument("ConfusionMatrix: wrong cell count");
+  m.cells_ = std::move(cells);
+  for (auto c : m.cells_) m.total_ += c;
+  return m;
+}
 
 void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
   ++cells_[truth * classes_ + predicted];

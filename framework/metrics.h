@@ -18,6 +18,9 @@ class ConfusionMatrix {
   int64_t count(int64_t truth, int64_t predicted) const { return cells_[truth * classes_ + predicted]; }
   int64_t total() const { return total_; }
   int64_t classes() const { return classes_; }
+  // The counts row by row (truth-major), and a matrix made from them: ranks sum these.
+  const std::vector<int64_t>& cells() const { return cells_; }
+  static ConfusionMatrix from_cells(int64_t classes, std::vector<int64_t> cells);
 
   double accuracy() const;
   double precision(int64_t c) const;  // 0 when the class was never predicted

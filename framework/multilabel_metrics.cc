@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace sift {
 namespace {
@@ -103,6 +104,28 @@ std::string MultiLabelCounts::to_text(const std::vector<std::string>& names) con
       micro_f1(), micro_precision(), micro_recall(), macro_f1(), subset_accuracy(),
       hamming_loss(), examples_);
   return out;
+}
+
+std::vector<int64_t> MultiLabelCounts::counts() const {
+  std::vector<int64_t> out{examples_, exact_, wrong_bits_};
+  for (const auto* v : {&tp_, &fp_, &fn_}) out.insert(out.end(), v->begin(), v->end());
+  return out;
+}
+
+MultiLabelCounts MultiLabelCounts::from_counts(int64_t classes, const std::vector<int64_t>& counts) {
+  MultiLabelCounts m(classes);
+  if (static_cast<int64_t>(counts.size()) != 3 + 3 * classes) {
+    throw std::invalid_argument("MultiLabelCounts::from_counts: wrong number of counts");
+  }
+  m.examples_ = counts[0];
+  m.exact_ = counts[1];
+  m.wrong_bits_ = counts[2];
+  auto at = counts.begin() + 3;
+  for (auto* v : {&m.tp_, &m.fp_, &m.fn_}) {
+    std::copy(at, at + classes, v->begin());
+    at += classes;
+  }
+  return m;
 }
 
 }  // namespace sift

@@ -38,6 +38,10 @@ class MultiLabelCounts {
   nlohmann::json to_json(const std::vector<std::string>& names) const;
   std::string to_text(const std::vector<std::string>& names) const;
 
+  // Every count as one flat vector, and back: what a process group sums over ranks.
+  std::vector<int64_t> counts() const;
+  static MultiLabelCounts from_counts(int64_t classes, const std::vector<int64_t>& counts);
+
  private:
   int64_t classes_;
   int64_t examples_ = 0;

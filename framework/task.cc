@@ -94,10 +94,13 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, const std::str
 
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
-                                           bool training) {
+                                           bool training, int64_t rank,
+                                           int64_t world_size) {
   auto source = split_files(config, split);
   if (!source) return nullptr;
   StreamOptions o;
+  o.rank = rank;
+  o.world_size = world_size;
   o.format = source->format;
   o.label_names = labels.names();
   o.part = source->part;

@@ -49,10 +49,11 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, const std::str
                                         const LabelSet& declared_labels);
 
 // A split's batches, read by data.workers threads. Training streams shuffle; others
-// keep the file order.
+// keep the file order. In a group of `world_size` processes, only rank `rank`'s part.
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
-                                           bool training);
+                                           bool training, int64_t rank = 0,
+                                           int64_t world_size = 1);
 
 // "the test data (a.tsv, b.tsv) holds no record".
 std::string empty_split_message(const std::string& split, const ShardedStream& stream);

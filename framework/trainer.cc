@@ -16,6 +16,7 @@
 #include "datasets/atomic_file.h"
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
+#include "framework/distributed_training.h"
 #include "framework/error.h"
 #include "framework/loss.h"
 #include "framework/max_norm.h"
@@ -82,6 +83,9 @@ struct Run {
   bool best_is_reference = false;
   int64_t bad_validations = 0;  // in a row, for early stopping
   LossScaler scaler;            // train.loss_scaling; disabled by default
+  std::shared_ptr<Distributed> dist;  // null: a single process
+  double loss_scale = 1.0;            // this rank's share of a batch spread over ranks
+  bool data_done = false;             // this rank's training data ended this epoch
 };
 
 void remember_best(Run& run, const nlohmann::json& metrics) {
@@ -117,6 +121,11 @@ nlohmann::json checkpoint_meta(const Run& run) {
 // bucket tables are 80 MB, and writing them twice doubled the end of short runs.
 void save_best(Run& run, bool same_as_last) {
   if (run.best_saved || run.best_weights.empty()) return;
+  if (!is_primary(run.dist.get())) {  // only rank 0 writes
+    run.best_saved = true;
+    run.best_is_reference = same_as_last;
+    return;
+  }
   Checkpoint c;
   c.meta = checkpoint_meta(run);
   c.meta["epoch"] = run.best_epoch;
@@ -162,8 +171,19 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
 }
 
 void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  // Each rank's own position and counters; in a group rank 0 gathers them all.
+  std::map<std::string, std::string> mine{
+      {"rng", rng_state()},
+      {"state", nlohmann::json{{"examples_seen", run.examples_seen},
+                               {"epoch_loss_sum", run.epoch_loss_sum},
+                               {"epoch_loss_examples", run.epoch_loss_examples}}
+                    .dump()}};
+  if (!epoch_complete) mine["data"] = stream.save_state();
+  auto rank_blobs = gather_rank_blobs(run.dist.get(), mine);
+  if (!is_primary(run.dist.get())) return;
   Checkpoint c;
   c.meta = checkpoint_meta(run);
+  c.meta["world_size"] = world_size_of(run.dist.get());
   c.meta.update({{"epoch_complete", epoch_complete},
                  {"examples_seen", run.examples_seen},
                  {"train_records", run.task.train_records},
@@ -181,16 +201,16 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   c.blobs["model"] = module_bytes(*run.model);
   run.model->to(run.device);
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
-  c.blobs["rng"] = rng_state();
   if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
-  if (!epoch_complete) c.blobs["data"] = stream.save_state();
+  for (auto& [name, bytes] : rank_blobs) c.blobs[name] = std::move(bytes);
   save_checkpoint(run_file(run.dir, "last.ckpt"), c);
 }
 
 int64_t total_steps_of(const Run& run) {
   const auto& t = run.config.train;
+  const int64_t per_batch = t.batch_size * world_size_of(run.dist.get());  // over all ranks
   const int64_t batches =
-      (static_cast<int64_t>(run.task.train_records) + t.batch_size - 1) / t.batch_size;
+      (static_cast<int64_t>(run.task.train_records) + per_batch - 1) / per_batch;
   const int64_t total = (batches + t.accumulate - 1) / t.accumulate * t.epochs;
   return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
 }
@@ -206,17 +226,20 @@ bool improves(const Run& run, double value) {
 // Validates, keeps the best weights, counts validations without improvement and writes
 // metrics.jsonl and a log line.
 void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_epoch) {
+  std::vector<double> loss{run.epoch_loss_sum, static_cast<double>(run.epoch_loss_examples)};
+  if (run.dist) run.dist->sum(loss);
   nlohmann::json record = {
       {"epoch", run.epoch},
       {"step", run.step},
       {"end_of_epoch", end_of_epoch},
-      {"train_loss", run.epoch_loss_examples ? run.epoch_loss_sum / run.epoch_loss_examples : 0.0},
+      {"train_loss", loss[1] > 0 ? loss[0] / loss[1] : 0.0},
       {"seconds", progress.elapsed_seconds()}};
   std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", run.epoch, run.step,
                                  record["train_loss"].get<double>());
   if (valid != nullptr) {
-    const Evaluation e = evaluate(run.model, *valid, run.task.encoder.kind,
+    Evaluation e = evaluate(run.model, *valid, run.task.encoder.kind,
                                   run.task.labels.size(), run.device, label_mode(run.config));
+    reduce_evaluation(run.dist.get(), e);
     const nlohmann::json summary = e.summary();
     for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
     line += ", valid " + e.headline();
@@ -234,7 +257,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
     record["loss_scale"] = run.scaler.scale();
     record["skipped_steps"] = run.scaler.skipped_steps();
   }
-  append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
+  if (is_primary(run.dist.get())) append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
   progress.log(line);
   run.last_metrics = record;
 }
@@ -245,6 +268,7 @@ bool stop_early(const Run& run) {
 
 // One batch's forward and backward; returns its mean loss per example.
 double accumulate_batch(Run& run, const RawBatch& batch) {
+  if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
   const auto& t = run.config.train;
   torch::Tensor logits;
   {
@@ -253,7 +277,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   }
   logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
   auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
-  const torch::Tensor scaled = run.scaler.scale_loss(loss);
+  const torch::Tensor scaled = run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
   return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
 }
@@ -261,6 +285,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
 // A step whose gradients overflowed under loss scaling is skipped (the weights stay) but
 // still counts, so that step limits, schedules and evaluation points do not shift.
 void optimizer_step(Run& run) {
+  if (run.dist) run.dist->average_gradients(*run.model);
   const bool finite = run.scaler.unscale(run.model->parameters());
   run.scaler.update(finite);
   if (finite) {
@@ -274,10 +299,35 @@ void optimizer_step(Run& run) {
   ++run.step;
 }
 
+// The next batch. In a group: true while any rank has one (a rank out of data gets an
+// empty batch), and the loss scale that makes the averaged gradient that of all ranks'
+// examples together, as one process with the whole batch would compute it.
+bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
+  const bool has = !run.data_done && stream.next(batch);
+  if (!has) {
+    run.data_done = true;
+    batch.clear();
+  }
+  if (!run.dist) return has;
+  const BatchAgreement all = run.dist->agree_on_batch(has, batch.size());
+  run.loss_scale = rank_loss_scale(run.config.train.loss_reduction, batch.size(), all.examples,
+                                   run.dist->world_size());
+  return all.any;
+}
+
+// Whether a periodic save is due; in a group rank 0's clock decides for all, as a save
+// gathers every rank's data position.
+bool save_due(Run& run, std::chrono::steady_clock::time_point last,
+              std::chrono::duration<double> interval) {
+  const bool due = std::chrono::steady_clock::now() - last >= interval;
+  return run.dist ? run.dist->primary_says(due) : due;
+}
+
 nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::string& data_state) {
   const auto& t = run.config.train;
-  auto batches = open_stream(run.config, "train", encoder, run.task.labels, true);
-  auto valid = open_stream(run.config, "valid", encoder, run.task.labels, false);
+  const int64_t rank = run.dist ? run.dist->rank() : 0, world = world_size_of(run.dist.get());
+  auto batches = open_stream(run.config, "train", encoder, run.task.labels, true, rank, world);
+  auto valid = open_stream(run.config, "valid", encoder, run.task.labels, false, rank, world);
   // The schedule's horizon; with data.max_tokens batches are cut by size, so it is an
   // estimate, and epochs end when the data does, not at a step count.
   const int64_t total_steps = total_steps_of(run);
@@ -299,9 +349,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
       run.epoch_loss_examples = 0;
     }
     resume_mid_epoch = false;
+    run.data_done = false;
     int64_t micro = 0;  // batches accumulated since the last optimizer step
     bool more = true;
-    while (run.step < step_limit && (more = batches->next(batch))) {
+    while (run.step < step_limit && (more = next_batch(run, *batches, batch))) {
       const double lr = scheduled_lr(t, run.step, total_steps);
       set_lr(*run.optimizer, lr);
       const double loss = accumulate_batch(run, batch);
@@ -318,7 +369,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
         if ((stopped = stop_early(run))) break;
       }
       // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
-      if (std::chrono::steady_clock::now() - last_save >= save_interval) {
+      if (save_due(run, last_save, save_interval)) {
         save_last(run, *batches, false);
         last_save = std::chrono::steady_clock::now();
       }
@@ -336,7 +387,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
     // Not every epoch: fastText-sized tables are 80 MB, and on a busy disk writing them
     // each epoch took longer than training (measured: 50 s wall for 4 s of CPU).
     const bool last_epoch = run.epoch == t.epochs || run.step >= step_limit || stopped;
-    if (last_epoch || std::chrono::steady_clock::now() - last_save >= save_interval) {
+    if (last_epoch || save_due(run, last_save, save_interval)) {
       save_last(run, *batches, true);
       last_save = std::chrono::steady_clock::now();
     }
@@ -349,11 +400,15 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   }
   const double seconds = progress.elapsed_seconds();
   const int64_t steps = run.step - first_step;
-  return {{"steps", run.step},
-          {"examples", run.examples_seen},
+  std::vector<int64_t> examples{run.examples_seen};  // over all ranks
+  if (run.dist) run.dist->sum(examples);
+  nlohmann::json report = {
+          {"steps", run.step},
+          {"examples", examples[0]},
           {"seconds", seconds},
           {"examples_per_second",
-           seconds > 0 ? static_cast<double>(steps * t.accumulate * t.batch_size) / seconds : 0.0},
+           seconds > 0 ? static_cast<double>(steps * t.accumulate * t.batch_size * world) / seconds
+                       : 0.0},
           {"records", run.task.train_records},
           {"skipped_records", run.task.train_skipped},
           {"workers", run.config.data.workers},
@@ -362,6 +417,12 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
           {"checkpointing", t.checkpointing},
           {"skipped_steps", run.scaler.skipped_steps()},
           {"best_epoch", run.best_epoch}};
+  if (run.dist) {
+    report["world_size"] = world;
+    report["allreduce_seconds"] = run.dist->gradient_seconds();
+    report["allreduce_calls"] = run.dist->gradient_calls();
+  }
+  return report;
 }
 
 // Evaluates the best weights on the validation and test splits.
@@ -369,14 +430,18 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
   for (const std::string name : {"valid", "test"}) {
-    auto stream = open_stream(run.config, name, encoder, run.task.labels, false);
+    auto stream = open_stream(run.config, name, encoder, run.task.labels, false,
+                              run.dist ? run.dist->rank() : 0, world_size_of(run.dist.get()));
     if (!stream) continue;
-    const Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
-                                  run.device, label_mode(run.config));
+    Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
+                            run.device, label_mode(run.config));
+    reduce_evaluation(run.dist.get(), e);
     if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
+    std::vector<int64_t> skipped{static_cast<int64_t>(stream->skipped())};
+    if (run.dist) run.dist->sum(skipped);
     splits[name] = e.to_json(run.task.labels.names());
     splits[name]["loss"] = e.loss;
-    splits[name]["skipped_records"] = stream->skipped();
+    splits[name]["skipped_records"] = skipped[0];
     text_report += fmt::format("== {} ==\n{}\n", name, e.to_text(run.task.labels.names()));
   }
   return splits;
@@ -428,6 +493,7 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   report["labels"] = run.task.labels.names();
   std::string text = fmt::format("Run {}\n\n", run.dir);
   report["splits"] = final_evaluation(run, encoder, text);
+  if (!is_primary(run.dist.get())) return report;
   write_file_atomically(run_file(run.dir, "report.json"), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, "report.txt"), text);
   return report;
@@ -436,9 +502,14 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
   validate_for_training(config);
   apply_threads(config.run.threads);
-  torch::manual_seed(static_cast<uint64_t>(config.run.seed));
+  run.dist = join_for_training(config);
+  // Rank 0 initialises as a single process would (its weights are broadcast); the other
+  // ranks draw other dropout masks.
+  const int64_t rank = run.dist ? run.dist->rank() : 0;
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed + rank));
   run.config = config;
   run.options = options;
+  run.options.quiet = options.quiet || !is_primary(run.dist.get());
   run.device = parse_device(config.run.device);
 }
 
@@ -503,6 +574,7 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 void prepare_training(Run& run) {
   freeze(*run.model, run.config.train.freeze);
   run.model->to(run.device);
+  if (run.dist) run.dist->broadcast_parameters(*run.model);
   const torch::Tensor w = class_weights(run.config.train, run.task, run.config.data.multi_label);
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
@@ -530,16 +602,18 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   check_model_options(config);  // a resumed run's saved config lists every option
   Run run;
   start_run(run, config, options);
-  run.task = build_task(config);  // create the data
-  run.dir = create_run_dir(config);
-  write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
-  run.task.labels.save(run_file(run.dir, "labels.txt"));
-  run.task.vocab->save(run_file(run.dir, "vocab.txt"));
-  if (run.task.pieces) {
-    copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+  run.task = build_shared_task(config, run.dist.get());  // create the data
+  run.dir = on_primary(run.dist.get(), "run_dir", [&] { return create_run_dir(config); });
+  if (is_primary(run.dist.get())) {
+    write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
+    run.task.labels.save(run_file(run.dir, "labels.txt"));
+    run.task.vocab->save(run_file(run.dir, "vocab.txt"));
+    if (run.task.pieces) {
+      copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+    }
+    std::remove(run_file(run.dir, "metrics.jsonl").c_str());
+    std::remove(run_file(run.dir, "best.ckpt").c_str());
   }
-  std::remove(run_file(run.dir, "metrics.jsonl").c_str());
-  std::remove(run_file(run.dir, "best.ckpt").c_str());
   run.model = create_model(config, run.task);  // create the model
   if (!config.train.init_from.empty()) init_from(*run.model, config.train.init_from);
   prepare_training(run);  // freezing, class weights and the optimizer
@@ -558,6 +632,15 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   const auto& meta = last.meta;
   Run run;
   start_run(run, saved.config, options);
+  check_world_size(meta, last_path, world_size_of(run.dist.get()));
+  const int64_t rank = run.dist ? run.dist->rank() : 0;
+  auto rank_blob_of = [&](const std::string& name) -> const std::string& {
+    auto it = last.blobs.find(rank_blob(name, rank));
+    if (it == last.blobs.end()) throw Error(fmt::format("{} holds no {} of rank {}", last_path, name, rank));
+    return it->second;
+  };
+  // Rank 0's counters are in the metadata; each other rank's in its own blob.
+  const nlohmann::json mine = rank == 0 ? meta : nlohmann::json::parse(rank_blob_of("state"));
   run.dir = run_dir;
   run.task = saved.task;
   run.task.train_records = meta.value("train_records", uint64_t{0});
@@ -575,22 +658,23 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   load_module_bytes(*run.model, last.blobs.at("model"), last_path);
   prepare_training(run);
   load_optimizer_bytes(*run.optimizer, last.blobs.at("optimizer"), last_path);
-  set_rng_state(last.blobs.at("rng"));
+  set_rng_state(rank_blob_of("rng"));
   if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
   run.step = meta.value("step", int64_t{0});
-  run.examples_seen = meta.value("examples_seen", int64_t{0});
+  run.examples_seen = mine.value("examples_seen", int64_t{0});
   run.epoch = meta.value("epoch", int64_t{1});
   run.last_metrics = meta.value("metrics", nlohmann::json());
   std::string data_state;
   if (meta.value("epoch_complete", true)) {
     ++run.epoch;
   } else {
-    data_state = last.blobs.count("data") ? last.blobs.at("data") : "";
+    const std::string key = rank_blob("data", rank);
+    data_state = last.blobs.count(key) ? last.blobs.at(key) : "";
     if (data_state.empty()) throw Error(fmt::format("{} holds no data position", last_path));
-    run.epoch_loss_sum = meta.value("epoch_loss_sum", 0.0);
-    run.epoch_loss_examples = meta.value("epoch_loss_examples", int64_t{0});
+    run.epoch_loss_sum = mine.value("epoch_loss_sum", 0.0);
+    run.epoch_loss_examples = mine.value("epoch_loss_examples", int64_t{0});
   }
-  if (!overrides.empty()) {
+  if (!overrides.empty() && is_primary(run.dist.get())) {
     write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(run.config));
   }
   return finish_run(run, data_state);

@@ -15,6 +15,8 @@ struct RunConfig {
   int64_t seed = 42;         // seeds model init, shuffling and the validation split
   int64_t threads = 0;       // intra-op threads; 0: all cores
   std::string device = "cpu";
+  double dist_timeout_seconds = 1800.0;  // distributed: rendezvous and collectives
+  std::string dist_backend = "auto";
 };
 
 // How a split's files are laid out. `data.*` holds the shared defaults that each of
@@ -117,6 +119,7 @@ struct TrainConfig {
   int64_t accumulate = 1;
   double clip_norm = 0.0;
   double max_norm = 0.0;  // bound on the L2 norm of each output-layer weight row; 0: off
+  double bucket_mb = 25.0;  // distributed: dense gradients per all-reduce
   double label_smoothing = 0.0;
   std::vector<std::string> class_weights;
   int64_t eval_every = 0;

@@ -107,6 +107,13 @@ std::vector<Option> declare() {
   t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
                  "Compute threads; 0 uses all cores.", at_least(0));
   t.add_enum("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
+  t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
+                "Distributed training: how long a rank waits for the others (rendezvous, "
+                "each collective) before it stops with an error.",
+                in_range(0.5, 1e6));
+  t.add_enum("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
+             "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
+             "else gloo.");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
   for (const char* split : {"train", "valid", "test"}) {
@@ -268,6 +275,9 @@ std::vector<Option> declare() {
                 "After each optimizer step, scale each row of the output layer's weight (one "
                 "per label) down to this L2 norm if above it (Kim 2014: 3); 0: off.",
                 in_range(0.0, 1e9));
+  t.add<double>("train.bucket_mb", SIFT_FIELD(train.bucket_mb),
+                "Distributed training: megabytes of dense gradients per all-reduce bucket.",
+                in_range(0.001, 1e5));
   t.add<double>("train.label_smoothing", SIFT_FIELD(train.label_smoothing),
                 "Label smoothing of the cross-entropy.", in_range(0.0, 0.5));
   t.add<std::vector<std::string>>(

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   sift::cli::add_shard_command(app);
   sift::cli::add_export_command(app);
   sift::cli::add_cv_command(app);
+  sift::cli::add_launch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "framework/config/loader.h"
+#include "framework/distributed.h"
 #include "framework/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
@@ -37,6 +38,8 @@ void add_train_command(CLI::App& app) {
     const nlohmann::json report = args->resume.empty()
                                       ? train(load_config(args->config, args->overrides), options)
                                       : resume(args->resume, args->overrides, options);
+    const auto dist = distributed_env_from_environment();
+    if (dist && dist->rank != 0) return;  // rank 0 reports for the group
     if (args->json) {
       std::cout << summary_json(report).dump(2) << std::endl;
     } else {

@@ -1,0 +1,92 @@
+// Data-parallel training across processes on PyTorch's c10d: joining a process group
+// from torchrun's environment (a TCPStore served by rank 0, Gloo on CPU, NCCL when this
+// LibTorch has it), broadcasting parameters, averaging gradients in buckets, and the
+// small collectives the trainer needs. c10d stays out of this header.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sift {
+
+// The variables torchrun (and `sift launch`) set.
+struct DistributedEnv {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int64_t master_port = 29500;
+};
+
+// From RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; nothing when WORLD_SIZE is
+// unset or 1. A malformed or inconsistent variable is a sift::Error naming it.
+std::optional<DistributedEnv> distributed_env_from_environment();
+
+struct DistributedOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  std::string backend = "auto";  // auto, gloo, nccl
+  double bucket_mb = 25.0;       // dense gradients per all-reduce
+  torch::Device device{torch::kCPU};
+};
+
+// What the ranks agreed before a micro-batch: whether any still has data, and how many
+// examples they hold together.
+struct BatchAgreement {
+  bool any = false;
+  int64_t examples = 0;
+};
+
+class Distributed {
+ public:
+  // Joins the group: rank 0 serves the TCPStore, every rank connects to it and builds the
+  // process group. A port in use or a master that cannot be reached within the timeout
+  // is a sift::Error saying so.
+  Distributed(const DistributedEnv& env, const DistributedOptions& options);
+  ~Distributed();
+  Distributed(const Distributed&) = delete;
+  Distributed& operator=(const Distributed&) = delete;
+
+  int64_t rank() const;
+  int64_t world_size() const;
+  bool is_primary() const { return rank() == 0; }
+  const std::string& backend() const;
+
+  // Rank 0's parameters and buffers, copied to every rank.
+  void broadcast_parameters(torch::nn::Module& module);
+  // Sums this rank's "I have a batch of n examples" over the ranks.
+  BatchAgreement agree_on_batch(bool has_batch, int64_t examples);
+  // Averages the gradients of the trainable parameters over the ranks. Dense ones go in
+  // buckets of about bucket_mb; sparse ones (fastText's embeddings with plain SGD) are
+  // coalesced and their rows all-gathered, then summed (never densified: a 2M-row table
+  // would be hundreds of MB per step). A missing gradient counts as zero.
+  void average_gradients(torch::nn::Module& module);
+  // Element-wise sums over the ranks, in place.
+  void sum(std::vector<double>& values);
+  void sum(std::vector<int64_t>& values);
+  // Rank 0's value of `flag` on every rank.
+  bool primary_says(bool flag);
+  // Every rank's bytes, in rank order, on every rank.
+  std::vector<std::string> all_gather(const std::string& bytes);
+  // Rank 0 publishes `bytes` under `key` in the store; the others wait for them (up to
+  // the timeout; a dead rank 0 ends the wait at once, as the store lives in it).
+  std::string share_from_primary(const std::string& key, const std::string& bytes);
+
+  // Time spent in average_gradients so far and how many calls it made.
+  double gradient_seconds() const;
+  int64_t gradient_calls() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Joins a group when the environment describes one, else nothing.
+std::shared_ptr<Distributed> join_from_environment(const DistributedOptions& options);
+
+}  // namespace sift

@@ -1,0 +1,175 @@
+// `sift launch --nproc N -- train cfg.yaml`: N local processes of this program with
+// torchrun's environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT). Signals reach every child; when one fails the others are stopped and
+// the launch fails naming that rank, so a dead rank never leaves the rest waiting.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/error.h"
+#include "tools/sift/commands.h"
+
+namespace sift::cli {
+namespace {
+
+std::atomic<int> g_forward_signal{0};
+
+void remember_signal(int sig) { g_forward_signal = sig; }
+
+// A port the kernel says is free now (the rendezvous binds it a moment later).
+int free_port(const std::string& addr) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = 0;
+  if (::inet_pton(AF_INET, addr.c_str(), &a.sin_addr) != 1) a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw Error(fmt::format("sift launch: cannot find a free port on {}: {}", addr,
+                            std::strerror(errno)));
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string describe(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  }
+  return fmt::format("exited with status {}", WEXITSTATUS(status));
+}
+
+bool failed(int status) { return !WIFEXITED(status) || WEXITSTATUS(status) != 0; }
+
+struct Launch {
+  int nproc = 2;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  double grace_seconds = 10.0;
+  std::vector<std::string> command;
+};
+
+pid_t start_rank(const Launch& l, int rank, int port) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  setenv("RANK", std::to_string(rank).c_str(), 1);
+  setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+  setenv("WORLD_SIZE", std::to_string(l.nproc).c_str(), 1);
+  setenv("LOCAL_WORLD_SIZE", std::to_string(l.nproc).c_str(), 1);
+  setenv("MASTER_ADDR", l.master_addr.c_str(), 1);
+  setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  std::vector<char*> argv{const_cast<char*>("sift")};
+  for (const auto& a : l.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "sift: error: launch: cannot start rank %d: %s\n", rank, std::strerror(errno));
+  ::_exit(127);
+}
+
+void signal_all(const std::vector<pid_t>& pids, int sig) {
+  for (pid_t p : pids) {
+    if (p > 0) ::kill(p, sig);
+  }
+}
+
+// Waits for every child. The first failure stops the others (SIGTERM, then SIGKILL after
+// the grace period); the launch's own signals are passed on.
+void supervise(const Launch& l, std::vector<pid_t> pids) {
+  using Clock = std::chrono::steady_clock;
+  int first_rank = -1, first_status = 0, received = 0;
+  Clock::time_point kill_at = Clock::time_point::max();
+  size_t alive = pids.size();
+  while (alive > 0) {
+    if (const int sig = g_forward_signal.exchange(0); sig != 0) {
+      received = sig;
+      signal_all(pids, sig);
+      kill_at = std::min(kill_at, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                     std::chrono::duration<double>(l.grace_seconds)));
+    }
+    if (Clock::now() >= kill_at) signal_all(pids, SIGKILL);
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (pids[r] != pid) continue;
+      pids[r] = -1;
+      --alive;
+      if (failed(status) && first_rank < 0 && received == 0) {
+        first_rank = static_cast<int>(r);
+        first_status = status;
+        signal_all(pids, SIGTERM);
+        kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(l.grace_seconds));
+      }
+    }
+  }
+  if (received != 0) {
+    throw Error(fmt::format("launch: stopped by signal {} ({}); passed on to every rank", received,
+                            strsignal(received)));
+  }
+  if (first_rank >= 0) {
+    throw Error(fmt::format("launch: rank {} {}; stopped the other {} rank(s)", first_rank,
+                            describe(first_status), l.nproc - 1));
+  }
+}
+
+void run_launch(Launch l) {
+  if (!l.command.empty() && l.command.front() == "--") l.command.erase(l.command.begin());
+  if (l.command.empty()) throw Error("launch: give the command to run, e.g. `sift launch --nproc 2 -- train cfg.yaml`");
+  const int port = l.master_port > 0 ? l.master_port : free_port(l.master_addr);
+  struct sigaction sa {};
+  sa.sa_handler = remember_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  std::fflush(nullptr);  // the children must not repeat buffered output
+  std::vector<pid_t> pids;
+  for (int r = 0; r < l.nproc; ++r) {
+    const pid_t pid = start_rank(l, r, port);
+    if (pid < 0) {
+      signal_all(pids, SIGTERM);
+      throw Error(fmt::format("launch: cannot start rank {}: {}", r, std::strerror(errno)));
+    }
+    pids.push_back(pid);
+  }
+  supervise(l, std::move(pids));
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app) {
+  auto l = std::make_shared<Launch>();
+  auto* cmd = app.add_subcommand(
+      "launch", "Run a sift command in N local processes that train together (data-parallel).");
+  cmd->add_option("--nproc", l->nproc, "Processes to start")->check(CLI::Range(1, 1024));
+  cmd->add_option("--master-addr", l->master_addr, "Address rank 0 serves the rendezvous on")
+      ->capture_default_str();
+  cmd->add_option("--master-port", l->master_port, "Rendezvous port; 0: a free one")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--grace-seconds", l->grace_seconds,
+                  "After a rank fails, how long the others get to stop before SIGKILL")
+      ->capture_default_str();
+  cmd->add_option("command", l->command, "The sift command each rank runs, after --")
+      ->required();
+  cmd->callback([l] { run_launch(*l); });
+}
+
+}  // namespace sift::cli
