@@ -3,9 +3,10 @@
 // the sizes and optimizers of the project's configs, plus the RawBatch -> tensor
 // hand-off (to_input) for both input kinds. Each reports examples/s (kIsRate).
 //
-// Arguments of every model benchmark: {variant, batch, precision}. `precision` is 0 (fp32)
-// or 1 (bf16 through CPU autocast). Gradient checkpointing (issue #5) plugs in as a
-// fourth axis: add it to kAxes/arguments() and switch it in ModelCase's constructor.
+// Arguments of every model benchmark: {variant, batch, precision, checkpointing}.
+// `precision` is 0 (fp32) or 1 (bf16 through CPU autocast); `checkpointing` 1 recomputes
+// every block's activations in backward (train.checkpointing: all; not for the fastText
+// model, which has no blocks).
 //
 // Inputs are token ids drawn from a fixed seed: sequence lengths uniform in [20, 70]
 // (AG News titles + descriptions average ~45 words), ids uniform over a 30k vocabulary.
@@ -31,6 +32,7 @@
 #include "framework/config/config.h"
 #include "framework/model_bundle.h"
 #include "framework/optimization.h"
+#include "framework/recompute.h"
 #include "models/model.h"
 
 namespace {
@@ -162,6 +164,7 @@ struct ModelCase {
     shape.num_classes = kClasses;
     shape.sparse_gradients = variant.train.optimizer.type == "sgd";  // as the trainer does
     model = spec.create(variant.model, shape);
+    if (state.range(3) == 1) model->set_recompute(sift::recompute_policy("all", 1));
     raw = random_batch(batch_size, bag, 42);
     input = sift::to_input(raw, kind, torch::kCPU);
     labels = torch::tensor(raw.labels, torch::kInt64);
@@ -246,14 +249,20 @@ void BM_ToInput(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(1));
 }
 
-// {variant, batch, precision} for every variant at batches 32 and 256, fp32 and bf16.
-const std::vector<std::string> kAxes = {"model", "batch", "precision"};
+// {variant, batch, precision, checkpointing} for every variant at batches 32 and 256,
+// fp32 and bf16, with and without checkpointing where the model has blocks.
+const std::vector<std::string> kAxes = {"model", "batch", "precision", "checkpointing"};
 
 void arguments(benchmark::internal::Benchmark* b) {
   b->ArgNames(kAxes);
   for (int64_t v = 0; v < static_cast<int64_t>(variants().size()); ++v) {
     for (int64_t batch : {32, 256}) {
-      for (int64_t precision : {0, 1}) b->Args({v, batch, precision});
+      for (int64_t precision : {0, 1}) {
+        b->Args({v, batch, precision, 0});
+        if (variants()[static_cast<size_t>(v)].model.type != "fasttext") {
+          b->Args({v, batch, precision, 1});
+        }
+      }
     }
   }
   b->Unit(benchmark::kMillisecond)->UseRealTime();
