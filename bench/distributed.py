@@ -102,7 +102,7 @@ def main():
         *rows,
         "",
         f"All-reduce time per optimizer step by `train.bucket_mb` ({label}, 2 processes, "
-        "about 11.7 MB of dense gradients per step):",
+        "dense gradients: 300-d embeddings of the TREC vocabulary, 3 x 100 filters):",
         "",
         "| bucket MB | all-reduce ms/step | step ms | share of the step |",
         "|---|---|---|---|",

@@ -138,10 +138,20 @@ struct Distributed::Impl {
   // rank fills its own slot of the counts, then its own slice of the rows (x + 0 is
   // exact). Gloo's all-gather failed here on tensors of different row counts.
   std::vector<torch::Tensor> all_gather_rows(const torch::Tensor& t, const char* what) {
+    return all_gather_rows(t, row_counts(t.size(0), what), what);
+  }
+
+  // Every rank's row count, in rank order.
+  std::vector<int64_t> row_counts(int64_t rows, const char* what) {
     auto counts = torch::zeros({env.world_size}, torch::kInt64);
-    counts[env.rank] = t.size(0);
+    counts[env.rank] = rows;
     all_reduce(counts, what);
-    std::vector<int64_t> n(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + env.world_size);
+    return {counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + env.world_size};
+  }
+
+  // The same, when the counts are known (`n`: every rank's, in rank order).
+  std::vector<torch::Tensor> all_gather_rows(const torch::Tensor& t, const std::vector<int64_t>& n,
+                                             const char* what) {
     int64_t total = 0, offset = 0;
     for (int64_t r = 0; r < env.world_size; ++r) {
       if (r == env.rank) offset = total;
@@ -297,8 +307,10 @@ torch::Tensor Distributed::Impl::average_sparse(const torch::Tensor& param,
     shape[0] = 0;
     values = torch::zeros(shape, param.options());
   }
-  const auto all_indices = all_gather_rows(indices, "all-gather of sparse gradients");
-  const auto all_values = all_gather_rows(values, "all-gather of sparse gradients");
+  const char* what = "all-gather of sparse gradients";
+  const auto counts = row_counts(indices.size(0), what);  // the same for the values
+  const auto all_indices = all_gather_rows(indices, counts, what);
+  const auto all_values = all_gather_rows(values, counts, what);
   // Concatenated in rank order on every rank, so every rank sums in the same order.
   auto summed = torch::sparse_coo_tensor(torch::cat(all_indices).t(), torch::cat(all_values),
                                          param.sizes(), param.options().layout(torch::kSparse))
