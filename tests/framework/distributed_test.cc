@@ -128,7 +128,9 @@ TEST(DistributedWorker, Run) {
 
   nlohmann::json report;
   // Confusion matrices: rank r saw r + 1 examples of class 0 predicted as class 1.
-  Evaluation e{ConfusionMatrix(2), 0.5 + static_cast<double>(rank)};
+  Evaluation e;
+  e.confusion = ConfusionMatrix(2);
+  e.loss = 0.5 + static_cast<double>(rank);
   for (int64_t i = 0; i <= rank; ++i) e.confusion.add(0, 1);
   reduce_evaluation(dist.get(), e);
   report["cells"] = e.confusion.cells();
