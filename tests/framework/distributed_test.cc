@@ -135,6 +135,15 @@ TEST(DistributedWorker, Run) {
   reduce_evaluation(dist.get(), e);
   report["cells"] = e.confusion.cells();
   report["loss"] = e.loss;
+  // Multi-label counts: rank r saw r + 1 records with labels {0}, predicted {0, 1}.
+  Evaluation m;
+  m.multi_label = true;
+  m.multi = MultiLabelCounts(2);
+  const uint8_t truth[2] = {1, 0}, predicted[2] = {1, 1};
+  for (int64_t i = 0; i <= rank; ++i) m.multi.add(truth, predicted);
+  reduce_evaluation(dist.get(), m);
+  report["multi_examples"] = m.multi.examples();
+  report["multi_micro_precision"] = m.multi.micro_precision();
   report["gathered"] = dist->all_gather(std::string(static_cast<size_t>(rank) * 3, 'a' + rank));
   report["shared"] = dist->share_from_primary("test", rank == 0 ? "from rank 0" : "");
   report["primary_says"] = dist->primary_says(rank == 0);
@@ -244,6 +253,8 @@ TEST_F(Distributed2, SmallCollectivesSumGatherAndShare) {
     // 1 + 2 examples of (truth 0, predicted 1); losses 0.5 x 1 and 1.5 x 2 over 3.
     EXPECT_EQ(r["cells"], nlohmann::json({0, 3, 0, 0}));
     EXPECT_NEAR(r["loss"].get<double>(), (0.5 + 3.0) / 3.0, 1e-12);
+    EXPECT_EQ(r["multi_examples"].get<int64_t>(), 3);
+    EXPECT_NEAR(r["multi_micro_precision"].get<double>(), 0.5, 1e-12);
     EXPECT_EQ(r["gathered"], nlohmann::json({"", "bbb"}));
     EXPECT_EQ(r["shared"], "from rank 0");
     EXPECT_EQ(r["primary_says"], true);
