@@ -52,7 +52,8 @@ class ScratchDir {
 };
 
 torch::jit::Module read_archive(const std::string& path, torch::jit::ExtraFilesMap& extra) {
-  if (!fs::exists(path)) throw Error(fmt::format("{}: no such file or run folder", path));
+  if (!fs::exists(path)) throw Error(fmt::format(
+        "{} is not a run folder or an exported model (no such file or directory)", path));
   if (!starts_like_zip(path)) {
     throw Error(fmt::format(
         "{} is not a Sift export: it is not a TorchScript archive (written by `sift export`)",
@@ -98,8 +99,8 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
   ScratchDir scratch;
   b.config = load_config(scratch.write(kExportConfigFile, files[kExportConfigFile]), overrides);
   b.task.labels = LabelSet::load(scratch.write(kExportLabelsFile, files[kExportLabelsFile]));
-  b.task.vocab =
-      std::make_shared<Vocab>(Vocab::load(scratch.write(kExportVocabFile, files[kExportVocabFile])));
+  const std::string vocab_path = scratch.write(kExportVocabFile, files[kExportVocabFile]);
+  b.task.vocab = std::make_shared<Vocab>(Vocab::load(vocab_path));
   bool pieces = false;
   b.task.encoder = encoder_options_from_json(files[kExportTokenizerFile], path, &pieces);
   if (pieces) {

@@ -38,6 +38,7 @@ std::string pooling(const std::string& kind) {
 std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   const int64_t dim = config.dim;
   const int64_t head_dim = dim / config.heads;
+  const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   const bool cls = config.pooling == "cls";
   std::string prefix;
   if (cls) {
@@ -84,7 +85,7 @@ def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
 )",
                      fmt::arg("dim", dim), fmt::arg("heads", config.heads),
                      fmt::arg("head_dim", head_dim),
-                     fmt::arg("qscale", script_number(1.0 / std::sqrt(static_cast<double>(head_dim)))),
+                     fmt::arg("qscale", script_number(query_scale)),
                      fmt::arg("max_tokens", config.max_positions),
                      fmt::arg("embed", w.rows("embedding.weight", "ids")),
                      fmt::arg("xscale", script_number(std::sqrt(static_cast<double>(dim)))),

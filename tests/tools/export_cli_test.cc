@@ -193,7 +193,7 @@ TEST_F(ExportCli, BadFilesGetOneClearError) {
   EXPECT_TRUE(CleanError(sift("eval --model " + quote(text) + " --data " + quote(text)),
                          {text, "is not a Sift export"}));
   EXPECT_TRUE(CleanError(sift("predict --model " + quote(dir_ + "/none.pt") + " </dev/null"),
-                         {dir_ + "/none.pt", "no such file or run folder"}));
+                         {dir_ + "/none.pt", "is not a run folder or an exported model"}));
   EXPECT_TRUE(CleanError(sift("export " + quote(dir_ + "/no_run") + " --out x.pt"),
                          {dir_ + "/no_run"}));
 }
