@@ -12,38 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "run_sift.h"
+
 namespace sift {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::lines_of;
+using testing::quote;
+using testing::write_file;
+std::string read_file(const std::string& path) { return testing::slurp(path); }
 
 const std::string kSift = SIFT_BINARY;
 const std::string kSource = SIFT_SOURCE_DIR;
 const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 struct Result {
   int status = -1;

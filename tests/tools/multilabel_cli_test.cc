@@ -27,12 +27,7 @@ using Result = SiftResult;
 
 std::string read_file(const std::string& path) { return testing::slurp(path); }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using testing::lines_of;
 
 class MultiLabelCli : public ::testing::Test {
  protected:

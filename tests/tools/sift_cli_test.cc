@@ -21,12 +21,17 @@
 #include <string>
 #include <vector>
 
+#include "run_sift.h"
 #include "framework/config/loader.h"
 
 namespace sift {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::lines_of;
+using testing::quote;
+using testing::write_file;
+std::string read_file(const std::string& path) { return testing::slurp(path); }
 
 const std::string kSift = SIFT_BINARY;
 const std::string kSource = SIFT_SOURCE_DIR;
@@ -34,30 +39,6 @@ const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
 const std::string kSmsConfig = kSource + "/configs/sms_spam.yaml";
 // Settings for runs whose accuracy is not checked: one quick epoch, a small table.
 const std::string kFast = " --quiet --set train.epochs=1 --set model.buckets=100000";
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> fields;
