@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 
+#include "../free_port.h"
 #include "datasets/shard_writer.h"
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
@@ -151,17 +152,7 @@ TEST(DistributedWorker, Run) {
   std::ofstream(std::string(out) + ".weights", std::ios::binary) << module_bytes(*net);
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using testing::free_port;
 
 class Distributed2 : public ::testing::Test {
  protected:

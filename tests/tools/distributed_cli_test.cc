@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "../free_port.h"
+
 extern char** environ;
 
 namespace sift {
@@ -39,17 +41,7 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using testing::free_port;
 
 struct Process {
   pid_t pid = -1;
