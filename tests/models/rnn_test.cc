@@ -31,6 +31,7 @@ ModelConfig config(const std::string& cell, bool bidirectional, const std::strin
 using test_util::batch;
 using test_util::max_diff;
 using test_util::shape;
+using test_util::train_on;
 
 // cell, bidirectional, pooling, layers
 using Variant = std::tuple<std::string, bool, std::string, int64_t>;
@@ -99,14 +100,7 @@ TEST(Rnn, TrainingReducesTheLoss) {
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-2));
   const auto in = batch({{1, 2, 3, 4, 5}, {6, 7, 8}, {9, 10}});
   const auto labels = torch::tensor({0, 1, 2}, torch::kInt64);
-  double first = 0, last = 0;
-  for (int step = 0; step < 60; ++step) {
-    adam.zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(model->forward(in), labels);
-    loss.backward();
-    adam.step();
-    (step == 0 ? first : last) = loss.item<double>();
-  }
+  const auto [first, last] = train_on(*model, adam, in, labels, 60);
   EXPECT_LT(last, first / 4);
 }
 

@@ -1,4 +1,5 @@
-// Helpers shared by the sequence models' tests: shapes and hand-made padded batches.
+// Helpers shared by the sequence models' tests: shapes, hand-made padded batches and a
+// short training loop.
 #pragma once
 
 #include <torch/torch.h>
@@ -32,6 +33,24 @@ inline ModelInput batch(const std::vector<Ids>& seqs, int64_t length = 0, int64_
   }
   in.lengths = torch::tensor(lengths, torch::kInt64);
   return in;
+}
+
+// Trains `model` on one batch for `steps` Adam-style steps; returns the first and the last
+// loss.
+struct LossCurve {
+  double first = 0, last = 0;
+};
+inline LossCurve train_on(ClassifierImpl& model, torch::optim::Optimizer& optimizer,
+                          const ModelInput& input, const torch::Tensor& labels, int steps) {
+  LossCurve curve;
+  for (int step = 0; step < steps; ++step) {
+    optimizer.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(model.forward(input), labels);
+    loss.backward();
+    optimizer.step();
+    (step == 0 ? curve.first : curve.last) = loss.item<double>();
+  }
+  return curve;
 }
 
 inline double max_diff(const torch::Tensor& a, const torch::Tensor& b) {

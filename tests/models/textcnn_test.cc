@@ -25,6 +25,7 @@ ModelConfig config(std::vector<int64_t> widths = {2, 3, 4}) {
 using test_util::batch;
 using test_util::max_diff;
 using test_util::shape;
+using test_util::train_on;
 
 TEST(TextCnn, OutputShapeIsBatchByClasses) {
   TextCnn model(config(), shape(30, 4));
@@ -107,14 +108,7 @@ TEST(TextCnn, TrainingReducesTheLoss) {
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-2));
   const auto in = batch({{1, 2, 3, 4, 5}, {6, 7, 8}, {9, 10}});
   const auto labels = torch::tensor({0, 1, 2}, torch::kInt64);
-  double first = 0, last = 0;
-  for (int step = 0; step < 40; ++step) {
-    adam.zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(model->forward(in), labels);
-    loss.backward();
-    adam.step();
-    (step == 0 ? first : last) = loss.item<double>();
-  }
+  const auto [first, last] = train_on(*model, adam, in, labels, 40);
   EXPECT_LT(last, first / 4);
 }
 

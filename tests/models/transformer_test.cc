@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "framework/error.h"
+#include "sequence_batch.h"
 
 namespace sift {
 namespace {
+
+using test_util::train_on;
 
 ModelConfig config(const std::string& pooling = "cls", const std::string& positions = "learned") {
   ModelConfig c;
@@ -203,14 +206,7 @@ TEST(Transformer, TrainingReducesTheLoss) {
   // The class is whether token 1 comes before token 2: order matters.
   const auto input = sequences({{1, 5, 2}, {2, 5, 1}, {1, 2}, {2, 1, 6, 7}});
   const auto labels = torch::tensor({0, 1, 0, 1}, torch::kInt64);
-  double first = 0, last = 0;
-  for (int step = 0; step < 60; ++step) {
-    adam.zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(model->forward(input), labels);
-    loss.backward();
-    adam.step();
-    (step == 0 ? first : last) = loss.item<double>();
-  }
+  const auto [first, last] = train_on(*model, adam, input, labels, 60);
   EXPECT_LT(last, 0.05) << "first " << first;
 }
 
