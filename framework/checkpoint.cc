@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "datasets/atomic_file.h"
+#include "datasets/file_bytes.h"
 #include "framework/error.h"
 
 namespace sift {
@@ -77,14 +78,6 @@ uLong crc32_update(uLong crc, std::string_view s) {
 
 uint32_t crc32_of(std::string_view s) {
   return static_cast<uint32_t>(crc32_update(::crc32(0L, Z_NULL, 0), s));
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -210,7 +203,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  const std::string file = read_all(path);
+  const std::string file = read_file_bytes(path, "checkpoint ");
   constexpr size_t kHeader = sizeof(kMagic) + 4 + 8 + 4;
   if (file.size() < sizeof(kMagic) || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
     throw Error(fmt::format("{} is not a Sift checkpoint", path));

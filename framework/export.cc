@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "datasets/atomic_file.h"
+#include "datasets/file_bytes.h"
 #include "framework/config/loader.h"
 #include "framework/error.h"
 #include "framework/export_format.h"
@@ -17,14 +18,6 @@
 
 namespace sift {
 namespace {
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Vocab::save writes files only: a private temporary one, read back.
 std::string vocab_bytes(const Vocab& vocab) {
@@ -35,7 +28,7 @@ std::string vocab_bytes(const Vocab& vocab) {
   close(fd);
   try {
     vocab.save(pattern);
-    std::string bytes = read_bytes(pattern);
+    std::string bytes = read_file_bytes(pattern);
     std::filesystem::remove(pattern);
     return bytes;
   } catch (...) {
@@ -94,7 +87,7 @@ int64_t export_run(const ModelBundle& bundle, const std::string& out,
                       encoder.num_ids())
            .dump(2)},
   };
-  if (pieces) files[kExportSentencePieceFile] = read_bytes(bundle.task.pieces->path());
+  if (pieces) files[kExportSentencePieceFile] = read_file_bytes(bundle.task.pieces->path());
   const auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind,
                                   options.quantize, weights_crc(module), files);
   torch::jit::ExtraFilesMap extra(files.begin(), files.end());

@@ -18,7 +18,6 @@
 //       --benchmark_out=bench/results/model.json --benchmark_out_format=json
 // Threads: $SIFT_BENCH_THREADS (default 1: LibTorch's OpenMP pool spin-waits on a shared
 // 2-core machine, bench/README.md).
-#include <ATen/autocast_mode.h>
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -32,6 +31,7 @@
 #include "framework/config/config.h"
 #include "framework/model_bundle.h"
 #include "framework/optimization.h"
+#include "framework/precision.h"
 #include "framework/recompute.h"
 #include "models/model.h"
 
@@ -119,33 +119,13 @@ sift::RawBatch random_batch(int64_t size, bool bag, uint64_t seed) {
   return b;
 }
 
-// bf16 autocast on the CPU for the scope (see ../shared/NOTES.md); fp32 does nothing.
+// bf16 autocast on the CPU for the scope (the trainer's guard); fp32 does nothing.
 class PrecisionScope {
  public:
-  explicit PrecisionScope(int64_t precision) : on_(precision == 1) {
-    if (!on_) return;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_enabled(at::kCPU, true);
-    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-#else
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-#endif
-  }
-  ~PrecisionScope() {
-    if (!on_) return;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    at::autocast::set_autocast_enabled(at::kCPU, false);
-#else
-    at::autocast::set_cpu_enabled(false);
-#endif
-    at::autocast::clear_cache();
-  }
-  PrecisionScope(const PrecisionScope&) = delete;
-  PrecisionScope& operator=(const PrecisionScope&) = delete;
+  explicit PrecisionScope(int64_t precision) : guard_(precision == 1 ? "bf16" : "fp32", torch::kCPU) {}
 
  private:
-  bool on_;
+  sift::AutocastGuard guard_;
 };
 
 // The model, its optimizer and one input batch, built from a benchmark's arguments.
