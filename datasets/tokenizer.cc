@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 namespace sift {
 namespace {
@@ -110,7 +111,12 @@ void lowercase_utf8(std::string& text) {
   text.resize(w);
 }
 
-WordTokenizer::WordTokenizer(WordTokenizerOptions options) : options_(options) {}
+WordTokenizer::WordTokenizer(WordTokenizerOptions options) : options_(std::move(options)) {
+  for (std::string word : options_.stopwords) {
+    if (options_.lowercase) lowercase_utf8(word);
+    stopwords_.insert(std::move(word));
+  }
+}
 
 void WordTokenizer::tokenize(std::string_view text, std::vector<std::string>& out) const {
   size_t count = 0;
@@ -124,9 +130,10 @@ void WordTokenizer::tokenize(std::string_view text, std::vector<std::string>& ou
       out.emplace_back(token);
     }
     if (options_.lowercase) lowercase_utf8(out[count]);
-    ++count;
+    if (!is_stopword(out[count])) ++count;
   };
-  const bool split_punct = options_.split_punctuation;
+  const bool drop_punct = options_.drop_punctuation;
+  const bool split_punct = options_.split_punctuation || drop_punct;
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
@@ -136,7 +143,8 @@ void WordTokenizer::tokenize(std::string_view text, std::vector<std::string>& ou
     }
     size_t begin = i;
     if (split_punct && kByteClass[static_cast<uint8_t>(text[i])] == kPunct) {
-      emit(begin, ++i);
+      ++i;
+      if (!drop_punct) emit(begin, i);
       continue;
     }
     for (++i; i < n; ++i) {

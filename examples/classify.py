@@ -114,11 +114,13 @@ def lowercase_utf8(token):
     return bytes(out)
 
 
-def tokenize(text, lowercase, split_punctuation):
+def tokenize(text, lowercase, split_punctuation, drop_punctuation=False, stopwords=frozenset()):
     """UTF-8 bytes -> tokens (bytes): whitespace and U+00A0 split; with
-    split_punctuation every ASCII punctuation byte is a token of its own."""
+    split_punctuation every ASCII punctuation byte is a token of its own, with
+    drop_punctuation it only separates words; stop words are left out."""
     tokens = []
     i, n = 0, len(text)
+    split_punctuation = split_punctuation or drop_punctuation
 
     def space_at(k):
         if text[k] in SPACE:
@@ -133,12 +135,16 @@ def tokenize(text, lowercase, split_punctuation):
         begin = i
         if split_punctuation and text[i] in PUNCT:
             i += 1
+            if drop_punctuation:
+                continue
         else:
             i += 1
             while i < n and not space_at(i) and not (split_punctuation and text[i] in PUNCT):
                 i += 1
         token = text[begin:i]
-        tokens.append(lowercase_utf8(token) if lowercase else token)
+        token = lowercase_utf8(token) if lowercase else token
+        if token not in stopwords:
+            tokens.append(token)
     return tokens
 
 
@@ -187,6 +193,9 @@ class Classifier:
         self.labels = extra["labels.txt"].decode().splitlines()
         self.tok = json.loads(extra["tokenizer.json"])
         self.bag = self.tok["input"] == "bag"
+        words = [w.encode() for w in self.tok.get("stopwords", [])]
+        self.stopwords = frozenset(lowercase_utf8(w) if self.tok["lowercase"] else w
+                                   for w in words)
         if self.tok["type"] == "sentencepiece":
             import sentencepiece  # Debian: python3-sentencepiece
             self.pieces = sentencepiece.SentencePieceProcessor(
@@ -222,7 +231,8 @@ class Classifier:
                 ids += ngram_ids(ids, t["ngrams"], t["buckets"], t["vocab_size"],
                                  t["ngram_hash_multiplier"])
             return ids
-        tokens = tokenize(text, t["lowercase"], t["split_punctuation"])
+        tokens = tokenize(text, t["lowercase"], t["split_punctuation"],
+                          t.get("drop_punctuation", False), self.stopwords)
         if max_length > 0:
             tokens = tokens[:max_length]
         if not self.bag:

@@ -19,6 +19,8 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
       {"type", sentencepiece ? "sentencepiece" : "word"},
       {"lowercase", o.tokenizer.lowercase},
       {"split_punctuation", o.tokenizer.split_punctuation},
+      {"drop_punctuation", o.tokenizer.drop_punctuation},
+      {"stopwords", o.tokenizer.stopwords},
       {"input", bag ? "bag" : "sequence"},
       {"ngrams", o.ngrams},
       {"buckets", o.buckets},
@@ -41,6 +43,9 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     TextEncoderOptions o;
     o.tokenizer.lowercase = j.at("lowercase").get<bool>();
     o.tokenizer.split_punctuation = j.at("split_punctuation").get<bool>();
+    // Absent from exports written before these options existed.
+    o.tokenizer.drop_punctuation = j.value("drop_punctuation", false);
+    o.tokenizer.stopwords = j.value("stopwords", std::vector<std::string>{});
     o.kind = j.at("input").get<std::string>() == "bag" ? InputKind::bag : InputKind::sequence;
     o.ngrams = j.at("ngrams").get<int>();
     o.buckets = j.at("buckets").get<int64_t>();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "datasets/stopwords.h"
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
 #include "framework/error.h"
@@ -77,7 +78,12 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   b.config = load_config(run_file(run_dir, "config.yaml"), overrides);
   b.task.labels = LabelSet::load(run_file(run_dir, "labels.txt"));
   b.task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, "vocab.txt")));
-  b.task.encoder = encoder_options(b.config);
+  SiftConfig encoder_config = b.config;
+  // The run keeps the stop words it was trained with: the original file may be gone.
+  if (!encoder_config.tokenizer.stopwords.empty()) {
+    encoder_config.tokenizer.stopwords = run_file(run_dir, kStopwordsFile);
+  }
+  b.task.encoder = encoder_options(encoder_config);
   if (b.config.tokenizer.type == "sentencepiece") {
     b.task.pieces = SentencePieceModel::open(run_file(run_dir, "tokenizer.model"));
   }

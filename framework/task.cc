@@ -6,6 +6,7 @@
 
 #include "datasets/atomic_file.h"
 #include "datasets/paths.h"
+#include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
 #include "framework/config/loader.h"
 #include "framework/error.h"
@@ -130,6 +131,8 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   TextEncoderOptions e;
   e.tokenizer.lowercase = config.tokenizer.lowercase;
   e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
+  e.tokenizer.drop_punctuation = config.tokenizer.drop_punctuation;
+  e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
   e.kind = find_model(config.model.type).input;
   e.ngrams = static_cast<int>(config.model.ngrams);
   e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;

@@ -14,6 +14,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "datasets/atomic_file.h"
+#include "datasets/stopwords.h"
 #include "framework/checkpoint.h"
 #include "framework/config/loader.h"
 #include "framework/distributed_training.h"
@@ -611,6 +612,8 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
     if (run.task.pieces) {
       copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
     }
+    const auto& stopwords = run.task.encoder.tokenizer.stopwords;
+    if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
     std::remove(run_file(run.dir, "metrics.jsonl").c_str());
     std::remove(run_file(run.dir, "best.ckpt").c_str());
   }

@@ -63,6 +63,8 @@ struct TokenizerConfig {
   int64_t sample_lines = 200000;
   bool lowercase = true;
   bool split_punctuation = true;
+  bool drop_punctuation = false;  // punctuation separates words and is not a token
+  std::string stopwords;          // "", "english" or a file of words to leave out
   int64_t min_count = 1;
   int64_t max_size = 0;
   int64_t count_limit = 5000000;

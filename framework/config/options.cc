@@ -197,6 +197,12 @@ std::vector<Option> declare() {
   t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
               "Make each punctuation character a token of its own.");
+  t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
+              "ASCII punctuation separates words and is dropped (wins over "
+              "tokenizer.split_punctuation).");
+  t.add<std::string>("tokenizer.stopwords", SIFT_FIELD(tokenizer.stopwords),
+                     "Words left out of every text: \"\" none, \"english\" the built-in list, "
+                     "or a file of words separated by whitespace (kept in the run folder).");
   t.add<int64_t>("tokenizer.min_count", SIFT_FIELD(tokenizer.min_count),
                  "Words seen fewer times in training are unknown.", at_least(1));
   t.add<int64_t>("tokenizer.max_size", SIFT_FIELD(tokenizer.max_size),

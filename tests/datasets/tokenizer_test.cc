@@ -10,6 +10,13 @@ namespace {
 
 using Tokens = std::vector<std::string>;
 
+WordTokenizerOptions options_with(bool lowercase, bool split_punctuation) {
+  WordTokenizerOptions o;
+  o.lowercase = lowercase;
+  o.split_punctuation = split_punctuation;
+  return o;
+}
+
 Tokens tokenize(std::string_view text, WordTokenizerOptions options = {}) {
   Tokens out;
   WordTokenizer(options).tokenize(text, out);
@@ -22,12 +29,43 @@ TEST(WordTokenizer, SplitsPunctuationIntoSingleTokens) {
 }
 
 TEST(WordTokenizer, KeepsPunctuationInWordsWhenNotSplitting) {
-  EXPECT_EQ(tokenize("don't stop!", {true, false}), (Tokens{"don't", "stop!"}));
+  EXPECT_EQ(tokenize("don't stop!", options_with(true, false)), (Tokens{"don't", "stop!"}));
+}
+
+TEST(WordTokenizer, DropsPunctuationAsASeparator) {
+  WordTokenizerOptions o;
+  o.drop_punctuation = true;
+  EXPECT_EQ(tokenize("mathew@mantis.co.uk: don't (ok)", o),
+            (Tokens{"mathew", "mantis", "co", "uk", "don", "t", "ok"}));
+  o.split_punctuation = false;  // drop_punctuation wins
+  EXPECT_EQ(tokenize("a-b", o), (Tokens{"a", "b"}));
+}
+
+TEST(WordTokenizer, LeavesOutStopWordsAfterLowercasing) {
+  WordTokenizerOptions o;
+  o.stopwords = {"The", "of", "'"};
+  // The list is lowercased with the text; punctuation tokens can be stop words too.
+  EXPECT_EQ(tokenize("The Book of THE year's end", o), (Tokens{"book", "year", "s", "end"}));
+  o.lowercase = false;
+  EXPECT_EQ(tokenize("The the of", o), (Tokens{"the"}));
+}
+
+TEST(WordTokenizer, ReusesStringsWhenStopWordsAreLeftOut) {
+  WordTokenizerOptions o;
+  o.stopwords = {"a"};
+  WordTokenizer tokenizer(o);
+  Tokens out;
+  tokenizer.tokenize("x a y a", out);
+  EXPECT_EQ(out, (Tokens{"x", "y"}));
+  tokenizer.tokenize("a a a", out);
+  EXPECT_TRUE(out.empty());
+  tokenizer.tokenize("a b", out);
+  EXPECT_EQ(out, (Tokens{"b"}));
 }
 
 TEST(WordTokenizer, LowercasesAscii) {
   EXPECT_EQ(tokenize("Hello WORLD"), (Tokens{"hello", "world"}));
-  EXPECT_EQ(tokenize("Hello WORLD", {false, true}), (Tokens{"Hello", "WORLD"}));
+  EXPECT_EQ(tokenize("Hello WORLD", options_with(false, true)), (Tokens{"Hello", "WORLD"}));
 }
 
 TEST(WordTokenizer, LowercasesLatinGreekAndCyrillic) {

@@ -64,6 +64,19 @@ Result run(const std::string& command_line, const std::string& io) {
   return ::testing::AssertionSuccess();
 }
 
+// Two `predict` outputs for the 600 test texts: the same label and score on every line.
+void expect_same_predictions(const std::string& out_a, const std::string& out_b) {
+  const auto a = lines_of(out_a), b = lines_of(out_b);
+  ASSERT_EQ(a.size(), 600u);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const size_t tab_a = a[i].find('\t'), tab_b = b[i].find('\t');
+    EXPECT_EQ(a[i].substr(0, tab_a), b[i].substr(0, tab_b)) << "line " << i + 1;
+    EXPECT_NEAR(std::stod(a[i].substr(tab_a + 1)), std::stod(b[i].substr(tab_b + 1)), 1e-4)
+        << "line " << i + 1;
+  }
+}
+
 class ExportCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -152,15 +165,40 @@ TEST_F(ExportCli, PythonExampleClassifiesLikeSiftPredict) {
   const Result python = run("/usr/bin/python3 examples/classify.py " + quote(model) + " <" +
                                 texts, dir_);
   ASSERT_EQ(python.status, 0) << python;
-  const auto a = lines_of(cpp.out), b = lines_of(python.out);
-  ASSERT_EQ(a.size(), 600u);
-  ASSERT_EQ(b.size(), a.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const size_t tab_a = a[i].find('\t'), tab_b = b[i].find('\t');
-    EXPECT_EQ(a[i].substr(0, tab_a), b[i].substr(0, tab_b)) << "line " << i + 1;
-    EXPECT_NEAR(std::stod(a[i].substr(tab_a + 1)), std::stod(b[i].substr(tab_b + 1)), 1e-4)
-        << "line " << i + 1;
+  expect_same_predictions(cpp.out, python.out);
+}
+
+// Stop words from a file and dropped punctuation: the run folder keeps its own copy of the
+// list (the file is gone when predicting), and the export carries it to Python.
+TEST_F(ExportCli, StopWordsTravelWithTheRunAndTheExport) {
+  const std::string words = dir_ + "/stop.txt";
+  write_file(words, "# test list\nthe a to you i u\n");
+  const Result train = sift(
+      "train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=200000"
+      " --set tokenizer.drop_punctuation=true --set tokenizer.stopwords=" + quote(words) +
+      " --set run.dir=" + quote(dir_) + " --set run.name=stop --set data.test.path=" +
+      quote(dir_ + "/test.tsv"));
+  ASSERT_EQ(train.status, 0) << train;
+  fs::remove(words);
+  const std::string run_dir = dir_ + "/stop";
+  EXPECT_EQ(read_file(run_dir + "/stopwords.txt"), "the\na\nto\nyou\ni\nu\n");
+  const auto vocab = lines_of(read_file(run_dir + "/vocab.txt"));
+  for (const auto& line : vocab) {
+    const std::string word = line.substr(0, line.find('\t'));
+    EXPECT_NE(word, "the");
+    EXPECT_NE(word, ".");
   }
+  const std::string model = dir_ + "/stop.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir) + " --out " + quote(model)).status, 0);
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result from_run = sift("predict --model " + quote(run_dir) + " --input " + texts);
+  const Result from_file = sift("predict --model " + quote(model) + " --input " + texts);
+  const Result python = run("/usr/bin/python3 examples/classify.py " + quote(model) + " <" +
+                            texts, dir_);
+  ASSERT_EQ(from_run.status, 0) << from_run;
+  ASSERT_EQ(python.status, 0) << python;
+  EXPECT_EQ(from_file.out, from_run.out);
+  expect_same_predictions(from_run.out, python.out);
 }
 
 TEST_F(ExportCli, BadFilesGetOneClearError) {

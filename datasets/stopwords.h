@@ -1,0 +1,28 @@
+// Stop words: frequent function words a bag-of-words model is better without (Yao et
+// al. 2019 remove them before training fastText on 20 Newsgroups).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sift {
+
+// A run folder's copy of its stop-word list.
+inline constexpr const char* kStopwordsFile = "stopwords.txt";
+
+// The built-in English list (tokenizer.stopwords: english): pronouns, articles,
+// auxiliaries, prepositions, conjunctions, and the pieces contractions split into
+// ("don", "t", "ll", "ve", ...). Lower case.
+const std::vector<std::string>& english_stopwords();
+
+// tokenizer.stopwords resolved: empty for "", the built-in list for "english", else
+// the words of the file at `value` (separated by whitespace; a line starting with '#'
+// is a comment). A missing or empty file is a sift::Error naming the option.
+std::vector<std::string> resolve_stopwords(const std::string& value);
+
+// One word per line, written to PATH.tmp and renamed: a run folder keeps the list it
+// was trained with, so predicting never depends on the original file.
+void save_stopwords(const std::string& path, const std::vector<std::string>& words);
+std::vector<std::string> load_stopwords(const std::string& path);
+
+}  // namespace sift
