@@ -11,12 +11,14 @@ model-zoo-accuracy; the notes below the table are kept).
   bench/model_zoo_accuracy.py --list
   bench/model_zoo_accuracy.py --from-report mr_textcnn_cv10 runs/mr_textcnn-cv/cv.json
       # records a run made by hand with the entry's own command (report.json, --json
-      # output or cv.json) instead of running it again
+      # output or cv.json) instead of running it again; an entry averaged over seeds
+      # takes one report per seed
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -40,6 +42,17 @@ NO_STOP = "--set 'tokenizer.stopwords=\"\"' --set tokenizer.drop_punctuation=fal
 ENTRIES = {
     "trec_textcnn": ("train configs/trec_textcnn.yaml --json --quiet", "test", 0.912,
                      "Kim 2014 CNN-rand"),
+    # Seeds also draw other validation splits; one thread, as the runs were made.
+    "trec_textcnn_5seeds": ("train configs/trec_textcnn.yaml --json --quiet --set run.threads=1",
+                            "seeds:42,2,3,4,5", 0.912, "Kim 2014 CNN-rand"),
+    "trec_textcnn_kim_tokens_3seeds": ("train configs/trec_textcnn.yaml --json --quiet "
+                                       "--set run.threads=1 --set tokenizer.split_punctuation=false",
+                                       "seeds:42,2,3", 0.912, "Kim 2014 CNN-rand"),
+    "trec_textcnn_kim_tokens_f200_3seeds": ("train configs/trec_textcnn.yaml --json --quiet "
+                                            "--set run.threads=1 "
+                                            "--set tokenizer.split_punctuation=false "
+                                            "--set model.filters=200",
+                                            "seeds:42,2,3", 0.912, "Kim 2014 CNN-rand"),
     "trec_textcnn_maxnorm": ("train configs/trec_textcnn.yaml --json --quiet "
                              "--set train.max_norm=3 --set train.epochs=10", "test", 0.912,
                              "Kim 2014 CNN-rand"),
@@ -139,9 +152,7 @@ def measure_seeds(name, tmp):
         values.append(report["splits"]["test"]["accuracy"])
         seconds += s
         print(f"  {name} seed {seed}: {values[-1]:.4f}", flush=True)
-    return {"value": statistics.mean(values), "std": statistics.stdev(values), "seeds": seeds,
-            "per_seed": values, "seconds": seconds,
-            "command": f"sift {command} --set run.seed=S for S in {seeds}"}
+    return seed_figures(values, seeds, seconds, command)
 
 
 def measure(name, tmp):
@@ -152,6 +163,27 @@ def measure(name, tmp):
         return measure_seeds(name, tmp)
     report, seconds = run(f"{SIFT} {command} --set run.dir={tmp}/runs")
     return figures(name, report, seconds)
+
+
+def seed_figures(values, seeds, seconds, command):
+    return {"value": statistics.mean(values), "std": statistics.stdev(values), "seeds": seeds,
+            "per_seed": values, "seconds": seconds,
+            "command": f"sift {command} --set run.seed=S for S in {seeds}"}
+
+
+def from_seed_reports(name, paths):
+    reports = [json.load(open(p)) for p in paths]
+    # report.json does not repeat the config: the seed is in the run folder's config.yaml.
+    seeds = [int(re.search(r"^\s+seed: (\d+)$", open(os.path.join(os.path.dirname(p),
+                                                                  "config.yaml")).read(),
+                           re.M).group(1)) for p in paths]
+    want = [int(x) for x in ENTRIES[name][1].split(":")[1].split(",")]
+    if sorted(seeds) != sorted(want):
+        sys.exit(f"model_zoo_accuracy.py: {name} needs the seeds {want}, the reports have {seeds}")
+    m = seed_figures([r["splits"]["test"]["accuracy"] for r in reports], seeds,
+                     sum(r["train"]["seconds"] for r in reports), ENTRIES[name][0])
+    m["from_report"] = True
+    return m
 
 
 def from_report(name, path):
@@ -195,7 +227,8 @@ def main():
     ap.add_argument("--only", help="comma-separated entries")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--from-report", nargs=2, metavar=("NAME", "REPORT"))
+    ap.add_argument("--from-report", nargs="+", metavar="NAME REPORT",
+                    help="an entry and its report (one per seed for a seeds entry)")
     args = ap.parse_args()
     if args.list:
         print("\n".join(ENTRIES))
@@ -204,7 +237,13 @@ def main():
     store = json.load(open(STORE)) if os.path.exists(STORE) else {}
     if args.from_report:
         names = []
-        store[args.from_report[0]] = from_report(*args.from_report)
+        name, paths = args.from_report[0], args.from_report[1:]
+        if name not in ENTRIES or not paths:
+            sys.exit("model_zoo_accuracy.py: --from-report takes an entry and its report(s)")
+        seeded = ENTRIES[name][1].startswith("seeds:")
+        if not seeded and len(paths) != 1:
+            sys.exit(f"model_zoo_accuracy.py: {name} takes one report")
+        store[name] = from_seed_reports(name, paths) if seeded else from_report(name, paths[0])
         with open(STORE, "w") as f:
             json.dump(store, f, indent=2)
     for name in names:
