@@ -66,8 +66,4 @@ void save_stopwords(const std::string& path, const std::vector<std::string>& wor
   write_file_atomically(path, text);
 }
 
-std::vector<std::string> load_stopwords(const std::string& path) {
-  return split_words(read_file_bytes(path, "the stop-word list "));
-}
-
 }  // namespace sift

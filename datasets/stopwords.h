@@ -22,7 +22,7 @@ std::vector<std::string> resolve_stopwords(const std::string& value);
 
 // One word per line, written to PATH.tmp and renamed: a run folder keeps the list it
 // was trained with, so predicting never depends on the original file.
+// resolve_stopwords reads it back.
 void save_stopwords(const std::string& path, const std::vector<std::string>& words);
-std::vector<std::string> load_stopwords(const std::string& path);
 
 }  // namespace sift

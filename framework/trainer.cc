@@ -466,6 +466,13 @@ void validate_for_training(const SiftConfig& config) {
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
   }
+  if (config.tokenizer.type == "sentencepiece" &&
+      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
+    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
+                            "tokenizer only, not to SentencePiece pieces.",
+                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
+                                                               : "stopwords"));
+  }
   for (const char* split : {"train", "valid", "test"}) {
     const FormatConfig f = resolved_format(config, split);
     const bool columns = f.format == "tsv" || f.format == "csv" || f.format == "jsonl";

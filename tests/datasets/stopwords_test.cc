@@ -34,7 +34,7 @@ TEST(Stopwords, FileWordsAreReadAndSavedListsRoundTrip) {
   EXPECT_EQ(words, (std::vector<std::string>{"foo", "bar", "baz"}));
   const std::string saved = (dir / "saved.txt").string();
   save_stopwords(saved, words);
-  EXPECT_EQ(load_stopwords(saved), words);
+  EXPECT_EQ(resolve_stopwords(saved), words);
   fs::remove_all(dir);
 }
 

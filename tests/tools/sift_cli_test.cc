@@ -494,6 +494,17 @@ TEST_F(SiftCli, MissingConfigFile) {
   EXPECT_TRUE(CleanError(sift("train " + quote(path)), {"cannot open config file", path}));
 }
 
+TEST_F(SiftCli, BadStopWordSettings) {
+  const std::string absent = dir_ + "/absent_stop.txt";
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set tokenizer.stopwords=" +
+                              quote(absent)),
+                         {"tokenizer.stopwords", absent}));
+  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set tokenizer.type="
+                              "sentencepiece --set tokenizer.model=x.model "
+                              "--set tokenizer.stopwords=english"),
+                         {"tokenizer.stopwords", "word tokenizer only"}));
+}
+
 TEST_F(SiftCli, ColumnFormatWithoutColumns) {
   const Result r = sift("train configs/sms_spam.yaml --quiet --set data.text=[]");
   EXPECT_TRUE(CleanError(r, {"data.text"}));
