@@ -45,6 +45,8 @@ ENTRIES = {
     # Seeds also draw other validation splits; one thread, as the runs were made.
     "trec_textcnn_5seeds": ("train configs/trec_textcnn.yaml --json --quiet --set run.threads=1",
                             "seeds:42,2,3,4,5", 0.912, "Kim 2014 CNN-rand"),
+    "trec_textcnn_10seeds": ("train configs/trec_textcnn.yaml --json --quiet --set run.threads=1",
+                             "seeds:42,2,3,4,5,6,7,8,9,10", 0.912, "Kim 2014 CNN-rand"),
     "trec_textcnn_kim_tokens_3seeds": ("train configs/trec_textcnn.yaml --json --quiet "
                                        "--set run.threads=1 --set tokenizer.split_punctuation=false",
                                        "seeds:42,2,3", 0.912, "Kim 2014 CNN-rand"),
