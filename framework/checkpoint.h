@@ -15,12 +15,16 @@ namespace sift {
 
 constexpr uint32_t kCheckpointVersion = 1;
 
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
 struct Checkpoint {
   nlohmann::json meta;                      // model type, shape, step, metrics
   std::map<std::string, std::string> blobs;  // "model", "optimizer": LibTorch archives
+  // Written only: sections serialised from these tensors as the file is written, in
+  // tensors_bytes' layout, so that a large table (fastText buckets: 80-400 MB) is never
+  // held twice. load_checkpoint returns them in `blobs`. Names must differ from blobs'.
+  std::map<std::string, NamedTensors> tensor_blobs;
 };
-
-using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
 // A module's parameters and buffers, by their dotted names.
 NamedTensors named_tensors(const torch::nn::Module& module);

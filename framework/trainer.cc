@@ -135,7 +135,7 @@ void save_best(Run& run, bool same_as_last) {
   if (same_as_last) {
     c.meta["weights_in"] = "last.ckpt";
   } else {
-    c.blobs["model"] = tensors_bytes(run.best_weights);
+    c.tensor_blobs["model"] = run.best_weights;
   }
   save_checkpoint(run_file(run.dir, "best.ckpt"), c);
   run.best_saved = true;
@@ -198,9 +198,8 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
                  {"best_step", run.best_step},
                  {"bad_validations", run.bad_validations},
                  {"metrics", run.last_metrics}});
-  run.model->to(torch::kCPU);
-  c.blobs["model"] = module_bytes(*run.model);
-  run.model->to(run.device);
+  // Serialised while the file is written (a device's tensors are copied to the CPU).
+  c.tensor_blobs["model"] = named_tensors(*run.model);
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
   if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
   for (auto& [name, bytes] : rank_blobs) c.blobs[name] = std::move(bytes);

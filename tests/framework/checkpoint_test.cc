@@ -84,6 +84,21 @@ TEST_F(CheckpointTest, RoundTripRestoresWeightsAndMeta) {
   EXPECT_TRUE(torch::equal(other->bias, module_->bias));
 }
 
+// Tensor sections are serialised while the file is written; the file is byte for byte
+// the one a blob of module_bytes gives, and reads back as that blob.
+TEST_F(CheckpointTest, TensorSectionsWriteTheSameFileAsBlobs) {
+  Checkpoint c;
+  c.meta = {{"model", "linear"}, {"step", 17}};
+  c.tensor_blobs["model"] = named_tensors(*module_);
+  c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
+  const std::string streamed = dir_ + "/streamed.ckpt";
+  save_checkpoint(streamed, c);
+  EXPECT_EQ(read_bytes(streamed), read_bytes(path_));
+  EXPECT_EQ(load_checkpoint(streamed).blobs.at("model"), module_bytes(*module_));
+  c.blobs["model"] = "clash";
+  EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'model' given twice");
+}
+
 TEST_F(CheckpointTest, LeavesNoTemporaryFile) {
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
