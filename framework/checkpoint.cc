@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <sstream>
 
 #include "datasets/atomic_file.h"
-#include "datasets/file_bytes.h"
 #include "framework/error.h"
 
 namespace sift {
@@ -39,12 +39,14 @@ class Cursor {
     pos_ += sizeof(T);
     return v;
   }
-  std::string get_bytes() {
+  std::string get_bytes() { return std::string(get_view()); }
+  // A length-prefixed field, viewed in place.
+  std::string_view get_view() {
     const auto n = get<uint64_t>();
     need(n);
-    std::string s(data_.substr(pos_, n));
+    const std::string_view v = data_.substr(pos_, n);
     pos_ += n;
-    return s;
+    return v;
   }
 
  private:
@@ -54,6 +56,38 @@ class Cursor {
   std::string_view data_;
   const std::string& path_;
   size_t pos_ = 0;
+};
+
+// The same reads from a file's body, straight into their strings: a loaded checkpoint is
+// held once, not as the file's bytes and again as its sections.
+class FileCursor {
+ public:
+  FileCursor(std::ifstream& in, uint64_t length, const std::string& path)
+      : in_(in), left_(length), path_(path) {}
+  template <class T>
+  T get() {
+    T v;
+    read(reinterpret_cast<char*>(&v), sizeof(T));
+    return v;
+  }
+  std::string get_bytes() {
+    const auto n = get<uint64_t>();
+    if (n > left_) throw Error(fmt::format("{}: corrupted checkpoint", path_));
+    std::string s(n, '\0');
+    read(s.data(), n);
+    return s;
+  }
+
+ private:
+  void read(char* out, uint64_t n) {
+    if (n > left_ || !in_.read(out, static_cast<std::streamsize>(n))) {
+      throw Error(fmt::format("{}: corrupted checkpoint", path_));
+    }
+    left_ -= n;
+  }
+  std::ifstream& in_;
+  uint64_t left_;
+  const std::string& path_;
 };
 
 }  // namespace
@@ -76,11 +110,6 @@ uLong crc32_update(uLong crc, std::string_view s) {
   }
   return crc;
 }
-
-uint32_t crc32_of(std::string_view s) {
-  return static_cast<uint32_t>(crc32_update(::crc32(0L, Z_NULL, 0), s));
-}
-
 
 // A section's bytes as pieces pointing into its own framing strings (a deque: their
 // addresses stay put) and into the tensors it keeps alive.
@@ -159,7 +188,7 @@ void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
     const auto dtype = static_cast<torch::ScalarType>(cursor.get<int8_t>());
     std::vector<int64_t> shape(cursor.get<uint32_t>());
     for (auto& d : shape) d = cursor.get<int64_t>();
-    const std::string data = cursor.get_bytes();
+    const std::string_view data = cursor.get_view();
     auto it = wanted.find(name);
     if (it == wanted.end()) {
       throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
@@ -236,30 +265,57 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   file.commit();
 }
 
+namespace {
+
+// CRC-32 of the next `length` bytes of `in`, read in 1 MiB pieces.
+uint32_t crc32_of_stream(std::ifstream& in, uint64_t length) {
+  std::vector<char> buffer(1 << 20);
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  while (length > 0 && in) {
+    const auto n = static_cast<std::streamsize>(std::min<uint64_t>(length, buffer.size()));
+    in.read(buffer.data(), n);
+    crc = crc32_update(crc, std::string_view(buffer.data(), static_cast<size_t>(in.gcount())));
+    length -= static_cast<uint64_t>(in.gcount());
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+}  // namespace
+
 Checkpoint load_checkpoint(const std::string& path) {
-  const std::string file = read_file_bytes(path, "checkpoint ");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
   constexpr size_t kHeader = sizeof(kMagic) + 4 + 8 + 4;
-  if (file.size() < sizeof(kMagic) || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
+  char header[kHeader] = {};
+  in.read(header, static_cast<std::streamsize>(std::min<uint64_t>(size, kHeader)));
+  if (size < sizeof(kMagic) || std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
     throw Error(fmt::format("{} is not a Sift checkpoint", path));
   }
-  if (file.size() < kHeader) throw Error(fmt::format("{}: truncated checkpoint", path));
+  if (size < kHeader) throw Error(fmt::format("{}: truncated checkpoint", path));
   uint32_t version, crc;
   uint64_t length;
-  std::memcpy(&version, file.data() + 8, 4);
-  std::memcpy(&length, file.data() + 12, 8);
-  std::memcpy(&crc, file.data() + 20, 4);
+  std::memcpy(&version, header + 8, 4);
+  std::memcpy(&length, header + 12, 8);
+  std::memcpy(&crc, header + 20, 4);
   if (version > kCheckpointVersion) {
     throw Error(fmt::format("{}: checkpoint format version {} is newer than this build "
                             "supports ({})",
                             path, version, kCheckpointVersion));
   }
-  if (file.size() - kHeader != length) {
-    throw Error(fmt::format("{}: truncated checkpoint ({} of {} bytes)", path,
-                            file.size() - kHeader, length));
+  if (size - kHeader != length) {
+    throw Error(fmt::format("{}: truncated checkpoint ({} of {} bytes)", path, size - kHeader,
+                            length));
   }
-  const std::string_view body = std::string_view(file).substr(kHeader);
-  if (crc32_of(body) != crc) throw Error(fmt::format("{}: corrupted checkpoint (checksum mismatch)", path));
-  Cursor cursor(body, path);
+  // Checked before anything is parsed: a damaged length field is reported as damage.
+  if (crc32_of_stream(in, length) != crc) {
+    throw Error(fmt::format("{}: corrupted checkpoint (checksum mismatch)", path));
+  }
+  in.clear();
+  in.seekg(kHeader);
+  FileCursor cursor(in, length, path);
   Checkpoint checkpoint;
   checkpoint.meta = nlohmann::json::parse(cursor.get_bytes(), nullptr, /*allow_exceptions=*/false);
   if (checkpoint.meta.is_discarded()) throw Error(fmt::format("{}: corrupted checkpoint", path));
