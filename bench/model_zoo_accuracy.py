@@ -224,11 +224,30 @@ def table(store):
                               "(2 shared cores, other builds running); one run per entry unless seeds are listed.")
 
 
+def check(names):
+    """Measures each entry and compares it with its target; nothing is stored."""
+    missed = 0
+    for name in names:
+        if name not in ENTRIES:
+            return f"model_zoo_accuracy.py: unknown entry {name} (see --list)"
+        with tempfile.TemporaryDirectory() as tmp:
+            m = measure(name, tmp)
+        goal = m["reference"] if ENTRIES[name][1] == "multilabel" else ENTRIES[name][2]
+        ok = m["value"] >= goal
+        missed += not ok
+        print(f"{name}: {m['value']:.4f} against {goal:.4f}: {'met' if ok else 'MISSED'}",
+              flush=True)
+    return 1 if missed else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="comma-separated entries")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="measure --only's entries, keep nothing, exit 1 if one misses its "
+                         "target (the ctest label `accuracy`)")
     ap.add_argument("--from-report", nargs="+", metavar="NAME REPORT",
                     help="an entry and its report (one per seed for a seeds entry)")
     args = ap.parse_args()
@@ -236,6 +255,8 @@ def main():
         print("\n".join(ENTRIES))
         return
     names = args.only.split(",") if args.only else list(ENTRIES)
+    if args.check:
+        sys.exit(check(names))
     store = json.load(open(STORE)) if os.path.exists(STORE) else {}
     if args.from_report:
         names = []
