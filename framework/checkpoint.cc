@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -40,6 +41,11 @@ class Cursor {
     return v;
   }
   std::string get_bytes() { return std::string(get_view()); }
+  void read_into(char* out, uint64_t n) {
+    need(n);
+    std::memcpy(out, data_.data() + pos_, n);
+    pos_ += n;
+  }
   // A length-prefixed field, viewed in place.
   std::string_view get_view() {
     const auto n = get<uint64_t>();
@@ -62,30 +68,44 @@ class Cursor {
 // held once, not as the file's bytes and again as its sections.
 class FileCursor {
  public:
-  FileCursor(std::ifstream& in, uint64_t length, const std::string& path)
-      : in_(in), left_(length), path_(path) {}
+  // Reads the `length` bytes that start at `offset`.
+  FileCursor(std::ifstream& in, uint64_t offset, uint64_t length, const std::string& path)
+      : in_(in), position_(offset), left_(length), path_(path) {
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(offset));
+  }
   template <class T>
   T get() {
     T v;
-    read(reinterpret_cast<char*>(&v), sizeof(T));
+    read_into(reinterpret_cast<char*>(&v), sizeof(T));
     return v;
   }
   std::string get_bytes() {
     const auto n = get<uint64_t>();
     if (n > left_) throw Error(fmt::format("{}: corrupted checkpoint", path_));
     std::string s(n, '\0');
-    read(s.data(), n);
+    read_into(s.data(), n);
     return s;
   }
-
- private:
-  void read(char* out, uint64_t n) {
+  void read_into(char* out, uint64_t n) {
     if (n > left_ || !in_.read(out, static_cast<std::streamsize>(n))) {
       throw Error(fmt::format("{}: corrupted checkpoint", path_));
     }
+    position_ += n;
     left_ -= n;
   }
+  void skip(uint64_t n) {
+    if (n > left_ || !in_.seekg(static_cast<std::streamoff>(n), std::ios::cur)) {
+      throw Error(fmt::format("{}: corrupted checkpoint", path_));
+    }
+    position_ += n;
+    left_ -= n;
+  }
+  uint64_t position() const { return position_; }
+
+ private:
   std::ifstream& in_;
+  uint64_t position_;
   uint64_t left_;
   const std::string& path_;
 };
@@ -176,19 +196,21 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
   return out.str();
 }
 
-void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
-                       const std::string& path) {
-  Cursor cursor(bytes, path);
+namespace {
+
+// Reads module_bytes' layout from a Cursor or a FileCursor into the module's tensors.
+template <class Reader>
+void load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path) {
   std::map<std::string, torch::Tensor> wanted;
   for (auto& [name, tensor] : named_tensors(module)) wanted.emplace(name, tensor);
-  const auto count = cursor.get<uint32_t>();
+  const auto count = reader.template get<uint32_t>();
   torch::NoGradGuard no_grad;
   for (uint32_t i = 0; i < count; ++i) {
-    const std::string name = cursor.get_bytes();
-    const auto dtype = static_cast<torch::ScalarType>(cursor.get<int8_t>());
-    std::vector<int64_t> shape(cursor.get<uint32_t>());
-    for (auto& d : shape) d = cursor.get<int64_t>();
-    const std::string_view data = cursor.get_view();
+    const std::string name = reader.get_bytes();
+    const auto dtype = static_cast<torch::ScalarType>(reader.template get<int8_t>());
+    std::vector<int64_t> shape(reader.template get<uint32_t>());
+    for (auto& d : shape) d = reader.template get<int64_t>();
+    const auto bytes = reader.template get<uint64_t>();
     auto it = wanted.find(name);
     if (it == wanted.end()) {
       throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
@@ -200,17 +222,49 @@ void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
                               "checkpoint, the model expects [{}]",
                               path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
     }
-    if (data.size() != static_cast<size_t>(target.numel()) * target.element_size()) {
+    if (bytes != static_cast<uint64_t>(target.numel()) * target.element_size()) {
       throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
     }
-    auto source = torch::from_blob(const_cast<char*>(data.data()), shape,
-                                   torch::TensorOptions().dtype(dtype));
-    target.copy_(source);
+    if (target.is_cpu() && target.is_contiguous()) {
+      reader.read_into(static_cast<char*>(target.data_ptr()), bytes);
+    } else {
+      auto staged = torch::empty(shape, torch::TensorOptions().dtype(dtype));
+      reader.read_into(static_cast<char*>(staged.data_ptr()), bytes);
+      target.copy_(staged);
+    }
     wanted.erase(it);
   }
   if (!wanted.empty()) {
     throw Error(fmt::format("{}: the weights do not fit this model: '{}' is missing", path,
                             wanted.begin()->first));
+  }
+}
+
+}  // namespace
+
+void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
+                       const std::string& path) {
+  Cursor cursor(bytes, path);
+  load_tensors(cursor, module, path);
+}
+
+void load_module_section(torch::nn::Module& module, const SectionRef& section) {
+  std::ifstream in(section.path, std::ios::binary);
+  if (!in) {
+    throw Error(fmt::format("cannot open checkpoint {}: {}", section.path, std::strerror(errno)));
+  }
+  FileCursor cursor(in, section.offset, section.size, section.path);
+  load_tensors(cursor, module, section.path);
+}
+
+void load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+                        const std::string& path) {
+  if (auto it = checkpoint.on_disk.find("model"); it != checkpoint.on_disk.end()) {
+    load_module_section(module, it->second);
+  } else if (auto blob = checkpoint.blobs.find("model"); blob != checkpoint.blobs.end()) {
+    load_module_bytes(module, blob->second, path);
+  } else {
+    throw Error(fmt::format("{} holds no model weights", path));
   }
 }
 
@@ -282,7 +336,8 @@ uint32_t crc32_of_stream(std::ifstream& in, uint64_t length) {
 
 }  // namespace
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& path,
+                           const std::vector<std::string>& leave_on_disk) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
   in.seekg(0, std::ios::end);
@@ -313,16 +368,20 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (crc32_of_stream(in, length) != crc) {
     throw Error(fmt::format("{}: corrupted checkpoint (checksum mismatch)", path));
   }
-  in.clear();
-  in.seekg(kHeader);
-  FileCursor cursor(in, length, path);
+  FileCursor cursor(in, kHeader, length, path);
   Checkpoint checkpoint;
   checkpoint.meta = nlohmann::json::parse(cursor.get_bytes(), nullptr, /*allow_exceptions=*/false);
   if (checkpoint.meta.is_discarded()) throw Error(fmt::format("{}: corrupted checkpoint", path));
   const auto sections = cursor.get<uint32_t>();
   for (uint32_t i = 0; i < sections; ++i) {
     std::string name = cursor.get_bytes();
-    checkpoint.blobs[name] = cursor.get_bytes();
+    if (std::find(leave_on_disk.begin(), leave_on_disk.end(), name) == leave_on_disk.end()) {
+      checkpoint.blobs[name] = cursor.get_bytes();
+      continue;
+    }
+    const auto bytes = cursor.get<uint64_t>();
+    checkpoint.on_disk[name] = SectionRef{path, cursor.position(), bytes};
+    cursor.skip(bytes);
   }
   return checkpoint;
 }

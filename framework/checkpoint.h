@@ -17,6 +17,13 @@ constexpr uint32_t kCheckpointVersion = 1;
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
+// A section load_checkpoint left in its file (after checking the file's CRC).
+struct SectionRef {
+  std::string path;
+  uint64_t offset = 0;  // of the section's first byte
+  uint64_t size = 0;
+};
+
 struct Checkpoint {
   nlohmann::json meta;                      // model type, shape, step, metrics
   std::map<std::string, std::string> blobs;  // "model", "optimizer": LibTorch archives
@@ -24,6 +31,8 @@ struct Checkpoint {
   // tensors_bytes' layout, so that a large table (fastText buckets: 80-400 MB) is never
   // held twice. load_checkpoint returns them in `blobs`. Names must differ from blobs'.
   std::map<std::string, NamedTensors> tensor_blobs;
+  // Read only: the sections load_checkpoint was asked to leave on disk.
+  std::map<std::string, SectionRef> on_disk;
 };
 
 // A module's parameters and buffers, by their dotted names.
@@ -36,11 +45,20 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
 // Loads those bytes back; `path` only names the file in errors.
 void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
                        const std::string& path);
+// The same from a section left on disk: each tensor is read straight into the module's
+// own, so a large table is never held twice.
+void load_module_section(torch::nn::Module& module, const SectionRef& section);
+// The checkpoint's "model" section, in memory or on disk, into `module`; `path` names
+// the file in errors (one without weights is refused).
+void load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+                        const std::string& path);
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
-// Checks magic, version, length and checksum; throws sift::Error naming the file.
-Checkpoint load_checkpoint(const std::string& path);
+// Checks magic, version, length and checksum; throws sift::Error naming the file. The
+// sections named in `leave_on_disk` are only located (Checkpoint::on_disk), not read.
+Checkpoint load_checkpoint(const std::string& path,
+                           const std::vector<std::string>& leave_on_disk = {});
 
 }  // namespace sift

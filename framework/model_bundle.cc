@@ -50,21 +50,26 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
 }
 
 Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
+  // Weights and optimizer state stay on disk: the weights are read straight into the
+  // model (load_model_weights), the optimizer state is not needed here.
+  const std::vector<std::string> on_disk = {"model", "optimizer"};
   std::string path = run_file(run_dir, "best.ckpt");
   if (!std::filesystem::exists(path)) path = run_file(run_dir, "last.ckpt");
-  Checkpoint checkpoint = load_checkpoint(path);
+  Checkpoint checkpoint = load_checkpoint(path, on_disk);
   if (checkpoint.meta.contains("weights_in")) {  // best.ckpt naming last.ckpt's weights
     const std::string last_path =
         run_file(run_dir, checkpoint.meta["weights_in"].get<std::string>());
-    Checkpoint last = load_checkpoint(last_path);
+    Checkpoint last = load_checkpoint(last_path, on_disk);
     if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2})) {
       throw Error(fmt::format("{} names the weights of {} at step {}, but that file is at step {}",
                               path, last_path, checkpoint.meta.value("step", int64_t{-2}),
                               last.meta.value("step", int64_t{-1})));
     }
-    checkpoint.blobs["model"] = std::move(last.blobs["model"]);
+    if (last.on_disk.count("model")) checkpoint.on_disk["model"] = last.on_disk.at("model");
   }
-  if (!checkpoint.blobs.count("model")) throw Error(fmt::format("{} holds no model weights", path));
+  if (!checkpoint.on_disk.count("model")) {
+    throw Error(fmt::format("{} holds no model weights", path));
+  }
   if (path_out != nullptr) *path_out = path;
   return checkpoint;
 }
@@ -97,7 +102,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   SiftConfig model_config = b.config;
   model_config.model.pretrained.clear();
   b.model = create_model(model_config, b.task);
-  load_module_bytes(*b.model, checkpoint.blobs.at("model"), path);
+  load_model_weights(*b.model, checkpoint, path);
   b.device = parse_device(b.config.run.device);
   b.model->to(b.device);
   b.model->eval();

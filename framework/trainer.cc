@@ -523,9 +523,9 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
 // train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
 void init_from(torch::nn::Module& model, const std::string& from) {
   std::string path = from;
-  const Checkpoint c = fs::is_directory(from) ? load_run_weights(from, &path) : load_checkpoint(from);
-  if (!c.blobs.count("model")) throw Error(fmt::format("{} holds no model weights", path));
-  load_module_bytes(model, c.blobs.at("model"), path);
+  const Checkpoint c = fs::is_directory(from) ? load_run_weights(from, &path)
+                                              : load_checkpoint(from, {"model"});
+  load_model_weights(model, c, path);
 }
 
 // train.freeze: parameters whose names match a pattern stop learning.
@@ -634,8 +634,9 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   refuse_shape_changes(overrides);
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, "last.ckpt");
-  const Checkpoint last = load_checkpoint(last_path);
-  for (const char* blob : {"model", "optimizer", "rng"}) {
+  const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
+  if (!last.on_disk.count("model")) throw Error(fmt::format("{} holds no model state", last_path));
+  for (const char* blob : {"optimizer", "rng"}) {
     if (!last.blobs.count(blob)) throw Error(fmt::format("{} holds no {} state", last_path, blob));
   }
   const auto& meta = last.meta;
@@ -664,7 +665,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   run.best_step = meta.value("best_step", int64_t{-1});
   run.best_is_reference = run.has_best && run.best_step == meta.value("step", int64_t{0});
   run.bad_validations = meta.value("bad_validations", int64_t{0});
-  load_module_bytes(*run.model, last.blobs.at("model"), last_path);
+  load_model_weights(*run.model, last, last_path);
   prepare_training(run);
   load_optimizer_bytes(*run.optimizer, last.blobs.at("optimizer"), last_path);
   set_rng_state(rank_blob_of("rng"));

@@ -99,6 +99,27 @@ TEST_F(CheckpointTest, TensorSectionsWriteTheSameFileAsBlobs) {
   EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'model' given twice");
 }
 
+// Weights left on disk are read straight into the module, with the same checks.
+TEST_F(CheckpointTest, WeightsLeftOnDiskLoadLikeABlob) {
+  const Checkpoint c = load_checkpoint(path_, {"model"});
+  EXPECT_EQ(c.blobs.count("model"), 0u);
+  ASSERT_EQ(c.on_disk.count("model"), 1u);
+  EXPECT_EQ(c.blobs.at("extra"), std::string("\0\1\2 bytes", 9));
+  EXPECT_EQ(c.on_disk.at("model").size, module_bytes(*module_).size());
+  torch::manual_seed(99);
+  torch::nn::Linear other(5, 3);
+  ASSERT_FALSE(torch::equal(other->weight, module_->weight));
+  load_model_weights(*other, c, path_);
+  EXPECT_TRUE(torch::equal(other->weight, module_->weight));
+  EXPECT_TRUE(torch::equal(other->bias, module_->bias));
+  torch::nn::Linear wrong(4, 3);
+  const std::string m = error_of([&] { load_model_weights(*wrong, c, path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "[3, 5]");
+  Checkpoint empty;
+  EXPECT_CONTAINS(error_of([&] { load_model_weights(*other, empty, path_); }), "no model weights");
+}
+
 TEST_F(CheckpointTest, LeavesNoTemporaryFile) {
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
