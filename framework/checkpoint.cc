@@ -249,11 +249,7 @@ void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
 }
 
 void load_module_section(torch::nn::Module& module, const SectionRef& section) {
-  std::ifstream in(section.path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("cannot open checkpoint {}: {}", section.path, std::strerror(errno)));
-  }
-  FileCursor cursor(in, section.offset, section.size, section.path);
+  FileCursor cursor(*section.file, section.offset, section.size, section.path);
   load_tensors(cursor, module, section.path);
 }
 
@@ -338,7 +334,8 @@ uint32_t crc32_of_stream(std::ifstream& in, uint64_t length) {
 
 Checkpoint load_checkpoint(const std::string& path,
                            const std::vector<std::string>& leave_on_disk) {
-  std::ifstream in(path, std::ios::binary);
+  auto file = std::make_shared<std::ifstream>(path, std::ios::binary);
+  std::ifstream& in = *file;
   if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
   in.seekg(0, std::ios::end);
   const auto size = static_cast<uint64_t>(in.tellg());
@@ -380,7 +377,7 @@ Checkpoint load_checkpoint(const std::string& path,
       continue;
     }
     const auto bytes = cursor.get<uint64_t>();
-    checkpoint.on_disk[name] = SectionRef{path, cursor.position(), bytes};
+    checkpoint.on_disk[name] = SectionRef{path, file, cursor.position(), bytes};
     cursor.skip(bytes);
   }
   return checkpoint;

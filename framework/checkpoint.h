@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,9 +19,11 @@ constexpr uint32_t kCheckpointVersion = 1;
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
-// A section load_checkpoint left in its file (after checking the file's CRC).
+// A section load_checkpoint left in its file (after checking the file's CRC). The file
+// stays open: a checkpoint renamed over it meanwhile cannot mix into what is read.
 struct SectionRef {
   std::string path;
+  std::shared_ptr<std::ifstream> file;
   uint64_t offset = 0;  // of the section's first byte
   uint64_t size = 0;
 };

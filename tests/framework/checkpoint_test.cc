@@ -120,6 +120,20 @@ TEST_F(CheckpointTest, WeightsLeftOnDiskLoadLikeABlob) {
   EXPECT_CONTAINS(error_of([&] { load_model_weights(*other, empty, path_); }), "no model weights");
 }
 
+TEST_F(CheckpointTest, WeightsOnDiskComeFromTheFileThatWasChecked) {
+  const Checkpoint c = load_checkpoint(path_, {"model"});
+  torch::manual_seed(7);
+  torch::nn::Linear newer(5, 3);
+  Checkpoint replacement;
+  replacement.meta = {{"model", "linear"}};
+  replacement.tensor_blobs["model"] = named_tensors(*newer);
+  save_checkpoint(path_, replacement);  // renamed over the file read above
+  torch::nn::Linear loaded(5, 3);
+  load_model_weights(*loaded, c, path_);
+  EXPECT_TRUE(torch::equal(loaded->weight, module_->weight));
+  EXPECT_FALSE(torch::equal(loaded->weight, newer->weight));
+}
+
 TEST_F(CheckpointTest, LeavesNoTemporaryFile) {
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
