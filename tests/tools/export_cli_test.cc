@@ -2,13 +2,9 @@
 // as a user runs them: the exported file alone gives the run folder's results.
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,46 +19,13 @@ using testing::quote;
 using testing::write_file;
 std::string read_file(const std::string& path) { return testing::slurp(path); }
 
-const std::string kSift = SIFT_BINARY;
 const std::string kSource = SIFT_SOURCE_DIR;
 const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
+using Result = testing::SiftResult;
+using testing::CleanSiftError;
+using testing::operator<<;
 
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
-}
-
-// Runs a shell command line in the source folder.
-Result run(const std::string& command_line, const std::string& io) {
-  const std::string out = io + "/stdout", err = io + "/stderr";
-  const std::string command =
-      "cd " + quote(kSource) + " && " + command_line + " >" + quote(out) + " 2>" + quote(err);
-  const int rc = std::system(command.c_str());
-  Result r;
-  if (rc != -1 && WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
-  if (rc != -1 && WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
-}
-
-// One "sift: error: " line holding every one of `wanted`, a non-zero exit, no trace.
-::testing::AssertionResult CleanError(const Result& r, const std::vector<std::string>& wanted) {
-  auto fail = [&](const std::string& why) {
-    return ::testing::AssertionFailure() << why << "\n" << r;
-  };
-  if (r.status == 0 || r.status >= 128) return fail("expected a non-zero exit, no signal");
-  if (r.err.rfind("sift: error: ", 0) != 0) return fail("stderr must start with 'sift: error: '");
-  if (r.err.find('\n') != r.err.size() - 1) return fail("stderr must be exactly one line");
-  for (const auto& w : wanted) {
-    if (r.err.find(w) == std::string::npos) return fail("stderr lacks '" + w + "'");
-  }
-  return ::testing::AssertionSuccess();
-}
 
 // Two `predict` outputs for the 600 test texts: the same label and score on every line.
 void expect_same_predictions(const std::string& out_a, const std::string& out_b) {
@@ -102,7 +65,12 @@ class ExportCli : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  Result sift(const std::string& args) { return run(quote(kSift) + " " + args, dir_); }
+  Result sift(const std::string& args) { return testing::run_sift(args, dir_, "", kSource); }
+  // examples/classify.py on the test texts, with the system Python.
+  Result classify_py(const std::string& model) {
+    return testing::run_command("/usr/bin/python3 examples/classify.py " + quote(model), dir_,
+                                read_file(dir_ + "/texts.txt"), kSource);
+  }
 
   std::string dir_, run_dir_;
 };
@@ -153,7 +121,7 @@ TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
     same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
   }
   EXPECT_GE(same, 594u);  // at least 99% the same label
-  EXPECT_TRUE(CleanError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
                          {"--quantize", "int4"}));
 }
 
@@ -162,8 +130,7 @@ TEST_F(ExportCli, PythonExampleClassifiesLikeSiftPredict) {
   ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(model)).status, 0);
   const std::string texts = quote(dir_ + "/texts.txt");
   const Result cpp = sift("predict --model " + quote(model) + " --input " + texts);
-  const Result python = run("/usr/bin/python3 examples/classify.py " + quote(model) + " <" +
-                                texts, dir_);
+  const Result python = classify_py(model);
   ASSERT_EQ(python.status, 0) << python;
   expect_same_predictions(cpp.out, python.out);
 }
@@ -193,8 +160,7 @@ TEST_F(ExportCli, StopWordsTravelWithTheRunAndTheExport) {
   const std::string texts = quote(dir_ + "/texts.txt");
   const Result from_run = sift("predict --model " + quote(run_dir) + " --input " + texts);
   const Result from_file = sift("predict --model " + quote(model) + " --input " + texts);
-  const Result python = run("/usr/bin/python3 examples/classify.py " + quote(model) + " <" +
-                            texts, dir_);
+  const Result python = classify_py(model);
   ASSERT_EQ(from_run.status, 0) << from_run;
   ASSERT_EQ(python.status, 0) << python;
   EXPECT_EQ(from_file.out, from_run.out);
@@ -207,14 +173,14 @@ TEST_F(ExportCli, BadFilesGetOneClearError) {
   const std::string bytes = read_file(model);
   const std::string truncated = dir_ + "/truncated.pt";
   write_file(truncated, bytes.substr(0, bytes.size() / 3));
-  EXPECT_TRUE(CleanError(sift("predict --model " + quote(truncated) + " </dev/null"),
+  EXPECT_TRUE(CleanSiftError(sift("predict --model " + quote(truncated) + " </dev/null"),
                          {truncated, "truncated or corrupted"}));
   const std::string text = dir_ + "/texts.txt";
-  EXPECT_TRUE(CleanError(sift("eval --model " + quote(text) + " --data " + quote(text)),
+  EXPECT_TRUE(CleanSiftError(sift("eval --model " + quote(text) + " --data " + quote(text)),
                          {text, "is not a Sift export"}));
-  EXPECT_TRUE(CleanError(sift("predict --model " + quote(dir_ + "/none.pt") + " </dev/null"),
+  EXPECT_TRUE(CleanSiftError(sift("predict --model " + quote(dir_ + "/none.pt") + " </dev/null"),
                          {dir_ + "/none.pt", "is not a run folder or an exported model"}));
-  EXPECT_TRUE(CleanError(sift("export " + quote(dir_ + "/no_run") + " --out x.pt"),
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(dir_ + "/no_run") + " --out x.pt"),
                          {dir_ + "/no_run"}));
 }
 

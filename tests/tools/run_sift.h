@@ -43,14 +43,18 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// `sift ARGS` run in `cwd` with `input` on stdin; `scratch` is a folder for the captured
-// streams. Paths must not hold a single quote.
-inline SiftResult run_sift(const std::string& args, const std::string& scratch,
-                           const std::string& input = "", const std::string& cwd = ".") {
+inline std::ostream& operator<<(std::ostream& os, const SiftResult& r) {
+  return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+// A shell command line run in `cwd` with `input` on stdin; `scratch` is a folder for
+// the captured streams.
+inline SiftResult run_command(const std::string& command_line, const std::string& scratch,
+                              const std::string& input = "", const std::string& cwd = ".") {
   const std::string in = scratch + "/stdin", out = scratch + "/stdout", err = scratch + "/stderr";
-  std::ofstream(in) << input;
-  const std::string command = "cd '" + cwd + "' && '" + std::string(SIFT_BINARY) + "' " + args +
-                              " <'" + in + "' >'" + out + "' 2>'" + err + "'";
+  write_file(in, input);
+  const std::string command = "cd " + quote(cwd) + " && " + command_line + " <" + quote(in) +
+                              " >" + quote(out) + " 2>" + quote(err);
   const int rc = std::system(command.c_str());
   SiftResult r;
   if (rc != -1 && WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
@@ -60,18 +64,30 @@ inline SiftResult run_sift(const std::string& args, const std::string& scratch,
   return r;
 }
 
+// `sift ARGS`, as run_command runs a command line.
+inline SiftResult run_sift(const std::string& args, const std::string& scratch,
+                           const std::string& input = "", const std::string& cwd = ".") {
+  return run_command(quote(SIFT_BINARY) + " " + args, scratch, input, cwd);
+}
+
+// A failed command: non-zero exit, exactly one "sift: error: ..." line on stderr holding
+// every one of `wanted`, and no trace of an uncaught exception or a LibTorch backtrace.
 inline ::testing::AssertionResult CleanSiftError(const SiftResult& r,
                                                  const std::vector<std::string>& wanted) {
-  if (r.status == 0 || r.status >= 128) {
-    return ::testing::AssertionFailure() << "exit " << r.status << "\n" << r.out << r.err;
+  auto fail = [&](const std::string& why) {
+    return ::testing::AssertionFailure() << why << "\n" << r;
+  };
+  if (r.status == 0) return fail("expected a non-zero exit status");
+  if (r.status >= 128) return fail("killed by a signal");
+  for (const char* trace : {"terminate called", "Exception raised from", "frame #"}) {
+    if (r.err.find(trace) != std::string::npos) return fail(std::string("stderr holds ") + trace);
   }
-  if (r.err.rfind("sift: error: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1) {
-    return ::testing::AssertionFailure() << "not one 'sift: error:' line:\n" << r.err;
+  if (r.err.rfind("sift: error: ", 0) != 0) return fail("stderr must start with 'sift: error: '");
+  if (r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
+    return fail("stderr must be exactly one line");
   }
   for (const auto& w : wanted) {
-    if (r.err.find(w) == std::string::npos) {
-      return ::testing::AssertionFailure() << "stderr lacks '" << w << "':\n" << r.err;
-    }
+    if (r.err.find(w) == std::string::npos) return fail("stderr lacks '" + w + "'");
   }
   return ::testing::AssertionSuccess();
 }

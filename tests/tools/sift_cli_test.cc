@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -55,52 +54,17 @@ std::string make_temp_dir(const std::string& name) {
   return std::string(mkdtemp(pattern.data()));
 }
 
-struct Result {
-  int status = -1;  // exit status; 128 + signal when killed
-  std::string out, err;
-};
+using Result = testing::SiftResult;
+using testing::operator<<;
 
 // Runs `sift ARGS` in `cwd` with `input` on stdin.
 Result sift(const std::string& args, const std::string& input = "",
             const std::string& cwd = kSource) {
   static const std::string io = make_temp_dir("sift_cli_io");
-  const std::string in = io + "/stdin", out = io + "/stdout", err = io + "/stderr";
-  write_file(in, input);
-  const std::string command = "cd " + quote(cwd) + " && " + quote(kSift) + " " + args + " <" +
-                              quote(in) + " >" + quote(out) + " 2>" + quote(err);
-  const int rc = std::system(command.c_str());
-  Result r;
-  if (rc != -1 && WIFEXITED(rc)) r.status = WEXITSTATUS(rc);
-  if (rc != -1 && WIFSIGNALED(rc)) r.status = 128 + WTERMSIG(rc);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
+  return testing::run_sift(args, io, input, cwd);
 }
 
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
-}
-
-// A failed command: non-zero exit, exactly one "sift: error: ..." line on stderr holding
-// every one of `wanted`, and no trace of an uncaught exception or a LibTorch backtrace.
-::testing::AssertionResult CleanError(const Result& r, const std::vector<std::string>& wanted) {
-  auto fail = [&](const std::string& why) {
-    return ::testing::AssertionFailure() << why << "\n" << r;
-  };
-  if (r.status == 0) return fail("expected a non-zero exit status");
-  if (r.status >= 128) return fail("killed by a signal");
-  for (const char* trace : {"terminate called", "Exception raised from", "frame #"}) {
-    if (r.err.find(trace) != std::string::npos) return fail(std::string("stderr holds ") + trace);
-  }
-  if (r.err.rfind("sift: error: ", 0) != 0) return fail("stderr must start with 'sift: error: '");
-  if (r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
-    return fail("stderr must be exactly one line");
-  }
-  for (const auto& w : wanted) {
-    if (r.err.find(w) == std::string::npos) return fail("stderr lacks '" + w + "'");
-  }
-  return ::testing::AssertionSuccess();
-}
+const auto CleanError = testing::CleanSiftError;
 
 nlohmann::json parse_json(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
