@@ -69,15 +69,53 @@ double ConfusionMatrix::macro_f1() const {
   return n == 0 ? 0.0 : sum / static_cast<double>(n);
 }
 
-nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) const {
+nlohmann::json per_class_json(const std::vector<std::string>& names,
+                              const std::vector<ClassScores>& scores) {
   nlohmann::json per_class = nlohmann::json::array();
+  for (size_t c = 0; c < scores.size(); ++c) {
+    per_class.push_back({{"label", names[c]},
+                         {"precision", scores[c].precision},
+                         {"recall", scores[c].recall},
+                         {"f1", scores[c].f1},
+                         {"support", scores[c].support}});
+  }
+  return per_class;
+}
+
+namespace {
+
+// The label column of the text reports: as wide as the longest name, "label" at least.
+size_t label_width(const std::vector<std::string>& names) {
+  size_t width = 5;
+  for (const auto& n : names) width = std::max(width, n.size());
+  return width;
+}
+
+}  // namespace
+
+std::string per_class_table(const std::vector<std::string>& names,
+                            const std::vector<ClassScores>& scores) {
+  const size_t width = label_width(names);
+  std::string out = fmt::format("{:<{}}  precision  recall     f1  support\n", "label", width);
+  for (size_t c = 0; c < scores.size(); ++c) {
+    out += fmt::format("{:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n", names[c], width,
+                       scores[c].precision, scores[c].recall, scores[c].f1, scores[c].support);
+  }
+  return out;
+}
+
+std::vector<ClassScores> ConfusionMatrix::class_scores() const {
+  std::vector<ClassScores> scores;
+  for (int64_t c = 0; c < classes_; ++c) {
+    scores.push_back({precision(c), recall(c), f1(c), row_sum(c)});
+  }
+  return scores;
+}
+
+nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) const {
+  const nlohmann::json per_class = per_class_json(names, class_scores());
   nlohmann::json matrix = nlohmann::json::array();
   for (int64_t c = 0; c < classes_; ++c) {
-    per_class.push_back({{"label", names[c]},
-                         {"precision", precision(c)},
-                         {"recall", recall(c)},
-                         {"f1", f1(c)},
-                         {"support", row_sum(c)}});
     nlohmann::json row = nlohmann::json::array();
     for (int64_t p = 0; p < classes_; ++p) row.push_back(count(c, p));
     matrix.push_back(row);
@@ -90,16 +128,11 @@ nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) c
 }
 
 std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) const {
-  size_t width = 5;
-  for (const auto& n : names) width = std::max(width, n.size());
-  std::string out = fmt::format("{:<{}}  precision  recall     f1  support\n", "label", width);
-  for (int64_t c = 0; c < classes_; ++c) {
-    out += fmt::format("{:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n", names[c], width,
-                       precision(c), recall(c), f1(c), row_sum(c));
-  }
+  std::string out = per_class_table(names, class_scores());
   out += fmt::format("accuracy {:.4f}  macro-F1 {:.4f}  examples {}\n\n", accuracy(), macro_f1(),
                      total_);
   out += "confusion matrix (rows: true label, columns: predicted)\n";
+  const size_t width = label_width(names);
   out += fmt::format("{:<{}}", "", width);
   for (int64_t p = 0; p < classes_; ++p) out += fmt::format(" {:>7}", p);
   out += "\n";

@@ -10,6 +10,18 @@
 
 namespace sift {
 
+// One class's scores, as single- and multi-label reports list them.
+struct ClassScores {
+  double precision = 0, recall = 0, f1 = 0;
+  int64_t support = 0;
+};
+
+// The "per_class" array of a JSON report and the per-class table of a text report.
+nlohmann::json per_class_json(const std::vector<std::string>& names,
+                              const std::vector<ClassScores>& scores);
+std::string per_class_table(const std::vector<std::string>& names,
+                            const std::vector<ClassScores>& scores);
+
 class ConfusionMatrix {
  public:
   explicit ConfusionMatrix(int64_t classes = 0);
@@ -36,6 +48,7 @@ class ConfusionMatrix {
  private:
   int64_t row_sum(int64_t c) const;
   int64_t column_sum(int64_t c) const;
+  std::vector<ClassScores> class_scores() const;
 
   int64_t classes_;
   int64_t total_ = 0;

@@ -70,15 +70,16 @@ double MultiLabelCounts::subset_accuracy() const { return ratio(exact_, examples
 
 double MultiLabelCounts::hamming_loss() const { return ratio(wrong_bits_, examples_ * classes_); }
 
-nlohmann::json MultiLabelCounts::to_json(const std::vector<std::string>& names) const {
-  nlohmann::json per_class = nlohmann::json::array();
+std::vector<ClassScores> MultiLabelCounts::class_scores() const {
+  std::vector<ClassScores> scores;
   for (int64_t c = 0; c < classes_; ++c) {
-    per_class.push_back({{"label", names[c]},
-                         {"precision", precision(c)},
-                         {"recall", recall(c)},
-                         {"f1", f1(c)},
-                         {"support", support(c)}});
+    scores.push_back({precision(c), recall(c), f1(c), support(c)});
   }
+  return scores;
+}
+
+nlohmann::json MultiLabelCounts::to_json(const std::vector<std::string>& names) const {
+  const nlohmann::json per_class = per_class_json(names, class_scores());
   return {{"accuracy", subset_accuracy()},
           {"subset_accuracy", subset_accuracy()},
           {"micro_f1", micro_f1()},
@@ -91,13 +92,7 @@ nlohmann::json MultiLabelCounts::to_json(const std::vector<std::string>& names) 
 }
 
 std::string MultiLabelCounts::to_text(const std::vector<std::string>& names) const {
-  size_t width = 5;
-  for (const auto& n : names) width = std::max(width, n.size());
-  std::string out = fmt::format("{:<{}}  precision  recall     f1  support\n", "label", width);
-  for (int64_t c = 0; c < classes_; ++c) {
-    out += fmt::format("{:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n", names[c], width,
-                       precision(c), recall(c), f1(c), support(c));
-  }
+  std::string out = per_class_table(names, class_scores());
   out += fmt::format(
       "micro-F1 {:.4f} (precision {:.4f}, recall {:.4f})  macro-F1 {:.4f}\n"
       "subset accuracy {:.4f}  Hamming loss {:.4f}  examples {}\n",

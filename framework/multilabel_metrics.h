@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/metrics.h"
+
 namespace sift {
 
 class MultiLabelCounts {
@@ -48,6 +50,8 @@ class MultiLabelCounts {
   int64_t exact_ = 0;       // records predicted exactly
   int64_t wrong_bits_ = 0;  // label decisions that were wrong, over all records
   std::vector<int64_t> tp_, fp_, fn_;
+
+  std::vector<ClassScores> class_scores() const;
 };
 
 }  // namespace sift
