@@ -116,22 +116,23 @@ struct Distributed::Impl {
     return backend == "nccl" && !t.is_cuda() ? t.to(options.device) : t;
   }
 
-  void all_reduce(torch::Tensor& t, const char* what) {
+  // One in-place collective on t; `start` issues it on the tensor list.
+  template <class Start>
+  void in_place(torch::Tensor& t, const char* what, Start start) {
     auto on = for_backend(t);
     run(what, [&] {
       std::vector<at::Tensor> v{on};
-      wait(group->allreduce(v));
+      wait(start(v));
     });
     if (!on.is_same(t)) t.copy_(on);
   }
 
+  void all_reduce(torch::Tensor& t, const char* what) {
+    in_place(t, what, [&](std::vector<at::Tensor>& v) { return group->allreduce(v); });
+  }
+
   void broadcast(torch::Tensor& t, const char* what) {
-    auto on = for_backend(t);
-    run(what, [&] {
-      std::vector<at::Tensor> v{on};
-      wait(group->broadcast(v));
-    });
-    if (!on.is_same(t)) t.copy_(on);
+    in_place(t, what, [&](std::vector<at::Tensor>& v) { return group->broadcast(v); });
   }
 
   // Every rank's rows (row counts may differ), in rank order. Built from two sums: each
