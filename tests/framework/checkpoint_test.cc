@@ -4,11 +4,10 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "framework/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -20,16 +19,7 @@ std::string temp_dir() {
   return std::string(mkdtemp(pattern.data()));
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 template <class F>
 std::string error_of(F f) {
@@ -93,7 +83,7 @@ TEST_F(CheckpointTest, TensorSectionsWriteTheSameFileAsBlobs) {
   c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
   const std::string streamed = dir_ + "/streamed.ckpt";
   save_checkpoint(streamed, c);
-  EXPECT_EQ(read_bytes(streamed), read_bytes(path_));
+  EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
   EXPECT_EQ(load_checkpoint(streamed).blobs.at("model"), module_bytes(*module_));
   c.blobs["model"] = "clash";
   EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'model' given twice");
@@ -167,35 +157,35 @@ TEST_F(CheckpointTest, RandomBytesAreNotACheckpoint) {
   std::string bytes(4096, '\0');
   uint32_t x = 12345;
   for (auto& b : bytes) b = static_cast<char>((x = x * 1664525u + 1013904223u) >> 24);
-  write_bytes(other, bytes);
+  testing::write_file(other, bytes);
   const std::string m = error_of([&] { load_checkpoint(other); });
   EXPECT_CONTAINS(m, other);
   EXPECT_CONTAINS(m, "is not a Sift checkpoint");
 }
 
 TEST_F(CheckpointTest, EmptyFileIsNotACheckpoint) {
-  write_bytes(path_, "");
+  testing::write_file(path_, "");
   EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "is not a Sift checkpoint");
 }
 
 TEST_F(CheckpointTest, TruncatedBody) {
-  const std::string bytes = read_bytes(path_);
-  write_bytes(path_, bytes.substr(0, bytes.size() - 100));
+  const std::string bytes = testing::slurp(path_);
+  testing::write_file(path_, bytes.substr(0, bytes.size() - 100));
   const std::string m = error_of([&] { load_checkpoint(path_); });
   EXPECT_CONTAINS(m, path_);
   EXPECT_CONTAINS(m, "truncated");
 }
 
 TEST_F(CheckpointTest, TruncatedInsideTheHeader) {
-  write_bytes(path_, read_bytes(path_).substr(0, 12));
+  testing::write_file(path_, testing::slurp(path_).substr(0, 12));
   EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "truncated");
 }
 
 TEST_F(CheckpointTest, FlippedByteFailsTheChecksum) {
-  std::string bytes = read_bytes(path_);
+  std::string bytes = testing::slurp(path_);
   ASSERT_GT(bytes.size(), kHeader + 200);
   bytes[bytes.size() / 2] ^= 0x40;
-  write_bytes(path_, bytes);
+  testing::write_file(path_, bytes);
   const std::string m = error_of([&] { load_checkpoint(path_); });
   EXPECT_CONTAINS(m, path_);
   EXPECT_CONTAINS(m, "corrupted");
@@ -203,17 +193,17 @@ TEST_F(CheckpointTest, FlippedByteFailsTheChecksum) {
 }
 
 TEST_F(CheckpointTest, FlippedFirstBodyByteFailsTheChecksum) {
-  std::string bytes = read_bytes(path_);
+  std::string bytes = testing::slurp(path_);
   bytes[kHeader] ^= 0x01;
-  write_bytes(path_, bytes);
+  testing::write_file(path_, bytes);
   EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "checksum");
 }
 
 TEST_F(CheckpointTest, NewerFormatVersion) {
-  std::string bytes = read_bytes(path_);
+  std::string bytes = testing::slurp(path_);
   const uint32_t newer = kCheckpointVersion + 1;
   std::memcpy(&bytes[8], &newer, sizeof(newer));
-  write_bytes(path_, bytes);
+  testing::write_file(path_, bytes);
   const std::string m = error_of([&] { load_checkpoint(path_); });
   EXPECT_CONTAINS(m, path_);
   EXPECT_CONTAINS(m, "newer");

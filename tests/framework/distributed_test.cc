@@ -25,6 +25,7 @@
 #include "framework/distributed_training.h"
 #include "framework/error.h"
 #include "framework/task.h"
+#include "tests/test_files.h"
 
 extern char** environ;
 
@@ -200,11 +201,9 @@ class Distributed2 : public ::testing::Test {
   }
 
   Net weights(int rank) const {
-    std::ifstream in(dir_ + "/rank" + std::to_string(rank) + ".weights", std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
     Net net;
-    load_module_bytes(*net, ss.str(), "rank weights");
+    load_module_bytes(*net, testing::slurp(dir_ + "/rank" + std::to_string(rank) + ".weights"),
+                      "rank weights");
     return net;
   }
 

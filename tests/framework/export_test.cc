@@ -17,6 +17,7 @@
 #include "framework/export.h"
 #include "framework/export_format.h"
 #include "framework/task.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -35,16 +36,7 @@ const std::string& temp_dir() {
   return dir;
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 std::vector<std::string> trec_options() {
   return {"data.train.path=[" + kData + "/trec/TREC.train.all]",
@@ -122,20 +114,20 @@ torch::Tensor python_logits(const std::string& model, const std::vector<std::str
   const std::string input = model + ".texts", output = model + ".logits", err = model + ".err";
   std::string lines;
   for (const auto& t : texts) lines += t + "\n";
-  write_bytes(input, lines);
+  testing::write_file(input, lines);
   const std::string command = "/usr/bin/python3 " + kSource + "/examples/classify.py " + model +
                               " " + input + " --logits >" + output + " 2>" + err;
   const int status = std::system(command.c_str());
-  EXPECT_EQ(status, 0) << read_bytes(err);
+  EXPECT_EQ(status, 0) << testing::slurp(err);
   std::vector<torch::Tensor> rows;
-  std::istringstream in(read_bytes(output));
+  std::istringstream in(testing::slurp(output));
   for (std::string line; std::getline(in, line);) {
     rows.push_back(torch::tensor(nlohmann::json::parse(line).get<std::vector<double>>(),
                                  torch::kFloat64));
   }
   if (rows.size() != texts.size()) {
     ADD_FAILURE() << "classify.py printed " << rows.size() << " rows for " << texts.size()
-                  << " texts\n" << read_bytes(err);
+                  << " texts\n" << testing::slurp(err);
     return torch::zeros({0});
   }
   return torch::stack(rows).to(torch::kFloat32);
@@ -273,19 +265,19 @@ class ExportFile : public ::testing::Test {
 std::string* ExportFile::path_ = nullptr;
 
 TEST_F(ExportFile, TruncatedFileIsNamed) {
-  const std::string bytes = read_bytes(*path_);
+  const std::string bytes = testing::slurp(*path_);
   const std::string bad = temp_dir() + "/truncated.pt";
-  write_bytes(bad, bytes.substr(0, bytes.size() / 2));
+  testing::write_file(bad, bytes.substr(0, bytes.size() / 2));
   const std::string message = error_of([&] { load_export(bad); });
   EXPECT_NE(message.find(bad + " is truncated or corrupted"), std::string::npos) << message;
 }
 
 TEST_F(ExportFile, FlippedWeightByteIsCaughtByTheChecksum) {
-  std::string bytes = read_bytes(*path_);
+  std::string bytes = testing::slurp(*path_);
   // The 20000 x 16 embedding fills most of the file: its middle is weight data.
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
   const std::string bad = temp_dir() + "/flipped.pt";
-  write_bytes(bad, bytes);
+  testing::write_file(bad, bytes);
   const std::string message = error_of([&] { load_export(bad); });
   EXPECT_NE(message.find(bad + " is corrupted"), std::string::npos) << message;
   EXPECT_NE(message.find("weights"), std::string::npos) << message;
@@ -293,7 +285,7 @@ TEST_F(ExportFile, FlippedWeightByteIsCaughtByTheChecksum) {
 
 TEST_F(ExportFile, FilesThatAreNotOursAreRefused) {
   const std::string text = temp_dir() + "/notes.pt";
-  write_bytes(text, "just some text\n");
+  testing::write_file(text, "just some text\n");
   std::string message = error_of([&] { load_export(text); });
   EXPECT_NE(message.find(text + " is not a Sift export"), std::string::npos) << message;
 
@@ -336,7 +328,7 @@ TEST_F(ExportFile, NewerFormatVersionIsRefusedByCppAndPython) {
                                   newer + " </dev/null 2>" + err)
                                      .c_str());
   EXPECT_NE(status, 0);
-  EXPECT_NE(read_bytes(err).find("format version 2"), std::string::npos) << read_bytes(err);
+  EXPECT_NE(testing::slurp(err).find("format version 2"), std::string::npos) << testing::slurp(err);
 }
 
 TEST_F(ExportFile, ExtraFilesHoldEverythingTheTokenizerNeeds) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../free_port.h"
+#include "tests/test_files.h"
 
 extern char** environ;
 
@@ -34,12 +35,7 @@ const std::string kSource = SIFT_SOURCE_DIR;
 const std::string kSmsData = kSource + "/data/sms_spam/SMSSpamCollection";
 const std::string kSmsConfig = kSource + "/configs/sms_spam.yaml";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return testing::slurp(path); }
 
 using testing::free_port;
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/test_files.h"
 
 namespace sift::testing {
 
@@ -17,31 +17,6 @@ struct SiftResult {
   int status = -1;
   std::string out, err;
 };
-
-// `s` in single quotes for a shell command line.
-inline std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-inline void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-inline std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 inline std::ostream& operator<<(std::ostream& os, const SiftResult& r) {
   return os << "exit " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;

@@ -28,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
+using testing::make_temp_dir;
 using testing::quote;
 using testing::write_file;
 std::string read_file(const std::string& path) { return testing::slurp(path); }
@@ -47,11 +48,6 @@ std::vector<std::string> split_tabs(const std::string& line) {
   }
   fields.push_back(line.substr(start));
   return fields;
-}
-
-std::string make_temp_dir(const std::string& name) {
-  std::string pattern = ::testing::TempDir() + name + "_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
 }
 
 using Result = testing::SiftResult;

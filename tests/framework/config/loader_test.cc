@@ -12,6 +12,7 @@
 
 #include "framework/config/options.h"
 #include "framework/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -317,11 +318,8 @@ TEST(OptionTable, NamesAreUniqueAndEveryOptionHasHelp) {
 
 TEST(OptionReference, CommittedDocsMatchTheOptionTable) {
   const std::string path = std::string(SIFT_SOURCE_DIR) + "/docs/options.md";
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string committed = ss.str(), generated = option_reference();
+  ASSERT_TRUE(std::ifstream(path)) << "cannot open " << path;
+  const std::string committed = testing::slurp(path), generated = option_reference();
   if (committed == generated) return;
   // Name the lines that differ rather than print both files.
   auto lines = [](const std::string& text) {
