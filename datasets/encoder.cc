@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 

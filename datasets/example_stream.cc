@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "datasets/splitmix.h"
+#include "core/splitmix.h"
 
 namespace sift {
 

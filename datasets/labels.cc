@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/atomic_file.h"
-#include "framework/error.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <random>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

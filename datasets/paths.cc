@@ -11,7 +11,7 @@
 #include <fstream>
 #include <set>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

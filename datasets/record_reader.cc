@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "datasets/encoding.h"
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "plugins/sentencepiece/spm_plugin.h"
 
 // Sanitizer runtimes kill the process on dlopen(RTLD_DEEPBIND); detect them to throw.

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <functional>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "datasets/atomic_file.h"
+#include "core/atomic_file.h"
 #include "datasets/shuffle_buffer.h"
 
 struct gzFile_s;     // zlib's gzFile

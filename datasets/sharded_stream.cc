@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <sstream>
 
-#include "datasets/atomic_file.h"
-#include "datasets/file_bytes.h"
-#include "framework/error.h"
+#include "core/atomic_file.h"
+#include "core/file_bytes.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

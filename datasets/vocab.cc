@@ -9,8 +9,8 @@
 #include <cstring>
 #include <memory>
 
-#include "datasets/atomic_file.h"
-#include "framework/error.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
 
 namespace sift {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "datasets/line_reader.h"
-#include "framework/error.h"
+#include "core/error.h"
 #include "models/init.h"
 
 namespace sift {

@@ -2,7 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "datasets/splitmix.h"
+#include "core/splitmix.h"
 
 namespace sift {
 void fast_uniform_(torch::Tensor& tensor, double lo, double hi) {

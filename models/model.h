@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "datasets/text_encoder.h"
-#include "framework/config/config.h"
-#include "framework/recompute.h"
+#include "config/config.h"
+#include "models/recompute.h"
 
 namespace sift {
 

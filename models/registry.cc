@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "models/fasttext.h"
 #include "models/model.h"
 #include "models/rnn.h"

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "models/embeddings.h"
 
 namespace sift {

@@ -3,7 +3,7 @@
 // the packed LSTM/GRU kernel, pad, unsort), then the same pooling.
 #include <fmt/format.h>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "models/script_writer.h"
 
 namespace sift {

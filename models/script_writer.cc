@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "framework/config/config.h"
+#include "config/config.h"
 
 namespace sift {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "models/embeddings.h"
 
 namespace sift {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "datasets/batch.h"
-#include "framework/error.h"
-#include "framework/export.h"
-#include "framework/task.h"
+#include "core/error.h"
+#include "framework/runtime/export.h"
+#include "framework/runtime/task.h"
 
 namespace sift {
 namespace {

@@ -28,11 +28,12 @@
 #include <vector>
 
 #include "datasets/batch.h"
-#include "framework/config/config.h"
-#include "framework/model_bundle.h"
-#include "framework/optimization.h"
-#include "framework/precision.h"
-#include "framework/recompute.h"
+#include "config/config.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/train/optimization.h"
+#include "framework/train/precision.h"
+#include "models/autocast.h"
+#include "models/recompute.h"
 #include "models/model.h"
 
 namespace {

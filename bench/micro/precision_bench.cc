@@ -28,8 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/precision.h"
-#include "framework/recompute.h"
+#include "framework/train/precision.h"
+#include "models/autocast.h"
+#include "models/recompute.h"
 #include "models/model.h"
 
 namespace {

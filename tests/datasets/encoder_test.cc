@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "datasets/sharded_stream.h"
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

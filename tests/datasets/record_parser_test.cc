@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "datasets/encoding.h"
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

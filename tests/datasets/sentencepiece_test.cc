@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "datasets/line_reader.h"
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -14,7 +14,7 @@
 #include "datasets/partition.h"
 #include "datasets/record_reader.h"
 #include "datasets/vocab.h"
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

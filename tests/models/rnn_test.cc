@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "tests/models/sequence_batch.h"
 
 namespace sift {

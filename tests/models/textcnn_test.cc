@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "tests/models/sequence_batch.h"
 
 namespace sift {

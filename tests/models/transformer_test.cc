@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "sequence_batch.h"
 
 namespace sift {

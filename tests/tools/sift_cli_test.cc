@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "run_sift.h"
-#include "framework/config/loader.h"
+#include "config/loader.h"
 
 namespace sift {
 namespace {

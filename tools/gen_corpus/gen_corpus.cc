@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "datasets/shard_writer.h"
-#include "datasets/splitmix.h"
-#include "framework/error.h"
+#include "core/splitmix.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {

@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "framework/config/loader.h"
-#include "framework/error.h"
+#include "config/loader.h"
+#include "core/error.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "datasets/atomic_file.h"
-#include "framework/config/loader.h"
-#include "framework/error.h"
-#include "framework/trainer.h"
+#include "core/atomic_file.h"
+#include "config/loader.h"
+#include "core/error.h"
+#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -2,10 +2,10 @@
 
 #include <iostream>
 
-#include "framework/error.h"
-#include "framework/export.h"
-#include "framework/model_bundle.h"
-#include "framework/trainer.h"
+#include "core/error.h"
+#include "framework/runtime/export.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
 

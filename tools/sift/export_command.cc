@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "framework/export.h"
+#include "framework/runtime/export.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

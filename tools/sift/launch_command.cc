@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "framework/error.h"
+#include "core/error.h"
 #include "tools/sift/commands.h"
 
 int main(int argc, char** argv) {

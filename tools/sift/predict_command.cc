@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "datasets/batch.h"
-#include "framework/error.h"
-#include "framework/export.h"
-#include "framework/model_bundle.h"
-#include "framework/trainer.h"
+#include "core/error.h"
+#include "framework/runtime/export.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

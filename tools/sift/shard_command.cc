@@ -9,7 +9,7 @@
 
 #include "datasets/line_reader.h"
 #include "datasets/shard_writer.h"
-#include "framework/error.h"
+#include "core/error.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "datasets/sentencepiece.h"
-#include "framework/config/loader.h"
-#include "framework/error.h"
-#include "framework/task.h"
+#include "config/loader.h"
+#include "core/error.h"
+#include "framework/runtime/task.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "framework/config/loader.h"
-#include "framework/distributed.h"
-#include "framework/trainer.h"
+#include "config/loader.h"
+#include "framework/train/distributed.h"
+#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
 

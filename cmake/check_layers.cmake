@@ -1,0 +1,47 @@
+# Fails when a source file includes a header from a layer above its own.
+# Layers, ground to roof: each may include itself and the layers before it.
+#   cmake -DROOT=<source dir> [-DSTAMP=<file>] -P cmake/check_layers.cmake
+set(LAYERS core config datasets models framework/runtime framework/train tools)
+if(NOT ROOT)
+  message(FATAL_ERROR "check_layers: pass -DROOT=<source dir>")
+endif()
+
+# The index of the layer that `path` (relative to ROOT) lies in, or -1.
+function(layer_of path out)
+  set(index 0)
+  set(found -1)
+  foreach(layer IN LISTS LAYERS)
+    string(LENGTH "${layer}/" n)
+    string(SUBSTRING "${path}" 0 ${n} head)
+    if(head STREQUAL "${layer}/")
+      set(found ${index})
+    endif()
+    math(EXPR index "${index} + 1")
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+set(violations "")
+foreach(layer IN LISTS LAYERS)
+  file(GLOB_RECURSE sources RELATIVE "${ROOT}" "${ROOT}/${layer}/*.h" "${ROOT}/${layer}/*.cc")
+  foreach(source IN LISTS sources)
+    layer_of("${source}" own)
+    file(STRINGS "${ROOT}/${source}" includes REGEX "^#include \"[^\"]+\"")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" header "${line}")
+      layer_of("${header}" target)
+      if(target GREATER own)
+        list(APPEND violations "${source} includes ${header}, a layer above its own")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  list(JOIN violations "\n  " text)
+  message(FATAL_ERROR "Dependencies point one way (core <- config <- datasets <- models <- "
+                      "framework/runtime <- framework/train <- tools):\n  ${text}")
+endif()
+if(STAMP)
+  file(TOUCH "${STAMP}")
+endif()

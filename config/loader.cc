@@ -1,0 +1,175 @@
+#include "config/loader.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/options.h"
+#include "core/error.h"
+
+namespace sift {
+namespace {
+
+std::string where(const std::string& file, const YAML::Mark& mark) {
+  return mark.is_null() ? file : fmt::format("{}:{}", file, mark.line + 1);
+}
+
+void set_value(SiftConfig& config, const std::string& key, const YAML::Node& value,
+               const std::string& origin) {
+  const Option* option = find_option(key);
+  if (option == nullptr) {
+    throw Error(fmt::format("{}: unknown option '{}' (did you mean '{}'?)", origin, key,
+                            closest_option(key)));
+  }
+  const std::string expected = option->parse(config, value);
+  if (!expected.empty()) {
+    const std::string got = value.IsScalar() ? "'" + value.Scalar() + "'"
+                            : value.IsSequence() ? std::string("a list")
+                            : value.IsMap()      ? std::string("a mapping")
+                                                 : std::string("nothing");
+    throw Error(fmt::format("{}: option '{}' expects {}, got {}", origin, key, expected, got));
+  }
+  config.origin[key] = origin;
+}
+
+// Walks nested mappings; a key is either a declared option or a group of options.
+void read_node(SiftConfig& config, const YAML::Node& node, const std::string& prefix,
+               const std::string& file) {
+  for (const auto& item : node) {
+    const std::string name = item.first.as<std::string>();
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    const std::string origin = where(file, item.first.Mark());
+    if (find_option(key) == nullptr && is_option_group(key)) {
+      if (!item.second.IsMap() && !item.second.IsNull()) {
+        throw Error(fmt::format("{}: '{}' is a group of options and must be a mapping", origin,
+                                key));
+      }
+      if (item.second.IsMap()) read_node(config, item.second, key, file);
+      continue;
+    }
+    set_value(config, key, item.second, origin);
+  }
+}
+
+YAML::Node parse_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("cannot open config file {}: {}", path, std::strerror(errno)));
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1,
+                            e.mark.column + 1, e.msg));
+  }
+}
+
+}  // namespace
+
+void apply_override(SiftConfig& config, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw Error(fmt::format("--set '{}': expected key=value", assignment));
+  }
+  const std::string key = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("--set {}: the value is not valid YAML: {}", key, e.msg));
+  }
+  set_value(config, key, value, "--set " + key);
+}
+
+SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  SiftConfig config;
+  config.source = path;
+  if (!path.empty()) {
+    const YAML::Node root = parse_file(path);
+    if (!root.IsNull()) {
+      if (!root.IsMap()) throw Error(fmt::format("{}: the config must be a YAML mapping", path));
+      read_node(config, root, "", path);
+    }
+  }
+  for (const auto& o : overrides) apply_override(config, o);
+  check_options(config);
+  return config;
+}
+
+void check_options(const SiftConfig& config) {
+  for (const auto& option : all_options()) {
+    if (!option.check) continue;
+    const std::string problem = option.check(config);
+    if (problem.empty()) continue;
+    auto it = config.origin.find(option.name);
+    const std::string origin = it == config.origin.end() ? "default" : it->second;
+    throw Error(fmt::format("{}: option '{}': {}", origin, option.name, problem));
+  }
+}
+
+std::string dump_config(const SiftConfig& unresolved) {
+  // Each split's layout is written out in full, so that the dump reads back the same
+  // whatever the shared data.* defaults say.
+  SiftConfig config = unresolved;
+  config.data.train.FormatConfig::operator=(resolved_format(unresolved, "train"));
+  config.data.valid.FormatConfig::operator=(resolved_format(unresolved, "valid"));
+  config.data.test.FormatConfig::operator=(resolved_format(unresolved, "test"));
+  YAML::Node root(YAML::NodeType::Map);
+  for (const auto& option : all_options()) {
+    YAML::Node node = root;
+    std::string rest = option.name;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      // Assigning YAML::Node handles rebinds them, so walk with a fresh handle each step.
+      YAML::Node child = node[rest.substr(0, dot)];
+      node.reset(child);
+      rest = rest.substr(dot + 1);
+    }
+    node[rest] = option.emit(config);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string option_reference() {
+  std::string out =
+      "# Option reference\n\n"
+      "Generated from the option table in `config/options.cc` by "
+      "`sift config --reference`; do not edit by hand.\n\n"
+      "| key | type | default | description |\n|---|---|---|---|\n";
+  const SiftConfig defaults;
+  for (const auto& option : all_options()) {
+    YAML::Emitter value;
+    value << YAML::Flow << option.emit(defaults);
+    std::string type = option.type;
+    if (!option.choices.empty()) type = fmt::format("{}", fmt::join(option.choices, " \\| "));
+    out += fmt::format("| `{}` | {} | `{}` | {} |\n", option.name, type, value.c_str(),
+                       option.help);
+  }
+  return out;
+}
+
+bool is_set(const SiftConfig& config, const std::string& key) {
+  return config.origin.count(key) != 0;
+}
+
+FormatConfig resolved_format(const SiftConfig& config, const std::string& split) {
+  const SplitConfig& own = split == "train"   ? config.data.train
+                           : split == "valid" ? config.data.valid
+                                              : config.data.test;
+  const FormatConfig& shared = config.data;
+  auto pick = [&](const char* field, const auto& own_value, const auto& shared_value) {
+    return is_set(config, "data." + split + "." + field) ? own_value : shared_value;
+  };
+  FormatConfig f;
+  f.format = pick("format", own.format, shared.format);
+  f.text = pick("text", own.text, shared.text);
+  f.label = pick("label", own.label, shared.label);
+  f.header = pick("header", own.header, shared.header);
+  f.encoding = pick("encoding", own.encoding, shared.encoding);
+  f.unescape = pick("unescape", own.unescape, shared.unescape);
+  f.label_mapping = pick("label_mapping", own.label_mapping, shared.label_mapping);
+  return f;
+}
+
+}  // namespace sift

@@ -1,0 +1,34 @@
+// Reading a config: YAML file, then --set overrides, then the per-option checks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace sift {
+
+// Reads `path` (may be empty: defaults only), applies "key=value" overrides in order and
+// runs every option's check. Throws sift::Error naming the file, line and key.
+SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Applies one "key=value" override (the value is read as YAML).
+void apply_override(SiftConfig& config, const std::string& assignment);
+
+// Runs every option's check; the first failure is thrown with the key and its origin.
+void check_options(const SiftConfig& config);
+
+// The resolved config as YAML text: every option, nested by its dotted name.
+std::string dump_config(const SiftConfig& config);
+
+// The Markdown option reference generated from the option table (docs/options.md).
+std::string option_reference();
+
+// The layout options of a split ("train", "valid" or "test"): the split's own value
+// where it was given, else the shared data.* value.
+FormatConfig resolved_format(const SiftConfig& config, const std::string& split);
+
+// Whether a key was given explicitly (in the file or by --set).
+bool is_set(const SiftConfig& config, const std::string& key);
+
+}  // namespace sift

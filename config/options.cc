@@ -1,0 +1,429 @@
+#include "config/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "config/option_types.h"
+
+namespace sift {
+namespace {
+
+class Table {
+ public:
+  template <class T, class Get>
+  void add(std::string name, Get get, std::string help,
+           std::function<std::string(const T&)> check = {}) {
+    Option o;
+    o.name = std::move(name);
+    o.type = option_types::type_name<T>();
+    o.help = std::move(help);
+    o.parse = [get](SiftConfig& c, const YAML::Node& n) {
+      return option_types::read(n, get(c));
+    };
+    o.emit = [get](const SiftConfig& c) {
+      return option_types::write(get(const_cast<SiftConfig&>(c)));
+    };
+    if (check) {
+      o.check = [get, check](const SiftConfig& c) { return check(get(const_cast<SiftConfig&>(c))); };
+    }
+    options_.push_back(std::move(o));
+  }
+
+  template <class Get>
+  void add_enum(std::string name, Get get, std::vector<std::string> choices, std::string help) {
+    add<std::string>(std::move(name), get, std::move(help),
+                     [choices](const std::string& v) -> std::string {
+                       if (std::find(choices.begin(), choices.end(), v) != choices.end()) return "";
+                       return fmt::format("The value '{}' is not one of: {}.", v,
+                                          fmt::join(choices, ", "));
+                     });
+    options_.back().type = "enum";
+    options_.back().choices = std::move(choices);
+  }
+
+  std::vector<Option> take() { return std::move(options_); }
+
+ private:
+  std::vector<Option> options_;
+};
+
+// Checks, each a full sentence naming the bound.
+std::function<std::string(const int64_t&)> at_least(int64_t lo) {
+  return [lo](const int64_t& v) {
+    return v >= lo ? std::string() : fmt::format("The value must be >= {} (got {}).", lo, v);
+  };
+}
+std::function<std::string(const double&)> positive_number() {
+  return [](const double& v) {
+    return v > 0 ? std::string() : fmt::format("The value must be > 0 (got {}).", v);
+  };
+}
+std::function<std::string(const double&)> in_range(double lo, double hi) {
+  return [lo, hi](const double& v) {
+    return v >= lo && v <= hi ? std::string()
+                              : fmt::format("The value must be in [{}, {}] (got {}).", lo, hi, v);
+  };
+}
+
+#define SIFT_FIELD(path) [](SiftConfig& c) -> auto& { return c.path; }
+
+const std::vector<std::string> kFormats = {"fasttext", "tsv", "csv", "label_first", "jsonl"};
+
+// The layout options exist once per split and once as the shared default.
+template <class Get>
+void add_format_options(Table& t, const std::string& prefix, Get get, const std::string& scope) {
+  auto field = [get](auto member) {
+    return [get, member](SiftConfig& c) -> auto& { return get(c).*member; };
+  };
+  t.add_enum(prefix + ".format", field(&FormatConfig::format), kFormats,
+             "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
+             "label_first (\"label text\"), jsonl.");
+  t.add<std::vector<std::string>>(prefix + ".text", field(&FormatConfig::text),
+             "Text columns " + scope + " (tsv/csv: header names or 0-based indices; jsonl: "
+             "field names); several are joined with a space.");
+  t.add<std::string>(prefix + ".label", field(&FormatConfig::label),
+                     "Label column " + scope + " (name or 0-based index; jsonl: field name).");
+  t.add<bool>(prefix + ".header", field(&FormatConfig::header),
+              "Whether the first line of each file is a header " + scope + ".");
+  t.add_enum(prefix + ".encoding", field(&FormatConfig::encoding), {"utf-8", "latin-1"},
+             "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
+  t.add<bool>(prefix + ".unescape", field(&FormatConfig::unescape),
+              "Turn \\n and \\t escapes in the text into spaces and \\\\ into \\ " + scope + ".");
+  t.add_enum(prefix + ".label_mapping", field(&FormatConfig::label_mapping),
+             {"name", "index0", "index1"},
+             "How label values map to names " + scope +
+                 ": as written, or as a 0- or 1-based index into data.labels.");
+}
+
+std::vector<Option> declare() {
+  Table t;
+  t.add<std::string>("run.dir", SIFT_FIELD(run.dir), "Folder that holds run folders.");
+  t.add<std::string>("run.name", SIFT_FIELD(run.name),
+                     "Run folder name; empty: the config file name plus a timestamp.");
+  t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
+                 "Seed for initialisation, shuffling and the validation split.", at_least(0));
+  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
+                 "Compute threads; 0 uses all cores.", at_least(0));
+  t.add_enum("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
+  t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
+                "Distributed training: how long a rank waits for the others (rendezvous, "
+                "each collective) before it stops with an error.",
+                in_range(0.5, 1e6));
+  t.add_enum("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
+             "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
+             "else gloo.");
+
+  add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
+  for (const char* split : {"train", "valid", "test"}) {
+    const std::string prefix = std::string("data.") + split;
+    auto get = [split = std::string(split)](SiftConfig& c) -> SplitConfig& {
+      return split == "train" ? c.data.train : split == "valid" ? c.data.valid : c.data.test;
+    };
+    t.add<std::vector<std::string>>(
+        prefix + ".path", [get](SiftConfig& c) -> auto& { return get(c).path; },
+        std::string("Files of the ") + split + " split: paths, globs, folders or @list files.");
+    add_format_options(t, prefix, get, std::string("of the ") + split + " split");
+  }
+  t.add<std::vector<std::string>>("data.labels", SIFT_FIELD(data.labels),
+                                  "Label names in order, or a file with one name per line; "
+                                  "empty: collected from the training data.");
+  t.add<bool>("data.multi_label", SIFT_FIELD(data.multi_label),
+              "Records may carry several labels (several __label__ tokens, a JSON array, or "
+              "a list split by data.label_separator): one sigmoid per label with binary "
+              "cross-entropy, labels predicted above train.threshold.");
+  t.add<std::string>("data.label_separator", SIFT_FIELD(data.label_separator),
+                     "Splits the label field of tsv, csv and label_first records into a list "
+                     "of labels (e.g. \",\" or \"|\"); empty: the field is one label.");
+  t.add<double>("data.valid_split", SIFT_FIELD(data.valid_split),
+                "Share of training records (chosen by hash) used for validation when "
+                "data.valid.path is empty.",
+                in_range(0.0, 0.9));
+  t.add<int64_t>("data.folds", SIFT_FIELD(data.folds),
+                 "Cross-validation: split the training data by hash into this many folds and "
+                 "hold out data.fold as the test split (`sift cv` runs every fold); 0: off.",
+                 [](const int64_t& v) {
+                   return v == 0 || v >= 2 ? std::string()
+                                           : fmt::format("The value must be 0 or >= 2 (got {}).", v);
+                 });
+  t.add<int64_t>("data.fold", SIFT_FIELD(data.fold),
+                 "Cross-validation: the held-out fold, from 0 to data.folds - 1.", at_least(0));
+  t.add<int64_t>("data.shuffle_buffer", SIFT_FIELD(data.shuffle_buffer),
+                 "Records held in the shuffle buffer; 0 or 1 disables shuffling.", at_least(0));
+  t.add<bool>("data.shuffle_shards", SIFT_FIELD(data.shuffle_shards),
+              "Reshuffle the order of the training shards every epoch (seeded).");
+  t.add<int64_t>("data.workers", SIFT_FIELD(data.workers),
+                 "Threads that read, parse and tokenize; the batch order depends on the seed "
+                 "and this number only.",
+                 at_least(1));
+  t.add<int64_t>("data.prefetch", SIFT_FIELD(data.prefetch),
+                 "Records each worker may read ahead of training (bounds memory).", at_least(1));
+  t.add<int64_t>("data.max_length", SIFT_FIELD(data.max_length),
+                 "Tokens kept per text (longer texts are truncated); 0: no limit.", at_least(0));
+  t.add<int64_t>("data.max_tokens", SIFT_FIELD(data.max_tokens),
+                 "Cut training batches at this many padded tokens as well as at "
+                 "train.batch_size; 0: by count only.",
+                 at_least(0));
+  t.add<int64_t>("data.bucket_window", SIFT_FIELD(data.bucket_window),
+                 "Sort windows of this many batches by length before cutting them (less "
+                 "padding); 0 or 1: off.",
+                 at_least(0));
+  t.add_enum("data.on_bad_line", SIFT_FIELD(data.on_bad_line), {"error", "skip"},
+             "What a malformed record does: stop with its file and line, or skip and count.");
+  t.add<int64_t>("data.max_line_bytes", SIFT_FIELD(data.max_line_bytes),
+                 "Longest record accepted, in bytes; longer ones are malformed unless "
+                 "data.truncate_long_lines.",
+                 at_least(16));
+  t.add<bool>("data.truncate_long_lines", SIFT_FIELD(data.truncate_long_lines),
+              "Keep the first data.max_line_bytes of a longer record instead of treating it "
+              "as malformed.");
+
+  t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word", "sentencepiece"},
+             "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
+             "training data) or sentencepiece (pieces of tokenizer.model).");
+  t.add<std::string>("tokenizer.model", SIFT_FIELD(tokenizer.model),
+                     "SentencePiece model file: read by tokenizer.type sentencepiece, written by "
+                     "`sift tokenizer train`.");
+  t.add<int64_t>("tokenizer.vocab_size", SIFT_FIELD(tokenizer.vocab_size),
+                 "Pieces in a SentencePiece model trained by `sift tokenizer train`.",
+                 at_least(8));
+  t.add_enum("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
+             "SentencePiece algorithm for `sift tokenizer train`.");
+  t.add<int64_t>("tokenizer.sample_lines", SIFT_FIELD(tokenizer.sample_lines),
+                 "Training lines sampled uniformly from all shards (reservoir sampling) to "
+                 "train a SentencePiece model; bounds its memory.",
+                 at_least(1));
+  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
+  t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
+              "Make each punctuation character a token of its own.");
+  t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
+              "ASCII punctuation separates words and is dropped (wins over "
+              "tokenizer.split_punctuation).");
+  t.add<std::string>("tokenizer.stopwords", SIFT_FIELD(tokenizer.stopwords),
+                     "Words left out of every text: \"\" none, \"english\" the built-in list, "
+                     "or a file of words separated by whitespace (kept in the run folder).");
+  t.add<int64_t>("tokenizer.min_count", SIFT_FIELD(tokenizer.min_count),
+                 "Words seen fewer times in training are unknown.", at_least(1));
+  t.add<int64_t>("tokenizer.max_size", SIFT_FIELD(tokenizer.max_size),
+                 "Most words kept in the vocabulary (most frequent first); 0: no limit.",
+                 at_least(0));
+  t.add<int64_t>("tokenizer.count_limit", SIFT_FIELD(tokenizer.count_limit),
+                 "Most distinct words held while counting; rare ones are pruned beyond it, "
+                 "which bounds memory.",
+                 at_least(1000));
+
+  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer"},
+             "Model architecture (see the model registry).");
+  t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
+  t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
+                 "Longest word n-gram (1: words only); n-grams are hashed into buckets.",
+                 at_least(1));
+  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets),
+                 "Hash buckets for word n-grams.", at_least(1));
+  t.add<std::vector<int64_t>>("model.widths", SIFT_FIELD(model.widths),
+                              "TextCNN filter widths, in tokens.",
+                              [](const std::vector<int64_t>& v) {
+                                for (auto w : v) {
+                                  if (w < 1) return std::string("Every width must be >= 1.");
+                                }
+                                return v.empty() ? std::string("Give at least one width.")
+                                                 : std::string();
+                              });
+  t.add<int64_t>("model.filters", SIFT_FIELD(model.filters), "TextCNN filters per width.",
+                 at_least(1));
+  t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
+                in_range(0.0, 0.95));
+  t.add_enum("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
+  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden), "RNN hidden size per direction.",
+                 at_least(1));
+  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers), "RNN or Transformer layers.",
+                 at_least(1));
+  t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
+  t.add_enum("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
+             "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
+             "(Transformer).");
+  t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
+                 at_least(1));
+  t.add<int64_t>("model.ff_dim", SIFT_FIELD(model.ff_dim), "Transformer feed-forward width.",
+                 at_least(1));
+  t.add_enum("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
+             "Transformer position embeddings.");
+  t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
+                 "Longest sequence the Transformer's positions cover (longer input is cut).",
+                 at_least(1));
+  t.add<std::string>("model.pretrained", SIFT_FIELD(model.pretrained),
+                     "Word vectors to initialise the embeddings from (.vec text format: "
+                     "fastText/word2vec); empty: random.");
+  t.add<bool>("model.freeze_embeddings", SIFT_FIELD(model.freeze_embeddings),
+              "Keep the embeddings fixed during training.");
+
+  t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
+                 at_least(1));
+  t.add<int64_t>("train.batch_size", SIFT_FIELD(train.batch_size), "Records per batch.",
+                 at_least(1));
+  t.add_enum("train.loss_reduction", SIFT_FIELD(train.loss_reduction), {"mean", "sum"},
+             "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
+  t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
+                 "Stop after this many optimizer steps; 0: no limit.", at_least(0));
+  t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),
+                 "Steps between log lines when not on a terminal; 0: about 20 per epoch.",
+                 at_least(0));
+  t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
+                "Minutes between saves of last.ckpt and best.ckpt during training (checked "
+                "after every optimizer step); both are always saved when training ends.",
+                in_range(0.0, 1e6));
+  t.add<int64_t>("train.accumulate", SIFT_FIELD(train.accumulate),
+                 "Batches whose gradients add up before each optimizer step.", at_least(1));
+  t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),
+                "Clip the gradients' global L2 norm to this; 0: no clipping.", in_range(0.0, 1e9));
+  t.add<double>("train.max_norm", SIFT_FIELD(train.max_norm),
+                "After each optimizer step, scale each row of the output layer's weight (one "
+                "per label) down to this L2 norm if above it (Kim 2014: 3); 0: off.",
+                in_range(0.0, 1e9));
+  t.add<double>("train.bucket_mb", SIFT_FIELD(train.bucket_mb),
+                "Distributed training: megabytes of dense gradients per all-reduce bucket.",
+                in_range(0.001, 1e5));
+  t.add<double>("train.label_smoothing", SIFT_FIELD(train.label_smoothing),
+                "Label smoothing of the cross-entropy.", in_range(0.0, 0.5));
+  t.add<std::vector<std::string>>(
+      "train.class_weights", SIFT_FIELD(train.class_weights),
+      "Loss weight per label, in label order; \"balanced\": inversely proportional to each "
+      "label's training count; empty: equal.");
+  t.add<int64_t>("train.eval_every", SIFT_FIELD(train.eval_every),
+                 "Validate every this many optimizer steps; 0: at the end of each epoch.",
+                 at_least(0));
+  t.add_enum("train.best_metric", SIFT_FIELD(train.best_metric),
+             {"accuracy", "macro_f1", "micro_f1", "loss"},
+             "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
+             "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
+             "of records whose label set is predicted exactly).");
+  t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
+                "Multi-label decision threshold: a label is predicted when its sigmoid "
+                "probability exceeds this.",
+                [](const double& v) {
+                  return v > 0.0 && v < 1.0
+                             ? std::string()
+                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).", v);
+                });
+  t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
+                 "Stop after this many validations without improvement; 0: never stop early.",
+                 at_least(0));
+  t.add<double>("train.min_delta", SIFT_FIELD(train.min_delta),
+                "Smallest change of train.best_metric that counts as an improvement.",
+                in_range(0.0, 1e9));
+  t.add<std::string>("train.init_from", SIFT_FIELD(train.init_from),
+                     "Start from the weights of this checkpoint file or run folder "
+                     "(fine-tuning); the model's shape must match.");
+  t.add<std::vector<std::string>>(
+      "train.freeze", SIFT_FIELD(train.freeze),
+      "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "
+      "\"layers.0.*\").");
+  t.add_enum("train.precision", SIFT_FIELD(train.precision), {"fp32", "bf16", "fp16"},
+             "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
+             "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
+             "autocast; weights, optimizer state and the loss stay fp32.");
+  t.add_enum("train.checkpointing", SIFT_FIELD(train.checkpointing), {"off", "all", "every"},
+             "Gradient checkpointing: recompute the activations of Transformer layers, RNN "
+             "layers or TextCNN filter widths in backward instead of keeping them (all), or "
+             "of one block in train.checkpoint_every (every).");
+  t.add<int64_t>("train.checkpoint_every", SIFT_FIELD(train.checkpoint_every),
+                 "With train.checkpointing: every, recompute blocks 0, k, 2k, ... for this k.",
+                 at_least(1));
+  t.add_enum("train.loss_scaling", SIFT_FIELD(train.loss_scaling), {"auto", "dynamic", "off"},
+             "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
+             "double it after train.loss_scale_growth_interval clean steps); auto: on for "
+             "fp16 only.");
+  t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
+                 "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
+  t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
+             {"sgd", "adam", "adamw", "adagrad", "rmsprop", "adadelta"}, "Optimizer.");
+  t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
+                positive_number());
+  t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
+                "SGD momentum.", in_range(0.0, 0.999));
+  t.add<bool>("train.optimizer.nesterov", SIFT_FIELD(train.optimizer.nesterov),
+              "Nesterov momentum (SGD; needs momentum > 0).");
+  t.add<double>("train.optimizer.alpha", SIFT_FIELD(train.optimizer.alpha),
+                "RMSprop smoothing constant.", in_range(0.0, 0.99999));
+  t.add<double>("train.optimizer.rho", SIFT_FIELD(train.optimizer.rho),
+                "Adadelta decay of its running averages of squared gradients and updates "
+                "(Kim 2014 used 0.95 with eps 1e-6 and lr 1).",
+                in_range(0.0, 0.99999));
+  t.add<double>("train.optimizer.weight_decay", SIFT_FIELD(train.optimizer.weight_decay),
+                "Weight decay (decoupled for adamw).", in_range(0.0, 1.0));
+  t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
+                in_range(0.0, 0.9999));
+  t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",
+                in_range(0.0, 0.99999));
+  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.",
+                positive_number());
+  t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type),
+             {"constant", "linear", "warmup_linear", "warmup_cosine"},
+             "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
+             "linear warm-up, then linear or cosine decay.");
+  t.add<int64_t>("train.scheduler.warmup_steps", SIFT_FIELD(train.scheduler.warmup_steps),
+                 "Warm-up length in optimizer steps (takes precedence over warmup_ratio).",
+                 at_least(0));
+  t.add<double>("train.scheduler.warmup_ratio", SIFT_FIELD(train.scheduler.warmup_ratio),
+                "Warm-up length as a share of all steps.", in_range(0.0, 1.0));
+  t.add<double>("train.scheduler.final_lr_ratio", SIFT_FIELD(train.scheduler.final_lr_ratio),
+                "Final learning rate of the linear schedule, as a share of lr.",
+                in_range(0.0, 1.0));
+  return t.take();
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<Option>& all_options() {
+  static const std::vector<Option> options = declare();
+  return options;
+}
+
+const Option* find_option(const std::string& name) {
+  static const std::unordered_map<std::string, const Option*> index = [] {
+    std::unordered_map<std::string, const Option*> m;
+    for (const auto& o : all_options()) m.emplace(o.name, &o);
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+std::string closest_option(const std::string& name) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const auto& o : all_options()) {
+    const size_t d = edit_distance(name, o.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = o.name;
+    }
+  }
+  return best;
+}
+
+bool is_option_group(const std::string& prefix) {
+  const std::string p = prefix + ".";
+  for (const auto& o : all_options()) {
+    if (o.name.compare(0, p.size(), p) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace sift

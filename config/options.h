@@ -1,0 +1,40 @@
+// The option table: every config key declared once with its type, default, help and
+// check. The table drives YAML parsing, --set, validation, `sift config --dump` and
+// the generated option reference (docs/options.md).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace sift {
+
+struct Option {
+  std::string name;                  // dotted key, e.g. "train.batch_size"
+  std::string type;                  // "int", "float", "bool", "string", "list", "enum"
+  std::vector<std::string> choices;  // allowed values of an enum
+  std::string help;
+  // Reads a YAML value into the config; returns "" or what was expected ("an integer").
+  std::function<std::string(SiftConfig&, const YAML::Node&)> parse;
+  std::function<YAML::Node(const SiftConfig&)> emit;
+  // Returns "" when the value is acceptable, else a full sentence.
+  std::function<std::string(const SiftConfig&)> check;
+};
+
+// All options, in declaration order.
+const std::vector<Option>& all_options();
+
+// The option named `name`, or nullptr.
+const Option* find_option(const std::string& name);
+
+// The declared key closest to `name` (edit distance), for "did you mean" hints.
+std::string closest_option(const std::string& name);
+
+// True when some declared key starts with `prefix` + ".".
+bool is_option_group(const std::string& prefix);
+
+}  // namespace sift

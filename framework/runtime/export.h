@@ -1,0 +1,54 @@
+// TorchScript export of a trained run (`sift export`), and loading such a file back as
+// a ModelBundle that predict and eval use like a run folder.
+#pragma once
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "framework/runtime/model_bundle.h"
+
+namespace sift {
+
+struct ExportOptions {
+  std::string quantize = "none";  // "none" or "int8" (weights of every matrix)
+};
+
+// The model of a bundle as a TorchScript module with forward(ids, offsets | lengths)
+// -> logits and predict_proba(...) -> probabilities (eval mode, on the CPU).
+torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options);
+
+// Writes the run's model with its labels, tokenizer, vocabulary, config and format
+// description (extra files of the archive, export_format.h) to `out`, through a
+// temporary name. Returns the file's size in bytes.
+int64_t export_run(const ModelBundle& bundle, const std::string& out,
+                   const ExportOptions& options = {});
+
+// CRC-32 over the names and bytes of a module's parameters and buffers.
+uint32_t weights_crc(const torch::jit::Module& module);
+
+// A run's model as its exported TorchScript module sees it: a Classifier whose forward
+// calls the script.
+class ScriptedClassifierImpl : public ClassifierImpl {
+ public:
+  ScriptedClassifierImpl(torch::jit::Module module, InputKind kind);
+  torch::Tensor forward(const ModelInput& input) override;
+  torch::jit::Module& script() { return module_; }
+
+ private:
+  torch::jit::Module module_;
+  InputKind kind_;
+};
+
+// Loads an export written by export_run; the bundle's run_dir is the file's path and its
+// model a ScriptedClassifierImpl. `overrides` are --set assignments on the stored
+// config. sift::Error with one clear sentence for a file that is missing, not ours,
+// truncated or corrupted, or of a newer format version.
+ModelBundle load_export(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// A run folder (load_run) or an exported file (load_export), told apart by what is there.
+ModelBundle load_model(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace sift

@@ -1,0 +1,47 @@
+// The self-description of an exported model (`sift export`): the names of the extra
+// files stored next to the TorchScript code, the format version, and the checks a
+// reader runs before trusting the file. Torch-free.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "datasets/text_encoder.h"
+
+namespace sift {
+
+// Extra files of an export (read them in Python with torch.jit.load(path,
+// _extra_files={name: ""})).
+inline constexpr const char* kExportFormatFile = "sift_format.json";
+inline constexpr const char* kExportTokenizerFile = "tokenizer.json";
+inline constexpr const char* kExportLabelsFile = "labels.txt";
+inline constexpr const char* kExportVocabFile = "vocab.txt";
+inline constexpr const char* kExportSentencePieceFile = "tokenizer.model";  // when used
+inline constexpr const char* kExportConfigFile = "config.yaml";
+
+inline constexpr const char* kExportFormatName = "sift-export";
+// Raised when a reader of the previous version could no longer use the file.
+inline constexpr int64_t kExportFormatVersion = 1;
+
+// tokenizer.json: everything TextEncoder does, for a reader in another language.
+nlohmann::json tokenizer_json(const TextEncoderOptions& options, bool sentencepiece,
+                              int64_t vocab_size, int64_t num_ids);
+// TextEncoderOptions back from tokenizer.json; sift::Error naming `path` when a field is
+// missing or has the wrong type. *sentencepiece receives whether pieces are used.
+TextEncoderOptions encoder_options_from_json(const std::string& text, const std::string& path,
+                                             bool* sentencepiece);
+
+// sift_format.json: name, version, model type, input kind, quantization and the
+// checksums of the weights and of every other extra file.
+nlohmann::json format_json(const std::string& model, InputKind input, const std::string& quantize,
+                           uint32_t weights_crc, const std::map<std::string, std::string>& files);
+
+// Parses and checks sift_format.json of `path`: sift::Error when it is not ours, was
+// written by a newer format version, or an extra file's checksum does not match.
+nlohmann::json check_format(const std::string& text, const std::string& path,
+                            const std::map<std::string, std::string>& files);
+
+}  // namespace sift

@@ -1,0 +1,58 @@
+#include "framework/runtime/loss.h"
+
+namespace sift {
+
+LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_weights) {
+  LossOptions o;
+  o.multi_label = config.data.multi_label;
+  o.label_smoothing = config.train.label_smoothing;
+  o.sum = config.train.loss_reduction == "sum";
+  o.class_weights = class_weights;
+  return o;
+}
+
+torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
+  const int64_t n = batch.size();
+  auto targets = torch::zeros({n, classes}, torch::kFloat32);
+  float* t = targets.data_ptr<float>();
+  const auto total = static_cast<int64_t>(batch.label_lists.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t end = i + 1 < n ? batch.label_starts[i + 1] : total;
+    for (int64_t k = batch.label_starts[i]; k < end; ++k) t[i * classes + batch.label_lists[k]] = 1.0f;
+  }
+  return targets;
+}
+
+torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
+                         const LossOptions& options) {
+  namespace F = torch::nn::functional;
+  if (!options.multi_label) {
+    auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
+    if (options.sum) o.reduction(torch::kSum);
+    if (options.class_weights.defined()) o.weight(options.class_weights);
+    auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()},
+                                   torch::kInt64)
+                      .to(logits.device());
+    return F::cross_entropy(logits, labels, o);
+  }
+  auto targets = multi_hot(batch, logits.size(1)).to(logits.device());
+  if (options.label_smoothing > 0) {
+    targets = targets * (1.0 - options.label_smoothing) + 0.5 * options.label_smoothing;
+  }
+  auto o = F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum);
+  if (options.class_weights.defined()) o.pos_weight(options.class_weights);
+  auto loss = F::binary_cross_entropy_with_logits(logits.to(torch::kFloat32), targets, o);
+  return options.sum ? loss : loss / static_cast<double>(batch.size());
+}
+
+torch::Tensor balanced_pos_weight(const std::vector<uint64_t>& label_counts, uint64_t records) {
+  std::vector<float> w;
+  for (uint64_t count : label_counts) {
+    w.push_back(count == 0 || count >= records
+                    ? (count == 0 ? 0.0f : 1.0f)
+                    : static_cast<float>(records - count) / static_cast<float>(count));
+  }
+  return torch::tensor(w);
+}
+
+}  // namespace sift

@@ -1,0 +1,147 @@
+#include "framework/runtime/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace sift {
+
+ConfusionMatrix::ConfusionMatrix(int64_t classes)
+    : classes_(classes), cells_(static_cast<size_t>(classes * classes), 0) {}
+
+ConfusionMatrix ConfusionMatrix::from_cells(int64_t classes, std::vector<int64_t> cells) {
+  ConfusionMatrix m(classes);
+  if (cells.size() != m.cells_.size()) throw std::invalid_argument("ConfusionMatrix: wrong cell count");
+  m.cells_ = std::move(cells);
+  for (auto c : m.cells_) m.total_ += c;
+  return m;
+}
+
+void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
+  ++cells_[truth * classes_ + predicted];
+  ++total_;
+}
+
+int64_t ConfusionMatrix::row_sum(int64_t c) const {
+  int64_t s = 0;
+  for (int64_t p = 0; p < classes_; ++p) s += count(c, p);
+  return s;
+}
+
+int64_t ConfusionMatrix::column_sum(int64_t c) const {
+  int64_t s = 0;
+  for (int64_t t = 0; t < classes_; ++t) s += count(t, c);
+  return s;
+}
+
+double ConfusionMatrix::accuracy() const {
+  if (total_ == 0) return 0.0;
+  int64_t correct = 0;
+  for (int64_t c = 0; c < classes_; ++c) correct += count(c, c);
+  return static_cast<double>(correct) / static_cast<double>(total_);
+}
+
+double ConfusionMatrix::precision(int64_t c) const {
+  const int64_t predicted = column_sum(c);
+  return predicted == 0 ? 0.0 : static_cast<double>(count(c, c)) / predicted;
+}
+
+double ConfusionMatrix::recall(int64_t c) const {
+  const int64_t actual = row_sum(c);
+  return actual == 0 ? 0.0 : static_cast<double>(count(c, c)) / actual;
+}
+
+double ConfusionMatrix::f1(int64_t c) const {
+  const double p = precision(c), r = recall(c);
+  return p + r == 0.0 ? 0.0 : 2.0 * p * r / (p + r);
+}
+
+double ConfusionMatrix::macro_f1() const {
+  // Classes absent from both truth and predictions say nothing about this data set.
+  double sum = 0.0;
+  int64_t n = 0;
+  for (int64_t c = 0; c < classes_; ++c) {
+    if (row_sum(c) == 0 && column_sum(c) == 0) continue;
+    sum += f1(c);
+    ++n;
+  }
+  return n == 0 ? 0.0 : sum / static_cast<double>(n);
+}
+
+nlohmann::json per_class_json(const std::vector<std::string>& names,
+                              const std::vector<ClassScores>& scores) {
+  nlohmann::json per_class = nlohmann::json::array();
+  for (size_t c = 0; c < scores.size(); ++c) {
+    per_class.push_back({{"label", names[c]},
+                         {"precision", scores[c].precision},
+                         {"recall", scores[c].recall},
+                         {"f1", scores[c].f1},
+                         {"support", scores[c].support}});
+  }
+  return per_class;
+}
+
+namespace {
+
+// The label column of the text reports: as wide as the longest name, "label" at least.
+size_t label_width(const std::vector<std::string>& names) {
+  size_t width = 5;
+  for (const auto& n : names) width = std::max(width, n.size());
+  return width;
+}
+
+}  // namespace
+
+std::string per_class_table(const std::vector<std::string>& names,
+                            const std::vector<ClassScores>& scores) {
+  const size_t width = label_width(names);
+  std::string out = fmt::format("{:<{}}  precision  recall     f1  support\n", "label", width);
+  for (size_t c = 0; c < scores.size(); ++c) {
+    out += fmt::format("{:<{}}  {:9.4f}  {:6.4f}  {:6.4f}  {:7}\n", names[c], width,
+                       scores[c].precision, scores[c].recall, scores[c].f1, scores[c].support);
+  }
+  return out;
+}
+
+std::vector<ClassScores> ConfusionMatrix::class_scores() const {
+  std::vector<ClassScores> scores;
+  for (int64_t c = 0; c < classes_; ++c) {
+    scores.push_back({precision(c), recall(c), f1(c), row_sum(c)});
+  }
+  return scores;
+}
+
+nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) const {
+  const nlohmann::json per_class = per_class_json(names, class_scores());
+  nlohmann::json matrix = nlohmann::json::array();
+  for (int64_t c = 0; c < classes_; ++c) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int64_t p = 0; p < classes_; ++p) row.push_back(count(c, p));
+    matrix.push_back(row);
+  }
+  return {{"accuracy", accuracy()},
+          {"macro_f1", macro_f1()},
+          {"examples", total_},
+          {"per_class", per_class},
+          {"confusion", matrix}};
+}
+
+std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) const {
+  std::string out = per_class_table(names, class_scores());
+  out += fmt::format("accuracy {:.4f}  macro-F1 {:.4f}  examples {}\n\n", accuracy(), macro_f1(),
+                     total_);
+  out += "confusion matrix (rows: true label, columns: predicted)\n";
+  const size_t width = label_width(names);
+  out += fmt::format("{:<{}}", "", width);
+  for (int64_t p = 0; p < classes_; ++p) out += fmt::format(" {:>7}", p);
+  out += "\n";
+  for (int64_t c = 0; c < classes_; ++c) {
+    out += fmt::format("{:<{}}", names[c], width);
+    for (int64_t p = 0; p < classes_; ++p) out += fmt::format(" {:>7}", count(c, p));
+    out += fmt::format("   ({} = {})\n", c, names[c]);
+  }
+  return out;
+}
+
+}  // namespace sift

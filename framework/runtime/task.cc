@@ -1,0 +1,235 @@
+#include "framework/runtime/task.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "core/atomic_file.h"
+#include "datasets/paths.h"
+#include "datasets/stopwords.h"
+#include "datasets/tokenizer.h"
+#include "config/loader.h"
+#include "core/error.h"
+#include "models/model.h"
+
+namespace sift {
+namespace {
+
+FileFormat parse_format(const std::string& s) {
+  if (s == "tsv") return FileFormat::tsv;
+  if (s == "csv") return FileFormat::csv;
+  if (s == "label_first") return FileFormat::label_first;
+  if (s == "jsonl") return FileFormat::jsonl;
+  return FileFormat::fasttext;
+}
+
+LabelMapping parse_mapping(const std::string& s) {
+  if (s == "index0") return LabelMapping::index0;
+  if (s == "index1") return LabelMapping::index1;
+  return LabelMapping::name;
+}
+
+}  // namespace
+
+Folds folds_of(const SiftConfig& config) { return {config.data.folds, config.data.fold}; }
+
+void check_folds(const SiftConfig& config) {
+  const auto& d = config.data;
+  if (d.folds == 0) return;
+  if (d.fold >= d.folds) {
+    throw Error(fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
+                            "below {}).",
+                            d.fold, d.folds));
+  }
+  if (!d.test.path.empty()) {
+    throw Error("data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
+                "training data; leave data.test.path empty.");
+  }
+}
+
+TextFormat text_format(const SiftConfig& config, const std::string& split) {
+  const FormatConfig f = resolved_format(config, split);
+  TextFormat t;
+  t.format = parse_format(f.format);
+  t.text_columns = f.text;
+  t.label_column = f.label;
+  t.header = f.header;
+  t.encoding = f.encoding == "latin-1" ? TextEncoding::latin1 : TextEncoding::utf8;
+  t.unescape = f.unescape;
+  t.label_mapping = parse_mapping(f.label_mapping);
+  t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
+  t.on_bad_line = config.data.on_bad_line == "skip" ? BadLinePolicy::skip : BadLinePolicy::error;
+  t.truncate_long_lines = config.data.truncate_long_lines;
+  t.label_separator = config.data.label_separator;
+  return t;
+}
+
+std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split) {
+  const bool hashed_valid = config.data.valid.path.empty() && config.data.valid_split > 0.0;
+  const bool folds = config.data.folds > 0;
+  if (split == "test" && folds && config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
+    return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
+                      text_format(config, "train"), HashPart::held_out};
+  }
+  if (split == "valid" && config.data.valid.path.empty()) {
+    if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
+    return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
+                      text_format(config, "train"), HashPart::valid};
+  }
+  const auto& paths = split == "train"   ? config.data.train.path
+                      : split == "valid" ? config.data.valid.path
+                                         : config.data.test.path;
+  if (paths.empty()) return std::nullopt;
+  return SplitFiles{expand_paths(paths, "data." + split + ".path"), text_format(config, split),
+                    split == "train" && (hashed_valid || folds) ? HashPart::train : HashPart::all};
+}
+
+std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+                                        const LabelSet& declared_labels) {
+  auto source = split_files(config, split);
+  if (!source) return std::nullopt;
+  return ExampleStream(source->files, source->format, declared_labels.names(), source->part,
+                       config.data.valid_split, static_cast<uint64_t>(config.run.seed),
+                       folds_of(config));
+}
+
+std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
+                                           const TextEncoder& encoder, const LabelSet& labels,
+                                           bool training, int64_t rank,
+                                           int64_t world_size) {
+  auto source = split_files(config, split);
+  if (!source) return nullptr;
+  StreamOptions o;
+  o.rank = rank;
+  o.world_size = world_size;
+  o.format = source->format;
+  o.label_names = labels.names();
+  o.part = source->part;
+  o.valid_split = config.data.valid_split;
+  o.folds = folds_of(config);
+  o.seed = static_cast<uint64_t>(config.run.seed);
+  o.workers = config.data.workers;
+  o.prefetch = config.data.prefetch;
+  o.batch_size = training ? config.train.batch_size : 256;
+  o.multi_label = config.data.multi_label;
+  if (training) {
+    o.shuffle_buffer = config.data.shuffle_buffer;
+    o.shuffle_shards = config.data.shuffle_shards;
+    o.max_tokens = config.data.max_tokens;
+    o.bucket_window = config.data.bucket_window;
+  }
+  return std::make_unique<ShardedStream>(source->files, o, encoder, labels);
+}
+
+std::string empty_split_message(const std::string& split, const ShardedStream& stream) {
+  std::vector<std::string> paths;
+  for (const auto& s : stream.shards()) paths.push_back(s.path);
+  return fmt::format("the {} data ({}) holds no record", split, fmt::join(paths, ", "));
+}
+
+TextEncoderOptions encoder_options(const SiftConfig& config) {
+  TextEncoderOptions e;
+  e.tokenizer.lowercase = config.tokenizer.lowercase;
+  e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
+  e.tokenizer.drop_punctuation = config.tokenizer.drop_punctuation;
+  e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
+  e.kind = find_model(config.model.type).input;
+  e.ngrams = static_cast<int>(config.model.ngrams);
+  e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
+  e.max_length = config.data.max_length;
+  return e;
+}
+
+TextEncoder make_encoder(const Task& task) {
+  return TextEncoder(task.vocab, task.encoder, task.pieces);
+}
+
+uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path) {
+  auto train = open_split(config, "train", LabelSet::from_option(config.data.labels));
+  if (!train) throw Error("data.train.path: no training data is configured");
+  std::vector<std::string> sample;
+  std::mt19937_64 rng(static_cast<uint64_t>(config.run.seed));
+  uint64_t seen = 0;
+  Example example;
+  while (train->next(example)) {
+    ++seen;
+    if (sample.size() < lines) {
+      sample.push_back(example.text);
+      continue;
+    }
+    // Algorithm R: record `seen` replaces a kept one with probability lines / seen.
+    const uint64_t slot = std::uniform_int_distribution<uint64_t>(0, seen - 1)(rng);
+    if (slot < lines) sample[slot] = example.text;
+  }
+  if (sample.empty()) throw Error("the training data holds no record to sample");
+  std::string text;
+  for (auto& s : sample) {
+    for (char& c : s) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    text += s;
+    text += '\n';
+  }
+  write_file_atomically(path, text);
+  return sample.size();
+}
+
+Task build_task(const SiftConfig& config) {
+  Task task;
+  const bool pieces = config.tokenizer.type == "sentencepiece";
+  if (pieces) {
+    if (config.tokenizer.model.empty()) {
+      throw Error("tokenizer.model: The SentencePiece model file must be given (train one "
+                  "with `sift tokenizer train CONFIG`).");
+    }
+    task.pieces = SentencePieceModel::open(config.tokenizer.model);
+  }
+  task.labels = LabelSet::from_option(config.data.labels);
+  const bool collect_labels = task.labels.empty();
+  task.encoder = encoder_options(config);
+  auto train = open_split(config, "train", task.labels);
+  if (!train) throw Error("data.train.path: no training data is configured");
+
+  WordTokenizer tokenizer(task.encoder.tokenizer);
+  VocabBuilder builder(static_cast<size_t>(config.tokenizer.count_limit));
+  std::vector<std::string> tokens;
+  std::unordered_map<std::string, uint64_t> counts;
+  Example example;
+  while (train->next(example)) {
+    ++task.train_records;
+    if (example.labels.size() > 1 && !config.data.multi_label) {
+      throw Error(several_labels_message(
+          fmt::format("{}:{}", train->current_file(), example.line), example.labels));
+    }
+    if (!pieces) tokenizer.tokenize(example.text, tokens);
+    if (!pieces) builder.add(tokens);
+    for (const auto& label : example.labels) {
+      ++counts[label];
+      if (collect_labels) {
+        task.labels.add(label);
+      } else if (task.labels.id(label) < 0) {
+        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})",
+                                train->current_file(), example.line, label,
+                                fmt::join(task.labels.names(), ", ")));
+      }
+    }
+  }
+  task.train_skipped = train->skipped();
+  if (task.train_records == 0) {
+    throw Error(fmt::format("the training data ({}) holds no record",
+                            fmt::join(train->files(), ", ")));
+  }
+  if (collect_labels) task.labels.sort();
+  task.label_counts.assign(static_cast<size_t>(task.labels.size()), 0);
+  for (const auto& [name, count] : counts) task.label_counts[task.labels.id(name)] += count;
+  if (task.labels.size() < 2) {
+    throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
+                            task.labels.size()));
+  }
+  task.vocab = std::make_shared<Vocab>(builder.build(
+      static_cast<uint64_t>(config.tokenizer.min_count),
+      static_cast<uint64_t>(config.tokenizer.max_size)));
+  return task;
+}
+
+}  // namespace sift

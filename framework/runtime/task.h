@@ -1,0 +1,75 @@
+// What a run learns from its data before training: the label set, the vocabulary and
+// the encoder options; and the streams that read each split.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/example_stream.h"
+#include "datasets/labels.h"
+#include "datasets/sharded_stream.h"
+#include "datasets/text_encoder.h"
+#include "datasets/text_format.h"
+#include "datasets/vocab.h"
+#include "config/config.h"
+
+namespace sift {
+
+struct Task {
+  LabelSet labels;
+  std::shared_ptr<const Vocab> vocab;                  // word tokenizer
+  std::shared_ptr<const SentencePieceModel> pieces;    // or SentencePiece
+  TextEncoderOptions encoder;
+  uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
+  uint64_t train_skipped = 0;  // malformed records skipped in that pass
+  std::vector<uint64_t> label_counts;  // training records per label id
+};
+
+// Cross-validation folds (data.folds, data.fold).
+Folds folds_of(const SiftConfig& config);
+// Refuses a fold outside data.folds, or a test file given with cross-validation.
+void check_folds(const SiftConfig& config);
+
+// The resolved reading options of a split ("train", "valid", "test").
+TextFormat text_format(const SiftConfig& config, const std::string& split);
+
+// The files of a split and how to read them, or nothing when the config gives no data
+// for it. Without data.valid.path, validation is the hashed share of the training files.
+struct SplitFiles {
+  std::vector<std::string> files;
+  TextFormat format;
+  HashPart part = HashPart::all;
+};
+std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split);
+
+// A split's records one by one (the vocabulary pass).
+std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+                                        const LabelSet& declared_labels);
+
+// A split's batches, read by data.workers threads. Training streams shuffle; others
+// keep the file order. In a group of `world_size` processes, only rank `rank`'s part.
+std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
+                                           const TextEncoder& encoder, const LabelSet& labels,
+                                           bool training, int64_t rank = 0,
+                                           int64_t world_size = 1);
+
+// "the test data (a.tsv, b.tsv) holds no record".
+std::string empty_split_message(const std::string& split, const ShardedStream& stream);
+
+// The encoder of a task (each worker thread copies it).
+TextEncoder make_encoder(const Task& task);
+
+// Writes a uniform sample (reservoir sampling over every shard, not the first lines) of
+// at most `lines` training texts to `path`, one per line; returns how many it wrote.
+uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path);
+
+// Encoder options from the tokenizer and model options.
+TextEncoderOptions encoder_options(const SiftConfig& config);
+
+// One streaming pass over the training part: counts words into a bounded vocabulary,
+// collects labels (unless data.labels declares them) and counts records.
+Task build_task(const SiftConfig& config);
+
+}  // namespace sift

@@ -1,0 +1,159 @@
+#include "framework/train/distributed_training.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "core/error.h"
+
+namespace sift {
+namespace {
+
+constexpr char kFailed[] = "\x01sift-error\x01";
+
+std::string task_bytes(const Task& task) {
+  nlohmann::json j;
+  j["labels"] = task.labels.names();
+  j["train_records"] = task.train_records;
+  j["train_skipped"] = task.train_skipped;
+  j["label_counts"] = task.label_counts;
+  std::vector<std::string> words;
+  std::vector<uint64_t> counts;
+  for (int64_t id = Vocab::kUnk + 1; id < task.vocab->size(); ++id) {
+    words.push_back(task.vocab->word(id));
+    counts.push_back(task.vocab->count(id));
+  }
+  j["words"] = std::move(words);
+  j["counts"] = std::move(counts);
+  return j.dump();
+}
+
+Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
+  const auto j = nlohmann::json::parse(bytes);
+  Task task;
+  task.labels = LabelSet(j["labels"].get<std::vector<std::string>>());
+  task.train_records = j["train_records"].get<uint64_t>();
+  task.train_skipped = j["train_skipped"].get<uint64_t>();
+  task.label_counts = j["label_counts"].get<std::vector<uint64_t>>();
+  auto vocab = std::make_shared<Vocab>();
+  const auto& words = j["words"];
+  const auto& counts = j["counts"];
+  for (size_t i = 0; i < words.size(); ++i) {
+    vocab->add(words[i].get<std::string>(), counts[i].get<uint64_t>());
+  }
+  task.vocab = std::move(vocab);
+  task.encoder = encoder_options(config);
+  if (config.tokenizer.type == "sentencepiece") {
+    task.pieces = SentencePieceModel::open(config.tokenizer.model);
+  }
+  return task;
+}
+
+}  // namespace
+
+int64_t world_size_of(const Distributed* dist) { return dist ? dist->world_size() : 1; }
+bool is_primary(const Distributed* dist) { return dist == nullptr || dist->is_primary(); }
+
+DistributedOptions distributed_options(const SiftConfig& config) {
+  DistributedOptions o;
+  o.timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
+  o.backend = config.run.dist_backend;
+  o.bucket_mb = config.train.bucket_mb;
+  o.device = parse_device(config.run.device);
+  return o;
+}
+
+std::shared_ptr<Distributed> join_for_training(const SiftConfig& config) {
+  auto dist = join_from_environment(distributed_options(config));
+  if (dist && config.run.threads == 0) {
+    const char* local = std::getenv("LOCAL_WORLD_SIZE");
+    const int64_t ranks_here = local ? std::max<int64_t>(1, std::atoll(local)) : 1;
+    const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+    at::set_num_threads(static_cast<int>(std::max<int64_t>(1, cores / ranks_here)));
+  }
+  return dist;
+}
+
+std::string on_primary(Distributed* dist, const std::string& key,
+                       const std::function<std::string()>& make) {
+  if (dist == nullptr) return make();
+  if (!dist->is_primary()) {
+    const std::string got = dist->share_from_primary(key, "");
+    if (got.rfind(kFailed, 0) == 0) {
+      throw Error(fmt::format("rank 0 failed: {}", got.substr(sizeof(kFailed) - 1)));
+    }
+    return got;
+  }
+  std::string value;
+  try {
+    value = make();
+  } catch (const std::exception& e) {
+    dist->share_from_primary(key, kFailed + std::string(e.what()));
+    throw;
+  }
+  return dist->share_from_primary(key, value);
+}
+
+Task build_shared_task(const SiftConfig& config, Distributed* dist) {
+  if (dist == nullptr) return build_task(config);
+  Task built;
+  const std::string bytes = on_primary(dist, "task", [&] {
+    built = build_task(config);
+    return task_bytes(built);
+  });
+  return dist->is_primary() ? built : task_from_bytes(config, bytes);
+}
+
+double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int64_t total_examples,
+                       int64_t world_size) {
+  const auto world = static_cast<double>(world_size);
+  if (loss_reduction == "sum") return world;
+  return world * static_cast<double>(examples) / static_cast<double>(std::max<int64_t>(total_examples, 1));
+}
+
+void reduce_evaluation(Distributed* dist, Evaluation& e) {
+  if (dist == nullptr) return;
+  std::vector<double> loss{e.loss * static_cast<double>(e.examples())};
+  dist->sum(loss);
+  if (e.multi_label) {
+    std::vector<int64_t> counts = e.multi.counts();
+    dist->sum(counts);
+    e.multi = MultiLabelCounts::from_counts(e.multi.classes(), counts);
+  } else {
+    std::vector<int64_t> cells = e.confusion.cells();
+    dist->sum(cells);
+    e.confusion = ConfusionMatrix::from_cells(e.confusion.classes(), std::move(cells));
+  }
+  e.loss = e.examples() > 0 ? loss[0] / static_cast<double>(e.examples()) : 0.0;
+}
+
+std::string rank_blob(const std::string& name, int64_t rank) {
+  return rank == 0 ? name : fmt::format("{}.{}", name, rank);
+}
+
+std::map<std::string, std::string> gather_rank_blobs(Distributed* dist,
+                                                     const std::map<std::string, std::string>& mine) {
+  if (dist == nullptr) return mine;
+  std::map<std::string, std::string> out;
+  // The same names in the same order on every rank (std::map): one all-gather per name.
+  for (const auto& [name, bytes] : mine) {
+    auto all = dist->all_gather(bytes);
+    if (!dist->is_primary()) continue;
+    for (size_t r = 0; r < all.size(); ++r) out[rank_blob(name, static_cast<int64_t>(r))] = std::move(all[r]);
+  }
+  return out;
+}
+
+void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size) {
+  const int64_t saved = meta.value("world_size", int64_t{1});
+  if (saved == world_size) return;
+  throw Error(fmt::format(
+      "{} was written by a run of {} process(es) and this one has {}: each rank's data "
+      "position is saved, so resume it with the same number of processes (sift launch "
+      "--nproc {}, or WORLD_SIZE={}), or start a new run with train.init_from",
+      path, saved, world_size, saved, saved));
+}
+
+}  // namespace sift

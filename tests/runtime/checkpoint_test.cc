@@ -1,0 +1,241 @@
+#include "framework/runtime/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/error.h"
+#include "tests/test_files.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_dir() {
+  std::string pattern = ::testing::TempDir() + "sift_checkpoint_XXXXXX";
+  return std::string(mkdtemp(pattern.data()));
+}
+
+
+
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a sift::Error";
+  return "";
+}
+
+::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
+                                    const std::string& text, const std::string& sub) {
+  if (text.find(sub) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << text_expr << " does not contain " << sub_expr
+                                       << "\n  text: " << text << "\n  want: " << sub;
+}
+#define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
+
+// Header: magic (8), version (4), body length (8), CRC-32 (4).
+constexpr size_t kHeader = 24;
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir();
+    path_ = dir_ + "/m.ckpt";
+    torch::manual_seed(3);
+    module_ = torch::nn::Linear(5, 3);
+    Checkpoint c;
+    c.meta = {{"model", "linear"}, {"step", 17}};
+    c.blobs["model"] = module_bytes(*module_);
+    c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
+    save_checkpoint(path_, c);
+  }
+  std::string dir_, path_;
+  torch::nn::Linear module_{nullptr};
+};
+
+TEST_F(CheckpointTest, RoundTripRestoresWeightsAndMeta) {
+  const Checkpoint c = load_checkpoint(path_);
+  EXPECT_EQ(c.meta["model"], "linear");
+  EXPECT_EQ(c.meta["step"], 17);
+  ASSERT_EQ(c.blobs.count("model"), 1u);
+  EXPECT_EQ(c.blobs.at("extra"), std::string("\0\1\2 bytes", 9));
+  torch::manual_seed(99);
+  torch::nn::Linear other(5, 3);
+  ASSERT_FALSE(torch::equal(other->weight, module_->weight));
+  load_module_bytes(*other, c.blobs.at("model"), path_);
+  EXPECT_TRUE(torch::equal(other->weight, module_->weight));
+  EXPECT_TRUE(torch::equal(other->bias, module_->bias));
+}
+
+// Tensor sections are serialised while the file is written; the file is byte for byte
+// the one a blob of module_bytes gives, and reads back as that blob.
+TEST_F(CheckpointTest, TensorSectionsWriteTheSameFileAsBlobs) {
+  Checkpoint c;
+  c.meta = {{"model", "linear"}, {"step", 17}};
+  c.tensor_blobs["model"] = named_tensors(*module_);
+  c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
+  const std::string streamed = dir_ + "/streamed.ckpt";
+  save_checkpoint(streamed, c);
+  EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
+  EXPECT_EQ(load_checkpoint(streamed).blobs.at("model"), module_bytes(*module_));
+  c.blobs["model"] = "clash";
+  EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'model' given twice");
+}
+
+// Weights left on disk are read straight into the module, with the same checks.
+TEST_F(CheckpointTest, WeightsLeftOnDiskLoadLikeABlob) {
+  const Checkpoint c = load_checkpoint(path_, {"model"});
+  EXPECT_EQ(c.blobs.count("model"), 0u);
+  ASSERT_EQ(c.on_disk.count("model"), 1u);
+  EXPECT_EQ(c.blobs.at("extra"), std::string("\0\1\2 bytes", 9));
+  EXPECT_EQ(c.on_disk.at("model").size, module_bytes(*module_).size());
+  torch::manual_seed(99);
+  torch::nn::Linear other(5, 3);
+  ASSERT_FALSE(torch::equal(other->weight, module_->weight));
+  load_model_weights(*other, c, path_);
+  EXPECT_TRUE(torch::equal(other->weight, module_->weight));
+  EXPECT_TRUE(torch::equal(other->bias, module_->bias));
+  torch::nn::Linear wrong(4, 3);
+  const std::string m = error_of([&] { load_model_weights(*wrong, c, path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "[3, 5]");
+  Checkpoint empty;
+  EXPECT_CONTAINS(error_of([&] { load_model_weights(*other, empty, path_); }), "no model weights");
+}
+
+TEST_F(CheckpointTest, WeightsOnDiskComeFromTheFileThatWasChecked) {
+  const Checkpoint c = load_checkpoint(path_, {"model"});
+  torch::manual_seed(7);
+  torch::nn::Linear newer(5, 3);
+  Checkpoint replacement;
+  replacement.meta = {{"model", "linear"}};
+  replacement.tensor_blobs["model"] = named_tensors(*newer);
+  save_checkpoint(path_, replacement);  // renamed over the file read above
+  torch::nn::Linear loaded(5, 3);
+  load_model_weights(*loaded, c, path_);
+  EXPECT_TRUE(torch::equal(loaded->weight, module_->weight));
+  EXPECT_FALSE(torch::equal(loaded->weight, newer->weight));
+}
+
+TEST_F(CheckpointTest, LeavesNoTemporaryFile) {
+  EXPECT_TRUE(fs::exists(path_));
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename(), "m.ckpt");
+  }
+}
+
+TEST_F(CheckpointTest, OverwriteReplacesTheFile) {
+  Checkpoint c;
+  c.meta = {{"model", "second"}};
+  save_checkpoint(path_, c);
+  EXPECT_EQ(load_checkpoint(path_).meta["model"], "second");
+  EXPECT_TRUE(load_checkpoint(path_).blobs.empty());
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+}
+
+TEST_F(CheckpointTest, OptimizerStateRoundTrips) {
+  torch::optim::Adam adam(module_->parameters(), torch::optim::AdamOptions(0.01));
+  auto loss = module_->forward(torch::ones({2, 5})).sum();
+  loss.backward();
+  adam.step();
+  const std::string bytes = optimizer_bytes(adam);
+  torch::optim::Adam restored(module_->parameters(), torch::optim::AdamOptions(0.01));
+  load_optimizer_bytes(restored, bytes, path_);
+  EXPECT_EQ(optimizer_bytes(restored), bytes);
+}
+
+TEST_F(CheckpointTest, RandomBytesAreNotACheckpoint) {
+  const std::string other = dir_ + "/random.ckpt";
+  std::string bytes(4096, '\0');
+  uint32_t x = 12345;
+  for (auto& b : bytes) b = static_cast<char>((x = x * 1664525u + 1013904223u) >> 24);
+  testing::write_file(other, bytes);
+  const std::string m = error_of([&] { load_checkpoint(other); });
+  EXPECT_CONTAINS(m, other);
+  EXPECT_CONTAINS(m, "is not a Sift checkpoint");
+}
+
+TEST_F(CheckpointTest, EmptyFileIsNotACheckpoint) {
+  testing::write_file(path_, "");
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "is not a Sift checkpoint");
+}
+
+TEST_F(CheckpointTest, TruncatedBody) {
+  const std::string bytes = testing::slurp(path_);
+  testing::write_file(path_, bytes.substr(0, bytes.size() - 100));
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "truncated");
+}
+
+TEST_F(CheckpointTest, TruncatedInsideTheHeader) {
+  testing::write_file(path_, testing::slurp(path_).substr(0, 12));
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "truncated");
+}
+
+TEST_F(CheckpointTest, FlippedByteFailsTheChecksum) {
+  std::string bytes = testing::slurp(path_);
+  ASSERT_GT(bytes.size(), kHeader + 200);
+  bytes[bytes.size() / 2] ^= 0x40;
+  testing::write_file(path_, bytes);
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "corrupted");
+  EXPECT_CONTAINS(m, "checksum");
+}
+
+TEST_F(CheckpointTest, FlippedFirstBodyByteFailsTheChecksum) {
+  std::string bytes = testing::slurp(path_);
+  bytes[kHeader] ^= 0x01;
+  testing::write_file(path_, bytes);
+  EXPECT_CONTAINS(error_of([&] { load_checkpoint(path_); }), "checksum");
+}
+
+TEST_F(CheckpointTest, NewerFormatVersion) {
+  std::string bytes = testing::slurp(path_);
+  const uint32_t newer = kCheckpointVersion + 1;
+  std::memcpy(&bytes[8], &newer, sizeof(newer));
+  testing::write_file(path_, bytes);
+  const std::string m = error_of([&] { load_checkpoint(path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "newer");
+}
+
+TEST_F(CheckpointTest, MissingFile) {
+  const std::string m = error_of([&] { load_checkpoint(dir_ + "/absent.ckpt"); });
+  EXPECT_CONTAINS(m, dir_ + "/absent.ckpt");
+}
+
+TEST_F(CheckpointTest, WeightsOfAnotherShapeAreRefused) {
+  const Checkpoint c = load_checkpoint(path_);
+  torch::nn::Linear wrong(4, 3);
+  const std::string m = error_of([&] { load_module_bytes(*wrong, c.blobs.at("model"), path_); });
+  EXPECT_CONTAINS(m, path_);
+  EXPECT_CONTAINS(m, "do not fit");
+  EXPECT_CONTAINS(m, "'weight'");
+  EXPECT_CONTAINS(m, "[3, 5]");
+}
+
+TEST_F(CheckpointTest, GarbageWeightBytesAreRefused) {
+  torch::nn::Linear target(5, 3);
+  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }),
+                  path_);
+}
+
+TEST_F(CheckpointTest, UnwritableDirectoryIsASiftError) {
+  Checkpoint c;
+  c.meta = {{"model", "x"}};
+  const std::string m = error_of([&] { save_checkpoint(dir_ + "/no/such/dir/m.ckpt", c); });
+  EXPECT_CONTAINS(m, "no/such/dir");
+}
+
+}  // namespace
+}  // namespace sift

@@ -1,0 +1,350 @@
+// TorchScript export: for every model type, the logits of the training module, of the
+// export loaded in C++ and of the export loaded in Python (examples/classify.py under
+// /usr/bin/python3, with its own tokenizer) agree on real TREC questions; and each kind
+// of bad file gets one clear error.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "datasets/sentencepiece.h"
+#include "config/loader.h"
+#include "core/error.h"
+#include "framework/runtime/export.h"
+#include "framework/runtime/export_format.h"
+#include "framework/runtime/task.h"
+#include "tests/test_files.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kData = SIFT_SHARED_DATA;
+const std::string kSource = SIFT_SOURCE_DIR;
+constexpr double kTolerance = 1e-5;
+
+const std::string& temp_dir() {
+  static const std::string dir = [] {
+    std::string pattern = ::testing::TempDir() + "sift_export_XXXXXX";
+    return std::string(mkdtemp(pattern.data()));
+  }();
+  return dir;
+}
+
+
+
+std::vector<std::string> trec_options() {
+  return {"data.train.path=[" + kData + "/trec/TREC.train.all]",
+          "data.test.path=[" + kData + "/trec/TREC.test.all]", "data.format=label_first",
+          "data.encoding=latin-1", "run.threads=1"};
+}
+
+// A SentencePiece model of TREC's training questions, trained once per process.
+const std::string& piece_model() {
+  static const std::string path = [] {
+    const SiftConfig config = load_config("", trec_options());
+    const std::string text = temp_dir() + "/trec.txt";
+    sample_training_text(config, 100000, text);
+    const std::string prefix = temp_dir() + "/trec_pieces";
+    train_sentencepiece(text, prefix, 500, "unigram", {{"shrinking_factor", "0.5"}});
+    return prefix + ".model";
+  }();
+  return path;
+}
+
+// A freshly initialised model with TREC's vocabulary and labels; every weight is moved
+// by random noise so that no layer is all zeros (fastText's output layer starts so).
+ModelBundle fresh_bundle(std::vector<std::string> overrides) {
+  auto options = trec_options();
+  for (auto& o : overrides) {
+    if (o == "tokenizer.model=PIECES") o = "tokenizer.model=" + piece_model();
+  }
+  options.insert(options.end(), overrides.begin(), overrides.end());
+  ModelBundle b;
+  b.config = load_config("", options);
+  b.task = build_task(b.config);
+  torch::manual_seed(7);
+  b.model = create_model(b.config, b.task);
+  torch::NoGradGuard no_grad;
+  for (auto& p : b.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
+  b.model->eval();
+  return b;
+}
+
+// TREC test questions, plus texts that test the tokenizers' corners: empty, only unknown
+// words, capitals outside ASCII, punctuation, and a long text.
+std::vector<std::string> test_texts(const SiftConfig& config) {
+  auto split = open_split(config, "test", LabelSet());
+  std::vector<std::string> texts;
+  std::string long_text;
+  Example example;
+  while (split->next(example) && texts.size() < 80) {
+    texts.push_back(example.text);
+    long_text += example.text + " ";
+  }
+  texts.push_back("");
+  texts.push_back("zzqxj wwvkkq");
+  texts.push_back("WHAT IS the ÉCOLE's name in ΑΘΗΝΑ, Straße or МОСКВА?!");
+  texts.push_back("tabs\tand\u00a0no-break spaces ... (parentheses) \"quotes\"");
+  texts.push_back(long_text);
+  return texts;
+}
+
+torch::Tensor logits_of(ModelBundle& b, const std::vector<std::string>& texts) {
+  TextEncoder encoder = make_encoder(b.task);
+  RawBatch batch;
+  std::vector<int64_t> ids;
+  for (const auto& text : texts) {
+    encoder.encode(text, ids);
+    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
+    batch.ids.insert(batch.ids.end(), ids.begin(), ids.end());
+    batch.labels.push_back(0);
+  }
+  torch::NoGradGuard no_grad;
+  return b.model->forward(to_input(batch, b.task.encoder.kind, torch::kCPU));
+}
+
+// The logits examples/classify.py computes for `texts` from the exported file alone.
+torch::Tensor python_logits(const std::string& model, const std::vector<std::string>& texts) {
+  const std::string input = model + ".texts", output = model + ".logits", err = model + ".err";
+  std::string lines;
+  for (const auto& t : texts) lines += t + "\n";
+  testing::write_file(input, lines);
+  const std::string command = "/usr/bin/python3 " + kSource + "/examples/classify.py " + model +
+                              " " + input + " --logits >" + output + " 2>" + err;
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(status, 0) << testing::slurp(err);
+  std::vector<torch::Tensor> rows;
+  std::istringstream in(testing::slurp(output));
+  for (std::string line; std::getline(in, line);) {
+    rows.push_back(torch::tensor(nlohmann::json::parse(line).get<std::vector<double>>(),
+                                 torch::kFloat64));
+  }
+  if (rows.size() != texts.size()) {
+    ADD_FAILURE() << "classify.py printed " << rows.size() << " rows for " << texts.size()
+                  << " texts\n" << testing::slurp(err);
+    return torch::zeros({0});
+  }
+  return torch::stack(rows).to(torch::kFloat32);
+}
+
+// Bytes of an export's parameters and buffers.
+double weight_bytes(const ModelBundle& b) {
+  auto& module = static_cast<ScriptedClassifierImpl&>(*b.model).script();
+  double bytes = 0;
+  for (const auto& p : module.named_parameters(false)) bytes += p.value.nbytes();
+  for (const auto& p : module.named_buffers(false)) bytes += p.value.nbytes();
+  return bytes;
+}
+
+double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+struct ModelCase {
+  std::string name;
+  std::vector<std::string> overrides;
+};
+
+// The test names of ctest show the case's name, not its bytes.
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.name; }
+
+class ExportEveryModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(ExportEveryModel, TrainingModuleCppExportAndPythonExportAgree) {
+  ModelBundle trained = fresh_bundle(GetParam().overrides);
+  const std::string path = temp_dir() + "/" + GetParam().name + ".pt";
+  export_run(trained, path);
+  const auto texts = test_texts(trained.config);
+  const torch::Tensor expected = logits_of(trained, texts);
+  ASSERT_GT(expected.std().item<double>(), 1e-3) << "logits too uniform to tell models apart";
+
+  ModelBundle loaded = load_export(path);
+  EXPECT_EQ(loaded.task.labels.names(), trained.task.labels.names());
+  const torch::Tensor cpp = logits_of(loaded, texts);
+  ASSERT_EQ(cpp.sizes(), expected.sizes());
+  EXPECT_LT(max_diff(cpp, expected), kTolerance);
+  EXPECT_TRUE(torch::equal(cpp.argmax(1), expected.argmax(1)));
+
+  const torch::Tensor python = python_logits(path, texts);
+  ASSERT_EQ(python.sizes(), expected.sizes());
+  EXPECT_LT(max_diff(python, expected), kTolerance);
+  EXPECT_TRUE(torch::equal(python.argmax(1), expected.argmax(1)));
+}
+
+// int8 weights: a smaller file whose C++ and Python logits agree with each other and stay
+// close to fp32's.
+TEST_P(ExportEveryModel, Int8ExportIsSmallerAndAgreesAcrossLanguages) {
+  ModelBundle trained = fresh_bundle(GetParam().overrides);
+  const std::string fp32 = temp_dir() + "/" + GetParam().name + "_fp32.pt";
+  const std::string int8 = temp_dir() + "/" + GetParam().name + "_int8.pt";
+  export_run(trained, fp32);
+  export_run(trained, int8, ExportOptions{"int8"});
+  EXPECT_LT(fs::file_size(int8), fs::file_size(fp32));
+  const auto texts = test_texts(trained.config);
+  const torch::Tensor expected = logits_of(trained, texts);
+  ModelBundle loaded = load_export(int8);
+  // 1 byte a weight instead of 4, plus a 4-byte scale per row (12 of 32 bytes at dim 8).
+  EXPECT_LT(weight_bytes(loaded), 0.4 * weight_bytes(load_export(fp32)));
+  const torch::Tensor cpp = logits_of(loaded, texts);
+  const double scale = expected.abs().max().item<double>();
+  EXPECT_LT(max_diff(cpp, expected), 0.1 * scale);
+  EXPECT_GT(max_diff(cpp, expected), 0.0) << "int8 should not be bit-identical";
+  const torch::Tensor python = python_logits(int8, texts);
+  ASSERT_EQ(python.sizes(), cpp.sizes());
+  EXPECT_LT(max_diff(python, cpp), kTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ExportEveryModel,
+    ::testing::Values(
+        ModelCase{"fasttext_bigrams",
+                  {"model.type=fasttext", "model.dim=16", "model.ngrams=2",
+                   "model.buckets=20000", "data.max_length=12"}},
+        ModelCase{"fasttext_pieces",
+                  {"model.type=fasttext", "model.dim=16", "model.ngrams=3",
+                   "model.buckets=5000", "tokenizer.type=sentencepiece",
+                   "tokenizer.model=PIECES"}},
+        ModelCase{"textcnn",
+                  {"model.type=textcnn", "model.dim=16", "model.filters=8",
+                   "model.widths=[1, 3, 5]"}},
+        ModelCase{"textcnn_pieces",
+                  {"model.type=textcnn", "model.dim=12", "model.filters=6",
+                   "tokenizer.type=sentencepiece", "tokenizer.model=PIECES",
+                   "data.max_length=10"}},
+        ModelCase{"bilstm_max",
+                  {"model.type=rnn", "model.cell=lstm", "model.dim=16", "model.hidden=12",
+                   "model.layers=2", "model.bidirectional=true", "model.pooling=max"}},
+        ModelCase{"gru_mean",
+                  {"model.type=rnn", "model.cell=gru", "model.dim=16", "model.hidden=10",
+                   "model.layers=1", "model.bidirectional=false", "model.pooling=mean"}},
+        ModelCase{"lstm_attention",
+                  {"model.type=rnn", "model.cell=lstm", "model.dim=16", "model.hidden=8",
+                   "model.layers=1", "model.bidirectional=true", "model.pooling=attention",
+                   "tokenizer.lowercase=false", "tokenizer.split_punctuation=false"}},
+        ModelCase{"transformer_cls_learned",
+                  {"model.type=transformer", "model.dim=16", "model.heads=4",
+                   "model.layers=2", "model.ff_dim=32", "model.pooling=cls",
+                   "model.positions=learned", "model.max_positions=64"}},
+        ModelCase{"transformer_mean_sinusoidal",
+                  {"model.type=transformer", "model.dim=16", "model.heads=2",
+                   "model.layers=1", "model.ff_dim=24", "model.pooling=mean",
+                   "model.positions=sinusoidal", "model.max_positions=8"}},
+        ModelCase{"transformer_max",
+                  {"model.type=transformer", "model.dim=8", "model.heads=2", "model.layers=2",
+                   "model.ff_dim=16", "model.pooling=max", "model.max_positions=32"}}),
+    [](const ::testing::TestParamInfo<ModelCase>& param_info) { return param_info.param.name; });
+
+// ---- bad files ------------------------------------------------------------------------
+
+class ExportFile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(temp_dir() + "/good.pt");
+    ModelBundle b = fresh_bundle({"model.type=fasttext", "model.dim=16", "model.ngrams=2",
+                                  "model.buckets=20000"});
+    export_run(b, *path_);
+  }
+  static void TearDownTestSuite() { delete path_; }
+  static std::string* path_;
+};
+std::string* ExportFile::path_ = nullptr;
+
+TEST_F(ExportFile, TruncatedFileIsNamed) {
+  const std::string bytes = testing::slurp(*path_);
+  const std::string bad = temp_dir() + "/truncated.pt";
+  testing::write_file(bad, bytes.substr(0, bytes.size() / 2));
+  const std::string message = error_of([&] { load_export(bad); });
+  EXPECT_NE(message.find(bad + " is truncated or corrupted"), std::string::npos) << message;
+}
+
+TEST_F(ExportFile, FlippedWeightByteIsCaughtByTheChecksum) {
+  std::string bytes = testing::slurp(*path_);
+  // The 20000 x 16 embedding fills most of the file: its middle is weight data.
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+  const std::string bad = temp_dir() + "/flipped.pt";
+  testing::write_file(bad, bytes);
+  const std::string message = error_of([&] { load_export(bad); });
+  EXPECT_NE(message.find(bad + " is corrupted"), std::string::npos) << message;
+  EXPECT_NE(message.find("weights"), std::string::npos) << message;
+}
+
+TEST_F(ExportFile, FilesThatAreNotOursAreRefused) {
+  const std::string text = temp_dir() + "/notes.pt";
+  testing::write_file(text, "just some text\n");
+  std::string message = error_of([&] { load_export(text); });
+  EXPECT_NE(message.find(text + " is not a Sift export"), std::string::npos) << message;
+
+  // A TorchScript archive, but from someone else.
+  torch::jit::Module other("other.Module");
+  other.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
+  const std::string foreign = temp_dir() + "/foreign.pt";
+  other.save(foreign);
+  message = error_of([&] { load_export(foreign); });
+  EXPECT_NE(message.find(foreign + " is a TorchScript file but not a Sift export"),
+            std::string::npos)
+      << message;
+
+  message = error_of([&] { load_model(temp_dir() + "/missing.pt"); });
+  EXPECT_NE(message.find("missing.pt is not a run folder or an exported model"),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(ExportFile, NewerFormatVersionIsRefusedByCppAndPython) {
+  torch::jit::ExtraFilesMap extra;
+  for (const char* name : {kExportFormatFile, kExportTokenizerFile, kExportLabelsFile,
+                           kExportVocabFile, kExportConfigFile}) {
+    extra[name] = "";
+  }
+  torch::jit::Module module = torch::jit::load(*path_, torch::kCPU, extra);
+  auto format = nlohmann::json::parse(extra[kExportFormatFile]);
+  format["version"] = kExportFormatVersion + 1;
+  extra[kExportFormatFile] = format.dump();
+  const std::string newer = temp_dir() + "/newer.pt";
+  module.save(newer, extra);
+  const std::string message = error_of([&] { load_export(newer); });
+  EXPECT_NE(message.find(newer + " is in Sift export format version 2, newer than this sift "
+                                 "reads (up to 1)"),
+            std::string::npos)
+      << message;
+
+  const std::string err = newer + ".err";
+  const int status = std::system(("/usr/bin/python3 " + kSource + "/examples/classify.py " +
+                                  newer + " </dev/null 2>" + err)
+                                     .c_str());
+  EXPECT_NE(status, 0);
+  EXPECT_NE(testing::slurp(err).find("format version 2"), std::string::npos) << testing::slurp(err);
+}
+
+TEST_F(ExportFile, ExtraFilesHoldEverythingTheTokenizerNeeds) {
+  torch::jit::ExtraFilesMap extra{{kExportTokenizerFile, ""}, {kExportFormatFile, ""}};
+  torch::jit::load(*path_, torch::kCPU, extra);
+  const auto tokenizer = nlohmann::json::parse(extra[kExportTokenizerFile]);
+  EXPECT_EQ(tokenizer["type"], "word");
+  EXPECT_EQ(tokenizer["ngrams"], 2);
+  EXPECT_EQ(tokenizer["buckets"], 20000);
+  EXPECT_EQ(tokenizer["lowercase"], true);
+  EXPECT_EQ(tokenizer["input"], "bag");
+  const auto format = nlohmann::json::parse(extra[kExportFormatFile]);
+  EXPECT_EQ(format["format"], "sift-export");
+  EXPECT_EQ(format["model"], "fasttext");
+  EXPECT_EQ(format["version"], kExportFormatVersion);
+}
+
+}  // namespace
+}  // namespace sift
