@@ -1,0 +1,25 @@
+// What the option checks need to know of a model type. Declared here, below models/, so
+// that config's one validate() can check a config against the model it names; each
+// model's registry entry (models/registry.cc) carries one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sift {
+
+struct ModelTraits {
+  std::string name;     // model.type
+  std::string summary;  // one line for `sift config --reference` and errors
+  // The model.* keys this model reads; any other explicitly set model.* key is refused.
+  std::vector<std::string> options;
+  // It has blocks that train.gradient_checkpointing can re-run in backward.
+  bool recomputation = false;
+  // It trains under bf16 / fp16 autocast.
+  bool bf16 = true;
+  bool fp16 = true;
+  // Its embedding tables can take sparse gradients (used with plain SGD).
+  bool sparse_gradients = false;
+};
+
+}  // namespace sift
