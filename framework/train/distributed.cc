@@ -244,15 +244,21 @@ Distributed::Distributed(const DistributedEnv& env, const DistributedOptions& op
   impl_->connect();
 }
 
+Distributed::Distributed() = default;
 Distributed::~Distributed() = default;
 
-int64_t Distributed::rank() const { return impl_->env.rank; }
-int64_t Distributed::world_size() const { return impl_->env.world_size; }
-const std::string& Distributed::backend() const { return impl_->backend; }
-double Distributed::gradient_seconds() const { return impl_->gradient_seconds; }
-int64_t Distributed::gradient_calls() const { return impl_->gradient_calls; }
+// A group of one (impl_ null) answers every call from its own values.
+int64_t Distributed::rank() const { return impl_ ? impl_->env.rank : 0; }
+int64_t Distributed::world_size() const { return impl_ ? impl_->env.world_size : 1; }
+const std::string& Distributed::backend() const {
+  static const std::string none = "none";
+  return impl_ ? impl_->backend : none;
+}
+double Distributed::gradient_seconds() const { return impl_ ? impl_->gradient_seconds : 0.0; }
+int64_t Distributed::gradient_calls() const { return impl_ ? impl_->gradient_calls : 0; }
 
 void Distributed::broadcast_parameters(torch::nn::Module& module) {
+  if (!impl_) return;
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> tensors;
   for (auto& p : module.parameters()) tensors.push_back(p);
@@ -261,6 +267,7 @@ void Distributed::broadcast_parameters(torch::nn::Module& module) {
 }
 
 BatchAgreement Distributed::agree_on_batch(bool has_batch, int64_t examples) {
+  if (!impl_) return {has_batch, examples};
   auto t = torch::tensor({has_batch ? int64_t{1} : int64_t{0}, examples}, torch::kInt64);
   impl_->all_reduce(t, "agreement on the next batch");
   return {t[0].item<int64_t>() > 0, t[1].item<int64_t>()};
@@ -320,6 +327,7 @@ torch::Tensor Distributed::Impl::average_sparse(const torch::Tensor& param,
 }
 
 void Distributed::average_gradients(torch::nn::Module& module) {
+  if (!impl_) return;
   const auto start = Clock::now();
   auto& impl = *impl_;
   if (!impl.sparse_known) {
@@ -344,24 +352,28 @@ void Distributed::average_gradients(torch::nn::Module& module) {
 }
 
 void Distributed::sum(std::vector<double>& values) {
+  if (!impl_) return;
   auto t = torch::tensor(values, torch::kFloat64);
   impl_->all_reduce(t, "sum");
   std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
 }
 
 void Distributed::sum(std::vector<int64_t>& values) {
+  if (!impl_) return;
   auto t = torch::tensor(values, torch::kInt64);
   impl_->all_reduce(t, "sum");
   std::memcpy(values.data(), t.data_ptr<int64_t>(), values.size() * sizeof(int64_t));
 }
 
 bool Distributed::primary_says(bool flag) {
+  if (!impl_) return flag;
   auto t = torch::tensor({flag ? int64_t{1} : int64_t{0}}, torch::kInt64);
   impl_->broadcast(t, "broadcast");
   return t.item<int64_t>() != 0;
 }
 
 std::vector<std::string> Distributed::all_gather(const std::string& bytes) {
+  if (!impl_) return {bytes};
   auto t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
   if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
   std::vector<std::string> out;
@@ -372,6 +384,7 @@ std::vector<std::string> Distributed::all_gather(const std::string& bytes) {
 }
 
 std::string Distributed::share_from_primary(const std::string& key, const std::string& bytes) {
+  if (!impl_) return bytes;
   const std::string full = "sift/" + key;
   std::string out = bytes;
   impl_->run("exchange through the store", [&] {
@@ -387,7 +400,7 @@ std::string Distributed::share_from_primary(const std::string& key, const std::s
 
 std::shared_ptr<Distributed> join_from_environment(const DistributedOptions& options) {
   const auto env = distributed_env_from_environment();
-  if (!env) return nullptr;
+  if (!env) return std::make_shared<Distributed>();
   return std::make_shared<Distributed>(*env, options);
 }
 

@@ -44,6 +44,10 @@ struct BatchAgreement {
 
 class Distributed {
  public:
+  // A group of one: rank 0 of 1, every collective returns this process's own values and
+  // nothing is connected. The trainer holds one of these instead of a null pointer, so
+  // its loop has no single-process branches.
+  Distributed();
   // Joins the group: rank 0 serves the TCPStore, every rank connects to it and builds the
   // process group. A port in use or a master that cannot be reached within the timeout
   // is a sift::Error saying so.
@@ -77,6 +81,9 @@ class Distributed {
   // the timeout; a dead rank 0 ends the wait at once, as the store lives in it).
   std::string share_from_primary(const std::string& key, const std::string& bytes);
 
+  // Whether other processes take part (false for a group of one).
+  bool is_group() const { return impl_ != nullptr; }
+
   // Time spent in average_gradients so far and how many calls it made.
   double gradient_seconds() const;
   int64_t gradient_calls() const;
@@ -86,7 +93,7 @@ class Distributed {
   std::unique_ptr<Impl> impl_;
 };
 
-// Joins a group when the environment describes one, else nothing.
+// Joins a group when the environment describes one, else a group of one.
 std::shared_ptr<Distributed> join_from_environment(const DistributedOptions& options);
 
 }  // namespace sift

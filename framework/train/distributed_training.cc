@@ -52,9 +52,6 @@ Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
 
 }  // namespace
 
-int64_t world_size_of(const Distributed* dist) { return dist ? dist->world_size() : 1; }
-bool is_primary(const Distributed* dist) { return dist == nullptr || dist->is_primary(); }
-
 DistributedOptions distributed_options(const SiftConfig& config) {
   DistributedOptions o;
   o.timeout = std::chrono::milliseconds(
@@ -67,7 +64,7 @@ DistributedOptions distributed_options(const SiftConfig& config) {
 
 std::shared_ptr<Distributed> join_for_training(const SiftConfig& config) {
   auto dist = join_from_environment(distributed_options(config));
-  if (dist && config.run.threads == 0) {
+  if (dist->is_group() && config.run.threads == 0) {
     const char* local = std::getenv("LOCAL_WORLD_SIZE");
     const int64_t ranks_here = local ? std::max<int64_t>(1, std::atoll(local)) : 1;
     const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -76,11 +73,10 @@ std::shared_ptr<Distributed> join_for_training(const SiftConfig& config) {
   return dist;
 }
 
-std::string on_primary(Distributed* dist, const std::string& key,
+std::string on_primary(Distributed& dist, const std::string& key,
                        const std::function<std::string()>& make) {
-  if (dist == nullptr) return make();
-  if (!dist->is_primary()) {
-    const std::string got = dist->share_from_primary(key, "");
+  if (!dist.is_primary()) {
+    const std::string got = dist.share_from_primary(key, "");
     if (got.rfind(kFailed, 0) == 0) {
       throw Error(fmt::format("rank 0 failed: {}", got.substr(sizeof(kFailed) - 1)));
     }
@@ -90,20 +86,20 @@ std::string on_primary(Distributed* dist, const std::string& key,
   try {
     value = make();
   } catch (const std::exception& e) {
-    dist->share_from_primary(key, kFailed + std::string(e.what()));
+    dist.share_from_primary(key, kFailed + std::string(e.what()));
     throw;
   }
-  return dist->share_from_primary(key, value);
+  return dist.share_from_primary(key, value);
 }
 
-Task build_shared_task(const SiftConfig& config, Distributed* dist) {
-  if (dist == nullptr) return build_task(config);
+Task build_shared_task(const SiftConfig& config, Distributed& dist) {
+  if (!dist.is_group()) return build_task(config);
   Task built;
   const std::string bytes = on_primary(dist, "task", [&] {
     built = build_task(config);
     return task_bytes(built);
   });
-  return dist->is_primary() ? built : task_from_bytes(config, bytes);
+  return dist.is_primary() ? built : task_from_bytes(config, bytes);
 }
 
 double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int64_t total_examples,
@@ -113,17 +109,17 @@ double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int6
   return world * static_cast<double>(examples) / static_cast<double>(std::max<int64_t>(total_examples, 1));
 }
 
-void reduce_evaluation(Distributed* dist, Evaluation& e) {
-  if (dist == nullptr) return;
+void reduce_evaluation(Distributed& dist, Evaluation& e) {
+  if (!dist.is_group()) return;  // keeps a single process's loss bit for bit
   std::vector<double> loss{e.loss * static_cast<double>(e.examples())};
-  dist->sum(loss);
+  dist.sum(loss);
   if (e.multi_label) {
     std::vector<int64_t> counts = e.multi.counts();
-    dist->sum(counts);
+    dist.sum(counts);
     e.multi = MultiLabelCounts::from_counts(e.multi.classes(), counts);
   } else {
     std::vector<int64_t> cells = e.confusion.cells();
-    dist->sum(cells);
+    dist.sum(cells);
     e.confusion = ConfusionMatrix::from_cells(e.confusion.classes(), std::move(cells));
   }
   e.loss = e.examples() > 0 ? loss[0] / static_cast<double>(e.examples()) : 0.0;
@@ -133,14 +129,14 @@ std::string rank_blob(const std::string& name, int64_t rank) {
   return rank == 0 ? name : fmt::format("{}.{}", name, rank);
 }
 
-std::map<std::string, std::string> gather_rank_blobs(Distributed* dist,
+std::map<std::string, std::string> gather_rank_blobs(Distributed& dist,
                                                      const std::map<std::string, std::string>& mine) {
-  if (dist == nullptr) return mine;
+  if (!dist.is_group()) return mine;
   std::map<std::string, std::string> out;
   // The same names in the same order on every rank (std::map): one all-gather per name.
   for (const auto& [name, bytes] : mine) {
-    auto all = dist->all_gather(bytes);
-    if (!dist->is_primary()) continue;
+    auto all = dist.all_gather(bytes);
+    if (!dist.is_primary()) continue;
     for (size_t r = 0; r < all.size(); ++r) out[rank_blob(name, static_cast<int64_t>(r))] = std::move(all[r]);
   }
   return out;

@@ -1,8 +1,8 @@
 // What the trainer does differently in a process group, kept out of trainer.cc: the
 // task shared from rank 0, evaluations summed over ranks, each rank's data cursor and
 // random state gathered into rank 0's checkpoint, and the world-size check on resume.
-// Every function takes a null Distributed* for a single process and then does nothing
-// beyond the single-process behaviour.
+// A single process passes a group of one (Distributed()), for which every function does
+// exactly what a single process needs and nothing more.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,19 +20,19 @@ namespace sift {
 
 DistributedOptions distributed_options(const SiftConfig& config);
 
-// Joins the group the environment describes (null when there is none). With run.threads
+// Joins the group the environment describes (a group of one when there is none). With run.threads
 // 0 ("all cores") the LOCAL_WORLD_SIZE ranks of one machine share its cores.
 std::shared_ptr<Distributed> join_for_training(const SiftConfig& config);
 
 // Rank 0 runs `make` and every rank gets its result; an error on rank 0 becomes an error
 // on every rank (instead of the others waiting for the timeout).
-std::string on_primary(Distributed* dist, const std::string& key,
+std::string on_primary(Distributed& dist, const std::string& key,
                        const std::function<std::string()>& make);
 
 // The labels, vocabulary and counts. In a group rank 0 makes the one pass over the
 // training data and shares the result: every rank gets the identical vocabulary, and
 // the other ranks do not repeat a pass whose result they would throw away.
-Task build_shared_task(const SiftConfig& config, Distributed* dist);
+Task build_shared_task(const SiftConfig& config, Distributed& dist);
 
 // The factor on a rank's batch loss that makes the averaged gradient equal to one
 // process's over all ranks' examples together: world x n / total for a mean loss (ranks
@@ -41,7 +41,7 @@ double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int6
                        int64_t world_size);
 
 // Sums confusion matrices and losses over the ranks (each evaluated its partition).
-void reduce_evaluation(Distributed* dist, Evaluation& evaluation);
+void reduce_evaluation(Distributed& dist, Evaluation& evaluation);
 
 // A checkpoint blob's name for a rank: rank 0 keeps the single-process names ("data",
 // "rng"), rank r > 0 adds ".r".
@@ -49,13 +49,10 @@ std::string rank_blob(const std::string& name, int64_t rank);
 
 // Collective: every rank passes its own blobs (named as for rank 0); rank 0 receives
 // all of them under rank_blob names. The others get nothing back.
-std::map<std::string, std::string> gather_rank_blobs(Distributed* dist,
+std::map<std::string, std::string> gather_rank_blobs(Distributed& dist,
                                                      const std::map<std::string, std::string>& mine);
 
 // Refuses to resume a checkpoint written by another number of processes.
 void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size);
-
-int64_t world_size_of(const Distributed* dist);
-bool is_primary(const Distributed* dist);
 
 }  // namespace sift

@@ -1,0 +1,50 @@
+// Everything one training run holds: made by setup.cc, driven by trainer.cc's loop,
+// saved by saving.cc.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "framework/runtime/checkpoint.h"
+#include "framework/runtime/task.h"
+#include "framework/train/distributed.h"
+#include "framework/train/precision.h"
+#include "framework/train/trainer.h"
+#include "framework/train/training_state.h"
+#include "models/model.h"
+
+namespace sift {
+
+// The weights of the best validation so far, kept in memory: writing every improvement
+// to disk would cost more than training small models.
+struct BestWeights {
+  NamedTensors weights;
+  nlohmann::json metrics;
+  bool saved = true;  // best.ckpt holds them
+  // best.ckpt names last.ckpt's weights instead of holding a copy (they were the same).
+  bool is_reference = false;
+};
+
+struct Run {
+  SiftConfig config;
+  TrainOptions options;
+  std::string dir;
+  Task task;
+  Classifier model{nullptr};
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  torch::Device device{torch::kCPU};
+  torch::Tensor class_weights;  // undefined: all labels weigh the same
+  TrainingState state;
+  BestWeights best;
+  LossScaler scaler;                  // train.loss_scaling; disabled by default
+  std::shared_ptr<Distributed> dist;  // a group of one in a single process
+  double loss_scale = 1.0;            // this rank's share of a batch spread over ranks
+  bool data_done = false;             // this rank's training data ended this epoch
+};
+
+}  // namespace sift

@@ -1,0 +1,150 @@
+#include "framework/train/saving.h"
+
+#include <fmt/format.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "core/error.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/train/distributed_training.h"
+#include "framework/train/optimization.h"
+
+namespace sift {
+namespace {
+
+std::string rng_state() {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  const torch::Tensor state = generator.get_state();
+  return std::string(static_cast<const char*>(state.data_ptr()), state.numel());
+}
+
+void set_rng_state(const std::string& bytes) {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  auto state = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(state.data_ptr(), bytes.data(), bytes.size());
+  generator.set_state(state);
+}
+
+nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
+  return checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
+}
+
+// Writes best.ckpt from the weights in memory when they changed since the last write.
+// When they are the weights last.ckpt holds, best.ckpt only names that file: fastText's
+// bucket tables are 80 MB, and writing them twice doubled the end of short runs.
+void save_best(Run& run, bool same_as_last) {
+  if (run.best.saved || run.best.weights.empty()) return;
+  run.best.saved = true;
+  run.best.is_reference = same_as_last;
+  if (!run.dist->is_primary()) return;  // only rank 0 writes
+  Checkpoint c;
+  c.meta = meta_of(run, run.state.best_epoch, run.state.best_step);
+  c.meta["metrics"] = run.best.metrics;
+  if (same_as_last) {
+    c.meta["weights_in"] = "last.ckpt";
+  } else {
+    c.tensor_blobs["model"] = run.best.weights;
+  }
+  save_checkpoint(run_file(run.dir, "best.ckpt"), c);
+}
+
+void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  // Each rank's own position and counters; in a group rank 0 gathers them all.
+  std::map<std::string, std::string> mine{{"rng", rng_state()},
+                                          {"state", run.state.rank_counters()}};
+  if (!epoch_complete) mine["data"] = stream.save_state();
+  auto rank_blobs = gather_rank_blobs(*run.dist, mine);
+  if (!run.dist->is_primary()) return;
+  Checkpoint c;
+  c.meta = meta_of(run, run.state.epoch, run.state.step);
+  c.meta["world_size"] = run.dist->world_size();
+  run.state.to_meta(c.meta, epoch_complete);
+  task_counts_to_meta(run.task, c.meta);
+  // Serialised while the file is written (a device's tensors are copied to the CPU).
+  c.tensor_blobs["model"] = named_tensors(*run.model);
+  c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
+  if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
+  for (auto& [name, bytes] : rank_blobs) c.blobs[name] = std::move(bytes);
+  save_checkpoint(run_file(run.dir, "last.ckpt"), c);
+}
+
+const std::string& blob_of(const Checkpoint& c, const std::string& name, const std::string& path) {
+  auto it = c.blobs.find(name);
+  if (it == c.blobs.end()) throw Error(fmt::format("{} holds no {} state", path, name));
+  return it->second;
+}
+
+void copy_best_weights(Run& run) {
+  torch::NoGradGuard no_grad;
+  const NamedTensors current = named_tensors(*run.model);
+  auto& best = run.best.weights;
+  if (best.empty()) {
+    for (const auto& [name, w] : current) best.emplace_back(name, w.detach().clone());
+  } else {
+    for (size_t i = 0; i < current.size(); ++i) best[i].second.copy_(current[i].second);
+  }
+}
+
+}  // namespace
+
+void remember_best(Run& run, const nlohmann::json& metrics) {
+  copy_best_weights(run);
+  run.state.best_epoch = run.state.epoch;
+  run.state.best_step = run.state.step;
+  run.best.metrics = metrics;
+  run.best.saved = false;
+}
+
+void restore_best(Run& run) {
+  if (run.best.weights.empty()) return;
+  torch::NoGradGuard no_grad;
+  const NamedTensors current = named_tensors(*run.model);
+  for (size_t i = 0; i < current.size(); ++i) current[i].second.copy_(run.best.weights[i].second);
+}
+
+void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  const bool same = run.state.best_step == run.state.step;
+  if (run.best.is_reference && !same) {
+    // best.ckpt names the last.ckpt about to be replaced: give it its own copy first.
+    run.best.saved = false;
+    save_best(run, false);
+  }
+  write_last(run, stream, epoch_complete);
+  save_best(run, same);  // after last.ckpt's buffers are gone: one large buffer at a time
+}
+
+void restore_counters(Run& run, const Checkpoint& last, const std::string& path) {
+  if (!last.on_disk.count("model")) throw Error(fmt::format("{} holds no model state", path));
+  const auto& meta = last.meta;
+  check_world_size(meta, path, run.dist->world_size());
+  const int64_t rank = run.dist->rank();
+  // Rank 0's counters are in the metadata; each other rank's in its own blob.
+  const nlohmann::json counters =
+      rank == 0 ? meta : nlohmann::json::parse(blob_of(last, rank_blob("state", rank), path));
+  run.state = TrainingState::from_meta(meta, counters, path);
+  task_counts_from_meta(meta, path, run.task);
+  if (run.state.has_best) copy_best_weights(run);
+  run.best.saved = true;
+  run.best.is_reference = run.state.has_best && run.state.best_step == run.state.step;
+}
+
+std::string restore_last(Run& run, const Checkpoint& last, const std::string& path) {
+  const auto& meta = last.meta;
+  const int64_t rank = run.dist->rank();
+  load_model_weights(*run.model, last, path);
+  load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
+  set_rng_state(blob_of(last, rank_blob("rng", rank), path));
+  if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
+  if (epoch_complete_in(meta, path)) return "";
+  const std::string& data = blob_of(last, rank_blob("data", rank), path);
+  if (data.empty()) throw Error(fmt::format("{} holds no data position", path));
+  return data;
+}
+
+}  // namespace sift

@@ -1,0 +1,32 @@
+// The trainer's checkpoints: the best weights kept in memory and written to best.ckpt,
+// last.ckpt with everything a resumed run needs, and reading last.ckpt back.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "datasets/sharded_stream.h"
+#include "framework/runtime/checkpoint.h"
+#include "framework/train/run.h"
+
+namespace sift {
+
+// Copies the model's weights as the best so far, with their validation record.
+void remember_best(Run& run, const nlohmann::json& metrics);
+// Puts the best weights back into the model (nothing when there are none).
+void restore_best(Run& run);
+
+// Writes last.ckpt (every rank's data position and random state gathered on rank 0),
+// then best.ckpt when the best weights changed since it was written.
+void save_last(Run& run, const ShardedStream& stream, bool epoch_complete);
+
+// Resuming from last.ckpt (`path`), in two steps around the optimizer's creation. First
+// the counters and the task's counts; the model's weights (best.ckpt's, as loaded from
+// the run folder) become the best weights in memory when there was a best.
+void restore_counters(Run& run, const Checkpoint& last, const std::string& path);
+// Then the model's and optimizer's state, this rank's random state and the loss scale.
+// Returns this rank's data position ("" when the epoch was complete).
+std::string restore_last(Run& run, const Checkpoint& last, const std::string& path);
+
+}  // namespace sift

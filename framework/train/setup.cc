@@ -1,0 +1,194 @@
+#include "framework/train/setup.h"
+
+#include <fmt/format.h>
+
+#include <fnmatch.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "config/loader.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "datasets/stopwords.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/runtime/loss.h"
+#include "framework/train/distributed_training.h"
+#include "framework/train/optimization.h"
+#include "framework/train/precision.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string default_run_name(const SiftConfig& config) {
+  const std::string stem = config.source.empty() ? "run" : fs::path(config.source).stem().string();
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+  return stem + "-" + stamp;
+}
+
+std::string create_run_dir(const SiftConfig& config) {
+  const fs::path dir = fs::path(config.run.dir) /
+                       (config.run.name.empty() ? default_run_name(config) : config.run.name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
+  return dir.string();
+}
+
+// train.freeze: parameters whose names match a pattern stop learning.
+void freeze(torch::nn::Module& model, const std::vector<std::string>& patterns) {
+  for (const auto& pattern : patterns) {
+    bool matched = false;
+    std::vector<std::string> names;
+    for (auto& p : model.named_parameters()) {
+      names.push_back(p.key());
+      if (fnmatch(pattern.c_str(), p.key().c_str(), 0) != 0) continue;
+      p.value().set_requires_grad(false);
+      matched = true;
+    }
+    if (!matched) {
+      throw Error(fmt::format("train.freeze: '{}' matches no parameter (the model has: {})",
+                              pattern, fmt::join(names, ", ")));
+    }
+  }
+}
+
+// "balanced": n / (classes x count) per label; a label never seen weighs 0.
+std::vector<float> balanced_weights(const Task& task) {
+  const int64_t classes = task.labels.size();
+  uint64_t total = 0;
+  for (auto c : task.label_counts) total += c;
+  std::vector<float> w;
+  for (int64_t k = 0; k < classes; ++k) {
+    const uint64_t count =
+        k < static_cast<int64_t>(task.label_counts.size()) ? task.label_counts[k] : 0;
+    w.push_back(count == 0 ? 0.0f : static_cast<float>(total) / (classes * count));
+  }
+  return w;
+}
+
+std::vector<float> explicit_weights(const std::vector<std::string>& given, const Task& task) {
+  const int64_t classes = task.labels.size();
+  if (static_cast<int64_t>(given.size()) != classes) {
+    throw Error(fmt::format("train.class_weights: The {} weights must be one per label ({}: {}).",
+                            given.size(), classes, fmt::join(task.labels.names(), ", ")));
+  }
+  std::vector<float> w;
+  for (const auto& v : given) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(x >= 0)) {
+      throw Error(fmt::format("train.class_weights: '{}' is not a weight >= 0", v));
+    }
+    w.push_back(static_cast<float>(x));
+  }
+  return w;
+}
+
+// train.class_weights: explicit numbers, or "balanced" (n / (classes x count)).
+torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_label) {
+  if (t.class_weights.empty()) return {};
+  const bool balanced = t.class_weights.size() == 1 && t.class_weights[0] == "balanced";
+  if (balanced && multi_label) return balanced_pos_weight(task.label_counts, task.train_records);
+  return torch::tensor(balanced ? balanced_weights(task) : explicit_weights(t.class_weights, task));
+}
+
+}  // namespace
+
+void validate_for_training(const SiftConfig& config) {
+  validate_precision_options(config);
+  check_folds(config);
+  if (config.train.best_metric == "micro_f1" && !config.data.multi_label) {
+    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
+                "or choose accuracy, macro_f1 or loss.");
+  }
+  if (config.data.train.path.empty()) {
+    throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
+  }
+  if (config.tokenizer.type == "sentencepiece" &&
+      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
+    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
+                            "tokenizer only, not to SentencePiece pieces.",
+                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
+                                                               : "stopwords"));
+  }
+  for (const char* split : {"train", "valid", "test"}) {
+    const FormatConfig f = resolved_format(config, split);
+    const bool columns = f.format == "tsv" || f.format == "csv" || f.format == "jsonl";
+    if (columns && (f.text.empty() || f.label.empty())) {
+      throw Error(fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
+                              "(set data.text and data.label).",
+                              split, f.format));
+    }
+    if (f.label_mapping != "name" && config.data.labels.empty()) {
+      throw Error(fmt::format("data.{}.label_mapping: Index labels need the label names in "
+                              "data.labels.",
+                              split));
+    }
+  }
+}
+
+void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
+  validate_for_training(config);
+  apply_threads(config.run.threads);
+  run.dist = join_for_training(config);
+  torch::manual_seed(static_cast<uint64_t>(config.run.seed + run.dist->rank()));
+  run.config = config;
+  run.options = options;
+  run.options.quiet = options.quiet || !run.dist->is_primary();
+  run.device = parse_device(config.run.device);
+}
+
+void create_run_folder(Run& run) {
+  const SiftConfig& config = run.config;
+  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_dir(config); });
+  if (!run.dist->is_primary()) return;
+  write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
+  run.task.labels.save(run_file(run.dir, "labels.txt"));
+  run.task.vocab->save(run_file(run.dir, "vocab.txt"));
+  if (run.task.pieces) {
+    copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+  }
+  const auto& stopwords = run.task.encoder.tokenizer.stopwords;
+  if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
+  std::remove(run_file(run.dir, "metrics.jsonl").c_str());
+  std::remove(run_file(run.dir, "best.ckpt").c_str());
+}
+
+void init_from(torch::nn::Module& model, const std::string& from) {
+  std::string path = from;
+  const Checkpoint c = fs::is_directory(from) ? load_run_weights(from, &path)
+                                              : load_checkpoint(from, {"model"});
+  load_model_weights(model, c, path);
+}
+
+void prepare_training(Run& run) {
+  freeze(*run.model, run.config.train.freeze);
+  run.model->to(run.device);
+  run.dist->broadcast_parameters(*run.model);
+  const torch::Tensor w = class_weights(run.config.train, run.task, run.config.data.multi_label);
+  if (w.defined()) run.class_weights = w.to(run.device);
+  run.optimizer = create_optimizer(run.config.train, run.model->parameters());
+  run.model->set_recompute(
+      recompute_policy(run.config.train.checkpointing, run.config.train.checkpoint_every));
+  run.scaler = make_loss_scaler(run.config.train);
+}
+
+void refuse_shape_changes(const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (key.rfind("model.", 0) == 0 || key.rfind("tokenizer.", 0) == 0 || key == "data.labels" ||
+        key == "data.multi_label") {
+      throw Error(fmt::format("--set {}: a resumed run cannot change '{}', which fixes the saved "
+                              "model's shape or inputs; start a new run instead",
+                              key, key));
+    }
+  }
+}
+
+}  // namespace sift

@@ -1,0 +1,36 @@
+// Setting a training run up: the process (threads, seed, group), the run folder's
+// files, the model's starting weights and frozen parameters, class weights, the
+// optimizer, recomputation and loss scaling.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "framework/train/run.h"
+#include "framework/train/trainer.h"
+
+namespace sift {
+
+// Threads, the random seed (rank 0 initialises as a single process would and its weights
+// are broadcast; the other ranks draw other dropout masks), the process group, the
+// device.
+void start_run(Run& run, const SiftConfig& config, const TrainOptions& options);
+
+// Creates the run folder (rank 0) and writes what loading it needs: config.yaml,
+// labels.txt, vocab.txt, the tokenizer model and stop words. Clears metrics.jsonl and
+// best.ckpt of an earlier run in the same folder.
+void create_run_folder(Run& run);
+
+// train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
+void init_from(torch::nn::Module& model, const std::string& from);
+
+// Freezing, the model on its device, class weights, the optimizer, recomputation and the
+// loss scaler: what both a new and a resumed run need before the first step.
+void prepare_training(Run& run);
+
+// Refuses --set overrides of a resumed run that change the saved model's shape or
+// inputs (model.*, tokenizer.*, data.labels, data.multi_label).
+void refuse_shape_changes(const std::vector<std::string>& overrides);
+
+}  // namespace sift

@@ -1,0 +1,87 @@
+#include "framework/train/training_state.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace sift {
+namespace {
+
+template <class T>
+T required(const nlohmann::json& meta, const char* key, const std::string& path) {
+  auto it = meta.find(key);
+  if (it == meta.end()) throw Error(fmt::format("{}: the checkpoint has no '{}'", path, key));
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(fmt::format("{}: the checkpoint's '{}' has the wrong type", path, key));
+  }
+}
+
+}  // namespace
+
+void TrainingState::to_meta(nlohmann::json& meta, bool epoch_complete) const {
+  meta.update({{"epoch", epoch},
+               {"step", step},
+               {"epoch_complete", epoch_complete},
+               {"examples_seen", examples_seen},
+               {"epoch_loss_sum", epoch_loss_sum},
+               {"epoch_loss_examples", epoch_loss_examples},
+               {"has_best", has_best},
+               {"best_value", best_value},
+               {"best_epoch", best_epoch},
+               {"best_step", best_step},
+               {"bad_validations", bad_validations},
+               {"metrics", last_metrics}});
+}
+
+TrainingState TrainingState::from_meta(const nlohmann::json& meta, const nlohmann::json& counters,
+                                       const std::string& path) {
+  TrainingState s;
+  s.epoch = required<int64_t>(meta, "epoch", path);
+  s.step = required<int64_t>(meta, "step", path);
+  s.has_best = required<bool>(meta, "has_best", path);
+  s.best_value = required<double>(meta, "best_value", path);
+  s.best_epoch = required<int64_t>(meta, "best_epoch", path);
+  s.best_step = required<int64_t>(meta, "best_step", path);
+  s.bad_validations = required<int64_t>(meta, "bad_validations", path);
+  s.last_metrics = meta.value("metrics", nlohmann::json());  // null before any validation
+  s.examples_seen = required<int64_t>(counters, "examples_seen", path);
+  if (epoch_complete_in(meta, path)) {
+    ++s.epoch;
+  } else {
+    s.epoch_loss_sum = required<double>(counters, "epoch_loss_sum", path);
+    s.epoch_loss_examples = required<int64_t>(counters, "epoch_loss_examples", path);
+  }
+  return s;
+}
+
+std::string TrainingState::rank_counters() const {
+  return nlohmann::json{{"examples_seen", examples_seen},
+                        {"epoch_loss_sum", epoch_loss_sum},
+                        {"epoch_loss_examples", epoch_loss_examples}}
+      .dump();
+}
+
+bool epoch_complete_in(const nlohmann::json& meta, const std::string& path) {
+  return required<bool>(meta, "epoch_complete", path);
+}
+
+void task_counts_to_meta(const Task& task, nlohmann::json& meta) {
+  meta.update({{"train_records", task.train_records},
+               {"train_skipped", task.train_skipped},
+               {"label_counts", task.label_counts}});
+}
+
+void task_counts_from_meta(const nlohmann::json& meta, const std::string& path, Task& task) {
+  task.train_records = required<uint64_t>(meta, "train_records", path);
+  task.train_skipped = required<uint64_t>(meta, "train_skipped", path);
+  task.label_counts = required<std::vector<uint64_t>>(meta, "label_counts", path);
+}
+
+nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classes, int64_t epoch,
+                               int64_t step) {
+  return {{"model", model_type}, {"num_classes", num_classes}, {"epoch", epoch}, {"step", step}};
+}
+
+}  // namespace sift

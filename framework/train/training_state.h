@@ -1,0 +1,58 @@
+// The counters of a training run: what last.ckpt saves so that a resumed run continues
+// exactly where this one stood. Every metadata key is written and read here, side by
+// side (to_meta / from_meta), so a key cannot be written under one name and read under
+// another.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "framework/runtime/task.h"
+
+namespace sift {
+
+struct TrainingState {
+  int64_t step = 0;   // optimizer steps taken
+  int64_t epoch = 1;  // the epoch in progress
+  // This rank's counters (rank 0's are in the metadata, the others' in a blob each).
+  int64_t examples_seen = 0;
+  double epoch_loss_sum = 0.0;
+  int64_t epoch_loss_examples = 0;
+  nlohmann::json last_metrics;  // the last validation record
+  // The best validation of train.best_metric so far, and how many came after it
+  // without improvement (early stopping).
+  bool has_best = false;
+  double best_value = 0.0;
+  int64_t best_epoch = 0;
+  int64_t best_step = -1;
+  int64_t bad_validations = 0;
+
+  // last.ckpt's metadata: the counters, and whether the epoch was complete when saved.
+  void to_meta(nlohmann::json& meta, bool epoch_complete) const;
+  // Reads what to_meta wrote, with this rank's counters from `counters` (rank 0: the
+  // metadata itself, else its rank_counters blob); a missing key is a sift::Error naming
+  // `path` and the key. A complete epoch resumes at the next one with fresh loss sums.
+  static TrainingState from_meta(const nlohmann::json& meta, const nlohmann::json& counters,
+                                 const std::string& path);
+
+  // This rank's own counters (a blob per rank in last.ckpt).
+  std::string rank_counters() const;
+};
+
+// Whether last.ckpt was written at the end of an epoch (else mid-epoch, with a data
+// position to restore).
+bool epoch_complete_in(const nlohmann::json& meta, const std::string& path);
+
+// The training data's counts a task learns in its vocabulary pass, saved beside the
+// counters so a resumed run needs no pass of its own.
+void task_counts_to_meta(const Task& task, nlohmann::json& meta);
+void task_counts_from_meta(const nlohmann::json& meta, const std::string& path, Task& task);
+
+// Metadata every checkpoint of a run starts with: the model type and number of classes,
+// and the epoch and step its weights come from.
+nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classes, int64_t epoch,
+                               int64_t step);
+
+}  // namespace sift

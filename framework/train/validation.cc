@@ -1,0 +1,97 @@
+#include "framework/train/validation.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <vector>
+
+#include "core/error.h"
+#include "framework/runtime/model_bundle.h"
+#include "framework/train/distributed_training.h"
+#include "framework/train/saving.h"
+
+namespace sift {
+namespace {
+
+void append_line(const std::string& path, const std::string& line) {
+  std::ofstream out(path, std::ios::app);
+  out << line << "\n";
+  if (!out) throw Error(fmt::format("cannot write {}", path));
+}
+
+// Whether `value` of train.best_metric beats the best so far by train.min_delta.
+bool improves(const Run& run, double value) {
+  if (!run.state.has_best) return true;
+  const double delta = run.config.train.min_delta;
+  return run.config.train.best_metric == "loss" ? value < run.state.best_value - delta
+                                                : value > run.state.best_value + delta;
+}
+
+// Adds the validation split's metrics to `record`; keeps the weights when they improve.
+void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, std::string& line) {
+  Evaluation e = evaluate(run.model, valid, run.task.encoder.kind, run.task.labels.size(),
+                          run.device, label_mode(run.config));
+  reduce_evaluation(*run.dist, e);
+  const nlohmann::json summary = e.summary();
+  for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
+  line += ", valid " + e.headline();
+  const double value = record["valid_" + run.config.train.best_metric].get<double>();
+  if (!improves(run, value)) {
+    ++run.state.bad_validations;
+    return;
+  }
+  run.state.best_value = value;
+  run.state.has_best = true;
+  run.state.bad_validations = 0;
+  remember_best(run, record);
+}
+
+}  // namespace
+
+void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_epoch) {
+  const TrainingState& s = run.state;
+  std::vector<double> loss{s.epoch_loss_sum, static_cast<double>(s.epoch_loss_examples)};
+  run.dist->sum(loss);
+  nlohmann::json record = {{"epoch", s.epoch},
+                           {"step", s.step},
+                           {"end_of_epoch", end_of_epoch},
+                           {"train_loss", loss[1] > 0 ? loss[0] / loss[1] : 0.0},
+                           {"seconds", progress.elapsed_seconds()}};
+  std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", s.epoch, s.step,
+                                 record["train_loss"].get<double>());
+  if (valid != nullptr) score_validation(run, *valid, record, line);
+  if (run.scaler.enabled()) {
+    record["loss_scale"] = run.scaler.scale();
+    record["skipped_steps"] = run.scaler.skipped_steps();
+  }
+  if (run.dist->is_primary()) append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
+  progress.log(line);
+  run.state.last_metrics = record;
+}
+
+bool stop_early(const Run& run) {
+  return run.config.train.patience > 0 && run.state.bad_validations >= run.config.train.patience;
+}
+
+nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::string& text_report) {
+  nlohmann::json splits = nlohmann::json::object();
+  restore_best(run);
+  for (const std::string name : {"valid", "test"}) {
+    auto stream = open_stream(run.config, name, encoder, run.task.labels, false,
+                              run.dist->rank(), run.dist->world_size());
+    if (!stream) continue;
+    Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
+                            run.device, label_mode(run.config));
+    reduce_evaluation(*run.dist, e);
+    if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
+    std::vector<int64_t> skipped{static_cast<int64_t>(stream->skipped())};
+    run.dist->sum(skipped);
+    splits[name] = e.to_json(run.task.labels.names());
+    splits[name]["loss"] = e.loss;
+    splits[name]["skipped_records"] = skipped[0];
+    text_report += fmt::format("== {} ==\n{}\n", name, e.to_text(run.task.labels.names()));
+  }
+  return splits;
+}
+
+}  // namespace sift
