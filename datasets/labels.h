@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,9 +23,12 @@ class LabelSet {
   // Names from the `data.labels` option: a list of names, or a single existing file with
   // one name per line.
   static LabelSet from_option(const std::vector<std::string>& value);
-  // labels.txt in a run folder (the same one-name-per-line format).
+  // labels.txt in a run folder (the same one-name-per-line format). Errors name `name`
+  // (the file or archive entry the stream reads).
+  static LabelSet load(std::istream& in, const std::string& name);
   static LabelSet load(const std::string& path);
-  void save(const std::string& path) const;
+  void save(std::ostream& out) const;
+  void save(const std::string& path) const;  // through PATH.tmp, renamed over PATH
 
   int64_t id(std::string_view name) const;  // -1 when unknown
   int64_t add(const std::string& name);     // id of name, added if new
