@@ -9,11 +9,25 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/error.h"
+
 namespace sift {
 
 // The error for a record with several labels in a single-label task: "file:line: ...".
 std::string several_labels_message(const std::string& location,
                                    const std::vector<std::string>& labels);
+
+// The one check of a record's label count, for the vocabulary pass and the batch stream:
+// several labels in a single-label task throw several_labels_message. `location()` gives
+// "file:line", built only on error (the check runs once per record). A record without a
+// label never gets here: the parser counts it as malformed.
+template <class Location>
+void check_label_count(const std::vector<std::string>& labels, bool multi_label,
+                       Location&& location) {
+  if (labels.size() > 1 && !multi_label) {
+    throw Error(several_labels_message(location(), labels));
+  }
+}
 
 class LabelSet {
  public:
