@@ -24,8 +24,9 @@ std::string default_run_folder_name(const SiftConfig& config) {
 }
 
 std::string create_run_folder(const SiftConfig& config) {
-  const fs::path dir = fs::path(config.run.dir) /
-                       (config.run.name.empty() ? default_run_folder_name(config) : config.run.name);
+  const fs::path dir =
+      fs::path(config.run.dir) /
+      (config.run.name.empty() ? default_run_folder_name(config) : config.run.name);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
