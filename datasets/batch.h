@@ -2,6 +2,7 @@
 // on the device it uses.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -46,7 +47,7 @@ struct RawBatch {
  private:
   static int64_t row_end(const std::vector<int64_t>& starts, const std::vector<int64_t>& all,
                          int64_t i) {
-    return i + 1 < static_cast<int64_t>(starts.size()) ? starts[static_cast<size_t>(i) + 1]
+    return i + 1 < static_cast<int64_t>(starts.size()) ? starts[static_cast<std::size_t>(i) + 1]
                                                        : static_cast<int64_t>(all.size());
   }
 };
