@@ -76,8 +76,7 @@ class SentencePieceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!SIFT_HAVE_SPM_PLUGIN || !sentencepiece_supported()) return;
-    std::string pattern = ::testing::TempDir() + "sift_sentencepiece_XXXXXX";
-    dir_ = new std::string(mkdtemp(pattern.data()));
+    dir_ = new std::string(sift::testing::make_temp_dir("sift_sentencepiece"));
     write_lines(*dir_ + "/train.txt", sst2_text("stsa.binary.train", 2000));
     std::vector<std::string> lines = sst2_text("stsa.binary.dev", 195);
     // Beyond the training text: non-ASCII, unseen characters, odd spacing, empty.
