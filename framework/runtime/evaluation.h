@@ -2,10 +2,10 @@
 // and the reports made of them.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
