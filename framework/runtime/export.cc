@@ -1,11 +1,8 @@
 #include "framework/runtime/export.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -20,29 +17,16 @@
 namespace sift {
 namespace {
 
-// Vocab::save writes files only: a private temporary one, read back.
 std::string vocab_bytes(const Vocab& vocab) {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "sift-vocab-XXXXXX").string();
-  const int fd = mkstemp(pattern.data());
-  if (fd < 0) throw Error("cannot create a temporary file for the vocabulary");
-  close(fd);
-  try {
-    vocab.save(pattern);
-    std::string bytes = read_file_bytes(pattern);
-    std::filesystem::remove(pattern);
-    return bytes;
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(pattern, ignored);
-    throw;
-  }
+  std::ostringstream out;
+  vocab.save(out);
+  return out.str();
 }
 
 std::string labels_text(const LabelSet& labels) {
-  std::string text;
-  for (const auto& name : labels.names()) text += name + "\n";
-  return text;
+  std::ostringstream out;
+  labels.save(out);
+  return out.str();
 }
 
 }  // namespace

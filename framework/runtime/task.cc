@@ -197,10 +197,8 @@ Task build_task(const SiftConfig& config) {
   Example example;
   while (train->next(example)) {
     ++task.train_records;
-    if (example.labels.size() > 1 && !config.data.multi_label) {
-      throw Error(several_labels_message(
-          fmt::format("{}:{}", train->current_file(), example.line), example.labels));
-    }
+    check_label_count(example.labels, config.data.multi_label,
+                      [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
     if (!pieces) tokenizer.tokenize(example.text, tokens);
     if (!pieces) builder.add(tokens);
     for (const auto& label : example.labels) {

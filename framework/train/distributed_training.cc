@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "framework/runtime/device.h"
 
 namespace sift {
 namespace {

@@ -17,6 +17,10 @@
 namespace sift {
 namespace {
 
+using sift::testing::make_temp_dir;
+
+using sift::testing::error_of;
+
 // gmock is not linked: a substring check that prints both strings on failure.
 ::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
                                     const std::string& text, const std::string& sub) {
@@ -26,31 +30,15 @@ namespace {
 }
 #define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_loader_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
-
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
 // The message of the sift::Error that `f` throws; fails the test if it throws none.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a sift::Error";
-  return "";
-}
-
 class LoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = temp_dir(); }
+  void SetUp() override { dir_ = make_temp_dir("sift_loader"); }
   std::string config(const std::string& text) { return write_file(dir_ + "/c.yaml", text); }
   std::string dir_;
 };

@@ -22,6 +22,8 @@
 namespace sift {
 namespace {
 
+using sift::testing::error_of;
+
 namespace fs = std::filesystem;
 
 const std::string kData = SIFT_SHARED_DATA;
@@ -35,8 +37,6 @@ const std::string& temp_dir() {
   }();
   return dir;
 }
-
-
 
 std::vector<std::string> trec_options() {
   return {"data.train.path=[" + kData + "/trec/TREC.train.all]",
@@ -144,15 +144,6 @@ double weight_bytes(const ModelBundle& b) {
 
 double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 struct ModelCase {

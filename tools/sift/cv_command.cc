@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift::cli {
 namespace {
@@ -75,7 +76,7 @@ void run_cv(const CvArgs& args) {
     }
   }
   for (const auto& [metric, v] : values) report[metric] = mean_std(v);
-  write_file_atomically((std::filesystem::path(dir) / "cv.json").string(), report.dump(2) + "\n");
+  write_file_atomically(run_file(dir, kCrossValidationFile), report.dump(2) + "\n");
   if (args.json) {
     std::cout << report.dump(2) << std::endl;
     return;
