@@ -12,12 +12,6 @@
 #include "framework/runtime/checkpoint.h"
 #include "framework/runtime/task.h"
 #include "models/model.h"
-// Until framework/train/trainer.cc names what it uses, it reaches these through this
-// header (they were part of model_bundle before the split).
-#include "framework/runtime/collate.h"
-#include "framework/runtime/device.h"
-#include "framework/runtime/evaluation.h"
-#include "framework/runtime/run_folder.h"
 
 namespace sift {
 

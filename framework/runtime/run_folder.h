@@ -24,11 +24,9 @@ inline constexpr const char* kCrossValidationFile = "cv.json";  // `sift cv`, in
 std::string run_file(const std::string& run_dir, const std::string& name);
 
 // "<config file stem>-YYYYmmdd-HHMMSS" in local time ("run-..." without a config file).
-// (Named apart from trainer.cc's private default_run_name/create_run_dir, which this
-// replaces, so that both compile until trainer.cc switches over.)
-std::string default_run_folder_name(const SiftConfig& config);
+std::string default_run_name(const SiftConfig& config);
 
-// Creates run.dir/run.name (run.name empty: default_run_folder_name) with its parents; returns
+// Creates run.dir/run.name (run.name empty: default_run_name) with its parents; returns
 // its path. sift::Error naming run.dir when it cannot be created.
 std::string create_run_folder(const SiftConfig& config);
 

@@ -13,8 +13,8 @@
 
 #include "config/config.h"
 #include "framework/train/distributed.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/runtime/task.h"
+#include "framework/runtime/evaluation.h"
 
 namespace sift {
 

@@ -5,14 +5,15 @@
 #include <fnmatch.h>
 
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "datasets/stopwords.h"
+#include "framework/runtime/device.h"
 #include "framework/runtime/model_bundle.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
@@ -22,23 +23,6 @@ namespace sift {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string default_run_name(const SiftConfig& config) {
-  const std::string stem = config.source.empty() ? "run" : fs::path(config.source).stem().string();
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
-  return stem + "-" + stamp;
-}
-
-std::string create_run_dir(const SiftConfig& config) {
-  const fs::path dir = fs::path(config.run.dir) /
-                       (config.run.name.empty() ? default_run_name(config) : config.run.name);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
-  return dir.string();
-}
 
 // train.freeze: parameters whose names match a pattern stop learning.
 void freeze(torch::nn::Module& model, const std::vector<std::string>& patterns) {
@@ -144,20 +128,20 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
   run.device = parse_device(config.run.device);
 }
 
-void create_run_folder(Run& run) {
+void write_run_folder(Run& run) {
   const SiftConfig& config = run.config;
-  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_dir(config); });
+  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config); });
   if (!run.dist->is_primary()) return;
-  write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
-  run.task.labels.save(run_file(run.dir, "labels.txt"));
-  run.task.vocab->save(run_file(run.dir, "vocab.txt"));
+  write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
+  run.task.labels.save(run_file(run.dir, kLabelsFile));
+  run.task.vocab->save(run_file(run.dir, kVocabFile));
   if (run.task.pieces) {
-    copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+    copy_file_atomically(config.tokenizer.model, run_file(run.dir, kTokenizerModelFile));
   }
   const auto& stopwords = run.task.encoder.tokenizer.stopwords;
   if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
-  std::remove(run_file(run.dir, "metrics.jsonl").c_str());
-  std::remove(run_file(run.dir, "best.ckpt").c_str());
+  std::remove(run_file(run.dir, kMetricsFile).c_str());
+  std::remove(run_file(run.dir, kBestCheckpointFile).c_str());
 }
 
 void init_from(torch::nn::Module& model, const std::string& from) {

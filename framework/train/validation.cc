@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "core/error.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/saving.h"
+#include "framework/runtime/task.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/runtime/evaluation.h"
 
 namespace sift {
 namespace {
@@ -64,7 +66,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
     record["loss_scale"] = run.scaler.scale();
     record["skipped_steps"] = run.scaler.skipped_steps();
   }
-  if (run.dist->is_primary()) append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
+  if (run.dist->is_primary()) append_line(run_file(run.dir, kMetricsFile), record.dump());
   progress.log(line);
   run.state.last_metrics = record;
 }
