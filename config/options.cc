@@ -213,7 +213,7 @@ std::vector<Option> declare() {
                  "which bounds memory.",
                  at_least(1000));
 
-  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer"},
+  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer", "mlp"},
              "Model architecture (see the model registry).");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
