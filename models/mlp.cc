@@ -14,14 +14,13 @@ MlpImpl::MlpImpl(const ModelConfig& config, const ModelShape& shape) {
   }
   // As fastText: sparse gradients touch only the rows of the batch's words and n-grams.
   embedding_ = register_module(
-      "embedding",
-      torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
-                                  .mode(torch::kMean)
-                                  .sparse(shape.sparse_gradients)));
+      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
+                                               .mode(torch::kMean)
+                                               .sparse(shape.sparse_gradients)));
   int64_t width = config.dim;
   for (int64_t i = 0; i < config.layers; ++i) {
-    hidden_.push_back(register_module(fmt::format("hidden_{}", i),
-                                      torch::nn::Linear(width, config.hidden)));
+    hidden_.push_back(
+        register_module(fmt::format("hidden_{}", i), torch::nn::Linear(width, config.hidden)));
     width = config.hidden;
   }
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));

@@ -25,41 +25,58 @@ void register_model(std::vector<ModelSpec>& registry, ModelTraits traits, InputK
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
   // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
-  register_model<FastText>(
-      r,
-      {"fasttext", "mean of word and hashed n-gram embeddings, then a linear layer",
-       {"model.dim", "model.ngrams", "model.buckets"},
-       /*recomputation=*/false, /*bf16=*/true, /*fp16=*/true, /*sparse_gradients=*/true},
-      InputKind::bag, fasttext_script);
+  register_model<FastText>(r,
+                           {"fasttext",
+                            "mean of word and hashed n-gram embeddings, then a linear layer",
+                            {"model.dim", "model.ngrams", "model.buckets"},
+                            /*recomputation=*/false,
+                            /*bf16=*/true,
+                            /*fp16=*/true,
+                            /*sparse_gradients=*/true},
+                           InputKind::bag, fasttext_script);
   register_model<TextCnn>(
       r,
-      {"textcnn", "convolutions of several widths over word embeddings, max over time (Kim 2014)",
+      {"textcnn",
+       "convolutions of several widths over word embeddings, max over time (Kim 2014)",
        {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
         "model.freeze_embeddings"},
-       /*recomputation=*/true, /*bf16=*/true, /*fp16=*/true, /*sparse_gradients=*/true},
+       /*recomputation=*/true,
+       /*bf16=*/true,
+       /*fp16=*/true,
+       /*sparse_gradients=*/true},
       InputKind::sequence, textcnn_script);
   register_model<Rnn>(
       r,
-      {"rnn", "LSTM or GRU over packed sequences, then max, mean or attention pooling",
+      {"rnn",
+       "LSTM or GRU over packed sequences, then max, mean or attention pooling",
        {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
         "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-       /*recomputation=*/true, /*bf16=*/true, /*fp16=*/true, /*sparse_gradients=*/true},
+       /*recomputation=*/true,
+       /*bf16=*/true,
+       /*fp16=*/true,
+       /*sparse_gradients=*/true},
       InputKind::sequence, rnn_script);
-  register_model<Transformer>(
-      r,
-      {"transformer", "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-       {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
-        "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
-        "model.freeze_embeddings"},
-       /*recomputation=*/true, /*bf16=*/true, /*fp16=*/true, /*sparse_gradients=*/true},
-      InputKind::sequence, transformer_script);
-  register_model<Mlp>(
-      r,
-      {"mlp", "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
-       {"model.dim", "model.ngrams", "model.buckets", "model.hidden", "model.layers",
-        "model.dropout"},
-       /*recomputation=*/true, /*bf16=*/true, /*fp16=*/true, /*sparse_gradients=*/true},
-      InputKind::bag, mlp_script);
+  register_model<Transformer>(r,
+                              {"transformer",
+                               "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+                               {"model.dim", "model.layers", "model.heads", "model.ff_dim",
+                                "model.positions", "model.max_positions", "model.pooling",
+                                "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+                               /*recomputation=*/true,
+                               /*bf16=*/true,
+                               /*fp16=*/true,
+                               /*sparse_gradients=*/true},
+                              InputKind::sequence, transformer_script);
+  register_model<Mlp>(r,
+                      {"mlp",
+                       "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
+                       {"model.dim", "model.ngrams", "model.buckets", "model.hidden",
+                        "model.layers", "model.dropout"},
+                       /*recomputation=*/true,
+                       /*bf16=*/true,
+                       /*fp16=*/true,
+                       /*sparse_gradients=*/true},
+                      InputKind::bag, mlp_script);
   return r;
 }
 
