@@ -213,7 +213,8 @@ std::vector<Option> declare() {
                  "which bounds memory.",
                  at_least(1000));
 
-  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer"},
+  t.add_enum("model.type", SIFT_FIELD(model.type),
+             {"fasttext", "textcnn", "rnn", "transformer", "mlp"},
              "Model architecture (see the model registry).");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
@@ -235,10 +236,10 @@ std::vector<Option> declare() {
   t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
                 in_range(0.0, 0.95));
   t.add_enum("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
-  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden), "RNN hidden size per direction.",
-                 at_least(1));
-  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers), "RNN or Transformer layers.",
-                 at_least(1));
+  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden),
+                 "RNN hidden size per direction; MLP hidden-layer width.", at_least(1));
+  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers),
+                 "RNN, Transformer or MLP (hidden) layers.", at_least(1));
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
   t.add_enum("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
              "How token states become one vector: max, mean or attention (RNN); cls, mean or max "

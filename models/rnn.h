@@ -38,4 +38,7 @@ class RnnImpl : public ClassifierImpl {
 };
 TORCH_MODULE(Rnn);
 
+// Its forward as TorchScript source, for export (models/rnn_script.cc).
+std::string rnn_script(const ModelConfig& config, ScriptWriter& writer);
+
 }  // namespace sift

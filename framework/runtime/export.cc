@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "framework/runtime/export_format.h"
+#include "models/model.h"
 #include "models/script_writer.h"
 
 namespace sift {
@@ -53,7 +54,12 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
   for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
   ScriptWriter writer(std::move(tensors), options.quantize == "int8");
-  const std::string source = model_script(bundle.config.model, writer);
+  const ModelSpec& spec = find_model(bundle.config.model.type);
+  if (!spec.script) {
+    throw Error(fmt::format("model.type: model '{}' has no TorchScript export",
+                            spec.traits.name));
+  }
+  const std::string source = spec.script(bundle.config.model, writer);
   return writer.finish(source);
 }
 

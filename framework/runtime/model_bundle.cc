@@ -16,9 +16,10 @@ void check_model_options(const SiftConfig& config) {
   const ModelSpec& spec = find_model(config.model.type);
   for (const auto& [key, origin] : config.origin) {
     if (key.rfind("model.", 0) != 0 || key == "model.type") continue;
-    if (std::find(spec.options.begin(), spec.options.end(), key) == spec.options.end()) {
+    const auto& options = spec.traits.options;
+    if (std::find(options.begin(), options.end(), key) == options.end()) {
       throw Error(fmt::format("{}: option '{}' does not apply to model '{}' (its options: {})",
-                              origin, key, spec.name, fmt::join(spec.options, ", ")));
+                              origin, key, spec.traits.name, fmt::join(options, ", ")));
     }
   }
 }
@@ -31,7 +32,8 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   shape.num_classes = task.labels.size();
   shape.vocab = task.vocab;
   const auto& o = config.train.optimizer;
-  shape.sparse_gradients = o.type == "sgd" && o.momentum == 0.0 && o.weight_decay == 0.0;
+  shape.sparse_gradients = spec.traits.sparse_gradients && o.type == "sgd" &&
+                           o.momentum == 0.0 && o.weight_decay == 0.0;
   return spec.create(config.model, shape);
 }
 

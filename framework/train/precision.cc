@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "models/model.h"
 
 namespace sift {
 
@@ -100,10 +101,21 @@ void validate_precision_options(const SiftConfig& config) {
         "autocast on the CPU: use bf16 there.",
         config.run.device));
   }
-  if (config.train.checkpointing != "off" && config.model.type == "fasttext") {
-    throw Error(
-        "train.checkpointing: The fasttext model has no layers whose activations could be "
-        "recomputed; set it to off (it works with textcnn, rnn and transformer).");
+  const ModelTraits& traits = find_model(config.model.type).traits;
+  if ((config.train.precision == "bf16" && !traits.bf16) ||
+      (config.train.precision == "fp16" && !traits.fp16)) {
+    throw Error(fmt::format("train.precision: the {} model does not train in {}; use fp32.",
+                            traits.name, config.train.precision));
+  }
+  if (config.train.checkpointing != "off" && !traits.recomputation) {
+    std::vector<std::string> able;
+    for (const auto& t : model_traits()) {
+      if (t.recomputation) able.push_back(t.name);
+    }
+    throw Error(fmt::format(
+        "train.checkpointing: The {} model has no layers whose activations could be "
+        "recomputed; set it to off (it works with {}).",
+        traits.name, fmt::join(able, ", ")));
   }
 }
 
