@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/model_traits.h"
 #include "datasets/text_encoder.h"
 #include "config/config.h"
 #include "models/recompute.h"
@@ -29,7 +30,7 @@ class ClassifierImpl : public torch::nn::Module {
   // Returns logits [batch, classes].
   virtual torch::Tensor forward(const ModelInput& input) = 0;
 
-  // train.checkpointing: the blocks that re-run in backward instead of keeping their
+  // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
 
@@ -64,5 +65,7 @@ struct ModelSpec {
 const std::vector<ModelSpec>& model_registry();
 // The model named `name`; throws sift::Error listing the known ones.
 const ModelSpec& find_model(const std::string& name);
+// What config's validate() needs to know of each registered model.
+std::vector<ModelTraits> model_traits();
 
 }  // namespace sift

@@ -45,4 +45,17 @@ const ModelSpec& find_model(const std::string& name) {
   throw Error(fmt::format("unknown model type '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
+std::vector<ModelTraits> model_traits() {
+  std::vector<ModelTraits> traits;
+  for (const auto& spec : model_registry()) {
+    ModelTraits t;
+    t.name = spec.name;
+    t.summary = spec.summary;
+    t.options = spec.options;
+    t.recomputation = spec.name != "fasttext";  // fastText has no blocks to re-run
+    traits.push_back(std::move(t));
+  }
+  return traits;
+}
+
 }  // namespace sift

@@ -7,6 +7,7 @@
 #include "datasets/stopwords.h"
 #include "framework/runtime/checkpoint.h"
 #include "config/loader.h"
+#include "config/validate.h"
 #include "core/error.h"
 #include "framework/runtime/loss.h"
 
@@ -26,16 +27,7 @@ torch::Device parse_device(const std::string& name) {
   return torch::Device(torch::kCPU);
 }
 
-void check_model_options(const SiftConfig& config) {
-  const ModelSpec& spec = find_model(config.model.type);
-  for (const auto& [key, origin] : config.origin) {
-    if (key.rfind("model.", 0) != 0 || key == "model.type") continue;
-    if (std::find(spec.options.begin(), spec.options.end(), key) == spec.options.end()) {
-      throw Error(fmt::format("{}: option '{}' does not apply to model '{}' (its options: {})",
-                              origin, key, spec.name, fmt::join(spec.options, ", ")));
-    }
-  }
-}
+void check_model_options(const SiftConfig& config) { validate(config, model_traits()); }
 
 Classifier create_model(const SiftConfig& config, const Task& task) {
   const ModelSpec& spec = find_model(config.model.type);
@@ -45,7 +37,7 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   shape.num_classes = task.labels.size();
   shape.vocab = task.vocab;
   const auto& o = config.train.optimizer;
-  shape.sparse_gradients = o.type == "sgd" && o.momentum == 0.0 && o.weight_decay == 0.0;
+  shape.sparse_gradients = o.type == OptimizerType::sgd && o.momentum == 0.0 && o.weight_decay == 0.0;
   return spec.create(config.model, shape);
 }
 
@@ -89,7 +81,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
     encoder_config.tokenizer.stopwords = run_file(run_dir, kStopwordsFile);
   }
   b.task.encoder = encoder_options(encoder_config);
-  if (b.config.tokenizer.type == "sentencepiece") {
+  if (b.config.tokenizer.type == TokenizerType::sentencepiece) {
     b.task.pieces = SentencePieceModel::open(run_file(run_dir, "tokenizer.model"));
   }
   std::string path;

@@ -17,6 +17,7 @@
 #include "datasets/stopwords.h"
 #include "framework/runtime/checkpoint.h"
 #include "config/loader.h"
+#include "config/validate.h"
 #include "framework/train/distributed_training.h"
 #include "core/error.h"
 #include "framework/runtime/loss.h"
@@ -220,7 +221,7 @@ int64_t total_steps_of(const Run& run) {
 bool improves(const Run& run, double value) {
   if (!run.has_best) return true;
   const double delta = run.config.train.min_delta;
-  return run.config.train.best_metric == "loss" ? value < run.best_value - delta
+  return run.config.train.best_metric == BestMetric::loss ? value < run.best_value - delta
                                                 : value > run.best_value + delta;
 }
 
@@ -244,7 +245,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
     const nlohmann::json summary = e.summary();
     for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
     line += ", valid " + e.headline();
-    const double value = record["valid_" + run.config.train.best_metric].get<double>();
+    const double value = record["valid_" + to_string(run.config.train.best_metric)].get<double>();
     if (improves(run, value)) {
       run.best_value = value;
       run.has_best = true;
@@ -280,7 +281,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
   const torch::Tensor scaled = run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
-  return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
+  return loss.item<double>() / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
 }
 
 // A step whose gradients overflowed under loss scaling is skipped (the weights stay) but
@@ -414,8 +415,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
           {"skipped_records", run.task.train_skipped},
           {"workers", run.config.data.workers},
           {"stopped_early", stopped},
-          {"precision", t.precision},
-          {"checkpointing", t.checkpointing},
+          {"precision", to_string(t.precision)},
+          {"checkpointing", to_string(t.gradient_checkpointing)},
           {"skipped_steps", run.scaler.skipped_steps()},
           {"best_epoch", run.best_epoch}};
   if (run.dist) {
@@ -456,38 +457,7 @@ void apply_threads(int64_t threads) {
   at::set_num_threads(n);
 }
 
-void validate_for_training(const SiftConfig& config) {
-  validate_precision_options(config);
-  check_folds(config);
-  if (config.train.best_metric == "micro_f1" && !config.data.multi_label) {
-    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
-                "or choose accuracy, macro_f1 or loss.");
-  }
-  if (config.data.train.path.empty()) {
-    throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
-  }
-  if (config.tokenizer.type == "sentencepiece" &&
-      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
-    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
-                            "tokenizer only, not to SentencePiece pieces.",
-                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
-                                                               : "stopwords"));
-  }
-  for (const char* split : {"train", "valid", "test"}) {
-    const FormatConfig f = resolved_format(config, split);
-    const bool columns = f.format == "tsv" || f.format == "csv" || f.format == "jsonl";
-    if (columns && (f.text.empty() || f.label.empty())) {
-      throw Error(fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
-                              "(set data.text and data.label).",
-                              split, f.format));
-    }
-    if (f.label_mapping != "name" && config.data.labels.empty()) {
-      throw Error(fmt::format("data.{}.label_mapping: Index labels need the label names in "
-                              "data.labels.",
-                              split));
-    }
-  }
-}
+void validate_for_training(const SiftConfig& config) { validate(config, model_traits()); }
 
 namespace {
 
@@ -587,7 +557,8 @@ void prepare_training(Run& run) {
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
   run.model->set_recompute(
-      recompute_policy(run.config.train.checkpointing, run.config.train.checkpoint_every));
+      recompute_policy(run.config.train.gradient_checkpointing,
+                       run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
 }
 
