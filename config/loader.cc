@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "config/options.h"
@@ -38,8 +38,8 @@ void set_value(SiftConfig& config, const std::string& given_key, const YAML::Nod
   auto refuse_clash = [&](const std::string& other) {
     auto it = config.origin.find(other);
     if (it == config.origin.end() || source_of(it->second) != source_of(origin)) return;
-    throw Error(fmt::format("{}: {} and {} are both given; keep only {}", origin, given_key,
-                            other, key));
+    throw Error(
+        fmt::format("{}: {} and {} are both given; keep only {}", origin, given_key, other, key));
   };
   for (const auto& alias : option_aliases()) {
     if (alias.name == given_key) refuse_clash(alias.replacement);
@@ -56,8 +56,8 @@ void set_value(SiftConfig& config, const std::string& given_key, const YAML::Nod
                             : value.IsSequence() ? std::string("a list")
                             : value.IsMap()      ? std::string("a mapping")
                                                  : std::string("nothing");
-    throw Error(fmt::format("{}: option '{}' expects {}, got {}", origin, given_key, expected,
-                            got));
+    throw Error(
+        fmt::format("{}: option '{}' expects {}, got {}", origin, given_key, expected, got));
   }
   config.origin[key] = origin;
   if (key != given_key) config.origin[given_key] = origin;  // for refuse_clash

@@ -97,9 +97,10 @@ void add_format_options(Table& t, const std::string& prefix, Get get, const std:
   auto field = [get](auto member) {
     return [get, member](SiftConfig& c) -> auto& { return get(c).*member; };
   };
-  t.add_enum<FileFormat>(prefix + ".format", field(&FormatConfig::format),
-             "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
-             "label_first (\"label text\"), jsonl.");
+  t.add_enum<FileFormat>(
+      prefix + ".format", field(&FormatConfig::format),
+      "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
+      "label_first (\"label text\"), jsonl.");
   t.add<std::vector<std::string>>(prefix + ".text", field(&FormatConfig::text),
              "Text columns " + scope + " (tsv/csv: header names or 0-based indices; jsonl: "
              "field names); several are joined with a space.");
@@ -107,13 +108,15 @@ void add_format_options(Table& t, const std::string& prefix, Get get, const std:
                      "Label column " + scope + " (name or 0-based index; jsonl: field name).");
   t.add<bool>(prefix + ".header", field(&FormatConfig::header),
               "Whether the first line of each file is a header " + scope + ".");
-  t.add_enum<TextEncoding>(prefix + ".encoding", field(&FormatConfig::encoding),
-             "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
+  t.add_enum<TextEncoding>(
+      prefix + ".encoding", field(&FormatConfig::encoding),
+      "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
   t.add<bool>(prefix + ".unescape", field(&FormatConfig::unescape),
               "Turn \\n and \\t escapes in the text into spaces and \\\\ into \\ " + scope + ".");
-  t.add_enum<LabelMapping>(prefix + ".label_mapping", field(&FormatConfig::label_mapping),
-             "How label values map to names " + scope +
-                 ": as written, or as a 0- or 1-based index into data.labels.");
+  t.add_enum<LabelMapping>(
+      prefix + ".label_mapping", field(&FormatConfig::label_mapping),
+      "How label values map to names " + scope +
+          ": as written, or as a 0- or 1-based index into data.labels.");
 }
 
 std::vector<Option> declare() {
@@ -186,8 +189,9 @@ std::vector<Option> declare() {
                  "Sort windows of this many batches by length before cutting them (less "
                  "padding); 0 or 1: off.",
                  at_least(0));
-  t.add_enum<BadLinePolicy>("data.on_bad_line", SIFT_FIELD(data.on_bad_line),
-             "What a malformed record does: stop with its file and line, or skip and count.");
+  t.add_enum<BadLinePolicy>(
+      "data.on_bad_line", SIFT_FIELD(data.on_bad_line),
+      "What a malformed record does: stop with its file and line, or skip and count.");
   t.add<int64_t>("data.max_line_bytes", SIFT_FIELD(data.max_line_bytes),
                  "Longest record accepted, in bytes; longer ones are malformed unless "
                  "data.truncate_long_lines.",
@@ -196,9 +200,10 @@ std::vector<Option> declare() {
               "Keep the first data.max_line_bytes of a longer record instead of treating it "
               "as malformed.");
 
-  t.add_enum<TokenizerType>("tokenizer.type", SIFT_FIELD(tokenizer.type),
-             "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
-             "training data) or sentencepiece (pieces of tokenizer.model).");
+  t.add_enum<TokenizerType>(
+      "tokenizer.type", SIFT_FIELD(tokenizer.type),
+      "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
+      "training data) or sentencepiece (pieces of tokenizer.model).");
   t.add<std::string>("tokenizer.model", SIFT_FIELD(tokenizer.model),
                      "SentencePiece model file: read by tokenizer.type sentencepiece, written by "
                      "`sift tokenizer train`.");
@@ -279,8 +284,9 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<int64_t>("train.batch_size", SIFT_FIELD(train.batch_size), "Records per batch.",
                  at_least(1));
-  t.add_enum<LossReduction>("train.loss_reduction", SIFT_FIELD(train.loss_reduction),
-             "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
+  t.add_enum<LossReduction>(
+      "train.loss_reduction", SIFT_FIELD(train.loss_reduction),
+      "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
   t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
                  "Stop after this many optimizer steps; 0: no limit.", at_least(0));
   t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),
@@ -310,10 +316,11 @@ std::vector<Option> declare() {
   t.add<int64_t>("train.eval_every", SIFT_FIELD(train.eval_every),
                  "Validate every this many optimizer steps; 0: at the end of each epoch.",
                  at_least(0));
-  t.add_enum<BestMetric>("train.best_metric", SIFT_FIELD(train.best_metric),
-             "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
-             "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
-             "of records whose label set is predicted exactly).");
+  t.add_enum<BestMetric>(
+      "train.best_metric", SIFT_FIELD(train.best_metric),
+      "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
+      "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
+      "of records whose label set is predicted exactly).");
   t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
                 "Multi-label decision threshold: a label is predicted when its sigmoid "
                 "probability exceeds this.",
@@ -335,10 +342,11 @@ std::vector<Option> declare() {
       "train.freeze", SIFT_FIELD(train.freeze),
       "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "
       "\"layers.0.*\").");
-  t.add_enum<Precision>("train.precision", SIFT_FIELD(train.precision),
-             "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
-             "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
-             "autocast; weights, optimizer state and the loss stay fp32.");
+  t.add_enum<Precision>(
+      "train.precision", SIFT_FIELD(train.precision),
+      "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
+      "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
+      "autocast; weights, optimizer state and the loss stay fp32.");
   t.add_enum<GradientCheckpointing>(
       "train.gradient_checkpointing", SIFT_FIELD(train.gradient_checkpointing),
       "Gradient checkpointing: recompute the activations of Transformer layers, RNN "
@@ -349,14 +357,14 @@ std::vector<Option> declare() {
                  "With train.gradient_checkpointing: every, recompute blocks 0, k, 2k, ... for "
                  "this k.",
                  at_least(1));
-  t.add_enum<LossScaling>("train.loss_scaling", SIFT_FIELD(train.loss_scaling),
-             "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
-             "double it after train.loss_scale_growth_interval clean steps); auto: on for "
-             "fp16 only.");
+  t.add_enum<LossScaling>(
+      "train.loss_scaling", SIFT_FIELD(train.loss_scaling),
+      "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
+      "double it after train.loss_scale_growth_interval clean steps); auto: on for "
+      "fp16 only.");
   t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
                  "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
-  t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
-                           "Optimizer.");
+  t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type), "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
   t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
@@ -377,9 +385,10 @@ std::vector<Option> declare() {
                 in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.",
                 positive_number());
-  t.add_enum<SchedulerType>("train.scheduler.type", SIFT_FIELD(train.scheduler.type),
-             "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
-             "linear warm-up, then linear or cosine decay.");
+  t.add_enum<SchedulerType>(
+      "train.scheduler.type", SIFT_FIELD(train.scheduler.type),
+      "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
+      "linear warm-up, then linear or cosine decay.");
   t.add<int64_t>("train.scheduler.warmup_steps", SIFT_FIELD(train.scheduler.warmup_steps),
                  "Warm-up length in optimizer steps (takes precedence over warmup_ratio).",
                  at_least(0));

@@ -79,13 +79,15 @@ void check_precision(const SiftConfig& config, const std::vector<ModelTraits>& m
 void check_folds(const DataConfig& d) {
   if (d.folds == 0) return;
   if (d.fold >= d.folds) {
-    throw Error(fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
-                            "below {}).",
-                            d.fold, d.folds));
+    throw Error(
+        fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
+                    "below {}).",
+                    d.fold, d.folds));
   }
   if (!d.test.path.empty()) {
-    throw Error("data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
-                "training data; leave data.test.path empty.");
+    throw Error(
+        "data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
+        "training data; leave data.test.path empty.");
   }
 }
 
@@ -98,14 +100,16 @@ void check_data(const SiftConfig& config) {
     const bool columns =
         f.format == FileFormat::tsv || f.format == FileFormat::csv || f.format == FileFormat::jsonl;
     if (columns && (f.text.empty() || f.label.empty())) {
-      throw Error(fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
-                              "(set data.text and data.label).",
-                              to_string(split), to_string(f.format)));
+      throw Error(
+          fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
+                      "(set data.text and data.label).",
+                      to_string(split), to_string(f.format)));
     }
     if (f.label_mapping != LabelMapping::name && config.data.labels.empty()) {
-      throw Error(fmt::format("data.{}.label_mapping: Index labels need the label names in "
-                              "data.labels.",
-                              to_string(split)));
+      throw Error(
+          fmt::format("data.{}.label_mapping: Index labels need the label names in "
+                      "data.labels.",
+                      to_string(split)));
     }
   }
 }
@@ -118,16 +122,17 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_precision(config, models, model);
   check_folds(config.data);
   if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
-    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
-                "or choose accuracy, macro_f1 or loss.");
+    throw Error(
+        "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
+        "or choose accuracy, macro_f1 or loss.");
   }
   check_data(config);
   if (config.tokenizer.type == TokenizerType::sentencepiece &&
       (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
-    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
-                            "tokenizer only, not to SentencePiece pieces.",
-                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
-                                                               : "stopwords"));
+    throw Error(
+        fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
+                    "tokenizer only, not to SentencePiece pieces.",
+                    config.tokenizer.stopwords.empty() ? "drop_punctuation" : "stopwords"));
   }
 }
 
