@@ -46,8 +46,9 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.ngrams = j.at("ngrams").get<int>();
     o.buckets = j.at("buckets").get<int64_t>();
     o.max_length = j.at("max_length").get<int64_t>();
-    *sentencepiece = from_string<TokenizerType>(j.at("type").get<std::string>(), "tokenizer.type") ==
-                   TokenizerType::sentencepiece;
+    const std::string type = j.at("type").get<std::string>();
+    *sentencepiece = from_string<TokenizerType>(type, "tokenizer.type") ==
+                     TokenizerType::sentencepiece;
     return o;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: {} is not a valid tokenizer description: {}", path,

@@ -47,8 +47,9 @@ std::optional<SplitFiles> split_files(const SiftConfig& config, Split split) {
   }
   const auto& paths = split_config(config.data, split).path;
   if (paths.empty()) return std::nullopt;
-  return SplitFiles{expand_paths(paths, "data." + to_string(split) + ".path"), text_format(config, split),
-                    split == Split::train && (hashed_valid || folds) ? HashPart::train : HashPart::all};
+  return SplitFiles{
+      expand_paths(paths, "data." + to_string(split) + ".path"), text_format(config, split),
+      split == Split::train && (hashed_valid || folds) ? HashPart::train : HashPart::all};
 }
 
 std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,

@@ -395,7 +395,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
     }
   }
   progress.finish_line();
-  if (stopped) progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations", t.best_metric, t.patience));
+  if (stopped) progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations", to_string(t.best_metric), t.patience));
   if (run.scaler.skipped_steps() > 0) {
     progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
                              run.scaler.skipped_steps(), run.scaler.scale()));
