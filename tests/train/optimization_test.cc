@@ -10,7 +10,7 @@ namespace {
 TrainConfig schedule(const std::string& type, double lr = 1.0) {
   TrainConfig t;
   t.optimizer.lr = lr;
-  t.scheduler.type = type;
+  t.scheduler.type = from_string<SchedulerType>(type, "train.scheduler.type");
   return t;
 }
 

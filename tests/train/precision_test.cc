@@ -121,8 +121,9 @@ TEST(LossScaler, DisabledChangesNothing) {
 // The checks between these options are in tests/config/validate_test.cc.
 TEST(PrecisionOptions, BadValuesNameTheKey) {
   for (const std::string o :
-       {"train.precision=fp8", "train.gradient_checkpointing=some", "train.gradient_checkpointing_every=0",
-        "train.loss_scaling=static", "train.loss_scale_growth_interval=0"}) {
+       {"train.precision=fp8", "train.gradient_checkpointing=some",
+        "train.gradient_checkpointing_every=0", "train.loss_scaling=static",
+        "train.loss_scale_growth_interval=0"}) {
     try {
       load_config("", {o});
       ADD_FAILURE() << o << " was accepted";
