@@ -30,7 +30,7 @@ class ClassifierImpl : public torch::nn::Module {
   // Returns logits [batch, classes].
   virtual torch::Tensor forward(const ModelInput& input) = 0;
 
-  // train.checkpointing: the blocks that re-run in backward instead of keeping their
+  // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
 

@@ -16,7 +16,7 @@ class RnnImpl : public ClassifierImpl {
  private:
   enum class Pooling { max, mean, attention };
 
-  // The recurrence one layer at a time, each layer a block for train.checkpointing,
+  // The recurrence one layer at a time, each layer a block for train.gradient_checkpointing,
   // with the same weights, kernels and dropout draws as the multi-layer module.
   torch::Tensor layer_by_layer(const torch::Tensor& data, const torch::Tensor& batch_sizes);
   torch::Tensor run_layer(int64_t layer, const torch::Tensor& data,

@@ -6,7 +6,7 @@ LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_we
   LossOptions o;
   o.multi_label = config.data.multi_label;
   o.label_smoothing = config.train.label_smoothing;
-  o.sum = config.train.loss_reduction == "sum";
+  o.sum = config.train.loss_reduction == LossReduction::sum;
   o.class_weights = class_weights;
   return o;
 }

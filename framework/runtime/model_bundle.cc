@@ -6,23 +6,14 @@
 #include <filesystem>
 
 #include "config/loader.h"
+#include "config/validate.h"
 #include "core/error.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/run_folder.h"
 
 namespace sift {
 
-void check_model_options(const SiftConfig& config) {
-  const ModelSpec& spec = find_model(config.model.type);
-  for (const auto& [key, origin] : config.origin) {
-    if (key.rfind("model.", 0) != 0 || key == "model.type") continue;
-    const auto& options = spec.traits.options;
-    if (std::find(options.begin(), options.end(), key) == options.end()) {
-      throw Error(fmt::format("{}: option '{}' does not apply to model '{}' (its options: {})",
-                              origin, key, spec.traits.name, fmt::join(options, ", ")));
-    }
-  }
-}
+void check_model_options(const SiftConfig& config) { validate(config, model_traits()); }
 
 Classifier create_model(const SiftConfig& config, const Task& task) {
   const ModelSpec& spec = find_model(config.model.type);
@@ -32,7 +23,7 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   shape.num_classes = task.labels.size();
   shape.vocab = task.vocab;
   const auto& o = config.train.optimizer;
-  shape.sparse_gradients = spec.traits.sparse_gradients && o.type == "sgd" &&
+  shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
   return spec.create(config.model, shape);
 }
@@ -77,7 +68,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
     encoder_config.tokenizer.stopwords = run_file(run_dir, kStopwordsFile);
   }
   b.task.encoder = encoder_options(encoder_config);
-  if (b.config.tokenizer.type == "sentencepiece") {
+  if (b.config.tokenizer.type == TokenizerType::sentencepiece) {
     b.task.pieces = SentencePieceModel::open(run_file(run_dir, kTokenizerModelFile));
   }
   std::string path;

@@ -31,7 +31,8 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path = null
 // best) from a run folder. `overrides` are --set assignments applied to its config.
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
-// Refuses model.* keys given explicitly that the chosen model does not read.
+// validate() against the registered models: among others, refuses model.* keys given
+// explicitly that the chosen model does not read.
 void check_model_options(const SiftConfig& config);
 
 // Builds the model a config and task describe (weights freshly initialised).

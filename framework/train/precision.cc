@@ -82,8 +82,9 @@ void LossScaler::load_state(const nlohmann::json& state) {
   skipped_ = state.value("skipped_steps", int64_t{0});
 }
 
-bool loss_scaling_enabled(const std::string& loss_scaling, const std::string& precision) {
-  return loss_scaling == "dynamic" || (loss_scaling == "auto" && precision == "fp16");
+bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
+  return loss_scaling == LossScaling::dynamic ||
+         (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
 }
 
 LossScaler make_loss_scaler(const TrainConfig& train) {
@@ -91,32 +92,6 @@ LossScaler make_loss_scaler(const TrainConfig& train) {
   LossScalerOptions options;
   options.growth_interval = train.loss_scale_growth_interval;
   return LossScaler(options);
-}
-
-void validate_precision_options(const SiftConfig& config) {
-  const bool cuda = config.run.device.rfind("cuda", 0) == 0;
-  if (config.train.precision == "fp16" && !cuda) {
-    throw Error(fmt::format(
-        "train.precision: fp16 needs a CUDA device (run.device is '{}'); LibTorch has no fp16 "
-        "autocast on the CPU: use bf16 there.",
-        config.run.device));
-  }
-  const ModelTraits& traits = find_model(config.model.type).traits;
-  if ((config.train.precision == "bf16" && !traits.bf16) ||
-      (config.train.precision == "fp16" && !traits.fp16)) {
-    throw Error(fmt::format("train.precision: the {} model does not train in {}; use fp32.",
-                            traits.name, config.train.precision));
-  }
-  if (config.train.checkpointing != "off" && !traits.recomputation) {
-    std::vector<std::string> able;
-    for (const auto& t : model_traits()) {
-      if (t.recomputation) able.push_back(t.name);
-    }
-    throw Error(fmt::format(
-        "train.checkpointing: The {} model has no layers whose activations could be "
-        "recomputed; set it to off (it works with {}).",
-        traits.name, fmt::join(able, ", ")));
-  }
 }
 
 }  // namespace sift

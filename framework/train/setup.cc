@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "config/loader.h"
+#include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "datasets/stopwords.h"
@@ -84,38 +85,7 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 
 }  // namespace
 
-void validate_for_training(const SiftConfig& config) {
-  validate_precision_options(config);
-  check_folds(config);
-  if (config.train.best_metric == "micro_f1" && !config.data.multi_label) {
-    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
-                "or choose accuracy, macro_f1 or loss.");
-  }
-  if (config.data.train.path.empty()) {
-    throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
-  }
-  if (config.tokenizer.type == "sentencepiece" &&
-      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
-    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
-                            "tokenizer only, not to SentencePiece pieces.",
-                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
-                                                               : "stopwords"));
-  }
-  for (const char* split : {"train", "valid", "test"}) {
-    const FormatConfig f = resolved_format(config, split);
-    const bool columns = f.format == "tsv" || f.format == "csv" || f.format == "jsonl";
-    if (columns && (f.text.empty() || f.label.empty())) {
-      throw Error(fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
-                              "(set data.text and data.label).",
-                              split, f.format));
-    }
-    if (f.label_mapping != "name" && config.data.labels.empty()) {
-      throw Error(fmt::format("data.{}.label_mapping: Index labels need the label names in "
-                              "data.labels.",
-                              split));
-    }
-  }
-}
+void validate_for_training(const SiftConfig& config) { validate(config, model_traits()); }
 
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
   validate_for_training(config);
@@ -159,7 +129,8 @@ void prepare_training(Run& run) {
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
   run.model->set_recompute(
-      recompute_policy(run.config.train.checkpointing, run.config.train.checkpoint_every));
+      recompute_policy(run.config.train.gradient_checkpointing,
+                       run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
 }
 

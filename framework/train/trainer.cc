@@ -134,8 +134,8 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"skipped_records", run.task.train_skipped},
                            {"workers", run.config.data.workers},
                            {"stopped_early", loop.stopped},
-                           {"precision", t.precision},
-                           {"checkpointing", t.checkpointing},
+                           {"precision", to_string(t.precision)},
+                           {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
                            {"skipped_steps", run.scaler.skipped_steps()},
                            {"best_epoch", run.state.best_epoch}};
   if (run.dist->is_group()) {
@@ -151,7 +151,7 @@ void log_ending(const Run& run, const Loop& loop, Progress& progress) {
   progress.finish_line();
   if (loop.stopped) {
     progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
-                             t.best_metric, t.patience));
+                             to_string(t.best_metric), t.patience));
   }
   if (run.scaler.skipped_steps() > 0) {
     progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",

@@ -25,7 +25,7 @@ void append_line(const std::string& path, const std::string& line) {
 bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
   const double delta = run.config.train.min_delta;
-  return run.config.train.best_metric == "loss" ? value < run.state.best_value - delta
+  return run.config.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
                                                 : value > run.state.best_value + delta;
 }
 
@@ -37,7 +37,7 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   const nlohmann::json summary = e.summary();
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
   line += ", valid " + e.headline();
-  const double value = record["valid_" + run.config.train.best_metric].get<double>();
+  const double value = record["valid_" + to_string(run.config.train.best_metric)].get<double>();
   if (!improves(run, value)) {
     ++run.state.bad_validations;
     return;

@@ -79,7 +79,7 @@ ModelBundle fresh_bundle(std::vector<std::string> overrides) {
 // TREC test questions, plus texts that test the tokenizers' corners: empty, only unknown
 // words, capitals outside ASCII, punctuation, and a long text.
 std::vector<std::string> test_texts(const SiftConfig& config) {
-  auto split = open_split(config, "test", LabelSet());
+  auto split = open_split(config, Split::test, LabelSet());
   std::vector<std::string> texts;
   std::string long_text;
   Example example;

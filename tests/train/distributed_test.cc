@@ -100,7 +100,7 @@ void train_steps(Net& net, Distributed* dist) {
       const BatchAgreement all = dist->agree_on_batch(n > 0, n);
       ASSERT_TRUE(all.any);
       ASSERT_EQ(all.examples, static_cast<int64_t>(global.size()));
-      scale = rank_loss_scale("mean", n, all.examples, world);
+      scale = rank_loss_scale(LossReduction::mean, n, all.examples, world);
     }
     if (n > 0) {
       auto logits = net->forward(torch::tensor(ids), torch::tensor(offsets));
