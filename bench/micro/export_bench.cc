@@ -17,6 +17,7 @@
 
 #include "datasets/batch.h"
 #include "core/error.h"
+#include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/task.h"
 

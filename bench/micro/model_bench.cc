@@ -29,6 +29,7 @@
 
 #include "datasets/batch.h"
 #include "config/config.h"
+#include "framework/runtime/collate.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
@@ -51,7 +52,7 @@ struct Variant {
   TrainConfig train;
 };
 
-TrainConfig optimizer(const std::string& type, double lr, double weight_decay = 0.0) {
+TrainConfig optimizer(sift::OptimizerType type, double lr, double weight_decay = 0.0) {
   TrainConfig t;
   t.optimizer.type = type;
   t.optimizer.lr = lr;
@@ -67,20 +68,20 @@ const std::vector<Variant>& variants() {
     m.dim = 10;
     m.ngrams = 2;
     m.buckets = 2000000;
-    v.push_back({"fasttext", m, optimizer("sgd", 0.5)});
+    v.push_back({"fasttext", m, optimizer(sift::OptimizerType::sgd, 0.5)});
     m = ModelConfig();
     m.type = "textcnn";  // configs/trec_textcnn.yaml
     m.dim = 300;
     m.filters = 100;
-    v.push_back({"textcnn", m, optimizer("adam", 1e-3)});
+    v.push_back({"textcnn", m, optimizer(sift::OptimizerType::adam, 1e-3)});
     m = ModelConfig();
     m.type = "rnn";  // configs/sst2_glue_bilstm.yaml
     m.dim = 300;
     m.hidden = 128;
     m.cell = "lstm";
-    v.push_back({"bilstm", m, optimizer("adam", 1e-3)});
+    v.push_back({"bilstm", m, optimizer(sift::OptimizerType::adam, 1e-3)});
     m.cell = "gru";
-    v.push_back({"bigru", m, optimizer("adam", 1e-3)});
+    v.push_back({"bigru", m, optimizer(sift::OptimizerType::adam, 1e-3)});
     m = ModelConfig();
     m.type = "transformer";  // configs/ag_news_transformer.yaml
     m.dim = 128;
@@ -91,7 +92,7 @@ const std::vector<Variant>& variants() {
     m.max_positions = 128;
     m.pooling = "mean";
     m.dropout = 0.1;
-    v.push_back({"transformer", m, optimizer("adamw", 5e-4, 0.01)});
+    v.push_back({"transformer", m, optimizer(sift::OptimizerType::adamw, 5e-4, 0.01)});
     return v;
   }();
   return all;
