@@ -9,13 +9,18 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "datasets/paths.h"
 
 namespace sift {
 namespace {
 
 std::vector<std::string> read_names(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot open label file {}: {}", path, std::strerror(errno)));
+  if (!in) {
+    const int err = errno;
+    throw Error(fmt::format("cannot open label file {}: {}{}", path, std::strerror(err),
+                            err == ENOENT ? data_fetch_hint(path) : std::string()));
+  }
   std::vector<std::string> names;
   std::string line;
   while (std::getline(in, line)) {

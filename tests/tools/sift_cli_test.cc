@@ -477,6 +477,9 @@ TEST_F(SiftCli, MissingDataSetNamesGetDataCommand) {
   const Result r = sift("train " + quote(kSource + "/configs/trec.yaml") + " --quiet", "", cwd);
   EXPECT_TRUE(CleanError(r, {"data.train.path", "data/trec/TREC.train.all",
                              "fetch it with tools/get_data.sh trec"}));
+  // The label file is read first for AG News: it names the command too.
+  const Result ag = sift("train " + quote(kSource + "/configs/ag_news.yaml") + " --quiet", "", cwd);
+  EXPECT_TRUE(CleanError(ag, {"data/ag_news/", "fetch it with tools/get_data.sh ag_news"}));
   const Result glob = sift("train " + quote(kSmsConfig) + " --quiet --set "
                            "data.train.path=[data/ag_news/*.tsv]", "", cwd);
   EXPECT_TRUE(CleanError(glob, {"no file matches", "fetch it with tools/get_data.sh ag_news"}));
