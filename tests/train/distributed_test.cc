@@ -134,7 +134,7 @@ TEST(DistributedWorker, Run) {
   e.confusion = ConfusionMatrix(2);
   e.loss = 0.5 + static_cast<double>(rank);
   for (int64_t i = 0; i <= rank; ++i) e.confusion.add(0, 1);
-  reduce_evaluation(dist.get(), e);
+  reduce_evaluation(*dist, e);
   report["cells"] = e.confusion.cells();
   report["loss"] = e.loss;
   // Multi-label counts: rank r saw r + 1 records with labels {0}, predicted {0, 1}.
@@ -143,7 +143,7 @@ TEST(DistributedWorker, Run) {
   m.multi = MultiLabelCounts(2);
   const uint8_t truth[2] = {1, 0}, predicted[2] = {1, 1};
   for (int64_t i = 0; i <= rank; ++i) m.multi.add(truth, predicted);
-  reduce_evaluation(dist.get(), m);
+  reduce_evaluation(*dist, m);
   report["multi_examples"] = m.multi.examples();
   report["multi_micro_precision"] = m.multi.micro_precision();
   report["gathered"] = dist->all_gather(std::string(static_cast<size_t>(rank) * 3, 'a' + rank));
