@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: the fastText CLI (`fasttext supervised`) against `sift train`
-# on the public data sets in ../shared/data, same settings, same machine, one run.
+# on the public data sets in data/ (tools/get_data.sh), same settings, same machine, one run.
 #
 #   bench/compare_fasttext.sh [--quick | --full] [-n N] [--only A,B] [--no-write]
 #
@@ -11,7 +11,7 @@
 #   --only A,B  only these data sets (ag_news trec sst2 sst2_glue mr 20ng); implies --no-write
 #   --no-write  print the table only, leave bench/RESULTS.md alone
 #
-# Environment: SIFT (the sift binary, default build/sift), DATA (default ../shared/data),
+# Environment: SIFT (the sift binary, default build/sift), DATA (default data),
 # THREADS (fastText -thread, default 2), SIFT_THREADS (overrides run.threads of the configs,
 # which say 1), KEEP_TMP=1 keeps the temporary folder, RAW_OUT=FILE copies the
 # per-repetition rows (tab-separated) there.
@@ -19,7 +19,7 @@
 set -euo pipefail
 
 SIFT=${SIFT:-build/sift}
-DATA=${DATA:-../shared/data}
+DATA=${DATA:-data}
 THREADS=${THREADS:-2}
 SIFT_THREADS=${SIFT_THREADS:-}
 PY=/usr/bin/python3
@@ -87,7 +87,7 @@ if [[ -n $ONLY ]]; then
 fi
 
 # Converts one data set to fastText's format: "__label__NAME text" per line, the text
-# lower-cased and whitespace-collapsed (as in ../shared/data/README.md). Streaming, one
+# lower-cased and whitespace-collapsed (as the data sets' README describes). Streaming, one
 # line in memory at a time, except the label-sorted MR and 20NG training files (shuffled). Writes $TMP/NAME.train.ft and $TMP/NAME.test.ft; for MR also the
 # raw train/test halves Sift reads (every 10th line is test, the file being sorted by label).
 convert() {

@@ -14,7 +14,7 @@
 #   -n N        repetitions of the end-to-end timings, interleaved; medians (default 3)
 #   --no-write  print the tables, leave bench/RESULTS.md alone
 #
-# Environment: BUILD (default build), DATA (default ../shared/data), THREADS (LibTorch
+# Environment: BUILD (default build), DATA (default data), THREADS (LibTorch
 # threads for inference, default 1), KEEP_TMP=1 keeps the temporary folder, RUNS=DIR
 # reuses the trained runs of an earlier KEEP_TMP=1 run (DIR/fasttext, ...) instead of
 # training again.
@@ -22,7 +22,7 @@
 set -euo pipefail
 
 BUILD=${BUILD:-build}
-DATA=${DATA:-../shared/data}
+DATA=${DATA:-data}
 THREADS=${THREADS:-1}
 PY=/usr/bin/python3
 N=3

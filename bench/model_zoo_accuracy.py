@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_section import write_section  # noqa: E402
 
 SIFT = os.environ.get("SIFT", "build/sift")
-DATA = os.environ.get("DATA", "../shared/data")
+DATA = os.environ.get("DATA", "data")
 STORE = "bench/model_zoo_accuracy.json"
 
 KIM = ("--set train.optimizer.type=adadelta --set train.optimizer.lr=1.0 "

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <streambuf>
@@ -10,11 +13,52 @@
 #include "core/error.h"
 
 namespace sift {
+namespace {
+
+// The folder that holds `path` ("." for a bare name).
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// fsync(2) of a folder, so that the names created or renamed in it survive a power cut.
+// Returns 0 or an errno; file systems that cannot sync folders (EINVAL) count as done.
+int sync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int result = 0;
+  while (::fsync(fd) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EINVAL && errno != EROFS) result = errno;
+    break;
+  }
+  ::close(fd);
+  return result;
+}
+
+int sync_file(std::FILE* file) {
+  while (::fsync(::fileno(file)) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EINVAL || errno == EROFS) return 0;  // a pipe or special file: nothing to sync
+    return errno;
+  }
+  return 0;
+}
+
+}  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (file_ == nullptr) {
     throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno)));
+  }
+  // The new name in the folder, durable before the rename relies on it.
+  if (const int e = sync_folder(folder_of(tmp_)); e != 0) {
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmp_.c_str());
+    throw Error(fmt::format("cannot sync the folder of {}: {}", tmp_, std::strerror(e)));
   }
 }
 
@@ -37,6 +81,13 @@ void AtomicFile::commit() {
     ok_ = false;
     errno_ = errno;
   }
+  // The bytes on disk before the name points at them.
+  if (ok_) {
+    if (const int e = sync_file(file_); e != 0) {
+      ok_ = false;
+      errno_ = e;
+    }
+  }
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (ok_ && closed != 0) {
@@ -51,6 +102,10 @@ void AtomicFile::commit() {
     const int e = errno;
     std::remove(tmp_.c_str());
     throw Error(fmt::format("cannot rename {} to {}: {}", tmp_, path_, std::strerror(e)));
+  }
+  // The rename itself, durable: without this a power cut can bring back the old name.
+  if (const int e = sync_folder(folder_of(path_)); e != 0) {
+    throw Error(fmt::format("cannot sync the folder of {}: {}", path_, std::strerror(e)));
   }
 }
 

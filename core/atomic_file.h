@@ -1,5 +1,8 @@
 // Files written so that a crash never leaves half of one: bytes go to PATH.tmp, which
-// is renamed to PATH only when everything was written.
+// is renamed to PATH only when everything was written. Durable too: PATH.tmp is
+// fsync'ed before the rename and PATH's folder after it (and after PATH.tmp is created),
+// so a power cut leaves either the old PATH or the complete new one, never an empty or
+// partly written file under PATH (ext4's delayed allocation can otherwise do exactly that).
 #pragma once
 
 #include <cstdio>
@@ -18,7 +21,8 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(std::string_view bytes);
-  // Flushes, closes and renames; throws sift::Error naming the file on any failure.
+  // Flushes, fsyncs, closes and renames, then fsyncs the folder; throws sift::Error
+  // naming the file on any failure.
   void commit();
 
  private:

@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "datasets/paths.h"
 
 namespace sift {
 namespace {
@@ -30,7 +31,11 @@ std::vector<std::string> read_names(std::istream& in, const std::string& name) {
 
 std::vector<std::string> read_names(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot open label file {}: {}", path, std::strerror(errno)));
+  if (!in) {
+    const int err = errno;
+    throw Error(fmt::format("cannot open label file {}: {}{}", path, std::strerror(err),
+                            err == ENOENT ? data_fetch_hint(path) : std::string()));
+  }
   return read_names(in, path);
 }
 

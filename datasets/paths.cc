@@ -47,7 +47,11 @@ class Expander {
       if (!S_ISREG(st.st_mode)) fail(fmt::format("'{}' is not a regular file", p));
       return add(p);
     }
-    if (!has_glob_chars(p)) fail(fmt::format("cannot read '{}': {}", p, std::strerror(errno)));
+    if (!has_glob_chars(p)) {
+      const int err = errno;
+      fail(fmt::format("cannot read '{}': {}{}", p, std::strerror(err),
+                       err == ENOENT ? data_fetch_hint(p) : std::string()));
+    }
     glob_pattern(p);
   }
 
@@ -58,7 +62,7 @@ class Expander {
     for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i)
       if (is_regular(g.gl_pathv[i])) matches.emplace_back(g.gl_pathv[i]);
     ::globfree(&g);
-    if (matches.empty()) fail(fmt::format("no file matches '{}'", p));
+    if (matches.empty()) fail(fmt::format("no file matches '{}'{}", p, data_fetch_hint(p)));
     std::sort(matches.begin(), matches.end());  // GLOB_BRACE sorts each alternative alone
     for (auto& m : matches) add(m);
   }
@@ -72,7 +76,7 @@ class Expander {
       if (is_regular(it->path().string())) found.push_back(it->path().string());
     }
     if (ec) fail(fmt::format("cannot read '{}': {}", dir, ec.message()));
-    if (found.empty()) fail(fmt::format("no file in directory '{}'", dir));
+    if (found.empty()) fail(fmt::format("no file in directory '{}'{}", dir, data_fetch_hint(dir)));
     std::sort(found.begin(), found.end());
     for (auto& f : found) add(f);
   }
@@ -107,6 +111,25 @@ class Expander {
 };
 
 }  // namespace
+
+std::string data_fetch_hint(const std::string& path) {
+  // The folder after the last "data" component that is followed by NAME and more.
+  const std::string generic = fs::path(path).lexically_normal().generic_string();
+  size_t start = std::string::npos;
+  for (size_t at = generic.rfind("data/"); at != std::string::npos;
+       at = at == 0 ? std::string::npos : generic.rfind("data/", at - 1)) {
+    if (at == 0 || generic[at - 1] == '/') {
+      start = at + 5;
+      break;
+    }
+  }
+  if (start == std::string::npos) return "";
+  const size_t slash = generic.find('/', start);
+  if (slash == std::string::npos || slash == start || slash + 1 == generic.size()) return "";
+  const std::string name = generic.substr(start, slash - start);
+  if (name == "." || name == ".." || has_glob_chars(name)) return "";
+  return fmt::format("; fetch it with tools/get_data.sh {}", name);
+}
 
 std::vector<std::string> expand_paths(const std::vector<std::string>& patterns,
                                       const std::string& key) {

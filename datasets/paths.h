@@ -15,4 +15,9 @@ namespace sift {
 std::vector<std::string> expand_paths(const std::vector<std::string>& patterns,
                                       const std::string& key);
 
+// For a path under a data/NAME/ folder (relative "data/NAME/..." or ".../data/NAME/..."),
+// the words that tell a user how to get that data set: "; fetch it with
+// tools/get_data.sh NAME". Empty for any other path. Missing-file errors append it.
+std::string data_fetch_hint(const std::string& path);
+
 }  // namespace sift

@@ -4,8 +4,9 @@
 // whole read + parse + tokenize + batch pipeline (ShardedStream) with 1 and 2 workers.
 //
 // Data (real text unless told otherwise):
-//   $SIFT_BENCH_SHARED   folder of the public data sets (default: ../shared/data of the
-//                        source tree); 20ng/20ng_train.tsv and ag_news/test.csv are used.
+//   $SIFT_BENCH_SHARED   folder of the public data sets (default: data/ of the source
+//                        tree: tools/get_data.sh 20ng ag_news); 20ng/20ng_train.tsv and
+//                        ag_news/test.csv are used.
 //                        20 Newsgroups is also converted to fastText lines in a temporary
 //                        folder (removed at exit), plus a .zst copy of that file.
 //   $SIFT_BENCH_SHARDS   files for the pipeline benchmarks (BM_ShardedStream, BM_Driver):
@@ -160,11 +161,12 @@ class Data {
   }
 
   void prepare() {
-    const std::string shared = env_or("SIFT_BENCH_SHARED", SIFT_SHARED_DATA);
+    const std::string shared = env_or("SIFT_BENCH_SHARED", SIFT_DATA_DIR);
     tsv_path = shared + "/20ng/20ng_train.tsv";
     csv_path = shared + "/ag_news/test.csv";
     for (const auto& p : {tsv_path, csv_path}) {
-      if (!fs::exists(p)) throw std::runtime_error("missing data file " + p);
+      if (!fs::exists(p)) throw std::runtime_error("missing data file " + p +
+                                                   "; fetch it with tools/get_data.sh 20ng ag_news");
     }
     char tmpl[] = "/tmp/sift-data-bench-XXXXXX";
     if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");

@@ -55,6 +55,21 @@ TEST(Paths, NoMatchAndMissingFileErrors) {
             "data.train.path: cannot read '" + d + "/missing.txt': No such file or directory");
 }
 
+TEST(Paths, MissingDataSetNamesTheFetchCommand) {
+  const std::string d = temp_dir();
+  EXPECT_EQ(error_of({"data/trec/TREC.train.all"}),
+            "data.train.path: cannot read 'data/trec/TREC.train.all': No such file or "
+            "directory; fetch it with tools/get_data.sh trec");
+  EXPECT_EQ(error_of({d + "/data/20ng/*.tsv"}),
+            "data.train.path: no file matches '" + d + "/data/20ng/*.tsv'; fetch it with "
+            "tools/get_data.sh 20ng");
+  EXPECT_EQ(data_fetch_hint("./data/sst2/../sst2/glue_validation.tsv"),
+            "; fetch it with tools/get_data.sh sst2");
+  EXPECT_EQ(data_fetch_hint("/work/my-data/x/y.txt"), "");  // not a data/ folder
+  EXPECT_EQ(data_fetch_hint("data/file.txt"), "");          // no data set folder
+  EXPECT_EQ(data_fetch_hint("corpus.txt"), "");
+}
+
 TEST(Paths, DirectoryListsVisibleFiles) {
   std::string d = make_temp_dir("sift_paths");
   std::string b = touch(d + "/b"), a = touch(d + "/a.tsv");

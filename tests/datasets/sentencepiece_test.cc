@@ -25,16 +25,17 @@ using sift::testing::error_of;
 
 using Ids = std::vector<int64_t>;
 
-const std::string kData = SIFT_SHARED_DATA;
+// The SMS Spam Collection shipped in data/sms_spam (CC BY 4.0): real, noisy text.
+const std::string kSms = std::string(SIFT_SOURCE_DIR) + "/data/sms_spam/SMSSpamCollection";
 
-// The text of an SST-2 file's "LABEL text" lines.
-std::vector<std::string> sst2_text(const std::string& name, size_t max_lines) {
-  std::ifstream in(kData + "/sst2/" + name);
+// The text of SMS Spam Collection lines [first, first + count) ("label<TAB>text").
+std::vector<std::string> sms_text(size_t first, size_t count) {
+  std::ifstream in(kSms);
   std::vector<std::string> lines;
   std::string line;
-  while (lines.size() < max_lines && std::getline(in, line)) {
-    size_t space = line.find(' ');
-    if (space != std::string::npos) lines.push_back(line.substr(space + 1));
+  for (size_t i = 0; lines.size() < count && std::getline(in, line); ++i) {
+    size_t tab = line.find('\t');
+    if (i >= first && tab != std::string::npos) lines.push_back(line.substr(tab + 1));
   }
   return lines;
 }
@@ -77,8 +78,8 @@ class SentencePieceTest : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!SIFT_HAVE_SPM_PLUGIN || !sentencepiece_supported()) return;
     dir_ = new std::string(sift::testing::make_temp_dir("sift_sentencepiece"));
-    write_lines(*dir_ + "/train.txt", sst2_text("stsa.binary.train", 2000));
-    std::vector<std::string> lines = sst2_text("stsa.binary.dev", 195);
+    write_lines(*dir_ + "/train.txt", sms_text(0, 2000));
+    std::vector<std::string> lines = sms_text(2000, 195);
     // Beyond the training text: non-ASCII, unseen characters, odd spacing, empty.
     lines.insert(lines.end(), {"caf\xc3\xa9 na\xc3\xafve \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\xac",
                                "  two  spaces   and\ttab ", "ALL CAPS!!! 12345", "x", ""});

@@ -26,10 +26,13 @@ TEST(SentencePieceWithTorch, TrainEncodeAndMakeTensor) {
   std::string pattern = ::testing::TempDir() + "sift_spm_torch_XXXXXX";
   std::string dir = mkdtemp(pattern.data());
   {
-    std::ifstream in(std::string(SIFT_SHARED_DATA) + "/sst2/stsa.binary.train");
+    // The SMS Spam Collection shipped in data/ (CC BY 4.0): "label<TAB>text" lines.
+    std::ifstream in(std::string(SIFT_SOURCE_DIR) + "/data/sms_spam/SMSSpamCollection");
     std::ofstream out(dir + "/train.txt");
     std::string line;
-    for (int i = 0; i < 1000 && std::getline(in, line); ++i) out << line.substr(2) << '\n';
+    for (int i = 0; i < 1000 && std::getline(in, line); ++i) {
+      out << line.substr(line.find('\t') + 1) << '\n';
+    }
   }
   train_sentencepiece(dir + "/train.txt", dir + "/m", 300, "unigram");
   auto model = SentencePieceModel::open(dir + "/m.model");

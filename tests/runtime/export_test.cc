@@ -27,7 +27,8 @@ using sift::testing::error_of;
 
 namespace fs = std::filesystem;
 
-const std::string kData = SIFT_SHARED_DATA;
+// Cuts of TREC committed under tests/data (600 training, 100 test questions).
+const std::string kData = std::string(SIFT_SOURCE_DIR) + "/tests/data";
 const std::string kSource = SIFT_SOURCE_DIR;
 constexpr double kTolerance = 1e-5;
 
@@ -40,8 +41,8 @@ const std::string& temp_dir() {
 }
 
 std::vector<std::string> trec_options() {
-  return {"data.train.path=[" + kData + "/trec/TREC.train.all]",
-          "data.test.path=[" + kData + "/trec/TREC.test.all]", "data.format=label_first",
+  return {"data.train.path=[" + kData + "/trec/TREC.train.sample]",
+          "data.test.path=[" + kData + "/trec/TREC.test.sample]", "data.format=label_first",
           "data.encoding=latin-1", "run.threads=1"};
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/line_reader.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -20,7 +21,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kAgSample = std::string(SIFT_SHARED_DATA) + "/ag_news/train_sample_10k.tsv";
+// The first 3,000 lines of the AG News 10k training sample, gzip-compressed (see
+// tests/data/README.md): "text<TAB>topic" lines.
+const std::string kAgSample =
+    std::string(SIFT_SOURCE_DIR) + "/tests/data/ag_news/train_sample_3000.tsv.gz";
+
+std::vector<std::string> ag_sample_lines() {
+  std::vector<std::string> lines;
+  LineReader reader(kAgSample);
+  for (std::string line; reader.next(line);) lines.push_back(line);
+  return lines;
+}
 
 using testing::SiftResult;
 using Result = SiftResult;
@@ -53,7 +64,7 @@ class MultiLabelCli : public ::testing::Test {
   // fastText lines from AG News lines [first, first + count): pairs of items joined,
   // labelled with both topics; every third record is a single item with one topic.
   std::string ag_multilabel(size_t first, size_t count) const {
-    static const std::vector<std::string> all = lines_of(read_file(kAgSample));
+    static const std::vector<std::string> all = ag_sample_lines();
     auto split = [](const std::string& line) {
       const size_t tab = line.rfind('\t');
       std::string label = line.substr(tab + 1);
@@ -81,8 +92,8 @@ class MultiLabelCli : public ::testing::Test {
 }
 
 TEST_F(MultiLabelCli, LearnsAgNewsTopicPairsAndEvalAndPredictAgree) {
-  const std::string train = write("train.txt", ag_multilabel(0, 6000));
-  const std::string test_text = ag_multilabel(6000, 4000);
+  const std::string train = write("train.txt", ag_multilabel(0, 2400));
+  const std::string test_text = ag_multilabel(2400, 600);
   const std::string test = write("test.txt", test_text);
   const std::string config = write("multi.yaml", R"(run: {dir: )" + dir_ + R"(, name: m, threads: 1}
 data:
@@ -92,7 +103,7 @@ data:
   valid_split: 0.1
 model: {type: fasttext, dim: 20, ngrams: 2, buckets: 200000}
 train:
-  epochs: 10
+  epochs: 20
   batch_size: 16
   loss_reduction: sum
   best_metric: micro_f1
@@ -111,7 +122,8 @@ train:
   }
   const double precision = static_cast<double>(labels) / (4.0 * records);
   const double baseline = 2 * precision / (1 + precision);
-  // Measured: micro-F1 0.79, subset accuracy 0.53, Hamming loss 0.15; baseline 0.55.
+  // Measured on the 1,200 training records of the fixture, 20 epochs (10 epochs on 3,000
+  // records before): micro-F1 0.753, subset accuracy 0.50, Hamming loss 0.177; baseline 0.588.
   EXPECT_GT(t["micro_f1"].get<double>(), 0.72) << r.out;
   EXPECT_GT(t["micro_f1"].get<double>(), baseline + 0.15) << r.out << "baseline " << baseline;
   EXPECT_GT(t["accuracy"].get<double>(), 0.4) << r.out;  // subset accuracy

@@ -470,6 +470,22 @@ TEST_F(SiftCli, ColumnFormatWithoutColumns) {
   EXPECT_TRUE(CleanError(r, {"data.text"}));
 }
 
+// A config whose data set is not fetched yet (as on a fresh clone: data/ holds only
+// sms_spam) names the command that fetches it. Run where no data/trec exists.
+TEST_F(SiftCli, MissingDataSetNamesGetDataCommand) {
+  const std::string cwd = make_temp_dir("sift_cli_nodata");
+  const Result r = sift("train " + quote(kSource + "/configs/trec.yaml") + " --quiet", "", cwd);
+  EXPECT_TRUE(CleanError(r, {"data.train.path", "data/trec/TREC.train.all",
+                             "fetch it with tools/get_data.sh trec"}));
+  // The label file is read first for AG News: it names the command too.
+  const Result ag = sift("train " + quote(kSource + "/configs/ag_news.yaml") + " --quiet", "", cwd);
+  EXPECT_TRUE(CleanError(ag, {"data/ag_news/", "fetch it with tools/get_data.sh ag_news"}));
+  const Result glob = sift("train " + quote(kSmsConfig) + " --quiet --set "
+                           "data.train.path=[data/ag_news/*.tsv]", "", cwd);
+  EXPECT_TRUE(CleanError(glob, {"no file matches", "fetch it with tools/get_data.sh ag_news"}));
+  fs::remove_all(cwd);
+}
+
 // ---------------------------------------------------------------------------------------
 // Damaged or missing run folders.
 
