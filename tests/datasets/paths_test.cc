@@ -56,7 +56,7 @@ TEST(Paths, NoMatchAndMissingFileErrors) {
 }
 
 TEST(Paths, MissingDataSetNamesTheFetchCommand) {
-  const std::string d = temp_dir();
+  const std::string d = make_temp_dir("sift_paths");
   EXPECT_EQ(error_of({"data/trec/TREC.train.all"}),
             "data.train.path: cannot read 'data/trec/TREC.train.all': No such file or "
             "directory; fetch it with tools/get_data.sh trec");
