@@ -26,6 +26,8 @@ constexpr std::array<uint8_t, 256> make_byte_classes() {
 // ASCII fast path: one table look-up a byte; 0xFF for bytes that start or continue a
 // multi-byte character.
 constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
+constexpr auto kSpace = static_cast<uint8_t>(CharClass::space);
+constexpr auto kPunct = static_cast<uint8_t>(CharClass::punct);
 
 struct Char {
   CharClass cls;
@@ -149,7 +151,8 @@ void WordTokenizer::split(std::string_view text, std::vector<std::string>& out) 
     }
     while (i < n) {
       const uint8_t b = kByteClass[static_cast<uint8_t>(text[i])];
-      if (b == static_cast<uint8_t>(CharClass::word)) {
+      if (b != 0xFF) {  // ASCII
+        if (b == kSpace || (b == kPunct && split_punct)) break;
         ++i;
         continue;
       }
