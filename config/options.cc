@@ -198,8 +198,12 @@ std::vector<Option> declare() {
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
               "Make each punctuation character a token of its own.");
   t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
-              "ASCII punctuation separates words and is dropped (wins over "
-              "tokenizer.split_punctuation).");
+              "Punctuation separates words and is dropped (wins over "
+              "tokenizer.split_punctuation); symbols such as emoji stay tokens.");
+  t.add_enum("tokenizer.normalize", SIFT_FIELD(tokenizer.normalize), {"none", "nfkc"},
+             "Unicode normalisation of each text before the word tokenizer splits it: none, "
+             "or nfkc (compatibility characters such as full-width letters and ligatures "
+             "become their plain forms; decomposed accents are composed).");
   t.add<std::string>("tokenizer.stopwords", SIFT_FIELD(tokenizer.stopwords),
                      "Words left out of every text: \"\" none, \"english\" the built-in list, "
                      "or a file of words separated by whitespace (kept in the run folder).");

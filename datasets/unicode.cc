@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <vector>
 
 namespace sift {
 namespace {
@@ -131,5 +132,91 @@ bool nfkc_utf8(std::string_view text, std::string& out) {
 }
 
 const char* unicode_version() { return utf8proc_unicode_version(); }
+
+namespace {
+
+constexpr int32_t kMaxCodePoint = 0x10FFFF;
+constexpr int32_t kHangulFirst = 0xAC00, kHangulLast = 0xD7A3;
+
+std::vector<int32_t> decompose(int32_t cp, utf8proc_option_t options) {
+  utf8proc_int32_t buf[32];
+  int boundclass = 0;
+  const auto n = utf8proc_decompose_char(cp, buf, 32, options, &boundclass);
+  if (n <= 0 || n > 32) return {cp};
+  return std::vector<int32_t>(buf, buf + n);
+}
+
+std::string utf8_of(const std::vector<int32_t>& cps) {
+  std::string s;
+  for (int32_t cp : cps) append_utf8(cp, s);
+  return s;
+}
+
+// NFC of a short sequence, as code points.
+std::vector<int32_t> nfc(const std::vector<int32_t>& cps) {
+  const std::string s = utf8_of(cps);
+  utf8proc_uint8_t* mapped = nullptr;
+  const auto n = utf8proc_map(reinterpret_cast<const uint8_t*>(s.data()),
+                              static_cast<utf8proc_ssize_t>(s.size()), &mapped,
+                              static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  std::vector<int32_t> out;
+  if (n >= 0 && mapped != nullptr) {
+    const std::string_view text(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
+    for (size_t i = 0; i < text.size();) {
+      const Utf8Char c = decode_utf8(text, i);
+      out.push_back(c.cp);
+      i += c.length;
+    }
+  }
+  std::free(mapped);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json unicode_tables_json(bool nfkc) {
+  static const char kLetters[] = {'w', 's', 'p', 'y', 'e'};
+  nlohmann::json classes = nlohmann::json::array();
+  nlohmann::json casefold = nlohmann::json::object();
+  char previous = 0;
+  std::string folded;
+  for (int32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    const char letter = kLetters[static_cast<size_t>(char_class(cp))];
+    if (letter != previous) classes.push_back({cp, std::string(1, letter)});
+    previous = letter;
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // surrogates: never decoded
+    folded.clear();
+    append_casefold(cp, folded);
+    std::string self;
+    append_utf8(cp, self);
+    if (folded != self) casefold[std::to_string(cp)] = folded;
+  }
+  nlohmann::json j = {{"version", unicode_version()}, {"classes", classes}, {"casefold", casefold}};
+  if (!nfkc) return j;
+  nlohmann::json decomposition = nlohmann::json::object();
+  nlohmann::json ccc = nlohmann::json::object();
+  nlohmann::json compose = nlohmann::json::array();
+  const auto compat = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT);
+  for (int32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= kHangulFirst && cp <= kHangulLast)) continue;
+    const utf8proc_property_t* p = utf8proc_get_property(cp);
+    if (p->combining_class != 0) ccc[std::to_string(cp)] = p->combining_class;
+    if (p->decomp_seqindex == UINT16_MAX) continue;  // no decomposition of any kind
+    const std::vector<int32_t> full = decompose(cp, compat);
+    if (full.size() != 1 || full[0] != cp) decomposition[std::to_string(cp)] = full;
+    // A primary composite: its canonical decomposition composes back to it.
+    const std::vector<int32_t> canonical = decompose(cp, UTF8PROC_DECOMPOSE);
+    if (canonical.size() < 2 || nfc(canonical) != std::vector<int32_t>{cp}) continue;
+    const std::vector<int32_t> head =
+        nfc(std::vector<int32_t>(canonical.begin(), canonical.end() - 1));
+    if (head.size() == 1 && nfc({head[0], canonical.back()}) == std::vector<int32_t>{cp}) {
+      compose.push_back({head[0], canonical.back(), cp});
+    }
+  }
+  j["decompose"] = decomposition;
+  j["ccc"] = ccc;
+  j["compose"] = compose;
+  return j;
+}
 
 }  // namespace sift

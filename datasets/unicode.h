@@ -3,6 +3,8 @@
 // byte table, so ASCII text tokenizes byte for byte as before.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,5 +45,20 @@ bool nfkc_utf8(std::string_view text, std::string& out);
 
 // The Unicode version of utf8proc's tables, e.g. "15.0.0".
 const char* unicode_version();
+
+// The tables above for a reader in another language (unicode.json of `sift export`,
+// read by examples/classify.py), so that it needs no Unicode database of its own:
+//   "version": unicode_version();
+//   "classes": [[first code point, class letter], ...]: runs covering 0..0x10FFFF, class
+//       letters w(ord) s(pace) p(unct) y (symbol) e(xtend);
+//   "casefold": {"code point": "folded text"} for every code point that append_casefold
+//       changes;
+// and with nfkc, what NFKC needs besides Hangul's arithmetic:
+//   "decompose": {"code point": [code points]}: full compatibility decomposition (NFKD
+//       of the one character) where it differs from the character, Hangul syllables aside;
+//   "ccc": {"code point": canonical combining class} where not 0;
+//   "compose": [[first, second, composite], ...]: the primary composites (canonical
+//       pairs that NFC composes).
+nlohmann::json unicode_tables_json(bool nfkc);
 
 }  // namespace sift
