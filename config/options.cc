@@ -194,9 +194,11 @@ std::vector<Option> declare() {
                  "Training lines sampled uniformly from all shards (reservoir sampling) to "
                  "train a SentencePiece model; bounds its memory.",
                  at_least(1));
-  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
+  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase),
+              "Fold case (full Unicode case folding: \"ȘTIRI\" -> \"știri\", \"ß\" -> \"ss\").");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
-              "Make each punctuation character a token of its own.");
+              "Make each punctuation character (Unicode P*, Sm, Sc, Sk) and symbol (So: "
+              "emoji) a token of its own.");
   t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
               "Punctuation separates words and is dropped (wins over "
               "tokenizer.split_punctuation); symbols such as emoji stay tokens.");
