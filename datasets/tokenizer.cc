@@ -26,6 +26,7 @@ constexpr std::array<uint8_t, 256> make_byte_classes() {
 // ASCII fast path: one table look-up a byte; 0xFF for bytes that start or continue a
 // multi-byte character.
 constexpr std::array<uint8_t, 256> kByteClass = make_byte_classes();
+constexpr auto kWord = static_cast<uint8_t>(CharClass::word);
 constexpr auto kSpace = static_cast<uint8_t>(CharClass::space);
 constexpr auto kPunct = static_cast<uint8_t>(CharClass::punct);
 
@@ -151,7 +152,11 @@ void WordTokenizer::split(std::string_view text, std::vector<std::string>& out) 
     }
     while (i < n) {
       const uint8_t b = kByteClass[static_cast<uint8_t>(text[i])];
-      if (b != 0xFF) {  // ASCII
+      if (b == kWord) {  // the common case first
+        ++i;
+        continue;
+      }
+      if (b != 0xFF) {  // other ASCII
         if (b == kSpace || (b == kPunct && split_punct)) break;
         ++i;
         continue;
