@@ -81,8 +81,7 @@ WordTokenizer::WordTokenizer(WordTokenizerOptions options) : options_(std::move(
   for (std::string word : options_.stopwords) {
     if (options_.nfkc) {
       std::string normal;
-      nfkc_utf8(word, normal);
-      word.swap(normal);
+      if (nfkc_utf8(word, normal)) word.swap(normal);
     }
     if (options_.lowercase) lowercase_utf8(word);
     stopwords_.insert(std::move(word));

@@ -120,14 +120,15 @@ bool nfkc_utf8(std::string_view text, std::string& out) {
                                 static_cast<utf8proc_ssize_t>(text.size()), &mapped,
                                 static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE |
                                                                UTF8PROC_COMPAT));
+    bool changed = false;
     if (n >= 0 && mapped != nullptr) {
-      out.assign(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
-      std::free(mapped);
-      return out != text;
+      const std::string_view normal(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
+      changed = normal != text;
+      if (changed) out.assign(normal.data(), normal.size());
     }
     std::free(mapped);
+    return changed;
   }
-  out.assign(text.data(), text.size());
   return false;
 }
 

@@ -39,8 +39,9 @@ void append_casefold(int32_t cp, std::string& out);
 // characters by append_casefold; invalid bytes are kept as they are.
 void casefold_utf8(std::string_view text, std::string& out);
 
-// NFKC of UTF-8 text into out. ASCII text and text that is not valid UTF-8 are copied
-// unchanged. Returns false (and copies) when nothing needed normalising.
+// NFKC of UTF-8 text into out. Returns false, leaving out as it was, when nothing needs
+// normalising: ASCII text, text already in NFKC, and text that is not valid UTF-8 (kept
+// as it is).
 bool nfkc_utf8(std::string_view text, std::string& out);
 
 // The Unicode version of utf8proc's tables, e.g. "15.0.0".

@@ -150,6 +150,8 @@ def tokenize_unicode(text, tables, lowercase, split_punctuation, drop_punctuatio
     token of its own with the extenders (class e; a joiner takes the next character
     along) after it; with drop_punctuation punctuation only separates words; case
     folding; stop words left out."""
+    if text.isascii():  # the same rules, faster
+        return tokenize(text, lowercase, split_punctuation, drop_punctuation, stopwords)
     if nfkc:
         text = tables.nfkc(text)
     split = split_punctuation or drop_punctuation
