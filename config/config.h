@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
+
 namespace sift {
 
 struct RunConfig {
@@ -22,13 +24,13 @@ struct RunConfig {
 // How a split's files are laid out. `data.*` holds the shared defaults that each of
 // `data.train.*`, `data.valid.*`, `data.test.*` may override.
 struct FormatConfig {
-  std::string format = "fasttext";
+  FileFormat format = FileFormat::fasttext;
   std::vector<std::string> text;
   std::string label;
   bool header = false;
-  std::string encoding = "utf-8";
+  TextEncoding encoding = TextEncoding::utf8;
   bool unescape = false;
-  std::string label_mapping = "name";
+  LabelMapping label_mapping = LabelMapping::name;
 };
 
 struct SplitConfig : FormatConfig {
@@ -50,13 +52,20 @@ struct DataConfig : FormatConfig {
   int64_t max_length = 0;
   int64_t max_tokens = 0;
   int64_t bucket_window = 0;
-  std::string on_bad_line = "error";
+  BadLinePolicy on_bad_line = BadLinePolicy::error;
   int64_t max_line_bytes = 1 << 20;
   bool truncate_long_lines = false;
 };
 
+inline SplitConfig& split_config(DataConfig& data, Split split) {
+  return split == Split::train ? data.train : split == Split::valid ? data.valid : data.test;
+}
+inline const SplitConfig& split_config(const DataConfig& data, Split split) {
+  return split == Split::train ? data.train : split == Split::valid ? data.valid : data.test;
+}
+
 struct TokenizerConfig {
-  std::string type = "word";
+  TokenizerType type = TokenizerType::word;
   std::string model;
   int64_t vocab_size = 8000;
   std::string model_type = "unigram";
@@ -93,7 +102,7 @@ struct ModelConfig {
 };
 
 struct OptimizerConfig {
-  std::string type = "sgd";
+  OptimizerType type = OptimizerType::sgd;
   double lr = 0.1;
   double momentum = 0.0;
   double weight_decay = 0.0;
@@ -106,7 +115,7 @@ struct OptimizerConfig {
 };
 
 struct SchedulerConfig {
-  std::string type = "constant";
+  SchedulerType type = SchedulerType::constant;
   double final_lr_ratio = 0.0;
   int64_t warmup_steps = 0;
   double warmup_ratio = 0.0;
@@ -115,7 +124,7 @@ struct SchedulerConfig {
 struct TrainConfig {
   int64_t epochs = 5;
   int64_t batch_size = 32;
-  std::string loss_reduction = "mean";
+  LossReduction loss_reduction = LossReduction::mean;
   int64_t max_steps = 0;
   int64_t log_every = 0;
   double checkpoint_minutes = 10.0;
@@ -126,16 +135,17 @@ struct TrainConfig {
   double label_smoothing = 0.0;
   std::vector<std::string> class_weights;
   int64_t eval_every = 0;
-  std::string best_metric = "accuracy";
+  BestMetric best_metric = BestMetric::accuracy;
   double threshold = 0.5;  // multi-label: a label is predicted when its probability exceeds this
   int64_t patience = 0;
   double min_delta = 0.0;
   std::string init_from;
   std::vector<std::string> freeze;
-  std::string precision = "fp32";        // fp32 | bf16 | fp16 (autocast)
-  std::string checkpointing = "off";     // off | all | every (activation recomputation)
-  int64_t checkpoint_every = 2;
-  std::string loss_scaling = "auto";     // auto (fp16 only) | dynamic | off
+  Precision precision = Precision::fp32;  // autocast
+  // Activation recomputation; every: blocks 0, k, 2k, ... (k: gradient_checkpointing_every).
+  GradientCheckpointing gradient_checkpointing = GradientCheckpointing::off;
+  int64_t gradient_checkpointing_every = 2;
+  LossScaling loss_scaling = LossScaling::automatic;  // auto: on for fp16 only
   int64_t loss_scale_growth_interval = 2000;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -16,8 +18,33 @@ std::string where(const std::string& file, const YAML::Mark& mark) {
   return mark.is_null() ? file : fmt::format("{}:{}", file, mark.line + 1);
 }
 
-void set_value(SiftConfig& config, const std::string& key, const YAML::Node& value,
+// Where an origin ("file.yaml:12", "--set key") came from: the file, or "--set".
+std::string source_of(const std::string& origin) {
+  if (origin.rfind("--set", 0) == 0) return "--set";
+  const auto colon = origin.rfind(':');
+  return colon == std::string::npos ? origin : origin.substr(0, colon);
+}
+
+void set_value(SiftConfig& config, const std::string& given_key, const YAML::Node& value,
                const std::string& origin) {
+  std::string key = given_key;
+  if (const OptionAlias* alias = find_alias(given_key)) {
+    std::fprintf(stderr, "sift: warning: %s is deprecated; use %s\n", alias->name.c_str(),
+                 alias->replacement.c_str());
+    key = alias->replacement;
+  }
+  // An option and its old name both given in one file, or both by --set, is an error; a
+  // later source (--set over the file) may override either.
+  auto refuse_clash = [&](const std::string& other) {
+    auto it = config.origin.find(other);
+    if (it == config.origin.end() || source_of(it->second) != source_of(origin)) return;
+    throw Error(
+        fmt::format("{}: {} and {} are both given; keep only {}", origin, given_key, other, key));
+  };
+  for (const auto& alias : option_aliases()) {
+    if (alias.name == given_key) refuse_clash(alias.replacement);
+    if (alias.replacement == given_key) refuse_clash(alias.name);
+  }
   const Option* option = find_option(key);
   if (option == nullptr) {
     throw Error(fmt::format("{}: unknown option '{}' (did you mean '{}'?)", origin, key,
@@ -29,9 +56,11 @@ void set_value(SiftConfig& config, const std::string& key, const YAML::Node& val
                             : value.IsSequence() ? std::string("a list")
                             : value.IsMap()      ? std::string("a mapping")
                                                  : std::string("nothing");
-    throw Error(fmt::format("{}: option '{}' expects {}, got {}", origin, key, expected, got));
+    throw Error(
+        fmt::format("{}: option '{}' expects {}, got {}", origin, given_key, expected, got));
   }
   config.origin[key] = origin;
+  if (key != given_key) config.origin[given_key] = origin;  // for refuse_clash
 }
 
 // Walks nested mappings; a key is either a declared option or a group of options.
@@ -111,9 +140,9 @@ std::string dump_config(const SiftConfig& unresolved) {
   // Each split's layout is written out in full, so that the dump reads back the same
   // whatever the shared data.* defaults say.
   SiftConfig config = unresolved;
-  config.data.train.FormatConfig::operator=(resolved_format(unresolved, "train"));
-  config.data.valid.FormatConfig::operator=(resolved_format(unresolved, "valid"));
-  config.data.test.FormatConfig::operator=(resolved_format(unresolved, "test"));
+  for (Split split : {Split::train, Split::valid, Split::test}) {
+    split_config(config.data, split).FormatConfig::operator=(resolved_format(unresolved, split));
+  }
   YAML::Node root(YAML::NodeType::Map);
   for (const auto& option : all_options()) {
     YAML::Node node = root;
@@ -153,13 +182,11 @@ bool is_set(const SiftConfig& config, const std::string& key) {
   return config.origin.count(key) != 0;
 }
 
-FormatConfig resolved_format(const SiftConfig& config, const std::string& split) {
-  const SplitConfig& own = split == "train"   ? config.data.train
-                           : split == "valid" ? config.data.valid
-                                              : config.data.test;
+FormatConfig resolved_format(const SiftConfig& config, Split split) {
+  const SplitConfig& own = split_config(config.data, split);
   const FormatConfig& shared = config.data;
   auto pick = [&](const char* field, const auto& own_value, const auto& shared_value) {
-    return is_set(config, "data." + split + "." + field) ? own_value : shared_value;
+    return is_set(config, "data." + to_string(split) + "." + field) ? own_value : shared_value;
   };
   FormatConfig f;
   f.format = pick("format", own.format, shared.format);

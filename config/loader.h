@@ -24,9 +24,9 @@ std::string dump_config(const SiftConfig& config);
 // The Markdown option reference generated from the option table (docs/options.md).
 std::string option_reference();
 
-// The layout options of a split ("train", "valid" or "test"): the split's own value
-// where it was given, else the shared data.* value.
-FormatConfig resolved_format(const SiftConfig& config, const std::string& split);
+// The layout options of a split: the split's own value where it was given, else the
+// shared data.* value.
+FormatConfig resolved_format(const SiftConfig& config, Split split);
 
 // Whether a key was given explicitly (in the file or by --set).
 bool is_set(const SiftConfig& config, const std::string& key);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "config/enums.h"
 #include "config/option_types.h"
 
 namespace sift {
@@ -31,16 +32,37 @@ class Table {
     options_.push_back(std::move(o));
   }
 
+  // A string field with a closed set of spellings that the code keeps as text.
   template <class Get>
-  void add_enum(std::string name, Get get, std::vector<std::string> choices, std::string help) {
+  void add_choice(std::string name, Get get, std::vector<std::string> choices, std::string help) {
     add<std::string>(std::move(name), get, std::move(help),
                      [choices](const std::string& v) -> std::string {
                        if (std::find(choices.begin(), choices.end(), v) != choices.end()) return "";
-                       return fmt::format("The value '{}' is not one of: {}.", v,
-                                          fmt::join(choices, ", "));
+                       return not_a_choice(v, choices);
                      });
     options_.back().type = "enum";
     options_.back().choices = std::move(choices);
+  }
+
+  // An enum field: parsed, written and documented from the enum's own string table.
+  template <class E, class Get>
+  void add_enum(std::string name, Get get, std::string help) {
+    Option o;
+    o.name = std::move(name);
+    o.type = "enum";
+    o.choices = enum_names<E>();
+    o.help = std::move(help);
+    o.parse = [get](SiftConfig& c, const YAML::Node& n) -> std::string {
+      const std::string expected = fmt::format("one of {}", fmt::join(enum_names<E>(), ", "));
+      std::string text;
+      if (!option_types::read(n, text).empty()) return expected;
+      E& field = get(c);
+      return try_from_string(text, field) ? std::string() : expected;
+    };
+    o.emit = [get](const SiftConfig& c) {
+      return option_types::write(to_string<E>(get(const_cast<SiftConfig&>(c))));
+    };
+    options_.push_back(std::move(o));
   }
 
   std::vector<Option> take() { return std::move(options_); }
@@ -69,17 +91,16 @@ std::function<std::string(const double&)> in_range(double lo, double hi) {
 
 #define SIFT_FIELD(path) [](SiftConfig& c) -> auto& { return c.path; }
 
-const std::vector<std::string> kFormats = {"fasttext", "tsv", "csv", "label_first", "jsonl"};
-
 // The layout options exist once per split and once as the shared default.
 template <class Get>
 void add_format_options(Table& t, const std::string& prefix, Get get, const std::string& scope) {
   auto field = [get](auto member) {
     return [get, member](SiftConfig& c) -> auto& { return get(c).*member; };
   };
-  t.add_enum(prefix + ".format", field(&FormatConfig::format), kFormats,
-             "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
-             "label_first (\"label text\"), jsonl.");
+  t.add_enum<FileFormat>(
+      prefix + ".format", field(&FormatConfig::format),
+      "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
+      "label_first (\"label text\"), jsonl.");
   t.add<std::vector<std::string>>(prefix + ".text", field(&FormatConfig::text),
              "Text columns " + scope + " (tsv/csv: header names or 0-based indices; jsonl: "
              "field names); several are joined with a space.");
@@ -87,14 +108,15 @@ void add_format_options(Table& t, const std::string& prefix, Get get, const std:
                      "Label column " + scope + " (name or 0-based index; jsonl: field name).");
   t.add<bool>(prefix + ".header", field(&FormatConfig::header),
               "Whether the first line of each file is a header " + scope + ".");
-  t.add_enum(prefix + ".encoding", field(&FormatConfig::encoding), {"utf-8", "latin-1"},
-             "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
+  t.add_enum<TextEncoding>(
+      prefix + ".encoding", field(&FormatConfig::encoding),
+      "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
   t.add<bool>(prefix + ".unescape", field(&FormatConfig::unescape),
               "Turn \\n and \\t escapes in the text into spaces and \\\\ into \\ " + scope + ".");
-  t.add_enum(prefix + ".label_mapping", field(&FormatConfig::label_mapping),
-             {"name", "index0", "index1"},
-             "How label values map to names " + scope +
-                 ": as written, or as a 0- or 1-based index into data.labels.");
+  t.add_enum<LabelMapping>(
+      prefix + ".label_mapping", field(&FormatConfig::label_mapping),
+      "How label values map to names " + scope +
+          ": as written, or as a 0- or 1-based index into data.labels.");
 }
 
 std::vector<Option> declare() {
@@ -106,25 +128,23 @@ std::vector<Option> declare() {
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
   t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
                  "Compute threads; 0 uses all cores.", at_least(0));
-  t.add_enum("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
+  t.add_choice("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
   t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
                 "Distributed training: how long a rank waits for the others (rendezvous, "
                 "each collective) before it stops with an error.",
                 in_range(0.5, 1e6));
-  t.add_enum("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
+  t.add_choice("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
              "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
              "else gloo.");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
-  for (const char* split : {"train", "valid", "test"}) {
-    const std::string prefix = std::string("data.") + split;
-    auto get = [split = std::string(split)](SiftConfig& c) -> SplitConfig& {
-      return split == "train" ? c.data.train : split == "valid" ? c.data.valid : c.data.test;
-    };
+  for (Split split : {Split::train, Split::valid, Split::test}) {
+    const std::string prefix = "data." + to_string(split);
+    auto get = [split](SiftConfig& c) -> SplitConfig& { return split_config(c.data, split); };
     t.add<std::vector<std::string>>(
         prefix + ".path", [get](SiftConfig& c) -> auto& { return get(c).path; },
-        std::string("Files of the ") + split + " split: paths, globs, folders or @list files.");
-    add_format_options(t, prefix, get, std::string("of the ") + split + " split");
+        "Files of the " + to_string(split) + " split: paths, globs, folders or @list files.");
+    add_format_options(t, prefix, get, "of the " + to_string(split) + " split");
   }
   t.add<std::vector<std::string>>("data.labels", SIFT_FIELD(data.labels),
                                   "Label names in order, or a file with one name per line; "
@@ -169,8 +189,9 @@ std::vector<Option> declare() {
                  "Sort windows of this many batches by length before cutting them (less "
                  "padding); 0 or 1: off.",
                  at_least(0));
-  t.add_enum("data.on_bad_line", SIFT_FIELD(data.on_bad_line), {"error", "skip"},
-             "What a malformed record does: stop with its file and line, or skip and count.");
+  t.add_enum<BadLinePolicy>(
+      "data.on_bad_line", SIFT_FIELD(data.on_bad_line),
+      "What a malformed record does: stop with its file and line, or skip and count.");
   t.add<int64_t>("data.max_line_bytes", SIFT_FIELD(data.max_line_bytes),
                  "Longest record accepted, in bytes; longer ones are malformed unless "
                  "data.truncate_long_lines.",
@@ -179,16 +200,17 @@ std::vector<Option> declare() {
               "Keep the first data.max_line_bytes of a longer record instead of treating it "
               "as malformed.");
 
-  t.add_enum("tokenizer.type", SIFT_FIELD(tokenizer.type), {"word", "sentencepiece"},
-             "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
-             "training data) or sentencepiece (pieces of tokenizer.model).");
+  t.add_enum<TokenizerType>(
+      "tokenizer.type", SIFT_FIELD(tokenizer.type),
+      "Tokenizer: word (whitespace and punctuation split, vocabulary counted from the "
+      "training data) or sentencepiece (pieces of tokenizer.model).");
   t.add<std::string>("tokenizer.model", SIFT_FIELD(tokenizer.model),
                      "SentencePiece model file: read by tokenizer.type sentencepiece, written by "
                      "`sift tokenizer train`.");
   t.add<int64_t>("tokenizer.vocab_size", SIFT_FIELD(tokenizer.vocab_size),
                  "Pieces in a SentencePiece model trained by `sift tokenizer train`.",
                  at_least(8));
-  t.add_enum("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
+  t.add_choice("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
              "SentencePiece algorithm for `sift tokenizer train`.");
   t.add<int64_t>("tokenizer.sample_lines", SIFT_FIELD(tokenizer.sample_lines),
                  "Training lines sampled uniformly from all shards (reservoir sampling) to "
@@ -202,7 +224,7 @@ std::vector<Option> declare() {
   t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
               "Punctuation separates words and is dropped (wins over "
               "tokenizer.split_punctuation); symbols such as emoji stay tokens.");
-  t.add_enum("tokenizer.normalize", SIFT_FIELD(tokenizer.normalize), {"none", "nfkc"},
+  t.add_choice("tokenizer.normalize", SIFT_FIELD(tokenizer.normalize), {"none", "nfkc"},
              "Unicode normalisation of each text before the word tokenizer splits it: none, "
              "or nfkc (compatibility characters such as full-width letters and ligatures "
              "become their plain forms; decomposed accents are composed).");
@@ -219,7 +241,9 @@ std::vector<Option> declare() {
                  "which bounds memory.",
                  at_least(1000));
 
-  t.add_enum("model.type", SIFT_FIELD(model.type), {"fasttext", "textcnn", "rnn", "transformer"},
+  t.add<std::string>("model.type", SIFT_FIELD(model.type),
+                     "Model architecture: a name in the model registry (models/registry.cc): "
+                     "fasttext, textcnn, rnn, transformer, mlp, or one you add.");
              "Model architecture (see the model registry).");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
@@ -240,20 +264,20 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
                 in_range(0.0, 0.95));
-  t.add_enum("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
-  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden), "RNN hidden size per direction.",
-                 at_least(1));
-  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers), "RNN or Transformer layers.",
-                 at_least(1));
+  t.add_choice("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
+  t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden),
+                 "RNN hidden size per direction; MLP hidden-layer width.", at_least(1));
+  t.add<int64_t>("model.layers", SIFT_FIELD(model.layers),
+                 "RNN, Transformer or MLP (hidden) layers.", at_least(1));
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
-  t.add_enum("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
+  t.add_choice("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
              "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
              "(Transformer).");
   t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
                  at_least(1));
   t.add<int64_t>("model.ff_dim", SIFT_FIELD(model.ff_dim), "Transformer feed-forward width.",
                  at_least(1));
-  t.add_enum("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
+  t.add_choice("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
              "Transformer position embeddings.");
   t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
                  "Longest sequence the Transformer's positions cover (longer input is cut).",
@@ -268,8 +292,9 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<int64_t>("train.batch_size", SIFT_FIELD(train.batch_size), "Records per batch.",
                  at_least(1));
-  t.add_enum("train.loss_reduction", SIFT_FIELD(train.loss_reduction), {"mean", "sum"},
-             "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
+  t.add_enum<LossReduction>(
+      "train.loss_reduction", SIFT_FIELD(train.loss_reduction),
+      "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
   t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
                  "Stop after this many optimizer steps; 0: no limit.", at_least(0));
   t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),
@@ -299,11 +324,11 @@ std::vector<Option> declare() {
   t.add<int64_t>("train.eval_every", SIFT_FIELD(train.eval_every),
                  "Validate every this many optimizer steps; 0: at the end of each epoch.",
                  at_least(0));
-  t.add_enum("train.best_metric", SIFT_FIELD(train.best_metric),
-             {"accuracy", "macro_f1", "micro_f1", "loss"},
-             "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
-             "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
-             "of records whose label set is predicted exactly).");
+  t.add_enum<BestMetric>(
+      "train.best_metric", SIFT_FIELD(train.best_metric),
+      "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
+      "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
+      "of records whose label set is predicted exactly).");
   t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
                 "Multi-label decision threshold: a label is predicted when its sigmoid "
                 "probability exceeds this.",
@@ -325,25 +350,29 @@ std::vector<Option> declare() {
       "train.freeze", SIFT_FIELD(train.freeze),
       "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "
       "\"layers.0.*\").");
-  t.add_enum("train.precision", SIFT_FIELD(train.precision), {"fp32", "bf16", "fp16"},
-             "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
-             "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
-             "autocast; weights, optimizer state and the loss stay fp32.");
-  t.add_enum("train.checkpointing", SIFT_FIELD(train.checkpointing), {"off", "all", "every"},
-             "Gradient checkpointing: recompute the activations of Transformer layers, RNN "
-             "layers or TextCNN filter widths in backward instead of keeping them (all), or "
-             "of one block in train.checkpoint_every (every).");
-  t.add<int64_t>("train.checkpoint_every", SIFT_FIELD(train.checkpoint_every),
-                 "With train.checkpointing: every, recompute blocks 0, k, 2k, ... for this k.",
+  t.add_enum<Precision>(
+      "train.precision", SIFT_FIELD(train.precision),
+      "Mixed precision: matmuls, linear layers and convolutions of the forward pass "
+      "run in bf16 (CPU or CUDA) or fp16 (CUDA only, with loss scaling) through "
+      "autocast; weights, optimizer state and the loss stay fp32.");
+  t.add_enum<GradientCheckpointing>(
+      "train.gradient_checkpointing", SIFT_FIELD(train.gradient_checkpointing),
+      "Gradient checkpointing: recompute the activations of Transformer layers, RNN "
+      "layers or TextCNN filter widths in backward instead of keeping them (all), or "
+      "of one block in train.gradient_checkpointing_every (every).");
+  t.add<int64_t>("train.gradient_checkpointing_every",
+                 SIFT_FIELD(train.gradient_checkpointing_every),
+                 "With train.gradient_checkpointing: every, recompute blocks 0, k, 2k, ... for "
+                 "this k.",
                  at_least(1));
-  t.add_enum("train.loss_scaling", SIFT_FIELD(train.loss_scaling), {"auto", "dynamic", "off"},
-             "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
-             "double it after train.loss_scale_growth_interval clean steps); auto: on for "
-             "fp16 only.");
+  t.add_enum<LossScaling>(
+      "train.loss_scaling", SIFT_FIELD(train.loss_scaling),
+      "Dynamic loss scaling (skip a step with inf/nan gradients and halve the scale, "
+      "double it after train.loss_scale_growth_interval clean steps); auto: on for "
+      "fp16 only.");
   t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
                  "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
-  t.add_enum("train.optimizer.type", SIFT_FIELD(train.optimizer.type),
-             {"sgd", "adam", "adamw", "adagrad", "rmsprop", "adadelta"}, "Optimizer.");
+  t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type), "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
   t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
@@ -364,10 +393,10 @@ std::vector<Option> declare() {
                 in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.",
                 positive_number());
-  t.add_enum("train.scheduler.type", SIFT_FIELD(train.scheduler.type),
-             {"constant", "linear", "warmup_linear", "warmup_cosine"},
-             "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
-             "linear warm-up, then linear or cosine decay.");
+  t.add_enum<SchedulerType>(
+      "train.scheduler.type", SIFT_FIELD(train.scheduler.type),
+      "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
+      "linear warm-up, then linear or cosine decay.");
   t.add<int64_t>("train.scheduler.warmup_steps", SIFT_FIELD(train.scheduler.warmup_steps),
                  "Warm-up length in optimizer steps (takes precedence over warmup_ratio).",
                  at_least(0));
@@ -395,6 +424,21 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+const std::vector<OptionAlias>& option_aliases() {
+  static const std::vector<OptionAlias> aliases = {
+      {"train.checkpointing", "train.gradient_checkpointing"},
+      {"train.checkpoint_every", "train.gradient_checkpointing_every"},
+  };
+  return aliases;
+}
+
+const OptionAlias* find_alias(const std::string& name) {
+  for (const auto& a : option_aliases()) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
 
 const std::vector<Option>& all_options() {
   static const std::vector<Option> options = declare();

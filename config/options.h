@@ -25,6 +25,18 @@ struct Option {
   std::function<std::string(const SiftConfig&)> check;
 };
 
+// A former name of an option, still read (YAML and --set) with a deprecation warning and
+// stored in the option it was renamed to; dumps write only the new name.
+struct OptionAlias {
+  std::string name;         // e.g. "train.checkpointing"
+  std::string replacement;  // e.g. "train.gradient_checkpointing"
+};
+
+const std::vector<OptionAlias>& option_aliases();
+
+// The alias named `name`, or nullptr.
+const OptionAlias* find_alias(const std::string& name);
+
 // All options, in declaration order.
 const std::vector<Option>& all_options();
 
@@ -34,7 +46,7 @@ const Option* find_option(const std::string& name);
 // The declared key closest to `name` (edit distance), for "did you mean" hints.
 std::string closest_option(const std::string& name);
 
-// True when some declared key starts with `prefix` + ".".
+// True when some declared key (or alias) starts with `prefix` + ".".
 bool is_option_group(const std::string& prefix);
 
 }  // namespace sift

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <streambuf>
+#include <vector>
 
 #include "core/error.h"
 
@@ -55,6 +57,45 @@ void AtomicFile::commit() {
 void write_file_atomically(const std::string& path, std::string_view contents) {
   AtomicFile file(path);
   file.write(contents);
+  file.commit();
+}
+
+namespace {
+
+// A stream buffer that hands whatever the stream writes on to an AtomicFile, 64 KiB at a time.
+class AtomicFileBuf : public std::streambuf {
+ public:
+  explicit AtomicFileBuf(AtomicFile& file) : file_(file), buffer_(1 << 16) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    sync();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    file_.write({pbase(), static_cast<size_t>(pptr() - pbase())});
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return 0;
+  }
+
+ private:
+  AtomicFile& file_;
+  std::vector<char> buffer_;
+};
+
+}  // namespace
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
+  AtomicFile file(path);
+  AtomicFileBuf buf(file);
+  std::ostream out(&buf);
+  write(out);
+  out.flush();
+  if (!out) throw Error(fmt::format("cannot write {}", path));
   file.commit();
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,11 @@ class AtomicFile {
 };
 
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+// Writes what `write` puts on the stream through a temporary name: the path versions of
+// stream savers (Vocab::save, LabelSet::save) without holding the whole file in memory.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 // Copies `from` to `to` through a temporary name.
 void copy_file_atomically(const std::string& from, const std::string& to);

@@ -2,6 +2,7 @@
 // on the device it uses.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -16,12 +17,38 @@ struct RawBatch {
   std::vector<int64_t> label_lists;
   std::vector<int64_t> label_starts;
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
+
+  // Where example i's ids, and (multi-label) its label list, end: the next example's
+  // start, or the end of the concatenation.
+  int64_t ids_end(int64_t i) const { return row_end(offsets, ids, i); }
+  int64_t label_list_end(int64_t i) const { return row_end(label_starts, label_lists, i); }
+
+  // Appends an example: its ids and its (first) label.
+  void add(const std::vector<int64_t>& example_ids, int64_t label) {
+    offsets.push_back(static_cast<int64_t>(ids.size()));
+    ids.insert(ids.end(), example_ids.begin(), example_ids.end());
+    labels.push_back(label);
+  }
+  // Multi-label: appends the last added example's label list (its first label, then more).
+  void add_label_list(int64_t first, const std::vector<int64_t>& more) {
+    label_starts.push_back(static_cast<int64_t>(label_lists.size()));
+    label_lists.push_back(first);
+    label_lists.insert(label_lists.end(), more.begin(), more.end());
+  }
+
   void clear() {
     ids.clear();
     offsets.clear();
     labels.clear();
     label_lists.clear();
     label_starts.clear();
+  }
+
+ private:
+  static int64_t row_end(const std::vector<int64_t>& starts, const std::vector<int64_t>& all,
+                         int64_t i) {
+    return i + 1 < static_cast<int64_t>(starts.size()) ? starts[static_cast<std::size_t>(i) + 1]
+                                                       : static_cast<int64_t>(all.size());
   }
 };
 

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -13,17 +15,23 @@
 namespace sift {
 namespace {
 
-std::vector<std::string> read_names(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot open label file {}: {}", path, std::strerror(errno)));
+// One name per line; blank lines and trailing spaces or "\r" are ignored.
+std::vector<std::string> read_names(std::istream& in, const std::string& name) {
   std::vector<std::string> names;
   std::string line;
   while (std::getline(in, line)) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (!line.empty()) names.push_back(line);
   }
-  if (names.empty()) throw Error(fmt::format("label file {} holds no label", path));
+  if (in.bad()) throw Error(fmt::format("cannot read label file {}", name));
+  if (names.empty()) throw Error(fmt::format("label file {} holds no label", name));
   return names;
+}
+
+std::vector<std::string> read_names(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("cannot open label file {}: {}", path, std::strerror(errno)));
+  return read_names(in, path);
 }
 
 }  // namespace
@@ -50,12 +58,18 @@ LabelSet LabelSet::from_option(const std::vector<std::string>& value) {
   return LabelSet(value);
 }
 
+LabelSet LabelSet::load(std::istream& in, const std::string& name) {
+  return LabelSet(read_names(in, name));
+}
+
 LabelSet LabelSet::load(const std::string& path) { return LabelSet(read_names(path)); }
 
+void LabelSet::save(std::ostream& out) const {
+  for (const auto& n : names_) out << n << '\n';
+}
+
 void LabelSet::save(const std::string& path) const {
-  std::string text;
-  for (const auto& n : names_) text += n + "\n";
-  write_file_atomically(path, text);
+  write_file_atomically(path, [this](std::ostream& out) { save(out); });
 }
 
 int64_t LabelSet::id(std::string_view name) const {

@@ -2,16 +2,32 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "core/error.h"
 
 namespace sift {
 
 // The error for a record with several labels in a single-label task: "file:line: ...".
 std::string several_labels_message(const std::string& location,
                                    const std::vector<std::string>& labels);
+
+// The one check of a record's label count, for the vocabulary pass and the batch stream:
+// several labels in a single-label task throw several_labels_message. `location()` gives
+// "file:line", built only on error (the check runs once per record). A record without a
+// label never gets here: the parser counts it as malformed.
+template <class Location>
+void check_label_count(const std::vector<std::string>& labels, bool multi_label,
+                       Location&& location) {
+  if (labels.size() > 1 && !multi_label) {
+    throw Error(several_labels_message(location(), labels));
+  }
+}
 
 class LabelSet {
  public:
@@ -21,9 +37,12 @@ class LabelSet {
   // Names from the `data.labels` option: a list of names, or a single existing file with
   // one name per line.
   static LabelSet from_option(const std::vector<std::string>& value);
-  // labels.txt in a run folder (the same one-name-per-line format).
+  // labels.txt in a run folder (the same one-name-per-line format). Errors name `name`
+  // (the file or archive entry the stream reads).
+  static LabelSet load(std::istream& in, const std::string& name);
   static LabelSet load(const std::string& path);
-  void save(const std::string& path) const;
+  void save(std::ostream& out) const;
+  void save(const std::string& path) const;  // through PATH.tmp, renamed over PATH
 
   int64_t id(std::string_view name) const;  // -1 when unknown
   int64_t add(const std::string& name);     // id of name, added if new

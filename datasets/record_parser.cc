@@ -31,22 +31,6 @@ bool is_index(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-const char* format_name(FileFormat f) {
-  switch (f) {
-    case FileFormat::fasttext:
-      return "fasttext";
-    case FileFormat::tsv:
-      return "tsv";
-    case FileFormat::csv:
-      return "csv";
-    case FileFormat::label_first:
-      return "label_first";
-    case FileFormat::jsonl:
-      return "jsonl";
-  }
-  return "?";
-}
-
 // Sets out.labels[k], reusing the string's storage from earlier records.
 void set_label(Example& out, size_t k, std::string_view label) {
   if (k < out.labels.size()) {
@@ -65,7 +49,7 @@ bool is_blank(std::string_view s) {
 RecordParser::RecordParser(TextFormat format) : format_(std::move(format)) {
   bool columnar = format_.format == FileFormat::tsv || format_.format == FileFormat::csv;
   if (!columnar && format_.format != FileFormat::jsonl) return;
-  const char* name = format_name(format_.format);
+  const std::string& name = to_string(format_.format);
   if (format_.text_columns.empty() || format_.label_column.empty())
     throw Error(
         fmt::format("The {} format needs text_columns and label_column: name the columns "

@@ -25,7 +25,7 @@ const std::vector<std::string>& checked_names(const TextFormat& format,
     throw Error(
         fmt::format("label_mapping {} turns label values into names from the label list, but no "
                     "label names were given.",
-                    format.label_mapping == LabelMapping::index0 ? "index0" : "index1"));
+                    to_string(format.label_mapping)));
   return names;
 }
 

@@ -95,7 +95,8 @@ struct ShardedStream::Worker {
 ShardedStream::ShardedStream(std::vector<std::string> files, StreamOptions options,
                              const TextEncoder& encoder, const LabelSet& labels)
     : shards_(describe_shards(files)), options_(std::move(options)), encoder_(encoder),
-      labels_(labels) {
+      labels_(labels),
+      buffer_(static_cast<size_t>(std::max<int64_t>(options_.shuffle_buffer, 1))) {
   if (options_.workers < 1) throw Error("data.workers: The number of workers must be >= 1.");
   if (options_.world_size < 1 || options_.rank < 0 || options_.rank >= options_.world_size) {
     throw Error(fmt::format("rank {} is outside a world of {} processes", options_.rank,
@@ -162,9 +163,8 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds)) {
               continue;
             }
-            if (example.labels.size() != 1 && !options_.multi_label) {
-              throw Error(several_labels_message(reader.location(example), example.labels));
-            }
+            check_label_count(example.labels, options_.multi_label,
+                              [&] { return reader.location(example); });
             EncodedRecord record;
             for (size_t i = 0; i < example.labels.size(); ++i) {
               const int64_t id = labels_.id(example.labels[i]);
@@ -209,10 +209,9 @@ void ShardedStream::start_epoch(uint64_t epoch) {
   if (epoch_ != 0) check_unchanged(shards_, fmt::format("before epoch {}", epoch));
   epoch_ = epoch;
   turn_ = 0;
-  buffer_.clear();
   window_.clear();
   input_done_ = false;
-  rng_.seed(options_.seed * 1000003ULL + epoch);
+  buffer_.reset(options_.seed * 1000003ULL + epoch);
   start_workers({}, {});
 }
 
@@ -254,21 +253,17 @@ bool ShardedStream::take_round_robin(EncodedRecord& record) {
 }
 
 bool ShardedStream::next_record(EncodedRecord& record) {
-  const auto capacity = static_cast<size_t>(std::max<int64_t>(options_.shuffle_buffer, 1));
-  if (capacity == 1) return take_round_robin(record);
-  while (!input_done_ && buffer_.size() < capacity) {
+  if (options_.shuffle_buffer <= 1) return take_round_robin(record);
+  while (!input_done_ && !buffer_.full()) {
     EncodedRecord fresh;
     if (!take_round_robin(fresh)) {
       input_done_ = true;
       break;
     }
-    buffer_.push_back(std::move(fresh));
+    buffer_.push(std::move(fresh));
   }
   if (buffer_.empty()) return false;
-  std::uniform_int_distribution<size_t> pick(0, buffer_.size() - 1);
-  std::swap(buffer_[pick(rng_)], buffer_.back());
-  record = std::move(buffer_.back());
-  buffer_.pop_back();
+  buffer_.pop(record);
   return true;
 }
 
@@ -288,7 +283,7 @@ bool ShardedStream::fill_window() {
     });
     std::vector<size_t> runs;
     for (size_t i = 0; i < sorted.size(); i += static_cast<size_t>(options_.batch_size)) runs.push_back(i);
-    std::shuffle(runs.begin(), runs.end(), rng_);
+    std::shuffle(runs.begin(), runs.end(), buffer_.rng());
     window_.clear();
     for (size_t start : runs) {
       const size_t end = std::min(sorted.size(), start + static_cast<size_t>(options_.batch_size));
@@ -308,14 +303,8 @@ void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch
       break;
     }
     longest = longer;
-    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
-    batch.ids.insert(batch.ids.end(), r.ids.begin(), r.ids.end());
-    batch.labels.push_back(r.label);
-    if (options_.multi_label) {
-      batch.label_starts.push_back(static_cast<int64_t>(batch.label_lists.size()));
-      batch.label_lists.push_back(r.label);
-      batch.label_lists.insert(batch.label_lists.end(), r.more_labels.begin(), r.more_labels.end());
-    }
+    batch.add(r.ids, r.label);
+    if (options_.multi_label) batch.add_label_list(r.label, r.more_labels);
     source.pop_front();
   }
 }
@@ -344,7 +333,7 @@ std::string ShardedStream::save_state() const {
                           {"workers_per_rank", options_.workers},
                           {"world_size", options_.world_size}};
   std::ostringstream rng;
-  rng << rng_;
+  rng << buffer_.rng();
   state["rng"] = rng.str();
   for (const auto& s : shards_) {
     state["shards"].push_back({{"path", s.path}, {"bytes", s.bytes}, {"mtime_ns", s.mtime_ns}});
@@ -355,7 +344,7 @@ std::string ShardedStream::save_state() const {
                                 {"offset", w->consumed.offset},
                                 {"done", w->done}});
   }
-  state["buffer"] = records_json(buffer_);
+  state["buffer"] = records_json(buffer_.items());
   state["window"] = records_json(std::vector<EncodedRecord>(window_.begin(), window_.end()));
   const auto bytes = nlohmann::json::to_cbor(state);
   return std::string(bytes.begin(), bytes.end());
@@ -388,8 +377,11 @@ void ShardedStream::restore_state(const std::string& bytes) {
   turn_ = state["turn"].get<size_t>();
   input_done_ = state["input_done"].get<bool>();
   std::istringstream rng(state["rng"].get<std::string>());
-  rng >> rng_;
-  records_from_json(state["buffer"], buffer_);
+  std::vector<EncodedRecord> buffered;
+  records_from_json(state["buffer"], buffered);
+  buffer_.clear();
+  for (auto& r : buffered) buffer_.push(std::move(r));
+  rng >> buffer_.rng();
   records_from_json(state["window"], window_);
   std::vector<ReadPosition> from;
   std::vector<bool> done;

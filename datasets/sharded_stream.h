@@ -21,6 +21,7 @@
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
 #include "datasets/partition.h"
+#include "datasets/shuffle_buffer.h"
 #include "datasets/text_encoder.h"
 #include "datasets/text_format.h"
 
@@ -92,8 +93,8 @@ class ShardedStream {
   std::vector<std::vector<FilePiece>> plan_;  // this rank's workers' pieces this epoch
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t turn_ = 0;  // the worker whose record the consumer takes next
-  std::vector<EncodedRecord> buffer_;  // the shuffle buffer
-  std::mt19937_64 rng_;
+  // The shuffle buffer; its generator also orders length buckets and is saved with the state.
+  ShuffleBuffer<EncodedRecord> buffer_;
   bool input_done_ = false;
   std::deque<EncodedRecord> window_;  // records sorted by length, not yet batched
 };

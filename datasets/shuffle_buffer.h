@@ -1,5 +1,6 @@
 // A bounded shuffle buffer: holds at most `capacity` items and, once full, hands out a
 // uniformly chosen one for each new item. Memory is bounded whatever the stream size.
+// The one shuffle buffer of datasets/: shard writing and ShardedStream both use it.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +14,8 @@ namespace sift {
 template <class T>
 class ShuffleBuffer {
  public:
-  explicit ShuffleBuffer(size_t capacity, uint64_t seed) : capacity_(capacity), rng_(seed) {}
+  explicit ShuffleBuffer(size_t capacity, uint64_t seed = std::mt19937_64::default_seed)
+      : capacity_(capacity), rng_(seed) {}
 
   bool full() const { return items_.size() >= capacity_; }
   bool empty() const { return items_.empty(); }
@@ -35,6 +37,14 @@ class ShuffleBuffer {
     items_.clear();
     rng_.seed(seed);
   }
+  void clear() { items_.clear(); }
+
+  // The items held, in buffer order (a saved stream position stores them).
+  const std::vector<T>& items() const { return items_; }
+  // The generator pop draws from: an owner whose other random choices share its sequence
+  // (ShardedStream's length buckets) draws from it too, and saves and restores it.
+  std::mt19937_64& rng() { return rng_; }
+  const std::mt19937_64& rng() const { return rng_; }
 
  private:
   size_t capacity_;

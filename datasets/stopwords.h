@@ -7,9 +7,6 @@
 
 namespace sift {
 
-// A run folder's copy of its stop-word list.
-inline constexpr const char* kStopwordsFile = "stopwords.txt";
-
 // The built-in English list (tokenizer.stopwords: english): pronouns, articles,
 // auxiliaries, prepositions, conjunctions, and the pieces contractions split into
 // ("don", "t", "ll", "ve", ...). Lower case.

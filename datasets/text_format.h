@@ -5,25 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"  // FileFormat, TextEncoding, LabelMapping, BadLinePolicy
+
 namespace sift {
-
-enum class FileFormat {
-  fasttext,     // "__label__a __label__b text ...": labels anywhere as __label__ tokens
-  tsv,          // tab-separated columns
-  csv,          // RFC 4180: comma-separated, "quoted, fields" with "" escapes, may span lines
-  label_first,  // "label text ...": the first space-separated token is the label
-  jsonl,        // one JSON object per line
-};
-
-enum class TextEncoding {
-  utf8,    // invalid bytes replaced by U+FFFD
-  latin1,  // ISO-8859-1, converted to UTF-8
-};
-
-// How label values map to names: as written, or as an index into the label list.
-enum class LabelMapping { name, index0, index1 };
-
-enum class BadLinePolicy { error, skip };
 
 struct TextFormat {
   FileFormat format = FileFormat::fasttext;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "core/atomic_file.h"
@@ -127,23 +128,10 @@ void Vocab::add(std::string word, uint64_t count) {
   counts_.push_back(count);
 }
 
-void Vocab::save(const std::string& path) const {
-  AtomicFile file(path);
-  std::string buffer = fmt::format("{}{}\n", kMagic, kFormatVersion);
-  for (size_t i = static_cast<size_t>(kUnk) + 1; i < words_.size(); ++i) {
-    buffer += words_[i];
-    fmt::format_to(std::back_inserter(buffer), "\t{}\n", counts_[i]);
-    if (buffer.size() >= (1 << 16)) {
-      file.write(buffer);
-      buffer.clear();
-    }
-  }
-  file.write(buffer);
-  file.commit();
-}
+namespace {
 
-Vocab Vocab::load(const std::string& path) {
-  const std::string data = read_file(path);
+// The text save writes; errors name `path`.
+Vocab parse_vocab(const std::string& data, const std::string& path) {
   std::string_view rest = data;
   std::string_view line;
   if (!next_line(rest, line)) throw Error(fmt::format("{} is not a Sift vocabulary file", path));
@@ -163,6 +151,33 @@ Vocab Vocab::load(const std::string& path) {
   }
   return vocab;
 }
+
+}  // namespace
+
+void Vocab::save(std::ostream& out) const {
+  std::string buffer = fmt::format("{}{}\n", kMagic, kFormatVersion);
+  for (size_t i = static_cast<size_t>(kUnk) + 1; i < words_.size(); ++i) {
+    buffer += words_[i];
+    fmt::format_to(std::back_inserter(buffer), "\t{}\n", counts_[i]);
+    if (buffer.size() >= (1 << 16)) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
+  }
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+}
+
+void Vocab::save(const std::string& path) const {
+  write_file_atomically(path, [this](std::ostream& out) { save(out); });
+}
+
+Vocab Vocab::load(std::istream& in, const std::string& name) {
+  std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw Error(fmt::format("cannot read {}", name));
+  return parse_vocab(data, name);
+}
+
+Vocab Vocab::load(const std::string& path) { return parse_vocab(read_file(path), path); }
 
 VocabBuilder::VocabBuilder(size_t max_entries) : max_entries_(max_entries) {
   if (max_entries == 0) throw Error("VocabBuilder needs max_entries >= 1");

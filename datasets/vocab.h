@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,10 +87,13 @@ class Vocab {
   // word, or one with a tab or line break (the file format could not hold it).
   void add(std::string word, uint64_t count);
 
-  // Text file: "sift-vocab 1", then "word<TAB>count" for each word after the specials,
-  // in id order. Written to PATH.tmp, then renamed over PATH.
+  // Text: "sift-vocab 1", then "word<TAB>count" for each word after the specials, in id
+  // order. The path version writes PATH.tmp, then renames it over PATH.
+  void save(std::ostream& out) const;
   void save(const std::string& path) const;
-  // Reads what save wrote; checks the magic line and the format version.
+  // Reads what save wrote; checks the magic line and the format version. Errors name
+  // `name` (the file or archive entry the stream reads).
+  static Vocab load(std::istream& in, const std::string& name);
   static Vocab load(const std::string& path);
 
  private:

@@ -41,10 +41,10 @@ void AutocastState::apply() const {
 #endif
 }
 
-AutocastGuard::AutocastGuard(const std::string& precision, const torch::Device& device) {
-  if (precision == "fp32") return;
+AutocastGuard::AutocastGuard(Precision precision, const torch::Device& device) {
+  if (precision == Precision::fp32) return;
   AutocastState s = AutocastState::current();
-  const at::ScalarType dtype = precision == "fp16" ? at::kHalf : at::kBFloat16;
+  const at::ScalarType dtype = precision == Precision::fp16 ? at::kHalf : at::kBFloat16;
   if (device.is_cuda()) {
     s.cuda = true;
     s.cuda_dtype = dtype;

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "config/enums.h"
+
 namespace sift {
 
 // The thread-local autocast switches of the CPU and CUDA backends.
@@ -21,11 +23,11 @@ struct AutocastState {
   bool any() const { return cpu || cuda; }
 };
 
-// Turns autocast on for `device` in `precision` ("fp32": off, "bf16", "fp16") for the
+// Turns autocast on for `device` in `precision` (fp32: off) for the
 // guard's lifetime, then restores the previous state and drops autocast's weight cache.
 class AutocastGuard {
  public:
-  AutocastGuard(const std::string& precision, const torch::Device& device);
+  AutocastGuard(Precision precision, const torch::Device& device);
   // Re-enters a captured state (gradient checkpointing re-runs a block as it first ran).
   explicit AutocastGuard(const AutocastState& state);
   ~AutocastGuard();

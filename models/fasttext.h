@@ -17,4 +17,7 @@ class FastTextImpl : public ClassifierImpl {
 };
 TORCH_MODULE(FastText);
 
+// Its forward as TorchScript source, for export (models/fasttext_script.cc).
+std::string fasttext_script(const ModelConfig& config, ScriptWriter& writer);
+
 }  // namespace sift

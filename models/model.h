@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "datasets/text_encoder.h"
 #include "config/config.h"
+#include "config/model_traits.h"
+#include "datasets/text_encoder.h"
 #include "models/recompute.h"
 
 namespace sift {
@@ -29,7 +30,7 @@ class ClassifierImpl : public torch::nn::Module {
   // Returns logits [batch, classes].
   virtual torch::Tensor forward(const ModelInput& input) = 0;
 
-  // train.checkpointing: the blocks that re-run in backward instead of keeping their
+  // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
 
@@ -51,18 +52,34 @@ struct ModelShape {
   std::shared_ptr<const Vocab> vocab;
 };
 
+class ScriptWriter;  // models/script_writer.h
+
+// Builds the model from its options and the data's sizes.
+using ModelFactory = std::function<Classifier(const ModelConfig&, const ModelShape&)>;
+// Writes the TorchScript methods forward(ids, offsets_or_lengths) -> logits and
+// predict_proba(...) over the trained tensors the writer holds (models/*_script.cc).
+using ScriptSource = std::function<std::string(const ModelConfig&, ScriptWriter&)>;
+
+// Everything the framework knows of a model type: one entry in models/registry.cc.
 struct ModelSpec {
-  std::string name;
-  std::string summary;
+  ModelTraits traits;  // name, summary, the model.* keys it reads, what it supports
   InputKind input = InputKind::bag;
-  // The model.* keys this model reads; any other explicitly set model.* key is refused.
-  std::vector<std::string> options;
-  std::function<Classifier(const ModelConfig&, const ModelShape&)> create;
+  ModelFactory create;
+  ScriptSource script;
 };
+
+// Factory for a `FooImpl` + TORCH_MODULE(Foo) model built as Foo(config, shape).
+template <typename Module>
+ModelFactory factory_of() {
+  return [](const ModelConfig& c, const ModelShape& s) { return Classifier(Module(c, s).ptr()); };
+}
 
 // The registry, filled once on first use, in one place (models/registry.cc).
 const std::vector<ModelSpec>& model_registry();
 // The model named `name`; throws sift::Error listing the known ones.
 const ModelSpec& find_model(const std::string& name);
+// The traits of every registered model, in registry order: what config validation checks
+// a config against.
+std::vector<ModelTraits> model_traits();
 
 }  // namespace sift

@@ -9,9 +9,9 @@
 
 namespace sift {
 
-RecomputePolicy recompute_policy(const std::string& mode, int64_t every) {
-  if (mode == "all") return {1};
-  if (mode == "every") return {every};
+RecomputePolicy recompute_policy(GradientCheckpointing mode, int64_t every) {
+  if (mode == GradientCheckpointing::all) return {1};
+  if (mode == GradientCheckpointing::every) return {every};
   return {0};
 }
 

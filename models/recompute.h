@@ -1,4 +1,4 @@
-// Gradient checkpointing (train.checkpointing): a block's forward runs without keeping
+// Gradient checkpointing (train.gradient_checkpointing): a block's forward runs without keeping
 // its activations, and backward runs it again to get them. LibTorch's C++ API has no
 // torch.utils.checkpoint (pytorch/pytorch#52744), so this is a custom autograd function.
 #pragma once
@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
+
 namespace sift {
 
 // Which of a model's blocks (Transformer layers, RNN layers, CNN filter widths) are
@@ -18,8 +20,8 @@ struct RecomputePolicy {
   bool applies(int64_t block) const { return every > 0 && block % every == 0; }
 };
 
-// From train.checkpointing ("off", "all", "every") and train.checkpoint_every.
-RecomputePolicy recompute_policy(const std::string& mode, int64_t every);
+// From train.gradient_checkpointing and train.gradient_checkpointing_every.
+RecomputePolicy recompute_policy(GradientCheckpointing mode, int64_t every);
 
 // A block maps its inputs to one output. It may hold other tensors (masks, lengths),
 // which get no gradient, and must read its parameters through its module, so that the

@@ -1,48 +1,105 @@
+// The model registry: one register_model line per model type. Everything the framework
+// asks of a model (its config keys, its input, how to build it, how to export it, what it
+// supports) comes from here; nothing else names a model type.
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "models/fasttext.h"
+#include "models/mlp.h"
 #include "models/model.h"
 #include "models/rnn.h"
 #include "models/textcnn.h"
 #include "models/transformer.h"
 
 namespace sift {
+namespace {
 
-const std::vector<ModelSpec>& model_registry() {
-  static const std::vector<ModelSpec> registry = {
-      {"fasttext", "mean of word and hashed n-gram embeddings, then a linear layer",
-       InputKind::bag, {"model.dim", "model.ngrams", "model.buckets"},
-       [](const ModelConfig& c, const ModelShape& s) { return Classifier(FastText(c, s).ptr()); }},
-      {"textcnn", "convolutions of several widths over word embeddings, max over time (Kim 2014)",
-       InputKind::sequence,
+// Adds `Module` (a FooImpl + TORCH_MODULE(Foo), built as Foo(config, shape)) under
+// traits.name.
+template <typename Module>
+void register_model(std::vector<ModelSpec>& registry, ModelTraits traits, InputKind input,
+                    ScriptSource script) {
+  registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script)});
+}
+
+std::vector<ModelSpec> registered_models() {
+  std::vector<ModelSpec> r;
+  // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
+  register_model<FastText>(r,
+                           {"fasttext",
+                            "mean of word and hashed n-gram embeddings, then a linear layer",
+                            {"model.dim", "model.ngrams", "model.buckets"},
+                            /*recomputation=*/false,
+                            /*bf16=*/true,
+                            /*fp16=*/true,
+                            /*sparse_gradients=*/true},
+                           InputKind::bag, fasttext_script);
+  register_model<TextCnn>(
+      r,
+      {"textcnn",
+       "convolutions of several widths over word embeddings, max over time (Kim 2014)",
        {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
         "model.freeze_embeddings"},
-       [](const ModelConfig& c, const ModelShape& s) { return Classifier(TextCnn(c, s).ptr()); }},
-      {"rnn", "LSTM or GRU over packed sequences, then max, mean or attention pooling",
-       InputKind::sequence,
+       /*recomputation=*/true,
+       /*bf16=*/true,
+       /*fp16=*/true,
+       /*sparse_gradients=*/true},
+      InputKind::sequence, textcnn_script);
+  register_model<Rnn>(
+      r,
+      {"rnn",
+       "LSTM or GRU over packed sequences, then max, mean or attention pooling",
        {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
         "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-       [](const ModelConfig& c, const ModelShape& s) { return Classifier(Rnn(c, s).ptr()); }},
-      {"transformer", "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-       InputKind::sequence,
-       {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
-        "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
-        "model.freeze_embeddings"},
-       [](const ModelConfig& c, const ModelShape& s) {
-         return Classifier(Transformer(c, s).ptr());
-       }},
-  };
+       /*recomputation=*/true,
+       /*bf16=*/true,
+       /*fp16=*/true,
+       /*sparse_gradients=*/true},
+      InputKind::sequence, rnn_script);
+  register_model<Transformer>(r,
+                              {"transformer",
+                               "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+                               {"model.dim", "model.layers", "model.heads", "model.ff_dim",
+                                "model.positions", "model.max_positions", "model.pooling",
+                                "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+                               /*recomputation=*/true,
+                               /*bf16=*/true,
+                               /*fp16=*/true,
+                               /*sparse_gradients=*/true},
+                              InputKind::sequence, transformer_script);
+  register_model<Mlp>(r,
+                      {"mlp",
+                       "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
+                       {"model.dim", "model.ngrams", "model.buckets", "model.hidden",
+                        "model.layers", "model.dropout"},
+                       /*recomputation=*/true,
+                       /*bf16=*/true,
+                       /*fp16=*/true,
+                       /*sparse_gradients=*/true},
+                      InputKind::bag, mlp_script);
+  return r;
+}
+
+}  // namespace
+
+const std::vector<ModelSpec>& model_registry() {
+  static const std::vector<ModelSpec> registry = registered_models();
   return registry;
 }
 
 const ModelSpec& find_model(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& spec : model_registry()) {
-    if (spec.name == name) return spec;
-    names.push_back(spec.name);
+    if (spec.traits.name == name) return spec;
+    names.push_back(spec.traits.name);
   }
   throw Error(fmt::format("unknown model type '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+std::vector<ModelTraits> model_traits() {
+  std::vector<ModelTraits> traits;
+  for (const auto& spec : model_registry()) traits.push_back(spec.traits);
+  return traits;
 }
 
 }  // namespace sift

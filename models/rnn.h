@@ -16,7 +16,7 @@ class RnnImpl : public ClassifierImpl {
  private:
   enum class Pooling { max, mean, attention };
 
-  // The recurrence one layer at a time, each layer a block for train.checkpointing,
+  // The recurrence one layer at a time, each layer a block for train.gradient_checkpointing,
   // with the same weights, kernels and dropout draws as the multi-layer module.
   torch::Tensor layer_by_layer(const torch::Tensor& data, const torch::Tensor& batch_sizes);
   torch::Tensor run_layer(int64_t layer, const torch::Tensor& data,
@@ -37,5 +37,8 @@ class RnnImpl : public ClassifierImpl {
   torch::nn::Linear output_{nullptr};
 };
 TORCH_MODULE(Rnn);
+
+// Its forward as TorchScript source, for export (models/rnn_script.cc).
+std::string rnn_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "models/rnn.h"
 #include "models/script_writer.h"
 
 namespace sift {

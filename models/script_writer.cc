@@ -73,18 +73,22 @@ std::string ScriptWriter::rows(const std::string& name, const std::string& index
   return fmt::format("torch.embedding(self.{}, {})", attr, index);
 }
 
+std::string ScriptWriter::bag_mean(const std::string& name) {
+  // mode 1 is the mean. The int8 table is dequantized for the looked-up rows only, which
+  // are then averaged by the same op as bags of one row each.
+  if (int8_) {
+    return fmt::format("torch.embedding_bag({}, torch.arange(ids.size(0), device=ids.device), "
+                       "offsets, False, 1, False, None, False)[0]",
+                       rows(name, "ids"));
+  }
+  return fmt::format("torch.embedding_bag({}, ids, offsets, False, 1, False, None, False)[0]",
+                     weight(name));
+}
+
 torch::jit::Module ScriptWriter::finish(const std::string& source) {
   module_.define(source);
   module_.eval();
   return module_;
-}
-
-std::string model_script(const ModelConfig& config, ScriptWriter& writer) {
-  if (config.type == "fasttext") return fasttext_script(config, writer);
-  if (config.type == "textcnn") return textcnn_script(config, writer);
-  if (config.type == "rnn") return rnn_script(config, writer);
-  if (config.type == "transformer") return transformer_script(config, writer);
-  throw Error(fmt::format("export: model '{}' has no TorchScript export", config.type));
 }
 
 }  // namespace sift

@@ -26,6 +26,9 @@ class ScriptWriter {
   // table `name`: [index..., dim]. Only the rows looked up are dequantized, so a
   // 2M-row fastText table costs nothing extra per call.
   std::string rows(const std::string& name, const std::string& index);
+  // An expression for the mean of the rows of the table `name` over each bag of the
+  // source's `ids` and `offsets` (torch::nn::EmbeddingBag in mean mode): [bags, dim].
+  std::string bag_mean(const std::string& name);
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
   bool int8() const { return int8_; }
   const torch::Tensor& tensor(const std::string& name) const;
@@ -43,15 +46,5 @@ class ScriptWriter {
 
 // A double as TorchScript source, read back to the same value.
 std::string script_number(double value);
-
-// Writes the TorchScript methods forward(ids, offsets_or_lengths) -> logits and
-// predict_proba(...) of the model type config.type; sift::Error for a type without one.
-std::string model_script(const ModelConfig& config, ScriptWriter& writer);
-
-// The per-type sources (models/*_script.cc).
-std::string fasttext_script(const ModelConfig& config, ScriptWriter& writer);
-std::string textcnn_script(const ModelConfig& config, ScriptWriter& writer);
-std::string rnn_script(const ModelConfig& config, ScriptWriter& writer);
-std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift

@@ -1,8 +1,5 @@
 #include "models/textcnn.h"
 
-#include <fmt/format.h>
-
-#include "core/error.h"
 #include "models/embeddings.h"
 
 namespace sift {
@@ -33,10 +30,6 @@ torch::Tensor conv_block(torch::nn::Conv1dImpl& conv, int64_t w, const torch::Te
 
 TextCnnImpl::TextCnnImpl(const ModelConfig& config, const ModelShape& shape)
     : widths_(config.widths) {
-  if (widths_.empty()) throw Error("model.widths: TextCNN needs at least one filter width");
-  for (int64_t w : widths_) {
-    if (w < 1) throw Error(fmt::format("model.widths: a filter width must be at least 1, not {}", w));
-  }
   embedding_ = register_module("embedding", make_word_embedding(config, shape));
   convs_ = register_module("convs", torch::nn::ModuleList());
   for (int64_t w : widths_) {

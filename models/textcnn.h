@@ -22,4 +22,7 @@ class TextCnnImpl : public ClassifierImpl {
 };
 TORCH_MODULE(TextCnn);
 
+// Its forward as TorchScript source, for export (models/textcnn_script.cc).
+std::string textcnn_script(const ModelConfig& config, ScriptWriter& writer);
+
 }  // namespace sift

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/script_writer.h"
+#include "models/textcnn.h"
 
 namespace sift {
 

@@ -74,4 +74,7 @@ class TransformerImpl : public ClassifierImpl {
 };
 TORCH_MODULE(Transformer);
 
+// Its forward as TorchScript source, for export (models/transformer_script.cc).
+std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
+
 }  // namespace sift

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "models/script_writer.h"
+#include "models/transformer.h"
 
 namespace sift {
 namespace {

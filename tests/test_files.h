@@ -1,4 +1,5 @@
-// Files in tests: whole-file reads and writes, lines, temporary folders, shell quoting.
+// Files in tests: whole-file reads and writes, lines, temporary folders, shell quoting;
+// and the message of the sift::Error a call throws.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace sift::testing {
 
@@ -40,6 +43,18 @@ inline std::string slurp(const std::string& path) {
 inline std::string make_temp_dir(const std::string& prefix) {
   std::string pattern = ::testing::TempDir() + prefix + "_XXXXXX";
   return std::string(mkdtemp(pattern.data()));
+}
+
+// The message of the sift::Error `f` throws; a test failure when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a sift::Error";
+  return "(no error)";
 }
 
 }  // namespace sift::testing

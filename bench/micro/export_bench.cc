@@ -39,9 +39,7 @@ std::vector<ModelInput> encode(ModelBundle& b, const std::vector<std::string>& t
   std::vector<int64_t> ids;
   for (size_t i = 0; i < texts.size(); ++i) {
     encoder.encode(texts[i], ids);
-    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
-    batch.ids.insert(batch.ids.end(), ids.begin(), ids.end());
-    batch.labels.push_back(0);
+    batch.add(ids, 0);
     if (batch.labels.size() == batch_size) {
       inputs.push_back(to_input(batch, b.task.encoder.kind, torch::kCPU));
       batch.clear();

@@ -5,7 +5,7 @@
 //
 // Arguments of every model benchmark: {variant, batch, precision, checkpointing}.
 // `precision` is 0 (fp32) or 1 (bf16 through CPU autocast); `checkpointing` 1 recomputes
-// every block's activations in backward (train.checkpointing: all; not for the fastText
+// every block's activations in backward (train.gradient_checkpointing: all; not for the fastText
 // model, which has no blocks).
 //
 // Inputs are token ids drawn from a fixed seed: sequence lengths uniform in [20, 70]
@@ -123,7 +123,8 @@ sift::RawBatch random_batch(int64_t size, bool bag, uint64_t seed) {
 // bf16 autocast on the CPU for the scope (the trainer's guard); fp32 does nothing.
 class PrecisionScope {
  public:
-  explicit PrecisionScope(int64_t precision) : guard_(precision == 1 ? "bf16" : "fp32", torch::kCPU) {}
+  explicit PrecisionScope(int64_t precision)
+      : guard_(precision == 1 ? sift::Precision::bf16 : sift::Precision::fp32, torch::kCPU) {}
 
  private:
   sift::AutocastGuard guard_;
@@ -143,9 +144,12 @@ struct ModelCase {
     const bool bag = kind == sift::InputKind::bag;
     shape.num_ids = kVocab + (bag ? variant.model.buckets : 0);
     shape.num_classes = kClasses;
-    shape.sparse_gradients = variant.train.optimizer.type == "sgd";  // as the trainer does
+    // As the trainer does.
+    shape.sparse_gradients = variant.train.optimizer.type == sift::OptimizerType::sgd;
     model = spec.create(variant.model, shape);
-    if (state.range(3) == 1) model->set_recompute(sift::recompute_policy("all", 1));
+    if (state.range(3) == 1) {
+      model->set_recompute(sift::recompute_policy(sift::GradientCheckpointing::all, 1));
+    }
     raw = random_batch(batch_size, bag, 42);
     input = sift::to_input(raw, kind, torch::kCPU);
     labels = torch::tensor(raw.labels, torch::kInt64);

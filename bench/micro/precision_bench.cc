@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
 #include "models/recompute.h"
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
   shape.num_ids = vocab;
   shape.num_classes = 4;
   sift::Classifier model = sift::find_model(c.type).create(c, shape);
-  model->set_recompute(sift::recompute_policy(checkpointing, 2));
+  model->set_recompute(sift::recompute_policy(
+      sift::from_string<sift::GradientCheckpointing>(checkpointing, "--checkpointing"), 2));
   model->train();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-4));
 
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
     const double cpu_start = cpu_seconds();
     torch::Tensor logits;
     {
-      sift::AutocastGuard autocast(precision, torch::kCPU);
+      sift::AutocastGuard autocast(sift::from_string<sift::Precision>(precision, "--precision"),
+                                   torch::kCPU);
       logits = model->forward(input);
     }
     auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat32), labels);

@@ -1,11 +1,8 @@
 #include "framework/runtime/export.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -16,34 +13,22 @@
 #include "datasets/unicode.h"
 #include "core/error.h"
 #include "framework/runtime/export_format.h"
+#include "models/model.h"
 #include "models/script_writer.h"
 
 namespace sift {
 namespace {
 
-// Vocab::save writes files only: a private temporary one, read back.
 std::string vocab_bytes(const Vocab& vocab) {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "sift-vocab-XXXXXX").string();
-  const int fd = mkstemp(pattern.data());
-  if (fd < 0) throw Error("cannot create a temporary file for the vocabulary");
-  close(fd);
-  try {
-    vocab.save(pattern);
-    std::string bytes = read_file_bytes(pattern);
-    std::filesystem::remove(pattern);
-    return bytes;
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(pattern, ignored);
-    throw;
-  }
+  std::ostringstream out;
+  vocab.save(out);
+  return out.str();
 }
 
 std::string labels_text(const LabelSet& labels) {
-  std::string text;
-  for (const auto& name : labels.names()) text += name + "\n";
-  return text;
+  std::ostringstream out;
+  labels.save(out);
+  return out.str();
 }
 
 }  // namespace
@@ -70,7 +55,12 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
   for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
   ScriptWriter writer(std::move(tensors), options.quantize == "int8");
-  const std::string source = model_script(bundle.config.model, writer);
+  const ModelSpec& spec = find_model(bundle.config.model.type);
+  if (!spec.script) {
+    throw Error(fmt::format("model.type: model '{}' has no TorchScript export",
+                            spec.traits.name));
+  }
+  const std::string source = spec.script(bundle.config.model, writer);
   return writer.finish(source);
 }
 

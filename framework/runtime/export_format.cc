@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/enums.h"
 #include "core/crc32.h"
 #include "core/error.h"
 #include "datasets/unicode.h"
@@ -12,7 +13,7 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
                               int64_t vocab_size, int64_t num_ids) {
   const bool bag = o.kind == InputKind::bag;
   return {
-      {"type", sentencepiece ? "sentencepiece" : "word"},
+      {"type", to_string(sentencepiece ? TokenizerType::sentencepiece : TokenizerType::word)},
       {"lowercase", o.tokenizer.lowercase},
       {"split_punctuation", o.tokenizer.split_punctuation},
       {"drop_punctuation", o.tokenizer.drop_punctuation},
@@ -50,7 +51,9 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.ngrams = j.at("ngrams").get<int>();
     o.buckets = j.at("buckets").get<int64_t>();
     o.max_length = j.at("max_length").get<int64_t>();
-    *sentencepiece = j.at("type").get<std::string>() == "sentencepiece";
+    const std::string type = j.at("type").get<std::string>();
+    *sentencepiece = from_string<TokenizerType>(type, "tokenizer.type") ==
+                     TokenizerType::sentencepiece;
     return o;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: {} is not a valid tokenizer description: {}", path,

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/export_format.h"
+#include "framework/runtime/device.h"
 
 namespace sift {
 namespace {

@@ -6,7 +6,7 @@ LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_we
   LossOptions o;
   o.multi_label = config.data.multi_label;
   o.label_smoothing = config.train.label_smoothing;
-  o.sum = config.train.loss_reduction == "sum";
+  o.sum = config.train.loss_reduction == LossReduction::sum;
   o.class_weights = class_weights;
   return o;
 }
@@ -15,9 +15,8 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
   const int64_t n = batch.size();
   auto targets = torch::zeros({n, classes}, torch::kFloat32);
   float* t = targets.data_ptr<float>();
-  const auto total = static_cast<int64_t>(batch.label_lists.size());
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t end = i + 1 < n ? batch.label_starts[i + 1] : total;
+    const int64_t end = batch.label_list_end(i);
     for (int64_t k = batch.label_starts[i]; k < end; ++k) t[i * classes + batch.label_lists[k]] = 1.0f;
   }
   return targets;

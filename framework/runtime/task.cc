@@ -13,78 +13,46 @@
 #include "models/model.h"
 
 namespace sift {
-namespace {
-
-FileFormat parse_format(const std::string& s) {
-  if (s == "tsv") return FileFormat::tsv;
-  if (s == "csv") return FileFormat::csv;
-  if (s == "label_first") return FileFormat::label_first;
-  if (s == "jsonl") return FileFormat::jsonl;
-  return FileFormat::fasttext;
-}
-
-LabelMapping parse_mapping(const std::string& s) {
-  if (s == "index0") return LabelMapping::index0;
-  if (s == "index1") return LabelMapping::index1;
-  return LabelMapping::name;
-}
-
-}  // namespace
 
 Folds folds_of(const SiftConfig& config) { return {config.data.folds, config.data.fold}; }
 
-void check_folds(const SiftConfig& config) {
-  const auto& d = config.data;
-  if (d.folds == 0) return;
-  if (d.fold >= d.folds) {
-    throw Error(fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
-                            "below {}).",
-                            d.fold, d.folds));
-  }
-  if (!d.test.path.empty()) {
-    throw Error("data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
-                "training data; leave data.test.path empty.");
-  }
-}
-
-TextFormat text_format(const SiftConfig& config, const std::string& split) {
+TextFormat text_format(const SiftConfig& config, Split split) {
   const FormatConfig f = resolved_format(config, split);
   TextFormat t;
-  t.format = parse_format(f.format);
+  t.format = f.format;
   t.text_columns = f.text;
   t.label_column = f.label;
   t.header = f.header;
-  t.encoding = f.encoding == "latin-1" ? TextEncoding::latin1 : TextEncoding::utf8;
+  t.encoding = f.encoding;
   t.unescape = f.unescape;
-  t.label_mapping = parse_mapping(f.label_mapping);
+  t.label_mapping = f.label_mapping;
   t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
-  t.on_bad_line = config.data.on_bad_line == "skip" ? BadLinePolicy::skip : BadLinePolicy::error;
+  t.on_bad_line = config.data.on_bad_line;
   t.truncate_long_lines = config.data.truncate_long_lines;
   t.label_separator = config.data.label_separator;
   return t;
 }
 
-std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split) {
+std::optional<SplitFiles> split_files(const SiftConfig& config, Split split) {
   const bool hashed_valid = config.data.valid.path.empty() && config.data.valid_split > 0.0;
   const bool folds = config.data.folds > 0;
-  if (split == "test" && folds && config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
+  if (split == Split::test && folds && config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
     return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
-                      text_format(config, "train"), HashPart::held_out};
+                      text_format(config, Split::train), HashPart::held_out};
   }
-  if (split == "valid" && config.data.valid.path.empty()) {
+  if (split == Split::valid && config.data.valid.path.empty()) {
     if (!hashed_valid || config.data.train.path.empty()) return std::nullopt;
     return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
-                      text_format(config, "train"), HashPart::valid};
+                      text_format(config, Split::train), HashPart::valid};
   }
-  const auto& paths = split == "train"   ? config.data.train.path
-                      : split == "valid" ? config.data.valid.path
-                                         : config.data.test.path;
+  const auto& paths = split_config(config.data, split).path;
   if (paths.empty()) return std::nullopt;
-  return SplitFiles{expand_paths(paths, "data." + split + ".path"), text_format(config, split),
-                    split == "train" && (hashed_valid || folds) ? HashPart::train : HashPart::all};
+  return SplitFiles{
+      expand_paths(paths, "data." + to_string(split) + ".path"), text_format(config, split),
+      split == Split::train && (hashed_valid || folds) ? HashPart::train : HashPart::all};
 }
 
-std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
                                         const LabelSet& declared_labels) {
   auto source = split_files(config, split);
   if (!source) return std::nullopt;
@@ -97,7 +65,7 @@ std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank,
                                            int64_t world_size) {
-  auto source = split_files(config, split);
+  auto source = split_files(config, from_string<Split>(split, "split"));
   if (!source) return nullptr;
   StreamOptions o;
   o.rank = rank;
@@ -146,7 +114,7 @@ TextEncoder make_encoder(const Task& task) {
 }
 
 uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path) {
-  auto train = open_split(config, "train", LabelSet::from_option(config.data.labels));
+  auto train = open_split(config, Split::train, LabelSet::from_option(config.data.labels));
   if (!train) throw Error("data.train.path: no training data is configured");
   std::vector<std::string> sample;
   std::mt19937_64 rng(static_cast<uint64_t>(config.run.seed));
@@ -177,7 +145,7 @@ uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const st
 
 Task build_task(const SiftConfig& config) {
   Task task;
-  const bool pieces = config.tokenizer.type == "sentencepiece";
+  const bool pieces = config.tokenizer.type == TokenizerType::sentencepiece;
   if (pieces) {
     if (config.tokenizer.model.empty()) {
       throw Error("tokenizer.model: The SentencePiece model file must be given (train one "
@@ -188,7 +156,7 @@ Task build_task(const SiftConfig& config) {
   task.labels = LabelSet::from_option(config.data.labels);
   const bool collect_labels = task.labels.empty();
   task.encoder = encoder_options(config);
-  auto train = open_split(config, "train", task.labels);
+  auto train = open_split(config, Split::train, task.labels);
   if (!train) throw Error("data.train.path: no training data is configured");
 
   WordTokenizer tokenizer(task.encoder.tokenizer);
@@ -198,10 +166,8 @@ Task build_task(const SiftConfig& config) {
   Example example;
   while (train->next(example)) {
     ++task.train_records;
-    if (example.labels.size() > 1 && !config.data.multi_label) {
-      throw Error(several_labels_message(
-          fmt::format("{}:{}", train->current_file(), example.line), example.labels));
-    }
+    check_label_count(example.labels, config.data.multi_label,
+                      [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
     if (!pieces) tokenizer.tokenize(example.text, tokens);
     if (!pieces) builder.add(tokens);
     for (const auto& label : example.labels) {

@@ -29,11 +29,9 @@ struct Task {
 
 // Cross-validation folds (data.folds, data.fold).
 Folds folds_of(const SiftConfig& config);
-// Refuses a fold outside data.folds, or a test file given with cross-validation.
-void check_folds(const SiftConfig& config);
 
-// The resolved reading options of a split ("train", "valid", "test").
-TextFormat text_format(const SiftConfig& config, const std::string& split);
+// The resolved reading options of a split.
+TextFormat text_format(const SiftConfig& config, Split split);
 
 // The files of a split and how to read them, or nothing when the config gives no data
 // for it. Without data.valid.path, validation is the hashed share of the training files.
@@ -42,14 +40,14 @@ struct SplitFiles {
   TextFormat format;
   HashPart part = HashPart::all;
 };
-std::optional<SplitFiles> split_files(const SiftConfig& config, const std::string& split);
+std::optional<SplitFiles> split_files(const SiftConfig& config, Split split);
 
 // A split's records one by one (the vocabulary pass).
-std::optional<ExampleStream> open_split(const SiftConfig& config, const std::string& split,
+std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
                                         const LabelSet& declared_labels);
 
 // A split's batches, read by data.workers threads. Training streams shuffle; others
-// keep the file order. In a group of `world_size` processes, only rank `rank`'s part.
+// keep the file order. `split` is "train", "valid" or "test". In a group of `world_size` processes, only rank `rank`'s part.
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank = 0,

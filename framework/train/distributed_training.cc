@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "framework/runtime/device.h"
 
 namespace sift {
 namespace {
@@ -44,7 +45,7 @@ Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
   }
   task.vocab = std::move(vocab);
   task.encoder = encoder_options(config);
-  if (config.tokenizer.type == "sentencepiece") {
+  if (config.tokenizer.type == TokenizerType::sentencepiece) {
     task.pieces = SentencePieceModel::open(config.tokenizer.model);
   }
   return task;
@@ -102,10 +103,10 @@ Task build_shared_task(const SiftConfig& config, Distributed& dist) {
   return dist.is_primary() ? built : task_from_bytes(config, bytes);
 }
 
-double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int64_t total_examples,
+double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t total_examples,
                        int64_t world_size) {
   const auto world = static_cast<double>(world_size);
-  if (loss_reduction == "sum") return world;
+  if (loss_reduction == LossReduction::sum) return world;
   return world * static_cast<double>(examples) / static_cast<double>(std::max<int64_t>(total_examples, 1));
 }
 

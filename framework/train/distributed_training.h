@@ -13,8 +13,8 @@
 
 #include "config/config.h"
 #include "framework/train/distributed.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/runtime/task.h"
+#include "framework/runtime/evaluation.h"
 
 namespace sift {
 
@@ -37,7 +37,7 @@ Task build_shared_task(const SiftConfig& config, Distributed& dist);
 // The factor on a rank's batch loss that makes the averaged gradient equal to one
 // process's over all ranks' examples together: world x n / total for a mean loss (ranks
 // with more examples weigh more), world for a summed loss.
-double rank_loss_scale(const std::string& loss_reduction, int64_t examples, int64_t total_examples,
+double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t total_examples,
                        int64_t world_size);
 
 // Sums confusion matrices and losses over the ranks (each evaluated its partition).

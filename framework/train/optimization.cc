@@ -13,25 +13,25 @@ std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& con
     if (p.requires_grad()) params.push_back(p);
   }
   const auto& o = config.optimizer;
-  if (o.type == "adam") {
+  if (o.type == OptimizerType::adam) {
     return std::make_unique<torch::optim::Adam>(
         params, torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(
                     o.weight_decay));
   }
-  if (o.type == "adamw") {
+  if (o.type == OptimizerType::adamw) {
     return std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(
                     o.weight_decay));
   }
-  if (o.type == "adagrad") {
+  if (o.type == OptimizerType::adagrad) {
     return std::make_unique<torch::optim::Adagrad>(
         params, torch::optim::AdagradOptions(o.lr).eps(o.eps).weight_decay(o.weight_decay));
   }
-  if (o.type == "adadelta") {
+  if (o.type == OptimizerType::adadelta) {
     return std::make_unique<Adadelta>(
         params, AdadeltaOptions(o.lr).rho(o.rho).eps(o.eps).weight_decay(o.weight_decay));
   }
-  if (o.type == "rmsprop") {
+  if (o.type == OptimizerType::rmsprop) {
     return std::make_unique<torch::optim::RMSprop>(
         params, torch::optim::RMSpropOptions(o.lr)
                     .alpha(o.alpha)
@@ -48,10 +48,10 @@ std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& con
 double scheduled_lr(const TrainConfig& config, int64_t step, int64_t total_steps) {
   const auto& s = config.scheduler;
   const double lr = config.optimizer.lr;
-  if (s.type == "constant" || total_steps <= 0) return lr;
+  if (s.type == SchedulerType::constant || total_steps <= 0) return lr;
   const double floor = lr * s.final_lr_ratio;
   int64_t warmup = 0;
-  if (s.type != "linear") {
+  if (s.type != SchedulerType::linear) {
     warmup = s.warmup_steps > 0 ? s.warmup_steps
                                 : static_cast<int64_t>(s.warmup_ratio * static_cast<double>(total_steps));
   }
@@ -59,7 +59,7 @@ double scheduled_lr(const TrainConfig& config, int64_t step, int64_t total_steps
   const double progress =
       std::min(1.0, static_cast<double>(step - warmup) /
                         static_cast<double>(std::max<int64_t>(total_steps - warmup, 1)));
-  if (s.type == "warmup_cosine") {
+  if (s.type == SchedulerType::warmup_cosine) {
     return floor + (lr - floor) * 0.5 * (1.0 + std::cos(M_PI * progress));
   }
   return lr - (lr - floor) * progress;  // linear and warmup_linear

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "models/model.h"
 
 namespace sift {
 
@@ -81,8 +82,9 @@ void LossScaler::load_state(const nlohmann::json& state) {
   skipped_ = state.value("skipped_steps", int64_t{0});
 }
 
-bool loss_scaling_enabled(const std::string& loss_scaling, const std::string& precision) {
-  return loss_scaling == "dynamic" || (loss_scaling == "auto" && precision == "fp16");
+bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
+  return loss_scaling == LossScaling::dynamic ||
+         (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
 }
 
 LossScaler make_loss_scaler(const TrainConfig& train) {
@@ -90,21 +92,6 @@ LossScaler make_loss_scaler(const TrainConfig& train) {
   LossScalerOptions options;
   options.growth_interval = train.loss_scale_growth_interval;
   return LossScaler(options);
-}
-
-void validate_precision_options(const SiftConfig& config) {
-  const bool cuda = config.run.device.rfind("cuda", 0) == 0;
-  if (config.train.precision == "fp16" && !cuda) {
-    throw Error(fmt::format(
-        "train.precision: fp16 needs a CUDA device (run.device is '{}'); LibTorch has no fp16 "
-        "autocast on the CPU: use bf16 there.",
-        config.run.device));
-  }
-  if (config.train.checkpointing != "off" && config.model.type == "fasttext") {
-    throw Error(
-        "train.checkpointing: The fasttext model has no layers whose activations could be "
-        "recomputed; set it to off (it works with textcnn, rnn and transformer).");
-  }
 }
 
 }  // namespace sift

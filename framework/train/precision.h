@@ -56,15 +56,10 @@ class LossScaler {
   int64_t skipped_ = 0;
 };
 
-// Whether train.loss_scaling ("auto", "dynamic", "off") turns loss scaling on for
-// `precision`: auto scales fp16 only.
-bool loss_scaling_enabled(const std::string& loss_scaling, const std::string& precision);
+// Whether train.loss_scaling turns loss scaling on for `precision`: auto scales fp16 only.
+bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision);
 
 // The loss scaler train.* asks for (disabled unless loss scaling is on).
 LossScaler make_loss_scaler(const TrainConfig& train);
-
-// Checks train.precision and train.checkpointing against the device and the model; throws
-// sift::Error naming the key.
-void validate_precision_options(const SiftConfig& config);
 
 }  // namespace sift

@@ -9,9 +9,9 @@
 #include <mutex>
 
 #include "core/error.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {
@@ -47,11 +47,11 @@ void save_best(Run& run, bool same_as_last) {
   c.meta = meta_of(run, run.state.best_epoch, run.state.best_step);
   c.meta["metrics"] = run.best.metrics;
   if (same_as_last) {
-    c.meta["weights_in"] = "last.ckpt";
+    c.meta["weights_in"] = kLastCheckpointFile;
   } else {
     c.tensor_blobs["model"] = run.best.weights;
   }
-  save_checkpoint(run_file(run.dir, "best.ckpt"), c);
+  save_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
 }
 
 void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
@@ -71,7 +71,7 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
   if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
   for (auto& [name, bytes] : rank_blobs) c.blobs[name] = std::move(bytes);
-  save_checkpoint(run_file(run.dir, "last.ckpt"), c);
+  save_checkpoint(run_file(run.dir, kLastCheckpointFile), c);
 }
 
 const std::string& blob_of(const Checkpoint& c, const std::string& name, const std::string& path) {

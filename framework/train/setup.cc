@@ -5,14 +5,16 @@
 #include <fnmatch.h>
 
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 #include "config/loader.h"
+#include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "datasets/stopwords.h"
+#include "framework/runtime/device.h"
 #include "framework/runtime/model_bundle.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
@@ -22,23 +24,6 @@ namespace sift {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string default_run_name(const SiftConfig& config) {
-  const std::string stem = config.source.empty() ? "run" : fs::path(config.source).stem().string();
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
-  return stem + "-" + stamp;
-}
-
-std::string create_run_dir(const SiftConfig& config) {
-  const fs::path dir = fs::path(config.run.dir) /
-                       (config.run.name.empty() ? default_run_name(config) : config.run.name);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
-  return dir.string();
-}
 
 // train.freeze: parameters whose names match a pattern stop learning.
 void freeze(torch::nn::Module& model, const std::vector<std::string>& patterns) {
@@ -100,38 +85,7 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 
 }  // namespace
 
-void validate_for_training(const SiftConfig& config) {
-  validate_precision_options(config);
-  check_folds(config);
-  if (config.train.best_metric == "micro_f1" && !config.data.multi_label) {
-    throw Error("train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
-                "or choose accuracy, macro_f1 or loss.");
-  }
-  if (config.data.train.path.empty()) {
-    throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
-  }
-  if (config.tokenizer.type == "sentencepiece" &&
-      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
-    throw Error(fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
-                            "tokenizer only, not to SentencePiece pieces.",
-                            config.tokenizer.stopwords.empty() ? "drop_punctuation"
-                                                               : "stopwords"));
-  }
-  for (const char* split : {"train", "valid", "test"}) {
-    const FormatConfig f = resolved_format(config, split);
-    const bool columns = f.format == "tsv" || f.format == "csv" || f.format == "jsonl";
-    if (columns && (f.text.empty() || f.label.empty())) {
-      throw Error(fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
-                              "(set data.text and data.label).",
-                              split, f.format));
-    }
-    if (f.label_mapping != "name" && config.data.labels.empty()) {
-      throw Error(fmt::format("data.{}.label_mapping: Index labels need the label names in "
-                              "data.labels.",
-                              split));
-    }
-  }
-}
+void validate_for_training(const SiftConfig& config) { validate(config, model_traits()); }
 
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
   validate_for_training(config);
@@ -144,20 +98,20 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
   run.device = parse_device(config.run.device);
 }
 
-void create_run_folder(Run& run) {
+void write_run_folder(Run& run) {
   const SiftConfig& config = run.config;
-  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_dir(config); });
+  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config); });
   if (!run.dist->is_primary()) return;
-  write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(config));
-  run.task.labels.save(run_file(run.dir, "labels.txt"));
-  run.task.vocab->save(run_file(run.dir, "vocab.txt"));
+  write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
+  run.task.labels.save(run_file(run.dir, kLabelsFile));
+  run.task.vocab->save(run_file(run.dir, kVocabFile));
   if (run.task.pieces) {
-    copy_file_atomically(config.tokenizer.model, run_file(run.dir, "tokenizer.model"));
+    copy_file_atomically(config.tokenizer.model, run_file(run.dir, kTokenizerModelFile));
   }
   const auto& stopwords = run.task.encoder.tokenizer.stopwords;
   if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
-  std::remove(run_file(run.dir, "metrics.jsonl").c_str());
-  std::remove(run_file(run.dir, "best.ckpt").c_str());
+  std::remove(run_file(run.dir, kMetricsFile).c_str());
+  std::remove(run_file(run.dir, kBestCheckpointFile).c_str());
 }
 
 void init_from(torch::nn::Module& model, const std::string& from) {
@@ -175,7 +129,8 @@ void prepare_training(Run& run) {
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
   run.model->set_recompute(
-      recompute_policy(run.config.train.checkpointing, run.config.train.checkpoint_every));
+      recompute_policy(run.config.train.gradient_checkpointing,
+                       run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
 }
 

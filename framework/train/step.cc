@@ -1,10 +1,10 @@
 #include "framework/train/step.h"
 
 #include "framework/runtime/loss.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/max_norm.h"
 #include "models/autocast.h"
+#include "framework/runtime/collate.h"
 
 namespace sift {
 
@@ -33,7 +33,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
-  return loss.item<double>() / (t.loss_reduction == "sum" ? batch.size() : 1);
+  return loss.item<double>() / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
 }
 
 void optimizer_step(Run& run) {

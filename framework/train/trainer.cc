@@ -18,6 +18,8 @@
 #include "framework/train/setup.h"
 #include "framework/train/step.h"
 #include "framework/train/validation.h"
+#include "framework/runtime/task.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {
@@ -132,8 +134,8 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"skipped_records", run.task.train_skipped},
                            {"workers", run.config.data.workers},
                            {"stopped_early", loop.stopped},
-                           {"precision", t.precision},
-                           {"checkpointing", t.checkpointing},
+                           {"precision", to_string(t.precision)},
+                           {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
                            {"skipped_steps", run.scaler.skipped_steps()},
                            {"best_epoch", run.state.best_epoch}};
   if (run.dist->is_group()) {
@@ -149,7 +151,7 @@ void log_ending(const Run& run, const Loop& loop, Progress& progress) {
   progress.finish_line();
   if (loop.stopped) {
     progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
-                             t.best_metric, t.patience));
+                             to_string(t.best_metric), t.patience));
   }
   if (run.scaler.skipped_steps() > 0) {
     progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
@@ -194,8 +196,8 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   std::string text = fmt::format("Run {}\n\n", run.dir);
   report["splits"] = final_evaluation(run, encoder, text);
   if (!run.dist->is_primary()) return report;
-  write_file_atomically(run_file(run.dir, "report.json"), report.dump(2) + "\n");
-  write_file_atomically(run_file(run.dir, "report.txt"), text);
+  write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
+  write_file_atomically(run_file(run.dir, kReportTextFile), text);
   return report;
 }
 
@@ -212,7 +214,7 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   Run run;
   start_run(run, config, options);
   run.task = build_shared_task(config, *run.dist);  // the data's labels and vocabulary
-  create_run_folder(run);
+  write_run_folder(run);
   run.model = create_model(config, run.task);
   if (!config.train.init_from.empty()) init_from(*run.model, config.train.init_from);
   prepare_training(run);
@@ -223,7 +225,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
                       const TrainOptions& options) {
   refuse_shape_changes(overrides);
   ModelBundle saved = load_run(run_dir, overrides);
-  const std::string last_path = run_file(run_dir, "last.ckpt");
+  const std::string last_path = run_file(run_dir, kLastCheckpointFile);
   const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
   Run run;
   start_run(run, saved.config, options);
@@ -234,7 +236,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   prepare_training(run);
   const std::string data_state = restore_last(run, last, last_path);
   if (!overrides.empty() && run.dist->is_primary()) {
-    write_file_atomically(run_file(run.dir, "config.yaml"), dump_config(run.config));
+    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
   }
   return finish_run(run, data_state);
 }

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "core/error.h"
-#include "framework/runtime/model_bundle.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/saving.h"
+#include "framework/runtime/task.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/runtime/evaluation.h"
 
 namespace sift {
 namespace {
@@ -23,7 +25,7 @@ void append_line(const std::string& path, const std::string& line) {
 bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
   const double delta = run.config.train.min_delta;
-  return run.config.train.best_metric == "loss" ? value < run.state.best_value - delta
+  return run.config.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
                                                 : value > run.state.best_value + delta;
 }
 
@@ -35,7 +37,7 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   const nlohmann::json summary = e.summary();
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
   line += ", valid " + e.headline();
-  const double value = record["valid_" + run.config.train.best_metric].get<double>();
+  const double value = record["valid_" + to_string(run.config.train.best_metric)].get<double>();
   if (!improves(run, value)) {
     ++run.state.bad_validations;
     return;
@@ -64,7 +66,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
     record["loss_scale"] = run.scaler.scale();
     record["skipped_steps"] = run.scaler.skipped_steps();
   }
-  if (run.dist->is_primary()) append_line(run_file(run.dir, "metrics.jsonl"), record.dump());
+  if (run.dist->is_primary()) append_line(run_file(run.dir, kMetricsFile), record.dump());
   progress.log(line);
   run.state.last_metrics = record;
 }

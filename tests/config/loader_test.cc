@@ -17,6 +17,10 @@
 namespace sift {
 namespace {
 
+using sift::testing::make_temp_dir;
+
+using sift::testing::error_of;
+
 // gmock is not linked: a substring check that prints both strings on failure.
 ::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
                                     const std::string& text, const std::string& sub) {
@@ -26,31 +30,15 @@ namespace {
 }
 #define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_loader_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
-
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
 // The message of the sift::Error that `f` throws; fails the test if it throws none.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a sift::Error";
-  return "";
-}
-
 class LoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = temp_dir(); }
+  void SetUp() override { dir_ = make_temp_dir("sift_loader"); }
   std::string config(const std::string& text) { return write_file(dir_ + "/c.yaml", text); }
   std::string dir_;
 };
@@ -66,7 +54,7 @@ TEST_F(LoaderTest, ReadsNestedKeysAndRecordsTheirOrigin) {
   const SiftConfig c = load_config(path);
   EXPECT_EQ(c.train.epochs, 7);
   EXPECT_DOUBLE_EQ(c.train.optimizer.lr, 0.25);
-  EXPECT_EQ(c.data.on_bad_line, "skip");
+  EXPECT_EQ(c.data.on_bad_line, BadLinePolicy::skip);
   EXPECT_EQ(c.train.batch_size, 32);  // untouched default
   EXPECT_EQ(c.origin.at("train.epochs"), path + ":2");
   EXPECT_EQ(c.origin.at("train.optimizer.lr"), path + ":4");
@@ -244,12 +232,12 @@ TEST_F(LoaderTest, PerSplitFormatResolution) {
       "    format: csv\n"
       "    text: [title, body]\n");
   const SiftConfig c = load_config(path);
-  const FormatConfig train = resolved_format(c, "train");
-  const FormatConfig valid = resolved_format(c, "valid");
-  const FormatConfig test = resolved_format(c, "test");
-  EXPECT_EQ(train.format, "tsv");
-  EXPECT_EQ(valid.format, "tsv");
-  EXPECT_EQ(test.format, "csv");
+  const FormatConfig train = resolved_format(c, Split::train);
+  const FormatConfig valid = resolved_format(c, Split::valid);
+  const FormatConfig test = resolved_format(c, Split::test);
+  EXPECT_EQ(train.format, FileFormat::tsv);
+  EXPECT_EQ(valid.format, FileFormat::tsv);
+  EXPECT_EQ(test.format, FileFormat::csv);
   EXPECT_EQ(train.text, (std::vector<std::string>{"1"}));
   EXPECT_EQ(test.text, (std::vector<std::string>{"title", "body"}));
   EXPECT_EQ(test.label, "0");  // not overridden: the shared value
@@ -259,8 +247,8 @@ TEST_F(LoaderTest, PerSplitFormatResolution) {
 TEST_F(LoaderTest, SplitValueEqualToDefaultStillOverrides) {
   // data.test.format set explicitly to the built-in default must beat data.format.
   const SiftConfig c = load_config("", {"data.format=tsv", "data.test.format=fasttext"});
-  EXPECT_EQ(resolved_format(c, "test").format, "fasttext");
-  EXPECT_EQ(resolved_format(c, "train").format, "tsv");
+  EXPECT_EQ(resolved_format(c, Split::test).format, FileFormat::fasttext);
+  EXPECT_EQ(resolved_format(c, Split::train).format, FileFormat::tsv);
 }
 
 TEST_F(LoaderTest, DumpRoundTrip) {
@@ -279,9 +267,9 @@ TEST_F(LoaderTest, DumpRoundTrip) {
   EXPECT_EQ(second.run.name, "demo");
   EXPECT_EQ(second.data.train.path, (std::vector<std::string>{"a.tsv", "b c.tsv"}));
   EXPECT_DOUBLE_EQ(second.train.optimizer.lr, 0.1);
-  EXPECT_EQ(resolved_format(second, "test").format, "fasttext");
-  EXPECT_EQ(resolved_format(second, "train").format, "tsv");
-  EXPECT_EQ(resolved_format(second, "valid").text, (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(resolved_format(second, Split::test).format, FileFormat::fasttext);
+  EXPECT_EQ(resolved_format(second, Split::train).format, FileFormat::tsv);
+  EXPECT_EQ(resolved_format(second, Split::valid).text, (std::vector<std::string>{"1", "2"}));
   // Every declared option appears in the dump.
   for (const auto& option : all_options()) {
     const std::string leaf = option.name.substr(option.name.rfind('.') + 1);
@@ -297,7 +285,7 @@ TEST_F(LoaderTest, DumpOfDefaultsRoundTrips) {
 
 TEST_F(LoaderTest, DumpOfTheEmbeddedConfigRoundTrips) {
   const SiftConfig c = load_config(std::string(SIFT_SOURCE_DIR) + "/configs/sms_spam.yaml");
-  EXPECT_EQ(c.train.loss_reduction, "sum");
+  EXPECT_EQ(c.train.loss_reduction, LossReduction::sum);
   const std::string dump1 = dump_config(c);
   const std::string dump2 = dump_config(load_config(write_file(dir_ + "/s.yaml", dump1)));
   EXPECT_EQ(dump1, dump2);

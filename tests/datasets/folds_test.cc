@@ -9,6 +9,7 @@
 #include <string>
 
 #include "datasets/example_stream.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -16,8 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Folds, EveryRecordIsHeldOutOnceAndPartsAreDisjoint) {
-  char tmpl[] = "/tmp/sift_folds_XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = sift::testing::make_temp_dir("sift_folds");
   const std::string path = dir + "/data.txt";
   constexpr int kRecords = 2000, kFolds = 10;
   {

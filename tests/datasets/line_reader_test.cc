@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_line_reader_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
+using sift::testing::make_temp_dir;
 
 std::string write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -58,19 +56,19 @@ std::string many_lines(int n) {
 using Lines = std::vector<std::string>;
 
 TEST(LineReader, PlainCrlfAndLastLineWithoutNewline) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   EXPECT_EQ(read_all(write_file(dir + "/a.txt", "one\ntwo\r\n\nthree")),
             (Lines{"one", "two", "", "three"}));
   EXPECT_EQ(read_all(write_file(dir + "/b.txt", "one\r\ntwo\r\n")), (Lines{"one", "two"}));
 }
 
 TEST(LineReader, EmptyFileHasNoLines) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   EXPECT_TRUE(read_all(write_file(dir + "/empty.txt", "")).empty());
 }
 
 TEST(LineReader, LineNumbersCountEveryLine) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   LineReader reader(write_file(dir + "/a.txt", "a\n\nb\n"));
   std::string line;
   ASSERT_TRUE(reader.next(line));
@@ -83,7 +81,7 @@ TEST(LineReader, LineNumbersCountEveryLine) {
 }
 
 TEST(LineReader, LongLineIsCutAndFlagged) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string path =
       write_file(dir + "/long.txt", "short\n" + std::string(100, 'x') + "\r\n12345678\r\nend");
   LineReader reader(path, 8);
@@ -102,13 +100,13 @@ TEST(LineReader, LongLineIsCutAndFlagged) {
 }
 
 TEST(LineReader, LongLineAcrossBlocksIsSkippedWhole) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string path = write_file(dir + "/long.txt", std::string(600000, 'y') + "\nnext\n");
   EXPECT_EQ(read_all(path, 1000), (Lines{std::string(1000, 'y'), "next"}));
 }
 
 TEST(LineReader, GzipAndZstdMatchPlain) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string text = many_lines(30000);  // about 1 MB: several blocks
   Lines expected = read_all(write_file(dir + "/plain.txt", text));
   ASSERT_EQ(expected.size(), 30000u);
@@ -118,7 +116,7 @@ TEST(LineReader, GzipAndZstdMatchPlain) {
 }
 
 TEST(LineReader, ConcatenatedGzipMembersAndZstdFrames) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string gz = gzip_bytes(dir, "a\nb\n") + gzip_bytes(dir, "c\n");
   EXPECT_EQ(read_all(write_file(dir + "/two.gz", gz)), (Lines{"a", "b", "c"}));
   std::string zst = zstd_bytes("a\nb") + zstd_bytes("c\n");
@@ -136,7 +134,7 @@ std::string read_error(const std::string& path) {
 }
 
 TEST(LineReader, TruncatedGzipThrowsWithPath) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string gz = gzip_bytes(dir, many_lines(2000));
   std::string path = write_file(dir + "/cut.gz", gz.substr(0, gz.size() / 2));
   std::string message = read_error(path);
@@ -148,7 +146,7 @@ TEST(LineReader, TruncatedGzipThrowsWithPath) {
 }
 
 TEST(LineReader, CorruptAndTruncatedZstdThrowWithPath) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   std::string zst = zstd_bytes(many_lines(2000));
   std::string path = write_file(dir + "/cut.zst", zst.substr(0, zst.size() / 2));
   EXPECT_NE(read_error(path).find(path + ": corrupt or truncated zstd data after line "),
@@ -160,7 +158,7 @@ TEST(LineReader, CorruptAndTruncatedZstdThrowWithPath) {
 }
 
 TEST(LineReader, MissingFileThrows) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_line_reader");
   try {
     LineReader reader(dir + "/missing.txt");
     FAIL() << "no error";

@@ -9,6 +9,7 @@
 
 #include "datasets/sharded_stream.h"
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -18,8 +19,7 @@ namespace fs = std::filesystem;
 class MultiLabelStream : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/sift_multilabel_XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = sift::testing::make_temp_dir("sift_multilabel");
     // Record i: label a always, b when i is even, c when i % 3 == 0; one distinct word.
     std::string text;
     for (int i = 0; i < kRecords; ++i) {

@@ -9,16 +9,14 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
 
-using Files = std::vector<std::string>;
+using sift::testing::make_temp_dir;
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_paths_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
+using Files = std::vector<std::string>;
 
 std::string touch(const std::string& path, const std::string& text = "x\n") {
   std::ofstream(path) << text;
@@ -35,13 +33,13 @@ std::string error_of(const Files& patterns) {
 }
 
 TEST(Paths, FilesKeepPatternOrderAndAreDeduplicated) {
-  std::string d = temp_dir();
+  std::string d = make_temp_dir("sift_paths");
   std::string b = touch(d + "/b.txt"), a = touch(d + "/a.txt");
   EXPECT_EQ(expand_paths({b, a, d + "/./b.txt"}, "k"), (Files{b, a}));
 }
 
 TEST(Paths, GlobMatchesSortedRegularFiles) {
-  std::string d = temp_dir();
+  std::string d = make_temp_dir("sift_paths");
   std::string s2 = touch(d + "/shard-2.txt"), s1 = touch(d + "/shard-1.txt"),
               s10 = touch(d + "/shard-10.gz");
   mkdir((d + "/shard-dir.txt").c_str(), 0755);  // a directory matching the glob is left out
@@ -51,14 +49,14 @@ TEST(Paths, GlobMatchesSortedRegularFiles) {
 }
 
 TEST(Paths, NoMatchAndMissingFileErrors) {
-  std::string d = temp_dir();
+  std::string d = make_temp_dir("sift_paths");
   EXPECT_EQ(error_of({d + "/x/*.txt"}), "data.train.path: no file matches '" + d + "/x/*.txt'");
   EXPECT_EQ(error_of({d + "/missing.txt"}),
             "data.train.path: cannot read '" + d + "/missing.txt': No such file or directory");
 }
 
 TEST(Paths, DirectoryListsVisibleFiles) {
-  std::string d = temp_dir();
+  std::string d = make_temp_dir("sift_paths");
   std::string b = touch(d + "/b"), a = touch(d + "/a.tsv");
   touch(d + "/.hidden");
   mkdir((d + "/sub").c_str(), 0755);
@@ -70,7 +68,7 @@ TEST(Paths, DirectoryListsVisibleFiles) {
 }
 
 TEST(Paths, ListFileResolvesAgainstItsFolder) {
-  std::string d = temp_dir();
+  std::string d = make_temp_dir("sift_paths");
   mkdir((d + "/data").c_str(), 0755);
   std::string a = touch(d + "/data/a.txt"), b = touch(d + "/data/b.txt"), c = touch(d + "/c.txt");
   std::string list =

@@ -10,16 +10,14 @@
 
 #include "datasets/encoding.h"
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
 
-using Labels = std::vector<std::string>;
+using sift::testing::make_temp_dir;
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_record_reader_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
+using Labels = std::vector<std::string>;
 
 std::string write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -55,7 +53,7 @@ std::string error_of(RecordReader& reader) {
 const std::string kData = SIFT_SHARED_DATA;
 
 TEST(RecordReader, CsvRecordSpanningTwoLinesKeepsItsFirstLineNumber) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path = write_file(dir + "/a.csv",
                                 "label,title,body\r\n"
                                 "1,\"Hello, you\",\"say \"\"hi\"\"\r\nsecond line\"\r\n"
@@ -72,7 +70,7 @@ TEST(RecordReader, CsvRecordSpanningTwoLinesKeepsItsFirstLineNumber) {
 }
 
 TEST(RecordReader, HeaderIsReadInEveryFile) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string a = write_file(dir + "/a.tsv", "text\tlabel\nfirst\tx\n");
   std::string b = write_file(dir + "/b.tsv", "label\ttext\ny\tsecond\n");  // other column order
   std::string empty = write_file(dir + "/empty.tsv", "");
@@ -90,7 +88,7 @@ TEST(RecordReader, HeaderIsReadInEveryFile) {
 }
 
 TEST(RecordReader, MissingHeaderColumnNamesTheFile) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string a = write_file(dir + "/a.tsv", "sentence\tlabel\nfirst\tx\n");
   RecordReader reader({a}, columns(FileFormat::tsv, {"text"}, "label", true));
   EXPECT_EQ(error_of(reader),
@@ -98,7 +96,7 @@ TEST(RecordReader, MissingHeaderColumnNamesTheFile) {
 }
 
 TEST(RecordReader, ErrorPolicyThrowsFileAndLine) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path =
       write_file(dir + "/a.txt", "__label__a good\n\n   \nbad line\n__label__b fine\n");
   TextFormat f;
@@ -109,7 +107,7 @@ TEST(RecordReader, ErrorPolicyThrowsFileAndLine) {
 }
 
 TEST(RecordReader, SkipPolicyCountsBadRecords) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path =
       write_file(dir + "/a.txt", "__label__a good\nbad line\n__label__b " + std::string(200, 'x') +
                                      "\n__label__c fine\nalso bad\n");
@@ -134,7 +132,7 @@ TEST(RecordReader, SkipPolicyCountsBadRecords) {
 }
 
 TEST(RecordReader, IndexLabelMapping) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path = write_file(dir + "/a.csv", "\"2\",\"t\"\n\"4\",\"u\"\n\"7\",\"v\"\n");
   TextFormat f = columns(FileFormat::csv, {"1"}, "0");
   f.label_mapping = LabelMapping::index1;
@@ -154,7 +152,7 @@ TEST(RecordReader, IndexLabelMapping) {
 }
 
 TEST(RecordReader, Latin1AndGzip) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path = write_file(dir + "/a.txt", "1 caf\xe9 au lait\n");
   TextFormat f;
   f.format = FileFormat::label_first;
@@ -171,7 +169,7 @@ TEST(RecordReader, Latin1AndGzip) {
 }
 
 TEST(RecordReader, CsvRecordPastTheLimitIsSkippedWhole) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string body;
   for (int i = 0; i < 20; ++i)
     body += "a line inside one quoted field, " + std::to_string(i) + "\n";
@@ -193,7 +191,7 @@ TEST(RecordReader, CsvRecordPastTheLimitIsSkippedWhole) {
 }
 
 TEST(RecordReader, UnterminatedQuoteAtEndOfFile) {
-  std::string dir = temp_dir();
+  std::string dir = make_temp_dir("sift_record_reader");
   std::string path = write_file(dir + "/a.csv", "1,ok\n2,\"never\nclosed\n");
   RecordReader reader({path}, columns(FileFormat::csv, {"1"}, "0"));
   Example ex;

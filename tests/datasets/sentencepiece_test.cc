@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
+
+using sift::testing::error_of;
 
 using Ids = std::vector<int64_t>;
 
@@ -39,15 +42,6 @@ std::vector<std::string> sst2_text(const std::string& name, size_t max_lines) {
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
   std::ofstream out(path);
   for (const std::string& line : lines) out << line << '\n';
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no sift::Error)";
 }
 
 #ifdef SIFT_SPM_ENCODE
@@ -82,8 +76,7 @@ class SentencePieceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!SIFT_HAVE_SPM_PLUGIN || !sentencepiece_supported()) return;
-    std::string pattern = ::testing::TempDir() + "sift_sentencepiece_XXXXXX";
-    dir_ = new std::string(mkdtemp(pattern.data()));
+    dir_ = new std::string(sift::testing::make_temp_dir("sift_sentencepiece"));
     write_lines(*dir_ + "/train.txt", sst2_text("stsa.binary.train", 2000));
     std::vector<std::string> lines = sst2_text("stsa.binary.dev", 195);
     // Beyond the training text: non-ASCII, unseen characters, odd spacing, empty.

@@ -11,16 +11,14 @@
 
 #include "datasets/line_reader.h"
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
 
-using Lines = std::vector<std::string>;
+using sift::testing::make_temp_dir;
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_shard_writer_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
+using Lines = std::vector<std::string>;
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -74,7 +72,7 @@ Lines sorted(Lines v) {
 class ShardWriterCompression : public ::testing::TestWithParam<Compression> {};
 
 TEST_P(ShardWriterCompression, RoundTripKeepsTheMultisetOfLines) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   const Lines input = sample_lines(5000);
   ShardWriterOptions options;
   options.prefix = dir + "/s";
@@ -115,7 +113,7 @@ TEST(ShardWriter, FileNamesAndSuffixes) {
 }
 
 TEST(ShardWriter, BalancedByBytesWithinTheLongestLine) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   Lines input = sample_lines(3000);
   input.push_back(std::string(5000, 'L'));  // one very long line late in the stream
   for (int i = 0; i < 200; ++i) input.push_back("short " + std::to_string(i));
@@ -135,7 +133,7 @@ TEST(ShardWriter, BalancedByBytesWithinTheLongestLine) {
 }
 
 TEST(ShardWriter, UnshuffledKeepsInputOrderWithinEachShard) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   const Lines input = sample_lines(1000);
   ShardWriterOptions options;
   options.prefix = dir + "/o";
@@ -151,7 +149,7 @@ TEST(ShardWriter, UnshuffledKeepsInputOrderWithinEachShard) {
 }
 
 TEST(ShardWriter, ShuffleChangesOrderKeepsLinesAndIsDeterministic) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   const Lines input = sample_lines(4000);
   auto run = [&](const std::string& name, uint64_t seed) {
     ShardWriterOptions options;
@@ -185,7 +183,7 @@ TEST(ShardWriter, ShuffleChangesOrderKeepsLinesAndIsDeterministic) {
 }
 
 TEST(ShardWriter, HeaderCopiedToEveryShard) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   Lines input = {"text\tlabel"};
   for (int i = 0; i < 100; ++i) input.push_back("row " + std::to_string(i) + "\tx");
   for (bool shuffle : {false, true}) {
@@ -213,7 +211,7 @@ TEST(ShardWriter, HeaderCopiedToEveryShard) {
 }
 
 TEST(ShardWriter, EmptyInputGivesEmptyValidShards) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZstd}) {
     for (bool header : {false, true}) {
       ShardWriterOptions options;
@@ -235,7 +233,7 @@ TEST(ShardWriter, EmptyInputGivesEmptyValidShards) {
 }
 
 TEST(ShardWriter, MoreShardsThanLines) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   ShardWriterOptions options;
   options.prefix = dir + "/m";
   options.shards = 5;
@@ -245,7 +243,7 @@ TEST(ShardWriter, MoreShardsThanLines) {
 }
 
 TEST(ShardWriter, UnfinishedWriterLeavesNoFiles) {
-  const std::string dir = temp_dir();
+  const std::string dir = make_temp_dir("sift_shard_writer");
   {
     ShardWriterOptions options;
     options.prefix = dir + "/u";
@@ -274,7 +272,7 @@ TEST(ShardWriter, BadOptionsAndUnwritableOutputThrow) {
               std::string::npos)
         << e.what();
   }
-  options.prefix = temp_dir() + "/x";
+  options.prefix = make_temp_dir("sift_shard_writer") + "/x";
   options.shards = 0;
   EXPECT_THROW(ShardWriter{options}, Error);
 }

@@ -15,6 +15,7 @@
 #include "datasets/record_reader.h"
 #include "datasets/vocab.h"
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -24,8 +25,7 @@ namespace fs = std::filesystem;
 class ShardFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/sift_shards_XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = sift::testing::make_temp_dir("sift_shards");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -6,13 +6,17 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
+
+using sift::testing::error_of;
 
 // A path of its own for each test and process: other test runs share the temp dir.
 std::string temp_path(const std::string& name) {
@@ -23,16 +27,6 @@ std::string write_file(const std::string& name, const std::string& contents) {
   std::string path = temp_path(name);
   std::ofstream(path, std::ios::binary) << contents;
   return path;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Distinct, random-looking lowercase words: multiplying by an odd constant is a
@@ -114,6 +108,30 @@ TEST(Vocab, SaveAndLoadRoundTrip) {
   }
   EXPECT_EQ(std::fopen((path + ".tmp").c_str(), "r"), nullptr);  // renamed away
   std::remove(path.c_str());
+}
+
+TEST(Vocab, StreamSaveMatchesFileSaveAndLoadsBack) {
+  Vocab vocab;
+  vocab.add("the", 100);
+  vocab.add("cat", 3);
+  std::ostringstream out;
+  vocab.save(out);
+  EXPECT_EQ(out.str(), "sift-vocab 1\nthe\t100\ncat\t3\n");
+  const std::string path = temp_path("stream.vocab");
+  vocab.save(path);
+  EXPECT_EQ(sift::testing::slurp(path), out.str());
+  std::istringstream in(out.str());
+  Vocab loaded = Vocab::load(in, "vocab.txt");
+  ASSERT_EQ(loaded.size(), 4);
+  EXPECT_EQ(loaded.id("cat"), 3);
+  EXPECT_EQ(loaded.count(2), 100u);
+  std::remove(path.c_str());
+}
+
+TEST(Vocab, StreamLoadErrorsNameTheEntry) {
+  std::istringstream in("sift-vocab 1\nthe\n");
+  EXPECT_EQ(error_of([&] { Vocab::load(in, "model.pt:vocab.txt"); }),
+            "model.pt:vocab.txt:2: malformed vocabulary line");
 }
 
 TEST(Vocab, LoadAcceptsCrLfLines) {

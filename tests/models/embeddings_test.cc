@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
 
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_embeddings_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
+using sift::testing::make_temp_dir;
 
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -48,7 +46,7 @@ std::string error_of(const std::string& path, int64_t dim) {
 }
 
 TEST(WordVectors, KeepsTheVocabularysWordsAndRandomisesTheRest) {
-  const std::string path = write_file(temp_dir() + "/v.vec",
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec",
                                       "5 3\n"
                                       "the 0.5 -1 2e-1 \n"  // fastText writes a trailing space
                                       "cat 1 2 3\n"
@@ -70,7 +68,7 @@ TEST(WordVectors, KeepsTheVocabularysWordsAndRandomisesTheRest) {
 }
 
 TEST(WordVectors, WorksWithoutAHeader) {
-  const std::string path = write_file(temp_dir() + "/v.vec", "dog 1 2\nthe 3 4\n");
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "dog 1 2\nthe 3 4\n");
   int64_t found = 0;
   const auto table = load_word_vectors(path, *vocab(), 2, &found);
   EXPECT_EQ(found, 2);
@@ -79,7 +77,7 @@ TEST(WordVectors, WorksWithoutAHeader) {
 }
 
 TEST(WordVectors, ExactSpellingBeatsACaseFoldedMatchInEitherOrder) {
-  const std::string path = write_file(temp_dir() + "/v.vec",
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec",
                                       "Cat 7 7\ncat 1 1\nthe 2 2\nThe 8 8\nDOG 3 3\n");
   int64_t found = 0;
   const auto table = load_word_vectors(path, *vocab(), 2, &found);
@@ -90,7 +88,7 @@ TEST(WordVectors, ExactSpellingBeatsACaseFoldedMatchInEitherOrder) {
 }
 
 TEST(WordVectors, ReadsGzip) {
-  const std::string path = temp_dir() + "/v.vec.gz";
+  const std::string path = make_temp_dir("sift_embeddings") + "/v.vec.gz";
   const std::string text = "2 2\nsat 0.25 0.75\ncat 1 0\n";
   gzFile f = gzopen(path.c_str(), "wb");
   gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
@@ -102,24 +100,24 @@ TEST(WordVectors, ReadsGzip) {
 }
 
 TEST(WordVectors, HeaderWithAnotherDimensionIsAnError) {
-  const std::string path = write_file(temp_dir() + "/v.vec", "2 300\nthe 1 2 3\n");
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "2 300\nthe 1 2 3\n");
   EXPECT_EQ(error_of(path, 100), path + ":1: the vectors have 300 dimensions, model.dim is 100");
 }
 
 TEST(WordVectors, LineWithTooFewValuesIsAnErrorEvenForAnUnknownWord) {
-  const std::string path = write_file(temp_dir() + "/v.vec", "the 1 2 3\nzebra 1 2\n");
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "the 1 2 3\nzebra 1 2\n");
   EXPECT_EQ(error_of(path, 3), path + ":2: expected 3 values after the word, found 2");
 }
 
 TEST(WordVectors, ValueThatIsNotANumberIsAnError) {
-  const std::string path = write_file(temp_dir() + "/v.vec", "1 3\ncat 1 x 3\n");
+  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "1 3\ncat 1 x 3\n");
   EXPECT_EQ(error_of(path, 3), path + ":2: value 2 of 'cat' is not a number: 'x'");
-  const std::string nan = write_file(temp_dir() + "/n.vec", "cat 1 2 nan\n");
+  const std::string nan = write_file(make_temp_dir("sift_embeddings") + "/n.vec", "cat 1 2 nan\n");
   EXPECT_EQ(error_of(nan, 3), nan + ":1: value 3 of 'cat' is not a number: 'nan'");
 }
 
 TEST(WordVectors, MissingFileIsAnError) {
-  const std::string path = temp_dir() + "/absent.vec";
+  const std::string path = make_temp_dir("sift_embeddings") + "/absent.vec";
   const std::string m = error_of(path, 3);
   EXPECT_NE(m.find("model.pretrained"), std::string::npos) << m;
   EXPECT_NE(m.find(path), std::string::npos) << m;
@@ -136,7 +134,7 @@ ModelShape shape_of(std::shared_ptr<Vocab> v) {
 TEST(WordEmbedding, StartsFromPretrainedVectorsAndCanBeFrozen) {
   ModelConfig c;
   c.dim = 2;
-  c.pretrained = write_file(temp_dir() + "/v.vec", "cat 1 2\n");
+  c.pretrained = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "cat 1 2\n");
   c.freeze_embeddings = true;
   auto embedding = make_word_embedding(c, shape_of(vocab()));
   EXPECT_EQ(row(embedding->weight.detach(), 3), (std::vector<float>{1, 2}));
@@ -156,7 +154,7 @@ TEST(WordEmbedding, RandomStartHasAZeroPaddingRow) {
 TEST(WordEmbedding, PretrainedNeedsWordIdsAndAtLeastOneMatch) {
   ModelConfig c;
   c.dim = 2;
-  c.pretrained = write_file(temp_dir() + "/v.vec", "zebra 1 2\n");
+  c.pretrained = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "zebra 1 2\n");
   try {
     make_word_embedding(c, shape_of(vocab()));
     FAIL() << "expected a sift::Error";

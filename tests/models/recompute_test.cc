@@ -66,7 +66,7 @@ bool graph_has(const std::shared_ptr<torch::autograd::Node>& root, const std::st
 }
 
 // One forward and backward in training mode from a fixed random state.
-Pass run_pass(Classifier model, RecomputePolicy policy, const std::string& precision = "fp32") {
+Pass run_pass(Classifier model, RecomputePolicy policy, Precision precision = Precision::fp32) {
   model->set_recompute(policy);
   model->train();
   model->zero_grad();
@@ -118,8 +118,8 @@ TEST_P(RecomputeModel, GradientsMatchWithoutCheckpointingUnderDropout) {
 
 TEST_P(RecomputeModel, ReRunsUnderTheSameAutocastState) {
   auto model = make(base_config(GetParam()));
-  const Pass plain = run_pass(model, {0}, "bf16");
-  const Pass checkpointed = run_pass(model, {1}, "bf16");
+  const Pass plain = run_pass(model, {0}, Precision::bf16);
+  const Pass checkpointed = run_pass(model, {1}, Precision::bf16);
   EXPECT_TRUE(checkpointed.recomputed);
   // Re-running in fp32 instead would differ by bf16's rounding (about 1e-2 relative); the
   // RNN's layer-by-layer path rounds its bf16 gradients between layers in another order
@@ -174,9 +174,9 @@ TEST(Recompute, NotUsedInEvaluationOrWithoutGrad) {
 }
 
 TEST(Recompute, PolicyFromOptions) {
-  EXPECT_FALSE(recompute_policy("off", 3).applies(0));
-  EXPECT_TRUE(recompute_policy("all", 3).applies(5));
-  const RecomputePolicy every = recompute_policy("every", 3);
+  EXPECT_FALSE(recompute_policy(GradientCheckpointing::off, 3).applies(0));
+  EXPECT_TRUE(recompute_policy(GradientCheckpointing::all, 3).applies(5));
+  const RecomputePolicy every = recompute_policy(GradientCheckpointing::every, 3);
   EXPECT_TRUE(every.applies(0));
   EXPECT_FALSE(every.applies(1));
   EXPECT_TRUE(every.applies(3));

@@ -275,7 +275,8 @@ TEST(Transformer, AttentionPoolingIsRefused) {
 TEST(ModelRegistry, CreatesTransformerByName) {
   const ModelSpec& spec = find_model("transformer");
   EXPECT_EQ(spec.input, InputKind::sequence);
-  EXPECT_NE(std::find(spec.options.begin(), spec.options.end(), "model.heads"), spec.options.end());
+  EXPECT_NE(std::find(spec.traits.options.begin(), spec.traits.options.end(), "model.heads"),
+            spec.traits.options.end());
   Classifier model = spec.create(config(), shape(30, 2));
   EXPECT_EQ(model->forward(sequences({{1, 2}, {3}})).sizes(), (std::vector<int64_t>{2, 2}));
   ModelConfig bad = config();

@@ -12,25 +12,11 @@
 namespace sift {
 namespace {
 
+using sift::testing::make_temp_dir;
+
+using sift::testing::error_of;
+
 namespace fs = std::filesystem;
-
-std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_checkpoint_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
-}
-
-
-
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a sift::Error";
-  return "";
-}
 
 ::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
                                     const std::string& text, const std::string& sub) {
@@ -46,7 +32,7 @@ constexpr size_t kHeader = 24;
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = temp_dir();
+    dir_ = make_temp_dir("sift_checkpoint");
     path_ = dir_ + "/m.ckpt";
     torch::manual_seed(3);
     module_ = torch::nn::Linear(5, 3);

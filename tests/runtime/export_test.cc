@@ -22,6 +22,8 @@
 namespace sift {
 namespace {
 
+using sift::testing::error_of;
+
 namespace fs = std::filesystem;
 
 const std::string kData = SIFT_SHARED_DATA;
@@ -35,8 +37,6 @@ const std::string& temp_dir() {
   }();
   return dir;
 }
-
-
 
 std::vector<std::string> trec_options() {
   return {"data.train.path=[" + kData + "/trec/TREC.train.all]",
@@ -79,7 +79,7 @@ ModelBundle fresh_bundle(std::vector<std::string> overrides) {
 // TREC test questions, plus texts that test the tokenizers' corners: empty, only unknown
 // words, capitals outside ASCII, punctuation, and a long text.
 std::vector<std::string> test_texts(const SiftConfig& config) {
-  auto split = open_split(config, "test", LabelSet());
+  auto split = open_split(config, Split::test, LabelSet());
   std::vector<std::string> texts;
   std::string long_text;
   Example example;
@@ -146,15 +146,6 @@ double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 struct ModelCase {
   std::string name;
   std::vector<std::string> overrides;
@@ -219,6 +210,9 @@ INSTANTIATE_TEST_SUITE_P(
                   {"model.type=fasttext", "model.dim=16", "model.ngrams=3",
                    "model.buckets=5000", "tokenizer.type=sentencepiece",
                    "tokenizer.model=PIECES"}},
+        ModelCase{"mlp_bigrams",
+                  {"model.type=mlp", "model.dim=16", "model.hidden=12", "model.layers=2",
+                   "model.ngrams=2", "model.buckets=20000", "model.dropout=0.3"}},
         ModelCase{"textcnn",
                   {"model.type=textcnn", "model.dim=16", "model.filters=8",
                    "model.widths=[1, 3, 5]"}},

@@ -18,8 +18,7 @@ const std::string kSource = SIFT_SOURCE_DIR;
 class CrossValidation : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "sift_cv_XXXXXX";
-    dir_ = mkdtemp(pattern.data());
+    dir_ = sift::testing::make_temp_dir("sift_cv");
   }
   void TearDown() override {
     std::error_code ec;

@@ -59,8 +59,7 @@ std::ostream& operator<<(std::ostream& os, const Result& r) {
 class Dist : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/sift_dist_cli_XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = sift::testing::make_temp_dir("sift_dist_cli");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -45,8 +45,7 @@ void expect_same_predictions(const std::string& out_a, const std::string& out_b)
 class ExportCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "sift_export_cli_XXXXXX";
-    dir_ = mkdtemp(pattern.data());
+    dir_ = sift::testing::make_temp_dir("sift_export_cli");
     // SMS spam: the first 600 messages are the test split and the texts to classify.
     const auto all = lines_of(read_file(kSmsData));
     std::string test, texts;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "datasets/line_reader.h"
+#include "tests/test_files.h"
 
 namespace {
 
@@ -23,8 +24,7 @@ std::string gen_binary() {
 }
 
 std::string temp_dir() {
-  std::string pattern = ::testing::TempDir() + "sift_gen_corpus_XXXXXX";
-  return std::string(mkdtemp(pattern.data()));
+  return sift::testing::make_temp_dir("sift_gen_corpus");
 }
 
 // Runs a command line; returns its exit status, stdout and stderr into `output`.

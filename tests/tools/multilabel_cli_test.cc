@@ -32,8 +32,7 @@ using testing::lines_of;
 class MultiLabelCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "sift_multilabel_XXXXXX";
-    dir_ = mkdtemp(pattern.data());
+    dir_ = sift::testing::make_temp_dir("sift_multilabel");
     base_ = write("base.yaml", "run: {dir: " + dir_ + ", threads: 1}\n");
   }
   void TearDown() override {

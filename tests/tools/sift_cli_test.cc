@@ -581,8 +581,8 @@ TEST_F(SiftCli, ConfigDumpLoadsBack) {
   write_file(path, dump.out);
   const SiftConfig c = load_config(path);  // throws on any problem
   EXPECT_EQ(c.model.dim, 10);
-  EXPECT_EQ(c.train.loss_reduction, "sum");
-  EXPECT_EQ(resolved_format(c, "train").format, "tsv");
+  EXPECT_EQ(c.train.loss_reduction, LossReduction::sum);
+  EXPECT_EQ(resolved_format(c, Split::train).format, FileFormat::tsv);
   const Result again = sift("config " + quote(path) + " --dump");
   ASSERT_EQ(again.status, 0) << again;
   EXPECT_EQ(again.out, dump.out);

@@ -100,7 +100,7 @@ void train_steps(Net& net, Distributed* dist) {
       const BatchAgreement all = dist->agree_on_batch(n > 0, n);
       ASSERT_TRUE(all.any);
       ASSERT_EQ(all.examples, static_cast<int64_t>(global.size()));
-      scale = rank_loss_scale("mean", n, all.examples, world);
+      scale = rank_loss_scale(LossReduction::mean, n, all.examples, world);
     }
     if (n > 0) {
       auto logits = net->forward(torch::tensor(ids), torch::tensor(offsets));
@@ -134,7 +134,7 @@ TEST(DistributedWorker, Run) {
   e.confusion = ConfusionMatrix(2);
   e.loss = 0.5 + static_cast<double>(rank);
   for (int64_t i = 0; i <= rank; ++i) e.confusion.add(0, 1);
-  reduce_evaluation(dist.get(), e);
+  reduce_evaluation(*dist, e);
   report["cells"] = e.confusion.cells();
   report["loss"] = e.loss;
   // Multi-label counts: rank r saw r + 1 records with labels {0}, predicted {0, 1}.
@@ -143,7 +143,7 @@ TEST(DistributedWorker, Run) {
   m.multi = MultiLabelCounts(2);
   const uint8_t truth[2] = {1, 0}, predicted[2] = {1, 1};
   for (int64_t i = 0; i <= rank; ++i) m.multi.add(truth, predicted);
-  reduce_evaluation(dist.get(), m);
+  reduce_evaluation(*dist, m);
   report["multi_examples"] = m.multi.examples();
   report["multi_micro_precision"] = m.multi.micro_precision();
   report["gathered"] = dist->all_gather(std::string(static_cast<size_t>(rank) * 3, 'a' + rank));
@@ -333,6 +333,45 @@ TEST(DistributedResume, RefusesAnotherWorldSizeNamingBoth) {
   }
   EXPECT_EQ(rank_blob("data", 0), "data");
   EXPECT_EQ(rank_blob("data", 3), "data.3");
+}
+
+}  // namespace
+}  // namespace sift
+
+namespace sift {
+namespace {
+
+// The trainer holds a group of one in a single process: every collective answers from
+// this process's own values, so the loop needs no single-process branches.
+TEST(DistributedGroupOfOne, AnswersEveryCollectiveWithItsOwnValues) {
+  Distributed one;
+  EXPECT_FALSE(one.is_group());
+  EXPECT_EQ(one.rank(), 0);
+  EXPECT_EQ(one.world_size(), 1);
+  EXPECT_TRUE(one.is_primary());
+  const BatchAgreement all = one.agree_on_batch(true, 7);
+  EXPECT_TRUE(all.any);
+  EXPECT_EQ(all.examples, 7);
+  std::vector<double> values{1.5, 2.5};
+  one.sum(values);
+  EXPECT_EQ(values, (std::vector<double>{1.5, 2.5}));
+  EXPECT_TRUE(one.primary_says(true));
+  EXPECT_FALSE(one.primary_says(false));
+  EXPECT_EQ(one.all_gather("abc"), std::vector<std::string>{"abc"});
+  EXPECT_EQ(one.share_from_primary("k", "v"), "v");
+  EXPECT_EQ(rank_loss_scale("mean", 5, 5, 1), 1.0);
+}
+
+TEST(DistributedGroupOfOne, IsWhatAnEmptyEnvironmentJoins) {
+  unsetenv("WORLD_SIZE");
+  auto dist = join_from_environment(DistributedOptions{});
+  ASSERT_TRUE(dist);
+  EXPECT_FALSE(dist->is_group());
+  torch::manual_seed(1);
+  Net net;
+  const auto before = net->parameters()[0].clone();
+  dist->broadcast_parameters(*net);
+  EXPECT_TRUE(torch::equal(before, net->parameters()[0]));
 }
 
 }  // namespace

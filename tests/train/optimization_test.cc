@@ -10,7 +10,7 @@ namespace {
 TrainConfig schedule(const std::string& type, double lr = 1.0) {
   TrainConfig t;
   t.optimizer.lr = lr;
-  t.scheduler.type = type;
+  t.scheduler.type = from_string<SchedulerType>(type, "train.scheduler.type");
   return t;
 }
 
@@ -54,7 +54,7 @@ TEST(Optimizer, FrozenParametersAreLeftOut) {
   auto b = torch::ones({2});  // requires no gradient: frozen
   for (const char* type : {"sgd", "adam", "adamw", "adagrad", "rmsprop"}) {
     TrainConfig t;
-    t.optimizer.type = type;
+    t.optimizer.type = from_string<OptimizerType>(type, "train.optimizer.type");
     auto optimizer = create_optimizer(t, {a, b});
     ASSERT_EQ(optimizer->param_groups().size(), 1u) << type;
     EXPECT_EQ(optimizer->param_groups()[0].params().size(), 1u) << type;

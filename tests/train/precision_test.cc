@@ -18,10 +18,10 @@ TEST(Autocast, Bf16OnCpuInsideTheGuardOnly) {
   auto linear = torch::nn::Linear(8, 4);
   auto x = torch::randn({2, 8});
   {
-    AutocastGuard guard("bf16", torch::kCPU);
+    AutocastGuard guard(Precision::bf16, torch::kCPU);
     EXPECT_EQ(linear->forward(x).scalar_type(), torch::kBFloat16);
     {
-      AutocastGuard inner("fp32", torch::kCPU);  // fp32 leaves the state alone
+      AutocastGuard inner(Precision::fp32, torch::kCPU);  // fp32 leaves the state alone
       EXPECT_EQ(linear->forward(x).scalar_type(), torch::kBFloat16);
     }
     EXPECT_EQ(linear->weight.scalar_type(), torch::kFloat32);  // weights stay fp32
@@ -33,7 +33,7 @@ TEST(Autocast, Bf16OnCpuInsideTheGuardOnly) {
 TEST(Autocast, ReEntersACapturedState) {
   AutocastState captured;
   {
-    AutocastGuard guard("bf16", torch::kCPU);
+    AutocastGuard guard(Precision::bf16, torch::kCPU);
     captured = AutocastState::current();
   }
   ASSERT_TRUE(captured.cpu);
@@ -112,38 +112,18 @@ TEST(LossScaler, DisabledChangesNothing) {
   auto p = parameter_with_grad(off, std::numeric_limits<float>::infinity());
   EXPECT_TRUE(off.unscale({p}));
   EXPECT_FALSE(off.enabled());
-  EXPECT_TRUE(loss_scaling_enabled("auto", "fp16"));
-  EXPECT_FALSE(loss_scaling_enabled("auto", "bf16"));
-  EXPECT_TRUE(loss_scaling_enabled("dynamic", "fp32"));
-  EXPECT_FALSE(loss_scaling_enabled("off", "fp16"));
+  EXPECT_TRUE(loss_scaling_enabled(LossScaling::automatic, Precision::fp16));
+  EXPECT_FALSE(loss_scaling_enabled(LossScaling::automatic, Precision::bf16));
+  EXPECT_TRUE(loss_scaling_enabled(LossScaling::dynamic, Precision::fp32));
+  EXPECT_FALSE(loss_scaling_enabled(LossScaling::off, Precision::fp16));
 }
 
-std::string error_of(const std::vector<std::string>& overrides) {
-  try {
-    validate_precision_options(load_config("", overrides));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(PrecisionOptions, Fp16OnCpuIsRefusedNamingTheKey) {
-  const std::string message = error_of({"train.precision=fp16", "model.type=textcnn"});
-  EXPECT_EQ(message.rfind("train.precision: fp16 needs a CUDA device", 0), 0u) << message;
-  EXPECT_EQ(error_of({"train.precision=fp16", "run.device=cuda"}), "");
-  EXPECT_EQ(error_of({"train.precision=bf16"}), "");
-}
-
-TEST(PrecisionOptions, CheckpointingNeedsAModelWithBlocks) {
-  const std::string message = error_of({"train.checkpointing=all", "model.type=fasttext"});
-  EXPECT_EQ(message.rfind("train.checkpointing:", 0), 0u) << message;
-  EXPECT_EQ(error_of({"train.checkpointing=every", "model.type=transformer"}), "");
-}
-
+// The checks between these options are in tests/config/validate_test.cc.
 TEST(PrecisionOptions, BadValuesNameTheKey) {
   for (const std::string o :
-       {"train.precision=fp8", "train.checkpointing=some", "train.checkpoint_every=0",
-        "train.loss_scaling=static", "train.loss_scale_growth_interval=0"}) {
+       {"train.precision=fp8", "train.gradient_checkpointing=some",
+        "train.gradient_checkpointing_every=0", "train.loss_scaling=static",
+        "train.loss_scale_growth_interval=0"}) {
     try {
       load_config("", {o});
       ADD_FAILURE() << o << " was accepted";

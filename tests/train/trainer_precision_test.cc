@@ -35,7 +35,7 @@ class TrainerPrecision : public ::testing::Test {
         "model.type=textcnn", "model.dim=16", "model.filters=8", "model.widths=[2,3]",
         "model.dropout=0.3", "train.epochs=2", "train.batch_size=32", "train.accumulate=2",
         "train.optimizer.type=adam", "train.optimizer.lr=0.003", "train.precision=bf16",
-        "train.checkpointing=all", "train.loss_scaling=dynamic",
+        "train.gradient_checkpointing=all", "train.loss_scaling=dynamic",
         "train.loss_scale_growth_interval=10", "run.threads=1", "run.dir=" + dir_,
         "run.name=" + name};
     o.insert(o.end(), extra.begin(), extra.end());
@@ -82,7 +82,7 @@ TEST_F(TrainerPrecision, CheckpointingDoesNotChangeTraining) {
                                          "train.epochs=1", "train.max_steps=20"};
   auto with = [&](std::string mode) {
     std::vector<std::string> o = fp32;
-    o.push_back("train.checkpointing=" + mode);
+    o.push_back("train.gradient_checkpointing=" + mode);
     return o;
   };
   train(config("off", with("off")), quiet_);

@@ -9,9 +9,12 @@
 
 #include "core/atomic_file.h"
 #include "config/loader.h"
+#include "config/validate.h"
 #include "core/error.h"
 #include "framework/train/trainer.h"
+#include "models/model.h"
 #include "tools/sift/commands.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift::cli {
 namespace {
@@ -36,11 +39,10 @@ nlohmann::json mean_std(const std::vector<double>& v) {
 
 void run_cv(const CvArgs& args) {
   if (args.folds < 2) throw Error("--folds: Cross-validation needs at least 2 folds.");
-  const SiftConfig base = load_config(args.config, args.overrides);
-  if (!base.data.test.path.empty()) {
-    throw Error("data.test.path: `sift cv` tests on each held-out fold of the training data; "
-                "leave data.test.path empty (or --set data.test.path=[]).");
-  }
+  std::vector<std::string> with_folds = args.overrides;
+  with_folds.push_back(fmt::format("data.folds={}", args.folds));
+  const SiftConfig base = load_config(args.config, with_folds);
+  validate(base, model_traits());  // before any fold trains (a data.test.path is refused)
   const std::string name =
       base.run.name.empty() ? std::filesystem::path(args.config).stem().string() : base.run.name;
   const std::string dir = (std::filesystem::path(base.run.dir) / (name + "-cv")).string();
@@ -75,7 +77,7 @@ void run_cv(const CvArgs& args) {
     }
   }
   for (const auto& [metric, v] : values) report[metric] = mean_std(v);
-  write_file_atomically((std::filesystem::path(dir) / "cv.json").string(), report.dump(2) + "\n");
+  write_file_atomically(run_file(dir, kCrossValidationFile), report.dump(2) + "\n");
   if (args.json) {
     std::cout << report.dump(2) << std::endl;
     return;

@@ -8,6 +8,7 @@
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
+#include "framework/runtime/evaluation.h"
 
 namespace sift::cli {
 namespace {

@@ -9,6 +9,7 @@
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
+#include "framework/runtime/collate.h"
 
 namespace sift::cli {
 namespace {
@@ -101,9 +102,7 @@ void run_predict(const PredictArgs& args) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     encoder.encode(line, ids);
-    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
-    batch.ids.insert(batch.ids.end(), ids.begin(), ids.end());
-    batch.labels.push_back(0);
+    batch.add(ids, 0);
     texts.push_back(line);
     if (texts.size() == 256) flush();
   }

@@ -1,4 +1,5 @@
 #include "tools/sift/summary.h"
+#include "framework/runtime/run_folder.h"
 
 #include <fmt/format.h>
 
@@ -43,8 +44,8 @@ std::string summary_text(const nlohmann::json& report) {
       out += fmt::format("skipped {} malformed training records\n",
                          t["skipped_records"].get<uint64_t>());
     }
-    out += fmt::format("model and report: {} (best.ckpt, report.txt)\n",
-                       report["run_dir"].get<std::string>());
+    out += fmt::format("model and report: {} ({}, {})\n", report["run_dir"].get<std::string>(),
+                       kBestCheckpointFile, kReportTextFile);
   }
   return out;
 }

@@ -1,0 +1,41 @@
+#include "config/enums.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace sift {
+
+std::string not_a_choice(const std::string& text, const std::vector<std::string>& choices) {
+  return fmt::format("The value '{}' is not one of: {}.", text, fmt::join(choices, ", "));
+}
+
+void throw_not_a_choice(const std::string& key, const std::string& text,
+                        const std::vector<std::string>& choices) {
+  throw Error(fmt::format("{}: {}", key, not_a_choice(text, choices)));
+}
+
+#define SIFT_ENUM_NAMES(E, ...)                                  \
+  template <>                                                    \
+  const std::vector<std::string>& enum_names<E>() {              \
+    static const std::vector<std::string> names = {__VA_ARGS__}; \
+    return names;                                                \
+  }
+
+SIFT_ENUM_NAMES(OptimizerType, "sgd", "adam", "adamw", "adagrad", "rmsprop", "adadelta")
+SIFT_ENUM_NAMES(SchedulerType, "constant", "linear", "warmup_linear", "warmup_cosine")
+SIFT_ENUM_NAMES(Precision, "fp32", "bf16", "fp16")
+SIFT_ENUM_NAMES(GradientCheckpointing, "off", "all", "every")
+SIFT_ENUM_NAMES(LossScaling, "auto", "dynamic", "off")
+SIFT_ENUM_NAMES(LossReduction, "mean", "sum")
+SIFT_ENUM_NAMES(BestMetric, "accuracy", "macro_f1", "micro_f1", "loss")
+SIFT_ENUM_NAMES(TokenizerType, "word", "sentencepiece")
+SIFT_ENUM_NAMES(FileFormat, "fasttext", "tsv", "csv", "label_first", "jsonl")
+SIFT_ENUM_NAMES(TextEncoding, "utf-8", "latin-1")
+SIFT_ENUM_NAMES(LabelMapping, "name", "index0", "index1")
+SIFT_ENUM_NAMES(BadLinePolicy, "error", "skip")
+SIFT_ENUM_NAMES(Split, "train", "valid", "test")
+
+#undef SIFT_ENUM_NAMES
+
+}  // namespace sift

@@ -1,0 +1,139 @@
+#include "config/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "config/loader.h"
+#include "config/options.h"
+#include "core/error.h"
+
+namespace sift {
+namespace {
+
+const ModelTraits& model_of(const SiftConfig& config, const std::vector<ModelTraits>& models) {
+  std::vector<std::string> names;
+  for (const auto& m : models) {
+    if (m.name == config.model.type) return m;
+    names.push_back(m.name);
+  }
+  throw Error(fmt::format("model.type: unknown model type '{}' (known: {})", config.model.type,
+                          fmt::join(names, ", ")));
+}
+
+// The names of the models that have a capability, for "it works with ..." hints.
+template <class Has>
+std::string models_with(const std::vector<ModelTraits>& models, Has has) {
+  std::vector<std::string> names;
+  for (const auto& m : models) {
+    if (has(m)) names.push_back(m.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// A dumped config (a run folder's config.yaml, read again to resume) gives every option,
+// those of the other models too; it says nothing of which model.* keys were chosen.
+bool gives_every_option(const SiftConfig& config) {
+  for (const auto& option : all_options()) {
+    if (!is_set(config, option.name)) return false;
+  }
+  return true;
+}
+
+// Every explicitly set model.* key must be one the model reads.
+void check_model_options(const SiftConfig& config, const ModelTraits& model) {
+  if (gives_every_option(config)) return;
+  for (const auto& [key, origin] : config.origin) {
+    if (key.rfind("model.", 0) != 0 || key == "model.type") continue;
+    if (std::find(model.options.begin(), model.options.end(), key) == model.options.end()) {
+      throw Error(fmt::format("{}: option '{}' does not apply to model '{}' (its options: {})",
+                              origin, key, model.name, fmt::join(model.options, ", ")));
+    }
+  }
+}
+
+void check_precision(const SiftConfig& config, const std::vector<ModelTraits>& models,
+                     const ModelTraits& model) {
+  const TrainConfig& t = config.train;
+  const bool cuda = config.run.device.rfind("cuda", 0) == 0;
+  if (t.precision == Precision::fp16 && !cuda) {
+    throw Error(fmt::format(
+        "train.precision: fp16 needs a CUDA device (run.device is '{}'); LibTorch has no fp16 "
+        "autocast on the CPU: use bf16 there.",
+        config.run.device));
+  }
+  if ((t.precision == Precision::bf16 && !model.bf16) ||
+      (t.precision == Precision::fp16 && !model.fp16)) {
+    throw Error(fmt::format("train.precision: The {} model does not train in {}; use fp32.",
+                            model.name, to_string(t.precision)));
+  }
+  if (t.gradient_checkpointing != GradientCheckpointing::off && !model.recomputation) {
+    throw Error(fmt::format(
+        "train.gradient_checkpointing: The {} model has no layers whose activations could be "
+        "recomputed; set it to off (it works with {}).",
+        model.name, models_with(models, [](const ModelTraits& m) { return m.recomputation; })));
+  }
+}
+
+void check_folds(const DataConfig& d) {
+  if (d.folds == 0) return;
+  if (d.fold >= d.folds) {
+    throw Error(
+        fmt::format("data.fold: The held-out fold must be below data.folds ({} is not "
+                    "below {}).",
+                    d.fold, d.folds));
+  }
+  if (!d.test.path.empty()) {
+    throw Error(
+        "data.test.path: Cross-validation (data.folds) tests on the held-out fold of the "
+        "training data; leave data.test.path empty.");
+  }
+}
+
+void check_data(const SiftConfig& config) {
+  if (config.data.train.path.empty()) {
+    throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
+  }
+  for (Split split : {Split::train, Split::valid, Split::test}) {
+    const FormatConfig f = resolved_format(config, split);
+    const bool columns =
+        f.format == FileFormat::tsv || f.format == FileFormat::csv || f.format == FileFormat::jsonl;
+    if (columns && (f.text.empty() || f.label.empty())) {
+      throw Error(
+          fmt::format("data.{}: The {} format needs 'text' and 'label' columns "
+                      "(set data.text and data.label).",
+                      to_string(split), to_string(f.format)));
+    }
+    if (f.label_mapping != LabelMapping::name && config.data.labels.empty()) {
+      throw Error(
+          fmt::format("data.{}.label_mapping: Index labels need the label names in "
+                      "data.labels.",
+                      to_string(split)));
+    }
+  }
+}
+
+}  // namespace
+
+void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) {
+  const ModelTraits& model = model_of(config, models);
+  check_model_options(config, model);
+  check_precision(config, models, model);
+  check_folds(config.data);
+  if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
+    throw Error(
+        "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
+        "or choose accuracy, macro_f1 or loss.");
+  }
+  check_data(config);
+  if (config.tokenizer.type == TokenizerType::sentencepiece &&
+      (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
+    throw Error(
+        fmt::format("tokenizer.{}: Stop words and dropped punctuation apply to the word "
+                    "tokenizer only, not to SentencePiece pieces.",
+                    config.tokenizer.stopwords.empty() ? "drop_punctuation" : "stopwords"));
+  }
+}
+
+}  // namespace sift

@@ -1,0 +1,46 @@
+// Evaluation of a model over a batch stream: loss, confusion matrix or multi-label counts,
+// and the reports made of them.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "datasets/sharded_stream.h"
+#include "framework/runtime/metrics.h"
+#include "framework/runtime/multilabel_metrics.h"
+#include "models/model.h"
+
+namespace sift {
+
+// Single-label (softmax, argmax) or multi-label (sigmoid, threshold) evaluation.
+struct LabelMode {
+  bool multi_label = false;
+  double threshold = 0.5;
+};
+LabelMode label_mode(const SiftConfig& config);
+
+struct Evaluation {
+  ConfusionMatrix confusion;  // single-label
+  MultiLabelCounts multi;     // multi-label
+  bool multi_label = false;
+  double loss = 0.0;  // mean loss per example (cross-entropy, or BCE summed over labels)
+
+  int64_t examples() const { return multi_label ? multi.examples() : confusion.total(); }
+  // The split's report: metrics, per-class table (and the confusion matrix).
+  nlohmann::json to_json(const std::vector<std::string>& names) const;
+  std::string to_text(const std::vector<std::string>& names) const;
+  // The headline figures: loss, accuracy, macro_f1 (multi-label also micro_f1, hamming_loss).
+  nlohmann::json summary() const;
+  std::string headline() const;  // "accuracy 0.9000, macro-F1 0.8000, loss 0.3000"
+};
+
+// Runs the model in eval mode over one pass of `batches`.
+Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
+                    torch::Device device, LabelMode mode = {});
+
+}  // namespace sift

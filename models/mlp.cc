@@ -1,0 +1,49 @@
+#include "models/mlp.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "models/init.h"
+
+namespace sift {
+
+MlpImpl::MlpImpl(const ModelConfig& config, const ModelShape& shape) {
+  if (config.layers < 1) {
+    throw Error(fmt::format("model.layers: the mlp needs at least one hidden layer, not {}",
+                            config.layers));
+  }
+  // As fastText: sparse gradients touch only the rows of the batch's words and n-grams.
+  embedding_ = register_module(
+      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
+                                               .mode(torch::kMean)
+                                               .sparse(shape.sparse_gradients)));
+  int64_t width = config.dim;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    hidden_.push_back(
+        register_module(fmt::format("hidden_{}", i), torch::nn::Linear(width, config.hidden)));
+    width = config.hidden;
+  }
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+  output_ = register_module("output", torch::nn::Linear(width, shape.num_classes));
+  // fastText's small uniform table (the fast fill keeps 2M buckets cheap); the linear
+  // layers keep LibTorch's default (Kaiming-uniform) initialisation.
+  torch::NoGradGuard no_grad;
+  const double bound = 1.0 / static_cast<double>(config.dim);
+  fast_uniform_(embedding_->weight, -bound, bound);
+}
+
+torch::Tensor MlpImpl::forward(const ModelInput& input) {
+  torch::Tensor x = embedding_->forward(input.ids, input.offsets);
+  for (size_t i = 0; i < hidden_.size(); ++i) {
+    torch::nn::Linear layer = hidden_[i];
+    torch::nn::Dropout dropout = dropout_;
+    auto block = [layer, dropout](const std::vector<torch::Tensor>& in) mutable {
+      return dropout->forward(torch::relu(layer->forward(in[0])));
+    };
+    x = run_block(recompute_, static_cast<int64_t>(i), is_training(), layer->parameters(), block,
+                  {x});
+  }
+  return output_->forward(x);
+}
+
+}  // namespace sift

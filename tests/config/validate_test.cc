@@ -1,0 +1,141 @@
+// The checks between options (config/validate.cc), against made-up model traits: config
+// knows no model, only what the registry says of each.
+#include "config/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/loader.h"
+#include "core/error.h"
+
+namespace sift {
+namespace {
+
+std::vector<ModelTraits> models() {
+  ModelTraits bag{"fasttext", "bag of words", {"model.dim", "model.ngrams", "model.buckets"}};
+  bag.recomputation = false;
+  ModelTraits cnn{"textcnn", "convolutions", {"model.dim", "model.widths", "model.dropout"}};
+  cnn.recomputation = true;
+  ModelTraits rnn{"rnn", "recurrent", {"model.dim", "model.cell", "model.hidden"}};
+  rnn.recomputation = true;
+  rnn.fp16 = false;
+  return {bag, cnn, rnn};
+}
+
+// The error validate() throws for a config with these overrides (and training data), or "".
+std::string error_of(std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), "data.train.path=[train.txt]");
+  try {
+    validate(load_config("", overrides), models());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(Validate, AConfigOfDefaultsWithTrainingDataPasses) { EXPECT_EQ(error_of({}), ""); }
+
+TEST(Validate, Fp16OnTheCpuIsRefusedNamingTheKey) {
+  const std::string m = error_of({"train.precision=fp16", "model.type=textcnn"});
+  EXPECT_TRUE(starts_with(m, "train.precision: fp16 needs a CUDA device")) << m;
+  EXPECT_EQ(error_of({"train.precision=fp16", "run.device=cuda", "model.type=textcnn"}), "");
+  EXPECT_EQ(error_of({"train.precision=bf16"}), "");
+}
+
+TEST(Validate, APrecisionTheModelDoesNotTrainInIsRefused) {
+  const std::string m = error_of({"train.precision=fp16", "run.device=cuda", "model.type=rnn"});
+  EXPECT_TRUE(starts_with(m, "train.precision: The rnn model does not train in fp16")) << m;
+}
+
+TEST(Validate, GradientCheckpointingNeedsAModelWithRecomputation) {
+  const std::string m = error_of({"train.gradient_checkpointing=all", "model.type=fasttext"});
+  EXPECT_TRUE(starts_with(m, "train.gradient_checkpointing: The fasttext model")) << m;
+  EXPECT_NE(m.find("it works with textcnn, rnn"), std::string::npos) << m;
+  EXPECT_EQ(error_of({"train.gradient_checkpointing=every", "model.type=textcnn"}), "");
+}
+
+TEST(Validate, AHeldOutFoldMustBeBelowTheFolds) {
+  const std::string m = error_of({"data.folds=3", "data.fold=3"});
+  EXPECT_TRUE(starts_with(m, "data.fold: The held-out fold must be below data.folds")) << m;
+  EXPECT_EQ(error_of({"data.folds=3", "data.fold=2"}), "");
+}
+
+TEST(Validate, CrossValidationRefusesATestPath) {
+  const std::string m = error_of({"data.folds=3", "data.test.path=[test.txt]"});
+  EXPECT_TRUE(starts_with(m, "data.test.path: Cross-validation")) << m;
+}
+
+TEST(Validate, AModelOptionTheModelDoesNotReadIsRefused) {
+  const std::string m = error_of({"model.type=textcnn", "model.ngrams=2"});
+  EXPECT_NE(m.find("option 'model.ngrams' does not apply to model 'textcnn'"), std::string::npos)
+      << m;
+  EXPECT_EQ(error_of({"model.type=textcnn", "model.widths=[2, 3]"}), "");
+}
+
+TEST(Validate, ADumpedConfigMayListTheOptionsOfEveryModel) {
+  const SiftConfig c = load_config("", {"model.type=textcnn", "data.train.path=[a.txt]"});
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/sift_validate_dump.yaml";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    const std::string dump = dump_config(c);
+    std::fwrite(dump.data(), 1, dump.size(), f);
+    std::fclose(f);
+  }
+  EXPECT_NO_THROW(validate(load_config(path), models()));
+}
+
+TEST(Validate, AnUnknownModelTypeNamesTheKnownOnes) {
+  SiftConfig c = load_config("", {"data.train.path=[a.txt]"});
+  c.model.type = "bert";
+  try {
+    validate(c, models());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "model.type: unknown model type 'bert' (known: fasttext, textcnn, rnn)");
+  }
+}
+
+TEST(Validate, MicroF1NeedsMultiLabelData) {
+  const std::string m = error_of({"train.best_metric=micro_f1"});
+  EXPECT_TRUE(starts_with(m, "train.best_metric: micro_f1 is a multi-label metric")) << m;
+  EXPECT_EQ(error_of({"train.best_metric=micro_f1", "data.multi_label=true"}), "");
+}
+
+TEST(Validate, TrainingDataMustBeGiven) {
+  try {
+    validate(load_config("", {}), models());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(starts_with(e.what(), "data.train.path: The training data must be given"));
+  }
+}
+
+TEST(Validate, ColumnFormatsNeedTextAndLabelColumns) {
+  const std::string m = error_of({"data.valid.format=tsv"});
+  EXPECT_TRUE(starts_with(m, "data.valid: The tsv format needs 'text' and 'label' columns")) << m;
+  EXPECT_EQ(error_of({"data.format=tsv", "data.text=1", "data.label=0"}), "");
+}
+
+TEST(Validate, IndexLabelsNeedLabelNames) {
+  const std::string m = error_of({"data.test.label_mapping=index1"});
+  EXPECT_TRUE(starts_with(m, "data.test.label_mapping: Index labels need the label names")) << m;
+  EXPECT_EQ(error_of({"data.label_mapping=index0", "data.labels=[a, b]"}), "");
+}
+
+TEST(Validate, StopWordsApplyToTheWordTokenizerOnly) {
+  const std::string m = error_of({"tokenizer.type=sentencepiece", "tokenizer.stopwords=english"});
+  EXPECT_TRUE(starts_with(m, "tokenizer.stopwords: Stop words and dropped punctuation")) << m;
+  const std::string d =
+      error_of({"tokenizer.type=sentencepiece", "tokenizer.drop_punctuation=true"});
+  EXPECT_TRUE(starts_with(d, "tokenizer.drop_punctuation:")) << d;
+}
+
+}  // namespace
+}  // namespace sift

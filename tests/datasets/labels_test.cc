@@ -1,0 +1,45 @@
+#include "datasets/labels.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "tests/test_files.h"
+
+namespace sift {
+namespace {
+
+using sift::testing::error_of;
+using sift::testing::make_temp_dir;
+using sift::testing::slurp;
+using Names = std::vector<std::string>;
+
+TEST(LabelSet, StreamSaveMatchesFileSave) {
+  const LabelSet labels(Names{"sports", "world", "business"});
+  std::ostringstream out;
+  labels.save(out);
+  EXPECT_EQ(out.str(), "sports\nworld\nbusiness\n");
+  const std::string path = make_temp_dir("sift_labels") + "/labels.txt";
+  labels.save(path);
+  EXPECT_EQ(slurp(path), out.str());
+  EXPECT_EQ(LabelSet::load(path).names(), labels.names());
+}
+
+TEST(LabelSet, StreamLoadSkipsBlankLinesAndTrailingSpace) {
+  std::istringstream in("b\r\n\na \nc\n");
+  EXPECT_EQ(LabelSet::load(in, "labels.txt").names(), (Names{"b", "a", "c"}));
+}
+
+TEST(LabelSet, StreamLoadErrorsNameTheEntry) {
+  std::istringstream empty("\n\n");
+  EXPECT_EQ(error_of([&] { LabelSet::load(empty, "model.pt:labels.txt"); }),
+            "label file model.pt:labels.txt holds no label");
+  std::istringstream twice("a\na\n");
+  EXPECT_EQ(error_of([&] { LabelSet::load(twice, "labels.txt"); }), "label 'a' is listed twice");
+}
+
+}  // namespace
+}  // namespace sift

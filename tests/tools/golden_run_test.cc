@@ -1,0 +1,136 @@
+// The byte-identical guard: a tiny fastText run (tests/data/golden) trained and exported
+// by the `sift` binary must give files with exactly the committed SHA-256 digests. A
+// refactoring that should not change behaviour keeps them; a change that alters the
+// numbers, the checkpoint layout or the export format has to update them on purpose
+// (and say why in its commit). The digests came from the tree before the layer split
+// (see tests/data/golden/README.md for how to produce them again).
+//
+// The export file is compared whole. Two runs of the same binary never write the same
+// checkpoint bytes (measured: three runs, three digests), for two reasons, so a
+// checkpoint is compared through its deterministic view (checkpoint_view):
+//  - the metadata's metrics carry "seconds", the wall time of the epoch;
+//  - the "optimizer" section is a LibTorch archive whose param_groups name each parameter
+//    by its heap address ("params/0": "0x555bf1e0ce80"), which ASLR moves every run.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "run_sift.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::make_temp_dir;
+using testing::quote;
+using testing::SiftResult;
+using testing::slurp;
+using testing::write_file;
+
+const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden";
+
+// Committed digests (sha256sum): of each checkpoint's view, and of the export file.
+// Produced with /work/main's pre-split build (SIFT_GOLDEN_BINARY, two runs) on
+// 2026-11-30; this tree's build gave the same.
+constexpr const char* kLastCkpt =
+    "8daf6a594d00132a77407a9d08099934420b23cce3f727d6465bf02f22ec18f6";
+constexpr const char* kBestCkpt =
+    "f7b191ea8eeb5396d5ea9d83977e47a75f1c0b96b02c467924586cefae2b0bf6";
+constexpr const char* kExport = "6c3aba238bc294ae6d171209d29cc46fbf3f200085238f25047ae861e18e9ee6";
+
+template <class T>
+T take(const std::string& bytes, size_t& at) {
+  T value{};
+  if (at + sizeof(T) > bytes.size()) throw std::runtime_error("truncated checkpoint");
+  std::memcpy(&value, bytes.data() + at, sizeof(T));
+  at += sizeof(T);
+  return value;
+}
+
+std::string take_bytes(const std::string& bytes, size_t& at) {
+  const auto size = static_cast<size_t>(take<uint64_t>(bytes, at));
+  if (at + size > bytes.size()) throw std::runtime_error("truncated checkpoint");
+  std::string out = bytes.substr(at, size);
+  at += size;
+  return out;
+}
+
+// Drops every "seconds" key (wall times) from a JSON value.
+nlohmann::json without_seconds(nlohmann::json j) {
+  if (j.is_object()) {
+    j.erase("seconds");
+    for (auto& [key, value] : j.items()) value = without_seconds(value);
+  } else if (j.is_array()) {
+    for (auto& value : j) value = without_seconds(value);
+  }
+  return j;
+}
+
+// The checkpoint's bytes less what differs between two runs of one binary: its metadata
+// without "seconds", then each section but "optimizer" as name, newline, bytes. Layout
+// (framework/runtime/checkpoint.cc): magic, u32 version, u64 length, u32 CRC; meta as
+// u64 size + JSON; u32 section count; each section as u64 size + name, u64 size + bytes.
+std::string checkpoint_view(const std::string& path) {
+  const std::string bytes = slurp(path);
+  size_t at = 24;
+  std::string view = without_seconds(nlohmann::json::parse(take_bytes(bytes, at))).dump() + "\n";
+  const auto sections = take<uint32_t>(bytes, at);
+  for (uint32_t i = 0; i < sections; ++i) {
+    const std::string name = take_bytes(bytes, at);
+    const std::string section = take_bytes(bytes, at);
+    if (name != "optimizer") view += name + "\n" + section;
+  }
+  return view;
+}
+
+class GoldenRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("sift_golden");
+    // The run works in a folder of its own with relative paths only: the config it saves
+    // (and export embeds) then holds no path of this machine.
+    for (const char* name : {"golden.yaml", "train.txt", "test.txt"}) {
+      fs::copy_file(kFixture + "/" + name, dir_ + "/" + name);
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // SIFT_GOLDEN_BINARY runs another build's `sift` (to produce the digests from it).
+  SiftResult sift(const std::string& args) {
+    const char* other = std::getenv("SIFT_GOLDEN_BINARY");
+    const std::string binary = other != nullptr ? other : SIFT_BINARY;
+    return testing::run_command(quote(binary) + " " + args, dir_, "", dir_);
+  }
+  std::string view_sha256(const std::string& checkpoint) {
+    const std::string view = checkpoint + ".view";
+    write_file(view, checkpoint_view(checkpoint));
+    return sha256(view);
+  }
+  std::string sha256(const std::string& path) {
+    const SiftResult r = testing::run_command("sha256sum " + quote(path), dir_);
+    EXPECT_EQ(r.status, 0) << r;
+    return r.out.substr(0, r.out.find(' '));
+  }
+
+  std::string dir_;
+};
+
+TEST_F(GoldenRun, CheckpointsAndExportKeepTheirBytes) {
+  const SiftResult train = sift("train golden.yaml --quiet");
+  ASSERT_EQ(train.status, 0) << train;
+  const SiftResult exported = sift("export runs/golden --out golden.pt");
+  ASSERT_EQ(exported.status, 0) << exported;
+  EXPECT_EQ(view_sha256(dir_ + "/runs/golden/last.ckpt"), kLastCkpt);
+  EXPECT_EQ(view_sha256(dir_ + "/runs/golden/best.ckpt"), kBestCkpt);
+  EXPECT_EQ(sha256(dir_ + "/golden.pt"), kExport);
+}
+
+}  // namespace
+}  // namespace sift
