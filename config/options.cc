@@ -216,12 +216,18 @@ std::vector<Option> declare() {
                  "Training lines sampled uniformly from all shards (reservoir sampling) to "
                  "train a SentencePiece model; bounds its memory.",
                  at_least(1));
-  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
+  t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase),
+              "Fold case (full Unicode case folding: \"ȘTIRI\" -> \"știri\", \"ß\" -> \"ss\").");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
-              "Make each punctuation character a token of its own.");
+              "Make each punctuation character (Unicode P*, Sm, Sc, Sk) and symbol (So: "
+              "emoji) a token of its own.");
   t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),
-              "ASCII punctuation separates words and is dropped (wins over "
-              "tokenizer.split_punctuation).");
+              "Punctuation separates words and is dropped (wins over "
+              "tokenizer.split_punctuation); symbols such as emoji stay tokens.");
+  t.add_choice("tokenizer.normalize", SIFT_FIELD(tokenizer.normalize), {"none", "nfkc"},
+             "Unicode normalisation of each text before the word tokenizer splits it: none, "
+             "or nfkc (compatibility characters such as full-width letters and ligatures "
+             "become their plain forms; decomposed accents are composed).");
   t.add<std::string>("tokenizer.stopwords", SIFT_FIELD(tokenizer.stopwords),
                      "Words left out of every text: \"\" none, \"english\" the built-in list, "
                      "or a file of words separated by whitespace (kept in the run folder).");

@@ -8,11 +8,15 @@ per line, as `sift predict` does. Needs PyTorch (Debian: python3-torch) and, for
 with a SentencePiece tokenizer, the sentencepiece module (python3-sentencepiece).
 
 Everything the model needs comes from the file's extra files: the label names, the
-vocabulary and the tokenizer settings (tokenizer.json), or the SentencePiece model.
-The tokenizer below is datasets/tokenizer.cc and datasets/encoder.cc in Python: the
-same token boundaries, lower-casing, word ids and hashed word n-grams.
+vocabulary and the tokenizer settings (tokenizer.json), the word tokenizer's Unicode
+tables (unicode.json: character classes, case folding, NFKC data, from the utf8proc
+that sift was built with, so Python's own Unicode version plays no part), or the
+SentencePiece model. The tokenizer below is datasets/tokenizer.cc, datasets/unicode.cc
+and datasets/encoder.cc in Python: the same token boundaries, case folding, word ids
+and hashed word n-grams.
 """
 import argparse
+import bisect
 import json
 import sys
 import zlib
@@ -22,7 +26,7 @@ import torch
 FORMAT_NAME = "sift-export"
 FORMAT_VERSION = 1  # the newest export format this script reads
 EXTRA_FILES = ["sift_format.json", "tokenizer.json", "labels.txt", "vocab.txt",
-               "tokenizer.model", "config.yaml"]
+               "tokenizer.model", "config.yaml", "unicode.json"]
 PAD, UNK = 0, 1
 U64 = (1 << 64) - 1
 
@@ -31,7 +35,171 @@ class ExportError(Exception):
     pass
 
 
-# ---- the word tokenizer (datasets/tokenizer.cc) ----------------------------------------
+# ---- the word tokenizer (datasets/tokenizer.cc, datasets/unicode.cc) -------------------
+
+# Hangul syllables, composed and decomposed by arithmetic (as utf8proc does).
+S_BASE, L_BASE, V_BASE, T_BASE = 0xAC00, 0x1100, 0x1161, 0x11A7
+L_COUNT, V_COUNT, T_COUNT = 19, 21, 28
+N_COUNT = V_COUNT * T_COUNT
+S_COUNT = L_COUNT * N_COUNT
+ZWJ = 0x200D
+
+
+def decode_at(text, i):
+    """(code point, length) of the UTF-8 character at text[i]; (-1, 1) for a byte that
+    does not start a valid sequence (utf8proc_iterate's rule: strict UTF-8)."""
+    b = text[i]
+    if b < 0x80:
+        return b, 1
+    n = 2 if 0xC2 <= b <= 0xDF else 3 if 0xE0 <= b <= 0xEF else 4 if 0xF0 <= b <= 0xF4 else 0
+    if n and i + n <= len(text):
+        try:
+            return ord(text[i:i + n].decode("utf-8")), n
+        except UnicodeDecodeError:
+            pass
+    return -1, 1
+
+
+class UnicodeTables:
+    """unicode.json of an export: the classes (w word, s space, p punctuation, y symbol,
+    e extend), case folding and NFKC data of the sift that wrote it."""
+
+    def __init__(self, j):
+        self.version = j["version"]
+        self.starts = [start for start, _ in j["classes"]]
+        self.letters = [letter for _, letter in j["classes"]]
+        self.fold = {int(cp): text.encode() for cp, text in j["casefold"].items()}
+        self.decomposition = {int(cp): v for cp, v in j.get("decompose", {}).items()}
+        self.ccc = {int(cp): v for cp, v in j.get("ccc", {}).items()}
+        self.pairs = {(a, b): c for a, b, c in j.get("compose", [])}
+
+    def char_class(self, cp):
+        if cp < 0:
+            return "w"
+        return self.letters[bisect.bisect_right(self.starts, cp) - 1]
+
+    def casefold(self, token):
+        """casefold_utf8: each character folded; invalid bytes kept."""
+        out = bytearray()
+        i, n = 0, len(token)
+        while i < n:
+            cp, length = decode_at(token, i)
+            out += self.fold.get(cp, token[i:i + length]) if cp >= 0 else token[i:i + 1]
+            i += length
+        return bytes(out)
+
+    def _compose_pair(self, a, b):
+        l_index = a - L_BASE
+        if 0 <= l_index < L_COUNT and 0 <= b - V_BASE < V_COUNT:
+            return S_BASE + (l_index * V_COUNT + b - V_BASE) * T_COUNT
+        s_index = a - S_BASE
+        # utf8proc 2.8 accepts T_BASE itself (index 0), which it then drops.
+        if 0 <= s_index < S_COUNT and s_index % T_COUNT == 0 and 0 <= b - T_BASE < T_COUNT:
+            return a + b - T_BASE
+        return self.pairs.get((a, b))
+
+    def nfkc(self, text):
+        """nfkc_utf8: NFKC as utf8proc computes it; ASCII and invalid UTF-8 unchanged."""
+        if text.isascii():
+            return text
+        try:
+            chars = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return text
+        cps = []
+        for ch in chars:
+            cp = ord(ch)
+            s_index = cp - S_BASE
+            if 0 <= s_index < S_COUNT:
+                cps += [L_BASE + s_index // N_COUNT, V_BASE + s_index % N_COUNT // T_COUNT]
+                if s_index % T_COUNT:
+                    cps.append(T_BASE + s_index % T_COUNT)
+            else:
+                cps += self.decomposition.get(cp, (cp,))
+        ccc = self.ccc
+        i = 0
+        while i < len(cps):  # canonical order: stable sort of each run of non-starters
+            if not ccc.get(cps[i], 0):
+                i += 1
+                continue
+            j = i
+            while j < len(cps) and ccc.get(cps[j], 0):
+                j += 1
+            cps[i:j] = sorted(cps[i:j], key=ccc.__getitem__)
+            i = j
+        out, starter, max_ccc = [], None, -1
+        for cp in cps:  # composition, as utf8proc_normalize_utf32
+            cc = ccc.get(cp, 0)
+            if starter is not None and cc > max_ccc:
+                composite = self._compose_pair(out[starter], cp)
+                if composite is not None:
+                    out[starter] = composite
+                    continue
+            out.append(cp)
+            if cc:
+                max_ccc = max(max_ccc, cc)
+            else:
+                starter, max_ccc = len(out) - 1, -1
+        return "".join(map(chr, out)).encode()
+
+
+def tokenize_unicode(text, tables, lowercase, split_punctuation, drop_punctuation=False,
+                     nfkc=False, stopwords=frozenset()):
+    """UTF-8 bytes -> tokens (bytes), as WordTokenizer::tokenize: Unicode spaces split;
+    with split_punctuation each punctuation character (class p) and symbol (class y) is a
+    token of its own with the extenders (class e; a joiner takes the next character
+    along) after it; with drop_punctuation punctuation only separates words; case
+    folding; stop words left out."""
+    if text.isascii():  # the same rules, faster
+        return tokenize(text, lowercase, split_punctuation, drop_punctuation, stopwords)
+    if nfkc:
+        text = tables.nfkc(text)
+    split = split_punctuation or drop_punctuation
+    char_class = tables.char_class
+    tokens = []
+    i, n = 0, len(text)
+    while i < n:
+        cp, length = decode_at(text, i)
+        cls = char_class(cp)
+        if cls == "s":
+            i += length
+            continue
+        begin = i
+        i += length
+        if split and cls in "py":
+            while i < n:  # skip_extenders
+                cp, length = decode_at(text, i)
+                if char_class(cp) != "e":
+                    break
+                i += length
+                if cp == ZWJ and i < n:
+                    cp, length = decode_at(text, i)
+                    if char_class(cp) == "s":
+                        break
+                    i += length
+            if drop_punctuation and cls == "p":
+                continue
+        else:
+            while i < n:
+                cp, length = decode_at(text, i)
+                c = char_class(cp)
+                if c == "s" or (split and c in "py"):
+                    break
+                i += length
+                if cp == ZWJ and i < n:
+                    cp, length = decode_at(text, i)
+                    if char_class(cp) != "s":
+                        i += length
+        token = text[begin:i]
+        if lowercase:
+            token = tables.casefold(token)
+        if token not in stopwords:
+            tokens.append(token)
+    return tokens
+
+
+# The rules of sift before unicode.json (exports without it): ASCII punctuation, lower-
+# casing of 2-byte capitals only.
 
 SPACE = frozenset(b" \t\n\r\v\f")
 PUNCT = frozenset(c for c in range(33, 127) if not chr(c).isalnum())
@@ -194,8 +362,16 @@ class Classifier:
         self.tok = json.loads(extra["tokenizer.json"])
         self.bag = self.tok["input"] == "bag"
         words = [w.encode() for w in self.tok.get("stopwords", [])]
-        self.stopwords = frozenset(lowercase_utf8(w) if self.tok["lowercase"] else w
-                                   for w in words)
+        self.nfkc = self.tok.get("normalize", "none") == "nfkc"
+        self.unicode = None
+        if extra["unicode.json"]:
+            self.unicode = UnicodeTables(json.loads(extra["unicode.json"]))
+            if self.nfkc:
+                words = [self.unicode.nfkc(w) for w in words]
+            fold = self.unicode.casefold
+        else:
+            fold = lowercase_utf8
+        self.stopwords = frozenset(fold(w) if self.tok["lowercase"] else w for w in words)
         if self.tok["type"] == "sentencepiece":
             import sentencepiece  # Debian: python3-sentencepiece
             self.pieces = sentencepiece.SentencePieceProcessor(
@@ -231,8 +407,13 @@ class Classifier:
                 ids += ngram_ids(ids, t["ngrams"], t["buckets"], t["vocab_size"],
                                  t["ngram_hash_multiplier"])
             return ids
-        tokens = tokenize(text, t["lowercase"], t["split_punctuation"],
-                          t.get("drop_punctuation", False), self.stopwords)
+        if self.unicode is not None:
+            tokens = tokenize_unicode(text, self.unicode, t["lowercase"], t["split_punctuation"],
+                                      t.get("drop_punctuation", False), self.nfkc,
+                                      self.stopwords)
+        else:
+            tokens = tokenize(text, t["lowercase"], t["split_punctuation"],
+                              t.get("drop_punctuation", False), self.stopwords)
         if max_length > 0:
             tokens = tokens[:max_length]
         if not self.bag:

@@ -8,7 +8,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  zlib1g-dev libzstd-dev zstd
+  zlib1g-dev libzstd-dev zstd libutf8proc-dev
   python3-torch python3-sentencepiece fasttext time strace
 )
 missing=()

@@ -374,6 +374,7 @@ void BM_WordTokenize(benchmark::State& state) {
   const Data& d = Data::get();
   sift::WordTokenizerOptions o;
   o.lowercase = o.split_punctuation = state.range(0) != 0;
+  o.nfkc = state.range(0) == 2;  // tokenizer.normalize: nfkc
   sift::WordTokenizer tokenizer(o);
   std::vector<std::string> out;
   uint64_t tokens = 0;
@@ -387,7 +388,44 @@ void BM_WordTokenize(benchmark::State& state) {
   }
   set_text_counters(state, tokens);
 }
-BENCHMARK(BM_WordTokenize)->ArgName("lower_punct")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WordTokenize)->ArgName("lower_punct")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// Non-ASCII text (Romanian, Vietnamese, Greek, Armenian, Arabic, German, Russian, emoji):
+// the utf8proc path of the word tokenizer; arg 1 adds NFKC.
+void BM_WordTokenizeMultilingual(benchmark::State& state) {
+  const std::vector<std::string> samples = {
+      "ȘTIRI din România: „Țara” are 5€ și încă o știre importantă pentru București.",
+      "VIỆT NAM — Đà Nẵng là thành phố lớn; người dân nói tiếng Việt rất nhanh.",
+      "ΟΔΟΣ οδός: η Αθήνα είναι η πρωτεύουσα της Ελλάδας, καλημέρα σας!",
+      "ՀԱՅԱՍՏԱՆ, Երևան։ «Բարև» ասաց մարդը և գնաց տուն։",
+      "مرحبا، كيف حالك؟ السلام عليكم ورحمة الله وبركاته.",
+      "Straße, GRÜẞE und “Anführungszeichen” über Maß 👍🏽 ❤️ sehr gut!",
+      "Привет, как дела? Это тестовая строка на русском языке.",
+  };
+  std::vector<std::string> texts;
+  size_t bytes = 0;
+  for (int i = 0; i < 2000; ++i) {
+    texts.push_back(samples[static_cast<size_t>(i) % samples.size()]);
+    bytes += texts.back().size();
+  }
+  sift::WordTokenizerOptions o;
+  o.nfkc = state.range(0) != 0;
+  sift::WordTokenizer tokenizer(o);
+  std::vector<std::string> out;
+  uint64_t tokens = 0;
+  for (auto _ : state) {
+    tokens = 0;
+    for (const auto& t : texts) {
+      tokenizer.tokenize(t, out);
+      tokens += out.size();
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["tokens/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * tokens), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_WordTokenizeMultilingual)->ArgName("nfkc")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_VocabCount(benchmark::State& state) {
   if (!data_ok(state)) return;

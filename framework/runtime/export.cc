@@ -10,6 +10,7 @@
 #include "core/crc32.h"
 #include "core/file_bytes.h"
 #include "config/loader.h"
+#include "datasets/unicode.h"
 #include "core/error.h"
 #include "framework/runtime/export_format.h"
 #include "models/model.h"
@@ -78,7 +79,11 @@ int64_t export_run(const ModelBundle& bundle, const std::string& out,
                       encoder.num_ids())
            .dump(2)},
   };
-  if (pieces) files[kExportSentencePieceFile] = read_file_bytes(bundle.task.pieces->path());
+  if (pieces) {
+    files[kExportSentencePieceFile] = read_file_bytes(bundle.task.pieces->path());
+  } else {
+    files[kExportUnicodeFile] = unicode_tables_json(bundle.task.encoder.tokenizer.nfkc).dump();
+  }
   const auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind,
                                   options.quantize, weights_crc(module), files);
   torch::jit::ExtraFilesMap extra(files.begin(), files.end());

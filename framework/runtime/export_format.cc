@@ -5,6 +5,7 @@
 #include "config/enums.h"
 #include "core/crc32.h"
 #include "core/error.h"
+#include "datasets/unicode.h"
 
 namespace sift {
 
@@ -16,6 +17,9 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
       {"lowercase", o.tokenizer.lowercase},
       {"split_punctuation", o.tokenizer.split_punctuation},
       {"drop_punctuation", o.tokenizer.drop_punctuation},
+      {"normalize", o.tokenizer.nfkc ? "nfkc" : "none"},
+      // The word tokenizer's Unicode rules: the tables of unicode.json, from utf8proc.
+      {"unicode_version", unicode_version()},
       {"stopwords", o.tokenizer.stopwords},
       {"input", bag ? "bag" : "sequence"},
       {"ngrams", o.ngrams},
@@ -42,6 +46,7 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     // Absent from exports written before these options existed.
     o.tokenizer.drop_punctuation = j.value("drop_punctuation", false);
     o.tokenizer.stopwords = j.value("stopwords", std::vector<std::string>{});
+    o.tokenizer.nfkc = j.value("normalize", "none") == "nfkc";
     o.kind = j.at("input").get<std::string>() == "bag" ? InputKind::bag : InputKind::sequence;
     o.ngrams = j.at("ngrams").get<int>();
     o.buckets = j.at("buckets").get<int64_t>();

@@ -21,6 +21,10 @@ inline constexpr const char* kExportLabelsFile = "labels.txt";
 inline constexpr const char* kExportVocabFile = "vocab.txt";
 inline constexpr const char* kExportSentencePieceFile = "tokenizer.model";  // when used
 inline constexpr const char* kExportConfigFile = "config.yaml";
+// The word tokenizer's Unicode tables (unicode_tables_json in datasets/unicode.h), so that
+// a reader in another language tokenizes as this sift does, whatever its own Unicode
+// version. Absent from SentencePiece exports and from exports written before it existed.
+inline constexpr const char* kExportUnicodeFile = "unicode.json";
 
 inline constexpr const char* kExportFormatName = "sift-export";
 // Raised when a reader of the previous version could no longer use the file.

@@ -61,7 +61,8 @@ torch::jit::Module read_archive(const std::string& path, torch::jit::ExtraFilesM
         path));
   }
   for (const char* name : {kExportFormatFile, kExportTokenizerFile, kExportLabelsFile,
-                           kExportVocabFile, kExportSentencePieceFile, kExportConfigFile}) {
+                           kExportVocabFile, kExportSentencePieceFile, kExportConfigFile,
+                           kExportUnicodeFile}) {
     extra[name] = kAbsent;
   }
   try {

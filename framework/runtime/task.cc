@@ -100,6 +100,7 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   e.tokenizer.lowercase = config.tokenizer.lowercase;
   e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
   e.tokenizer.drop_punctuation = config.tokenizer.drop_punctuation;
+  e.tokenizer.nfkc = config.tokenizer.normalize == "nfkc";
   e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
   e.kind = find_model(config.model.type).input;
   e.ngrams = static_cast<int>(config.model.ngrams);

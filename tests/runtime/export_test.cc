@@ -328,10 +328,17 @@ TEST_F(ExportFile, NewerFormatVersionIsRefusedByCppAndPython) {
 }
 
 TEST_F(ExportFile, ExtraFilesHoldEverythingTheTokenizerNeeds) {
-  torch::jit::ExtraFilesMap extra{{kExportTokenizerFile, ""}, {kExportFormatFile, ""}};
+  torch::jit::ExtraFilesMap extra{
+      {kExportTokenizerFile, ""}, {kExportFormatFile, ""}, {kExportUnicodeFile, ""}};
   torch::jit::load(*path_, torch::kCPU, extra);
   const auto tokenizer = nlohmann::json::parse(extra[kExportTokenizerFile]);
   EXPECT_EQ(tokenizer["type"], "word");
+  EXPECT_EQ(tokenizer["normalize"], "none");
+  // The word tokenizer's Unicode tables, from utf8proc; no NFKC data without NFKC.
+  const auto unicode = nlohmann::json::parse(extra[kExportUnicodeFile]);
+  EXPECT_EQ(unicode["version"], tokenizer["unicode_version"]);
+  EXPECT_EQ(unicode["casefold"]["7838"], "ss");  // ẞ
+  EXPECT_FALSE(unicode.contains("decompose"));
   EXPECT_EQ(tokenizer["ngrams"], 2);
   EXPECT_EQ(tokenizer["buckets"], 20000);
   EXPECT_EQ(tokenizer["lowercase"], true);

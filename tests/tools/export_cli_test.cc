@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -164,6 +166,93 @@ TEST_F(ExportCli, StopWordsTravelWithTheRunAndTheExport) {
   ASSERT_EQ(python.status, 0) << python;
   EXPECT_EQ(from_file.out, from_run.out);
   expect_same_predictions(from_run.out, python.out);
+}
+
+// Multilingual text: the export's unicode.json lets the Python example fold case, split
+// punctuation, keep emoji and normalise (NFKC) exactly as sift does.
+class ExportCliUnicode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "sift_export_unicode_XXXXXX";
+    dir_ = mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Result sift(const std::string& args) { return testing::run_sift(args, dir_, "", kSource); }
+
+  std::string dir_;
+};
+
+// Lines of random words of one language, with curly quotes, emoji and mixed case.
+std::string multilingual_lines(unsigned seed, size_t per_label, bool with_labels) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> languages = {
+      {"ro", {"ȘTIRI", "știri", "Țară", "„România”", "București,", "ŞI", "și", "încă"}},
+      {"vi", {"VIỆT", "Nam", "Đà", "Nẵng", "người", "NGƯỜI", "VIE\u0323\u0302T", "tiếng"}},
+      {"el", {"ΟΔΟΣ", "οδός", "Αθήνα;", "ΕΛΛΆΔΑ", "ΐ", "καλημέρα", "ＡΘΗΝΑ", "λόγος"}},
+      {"hy", {"ՀԱՅԱՍՏԱՆ", "Երևան։", "«Բարև»", "ԵՎ", "և", "գիրք", "մարդ", "ﬓ"}},
+      {"ar", {"مَرْحَبًا،", "كيف", "حالك؟", "السلام", "ﻻ", "١٢٣", "كتاب", "عالم"}},
+      {"de", {"Straße", "STRASSE", "Maß", "GRÜẞE", "“Grüße”", "ﬁsch", "Ｆｉｓｃｈ", "über"}},
+  };
+  const std::vector<std::string> extras = {"👍🏽", "❤️", "👨‍👩‍👧", "!", "…", "—", "ok", "\u3000"};
+  std::mt19937 rng(seed);
+  std::string out;
+  for (size_t i = 0; i < per_label; ++i) {
+    for (const auto& [label, words] : languages) {
+      std::string line = with_labels ? label + "\t" : "";
+      const size_t n = 3 + rng() % 6;
+      for (size_t k = 0; k < n; ++k) {
+        line += rng() % 5 == 0 ? extras[rng() % extras.size()] : words[rng() % words.size()];
+        if (rng() % 4 != 0) line += " ";
+      }
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+TEST_F(ExportCliUnicode, PythonExampleClassifiesMultilingualTextLikeSiftPredict) {
+  write_file(dir_ + "/train.tsv", multilingual_lines(1, 40, true));
+  const std::string texts = dir_ + "/texts.txt";
+  write_file(texts, multilingual_lines(2, 10, false));
+  for (const std::string normalize : {"none", "nfkc"}) {
+    SCOPED_TRACE("tokenizer.normalize=" + normalize);
+    const std::string name = "multi_" + normalize;
+    const Result train = sift(
+        "train configs/sms_spam.yaml --quiet --set train.epochs=3 --set model.buckets=20000"
+        " --set data.train.path=" + quote(dir_ + "/train.tsv") +
+        " --set tokenizer.normalize=" + normalize + " --set run.dir=" + quote(dir_) +
+        " --set run.name=" + name);
+    ASSERT_EQ(train.status, 0) << train;
+    const std::string model = dir_ + "/" + name + ".pt";
+    const Result exported = sift("export " + quote(dir_ + "/" + name) + " --out " + quote(model));
+    ASSERT_EQ(exported.status, 0) << exported;
+    const Result cpp = sift("predict --model " + quote(model) + " --input " + quote(texts) +
+                            " --top-k 6");
+    const Result python = testing::run_command(
+        "/usr/bin/python3 examples/classify.py " + quote(model) + " --top-k 6", dir_,
+        read_file(texts), kSource);
+    ASSERT_EQ(cpp.status, 0) << cpp;
+    ASSERT_EQ(python.status, 0) << python;
+    const auto a = lines_of(cpp.out), b = lines_of(python.out);
+    ASSERT_EQ(a.size(), 60u);
+    ASSERT_EQ(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      // label<TAB>probability six times: the same labels in the same order, each
+      // probability within rounding.
+      std::vector<std::string> x, y;
+      std::stringstream sa(a[i]), sb(b[i]);
+      for (std::string f; std::getline(sa, f, '\t');) x.push_back(f);
+      for (std::string f; std::getline(sb, f, '\t');) y.push_back(f);
+      ASSERT_EQ(x.size(), 12u) << a[i];
+      ASSERT_EQ(y.size(), 12u) << b[i];
+      for (size_t k = 0; k < 12; k += 2) {
+        EXPECT_EQ(x[k], y[k]) << "line " << i + 1;
+        EXPECT_NEAR(std::stod(x[k + 1]), std::stod(y[k + 1]), 2e-4) << "line " << i + 1;
+      }
+    }
+  }
 }
 
 TEST_F(ExportCli, BadFilesGetOneClearError) {

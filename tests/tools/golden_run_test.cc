@@ -44,7 +44,7 @@ constexpr const char* kLastCkpt =
     "8daf6a594d00132a77407a9d08099934420b23cce3f727d6465bf02f22ec18f6";
 constexpr const char* kBestCkpt =
     "f7b191ea8eeb5396d5ea9d83977e47a75f1c0b96b02c467924586cefae2b0bf6";
-constexpr const char* kExport = "c541acb00d9f6ff5f393818a3e5fa32d77aa552384247c6443bbdc0a628caeb3";
+constexpr const char* kExport = "9fb6318ffc3994b2af8b1862d04c850870e61b4d641fe4ecd671c9d3d0c711cf";
 
 template <class T>
 T take(const std::string& bytes, size_t& at) {
