@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "tests/models/bag_batch.h"
 #include "models/script_writer.h"
 
 namespace sift {
@@ -20,20 +21,9 @@ ModelConfig config(int64_t layers = 2, double dropout = 0.0) {
   return c;
 }
 
+using test_util::bags;
 ModelShape shape(int64_t ids, int64_t classes, bool sparse = false) {
-  ModelShape s;
-  s.num_ids = ids;
-  s.num_classes = classes;
-  s.sparse_gradients = sparse;
-  return s;
-}
-
-// Three bags: {1, 2, 3}, {4}, {5, 6}.
-ModelInput bags() {
-  ModelInput in;
-  in.ids = torch::tensor({1, 2, 3, 4, 5, 6}, torch::kInt64);
-  in.offsets = torch::tensor({0, 3, 4}, torch::kInt64);
-  return in;
+  return test_util::bag_shape(ids, classes, sparse);
 }
 
 TEST(Mlp, OutputShapeIsBatchByClasses) {
