@@ -238,7 +238,6 @@ std::vector<Option> declare() {
   t.add<std::string>("model.type", SIFT_FIELD(model.type),
                      "Model architecture: a name in the model registry (models/registry.cc): "
                      "fasttext, textcnn, rnn, transformer, mlp, or one you add.");
-             "Model architecture (see the model registry).");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
                  "Longest word n-gram (1: words only); n-grams are hashed into buckets.",
