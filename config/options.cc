@@ -217,6 +217,11 @@ std::vector<Option> declare() {
                  "train a SentencePiece model; bounds its memory.",
                  at_least(1));
   t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase), "Lower-case the text.");
+  t.add<bool>("tokenizer.fasttext_compat", SIFT_FIELD(tokenizer.fasttext_compat),
+              "Read text exactly as fastText does (set by `sift import fasttext`): split on "
+              "ASCII whitespace only, no lower-casing or punctuation splitting, \"</s>\" "
+              "appended to every line, n-grams hashed as fastText hashes them (bytes as "
+              "signed chars). Word tokenizers with model.type fasttext only.");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
               "Make each punctuation character a token of its own.");
   t.add<bool>("tokenizer.drop_punctuation", SIFT_FIELD(tokenizer.drop_punctuation),

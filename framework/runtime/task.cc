@@ -105,6 +105,7 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   e.ngrams = static_cast<int>(config.model.ngrams);
   e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
   e.max_length = config.data.max_length;
+  e.fasttext_compat = config.tokenizer.fasttext_compat;
   return e;
 }
 
