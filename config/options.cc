@@ -343,7 +343,8 @@ std::vector<Option> declare() {
                 in_range(0.0, 1e9));
   t.add<std::string>("train.init_from", SIFT_FIELD(train.init_from),
                      "Start from the weights of this checkpoint file or run folder "
-                     "(fine-tuning); the model's shape must match.");
+                     "(fine-tuning); the model's shape must match. A run folder also gives its "
+                     "vocabulary and label order (the tokenizer options must be its own).");
   t.add<std::vector<std::string>>(
       "train.freeze", SIFT_FIELD(train.freeze),
       "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "

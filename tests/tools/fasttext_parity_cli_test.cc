@@ -272,6 +272,21 @@ TEST_F(FastTextParity, ExportedImportPredictsTheSame) {
   }
 }
 
+TEST_F(FastTextParity, FineTunesFromAnImportedRun) {
+  const std::string run = import("sms2");
+  // The imported run's own config, with training data: its vocabulary and labels are kept.
+  const SiftResult r = sift("train " + quote(run + "/config.yaml") + " --json --quiet" +
+                            " --set data.train.path=sms_train.txt --set data.test.path=sms_test.txt" +
+                            " --set train.init_from=" + quote(run) + " --set train.epochs=1" +
+                            " --set run.dir=" + quote(path("tuned")) + " --set run.name=t");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(slurp(path("tuned/t/vocab.txt")), slurp(run + "/vocab.txt"));
+  EXPECT_EQ(slurp(path("tuned/t/labels.txt")), slurp(run + "/labels.txt"));
+  const SiftResult e = sift("eval --json --model " + quote(path("tuned/t")) + " --data sms_test.txt");
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_GT(nlohmann::json::parse(e.out)["splits"]["test"].dump().size(), 10u);
+}
+
 TEST_F(FastTextParity, RefusesQuantizedAndUnsupervisedModels) {
   ASSERT_EQ(fasttext("quantize -input sms_train.txt -output sms1 -qnorm -cutoff 1000").status, 0);
   const SiftResult q = sift("import fasttext " + quote(path("sms1.ftz")) + " --out q_run");
