@@ -28,6 +28,12 @@ nlohmann::json prediction_json(const std::string& label, double score) {
   return {{"label", label}, {"score", score}, {"probability", score}};
 }
 
+// One JSON line; bytes that are not valid UTF-8 in the input text become U+FFFD rather
+// than an error (fastText reads bytes, and so do the models).
+std::string dump_line(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // fastText's predict ignores the __label__ tokens of its input lines (datasets/record_parser.cc
 // recognises labels by the same prefix): drop them so a labelled line scores as its text.
 void drop_label_tokens(std::string& line) {
@@ -63,7 +69,7 @@ void print_multi_label(const ModelBundle& b, const std::vector<std::string>& tex
       predictions.push_back(prediction_json(b.task.labels.name(idx[j]), v[j]));
       line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j]), v[j]);
     }
-    if (json) line = nlohmann::json{{"text", texts[i]}, {"predictions", predictions}}.dump();
+    if (json) line = dump_line(nlohmann::json{{"text", texts[i]}, {"predictions", predictions}});
     std::cout << line << "\n";
   }
 }
@@ -82,7 +88,7 @@ void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
         out["predictions"].push_back(
             prediction_json(b.task.labels.name(idx[j].item<int64_t>()), v[j].item<double>()));
       }
-      std::cout << out.dump() << "\n";
+      std::cout << dump_line(out) << "\n";
     } else {
       std::string line;
       for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
