@@ -14,6 +14,7 @@
 #include "datasets/sentencepiece.h"
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/export_format.h"
 #include "framework/runtime/task.h"
