@@ -359,7 +359,7 @@ TEST(DistributedGroupOfOne, AnswersEveryCollectiveWithItsOwnValues) {
   EXPECT_FALSE(one.primary_says(false));
   EXPECT_EQ(one.all_gather("abc"), std::vector<std::string>{"abc"});
   EXPECT_EQ(one.share_from_primary("k", "v"), "v");
-  EXPECT_EQ(rank_loss_scale("mean", 5, 5, 1), 1.0);
+  EXPECT_EQ(rank_loss_scale(LossReduction::mean, 5, 5, 1), 1.0);
 }
 
 TEST(DistributedGroupOfOne, IsWhatAnEmptyEnvironmentJoins) {
