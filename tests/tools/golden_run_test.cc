@@ -41,7 +41,7 @@ constexpr const char* kLastCkpt =
     "8daf6a594d00132a77407a9d08099934420b23cce3f727d6465bf02f22ec18f6";
 constexpr const char* kBestCkpt =
     "f7b191ea8eeb5396d5ea9d83977e47a75f1c0b96b02c467924586cefae2b0bf6";
-constexpr const char* kExport = "6c3aba238bc294ae6d171209d29cc46fbf3f200085238f25047ae861e18e9ee6";
+constexpr const char* kExport = "b6be89dd15eeebc15b7b0d797cef4a421696c6d17cc4739306550091991fdaed";
 
 template <class T>
 T take(const std::string& bytes, size_t& at) {
