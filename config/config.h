@@ -74,6 +74,7 @@ struct TokenizerConfig {
   bool split_punctuation = true;
   bool drop_punctuation = false;  // punctuation separates words and is not a token
   std::string normalize = "none";  // none or nfkc: Unicode normalisation before splitting
+  bool fasttext_compat = false;   // read text and hash n-grams exactly as fastText (imports)
   std::string stopwords;          // "", "english" or a file of words to leave out
   int64_t min_count = 1;
   int64_t max_size = 0;

@@ -218,6 +218,11 @@ std::vector<Option> declare() {
                  at_least(1));
   t.add<bool>("tokenizer.lowercase", SIFT_FIELD(tokenizer.lowercase),
               "Fold case (full Unicode case folding: \"ȘTIRI\" -> \"știri\", \"ß\" -> \"ss\").");
+  t.add<bool>("tokenizer.fasttext_compat", SIFT_FIELD(tokenizer.fasttext_compat),
+              "Read text exactly as fastText does (set by `sift import fasttext`): split on "
+              "ASCII whitespace only, no lower-casing or punctuation splitting, \"</s>\" "
+              "appended to every line, n-grams hashed as fastText hashes them (bytes as "
+              "signed chars). Word tokenizers with model.type fasttext only.");
   t.add<bool>("tokenizer.split_punctuation", SIFT_FIELD(tokenizer.split_punctuation),
               "Make each punctuation character (Unicode P*, Sm, Sc, Sk) and symbol (So: "
               "emoji) a token of its own.");
@@ -344,7 +349,8 @@ std::vector<Option> declare() {
                 in_range(0.0, 1e9));
   t.add<std::string>("train.init_from", SIFT_FIELD(train.init_from),
                      "Start from the weights of this checkpoint file or run folder "
-                     "(fine-tuning); the model's shape must match.");
+                     "(fine-tuning); the model's shape must match. A run folder also gives its "
+                     "vocabulary and label order (the tokenizer options must be its own).");
   t.add<std::vector<std::string>>(
       "train.freeze", SIFT_FIELD(train.freeze),
       "Parameters to keep fixed, by name pattern (shell wildcards: \"embedding.*\", "

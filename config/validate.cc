@@ -134,6 +134,10 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
                     "tokenizer only, not to SentencePiece pieces.",
                     config.tokenizer.stopwords.empty() ? "drop_punctuation" : "stopwords"));
   }
+  if (config.tokenizer.fasttext_compat && config.tokenizer.type == TokenizerType::sentencepiece) {
+    throw Error("tokenizer.fasttext_compat: fastText's reading of text applies to the word "
+                "tokenizer only, not to SentencePiece pieces.");
+  }
 }
 
 }  // namespace sift

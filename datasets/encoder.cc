@@ -17,8 +17,20 @@ uint32_t hash_word(std::string_view word) {
   return h;
 }
 
+uint32_t fasttext_hash_word(std::string_view word) {
+  uint32_t h = 2166136261u;
+  for (char c : word) {
+    h ^= static_cast<uint32_t>(static_cast<int8_t>(c));
+    h *= 16777619u;
+  }
+  return h;
+}
+
 BagEncoder::BagEncoder(const Vocab& vocab, int ngrams, int64_t buckets)
-    : vocab_(&vocab), ngrams_(ngrams), buckets_(buckets) {
+    : BagEncoder(vocab, ngrams, buckets, false) {}
+
+BagEncoder::BagEncoder(const Vocab& vocab, int ngrams, int64_t buckets, bool fasttext_hashing)
+    : vocab_(&vocab), ngrams_(ngrams), buckets_(buckets), fasttext_hashing_(fasttext_hashing) {
   if (ngrams < 1) throw Error(fmt::format("word n-gram length must be >= 1, got {}", ngrams));
   if (buckets < 0 || (ngrams > 1 && buckets == 0)) {
     throw Error(fmt::format("word n-grams up to {} need buckets > 0, got {}", ngrams, buckets));
@@ -39,7 +51,14 @@ void BagEncoder::encode(const std::vector<std::string>& tokens, std::vector<int6
   // The word hashes are parked at the front of ids rather than in a scratch member,
   // so encode stays const, thread-safe and allocation-free; they go at the end.
   const size_t n = tokens.size();
-  for (const std::string& token : tokens) ids.push_back(hash_word(token));
+  if (fasttext_hashing_) {
+    // Stored sign-extended: as fastText's int32_t hashes once converted to uint64_t.
+    for (const std::string& token : tokens) {
+      ids.push_back(static_cast<int32_t>(fasttext_hash_word(token)));
+    }
+  } else {
+    for (const std::string& token : tokens) ids.push_back(hash_word(token));
+  }
   for (const std::string& token : tokens) {
     int64_t id = vocab_->id(token);
     if (id != Vocab::kUnk) ids.push_back(id);

@@ -14,6 +14,9 @@ namespace sift {
 // FNV-1a, 32-bit, over the UTF-8 bytes: fastText's Dictionary::hash without its
 // signed-char quirk (bytes >= 0x80 hash differently from fastText's).
 uint32_t hash_word(std::string_view word);
+// fastText's own Dictionary::hash: FNV-1a with each byte taken as a signed char, so
+// bytes >= 0x80 are sign-extended to 32 bits before the xor. Equals hash_word on ASCII.
+uint32_t fasttext_hash_word(std::string_view word);
 
 // Bag-of-words ids: the ids of in-vocabulary words (unknown words dropped), then
 // for n = 2..ngrams every word n-gram hashed into one of `buckets` ids after the
@@ -24,6 +27,10 @@ class BagEncoder {
  public:
   // ngrams >= 1; buckets > 0 when ngrams > 1 (sift::Error otherwise).
   BagEncoder(const Vocab& vocab, int ngrams, int64_t buckets);
+  // fasttext_hashing: n-gram buckets exactly as fastText computes them (models imported
+  // from a fastText .bin): words hashed with fasttext_hash_word, and each 32-bit word hash
+  // sign-extended to 64 bits before it is combined (fastText keeps them as int32_t).
+  BagEncoder(const Vocab& vocab, int ngrams, int64_t buckets, bool fasttext_hashing);
 
   // Replaces the contents of ids. Allocation-free once ids has grown; thread-safe.
   void encode(const std::vector<std::string>& tokens, std::vector<int64_t>& ids) const;
@@ -37,6 +44,7 @@ class BagEncoder {
   const Vocab* vocab_;
   int ngrams_;
   int64_t buckets_;
+  bool fasttext_hashing_ = false;
 };
 
 // Sequence ids: one per token (Vocab::kUnk for unknown words), truncated to

@@ -2,13 +2,34 @@
 
 namespace sift {
 
+void split_fasttext(std::string_view text, std::vector<std::string>& out) {
+  size_t n = 0;
+  size_t i = 0;
+  const auto space = [](char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' || c == '\0';
+  };
+  while (i < text.size()) {
+    while (i < text.size() && space(text[i])) ++i;
+    const size_t start = i;
+    while (i < text.size() && !space(text[i])) ++i;
+    if (i == start) break;
+    if (n < out.size()) {
+      out[n].assign(text.data() + start, i - start);
+    } else {
+      out.emplace_back(text.data() + start, i - start);
+    }
+    ++n;
+  }
+  out.resize(n);
+}
+
 TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
                          std::shared_ptr<const SentencePieceModel> pieces)
     : vocab_(vocab ? std::move(vocab) : std::make_shared<const Vocab>()),
       pieces_(std::move(pieces)),
       options_(options),
       tokenizer_(options.tokenizer),
-      bag_(*vocab_, options.ngrams, options.buckets),
+      bag_(*vocab_, options.ngrams, options.buckets, options.fasttext_compat),
       sequence_(*vocab_, options.max_length) {}
 
 void TextEncoder::encode_pieces(std::string_view text, std::vector<int64_t>& ids) {
@@ -35,7 +56,12 @@ void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
     encode_pieces(text, ids);
     return;
   }
-  tokenizer_.tokenize(text, tokens_);
+  if (options_.fasttext_compat) {
+    split_fasttext(text, tokens_);
+    tokens_.emplace_back(kFastTextEos);
+  } else {
+    tokenizer_.tokenize(text, tokens_);
+  }
   if (options_.kind == InputKind::bag) {
     if (options_.max_length > 0 && static_cast<int64_t>(tokens_.size()) > options_.max_length) {
       tokens_.resize(options_.max_length);

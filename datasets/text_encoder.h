@@ -25,7 +25,18 @@ struct TextEncoderOptions {
   int ngrams = 1;
   int64_t buckets = 0;
   int64_t max_length = 0;  // tokens kept per text; 0: all
+  // Text to ids exactly as a fastText supervised model reads it (runs made by `sift import
+  // fasttext`): split on ASCII whitespace only (' ', \t, \n, \v, \f, \r, \0; nothing is
+  // lower-cased or split off), "</s>" appended as the end-of-line word, n-grams hashed as
+  // fastText does (BagEncoder's fasttext_hashing). The word tokenizer options are unused.
+  bool fasttext_compat = false;
 };
+
+// fastText's end-of-line word, appended to every text with fasttext_compat.
+inline constexpr const char* kFastTextEos = "</s>";
+
+// Splits text into words as fastText's Dictionary::readWord does (ASCII whitespace and NUL).
+void split_fasttext(std::string_view text, std::vector<std::string>& out);
 
 class TextEncoder {
  public:

@@ -19,6 +19,7 @@ import argparse
 import bisect
 import json
 import sys
+import re
 import zlib
 
 import torch
@@ -324,6 +325,15 @@ def hash_word(token):
     return h
 
 
+def fasttext_hash_word(token):
+    """fastText's own hash (fasttext_hash_word in datasets/encoder.cc): bytes as signed
+    chars, and the 32-bit result sign-extended to 64 bits as fastText's int32_t hashes are."""
+    h = 2166136261
+    for b in token:
+        h = ((h ^ ((b - 256) & 0xFFFFFFFF if b >= 128 else b)) * 16777619) & 0xFFFFFFFF
+    return h | 0xFFFFFFFF00000000 if h >= 0x80000000 else h
+
+
 def ngram_ids(values, ngrams, buckets, first_bucket, multiplier):
     """fastText's word n-grams: by start position, then length; h on uint64."""
     ids = []
@@ -407,7 +417,10 @@ class Classifier:
                 ids += ngram_ids(ids, t["ngrams"], t["buckets"], t["vocab_size"],
                                  t["ngram_hash_multiplier"])
             return ids
-        if self.unicode is not None:
+        fasttext_compat = t.get("fasttext_compat", False)
+        if fasttext_compat:  # fastText's reading: ASCII whitespace, then "</s>"
+            tokens = [w for w in re.split(rb"[ \t\n\r\v\f\0]+", text) if w] + [b"</s>"]
+        elif self.unicode is not None:
             tokens = tokenize_unicode(text, self.unicode, t["lowercase"], t["split_punctuation"],
                                       t.get("drop_punctuation", False), self.nfkc,
                                       self.stopwords)
@@ -420,7 +433,8 @@ class Classifier:
             return [self.vocab.get(w, UNK) for w in tokens]
         ids = [self.vocab[w] for w in tokens if w in self.vocab]  # unknown words dropped
         if t["ngrams"] > 1:
-            ids += ngram_ids([hash_word(w) for w in tokens], t["ngrams"], t["buckets"],
+            word_hash = fasttext_hash_word if fasttext_compat else hash_word
+            ids += ngram_ids([word_hash(w) for w in tokens], t["ngrams"], t["buckets"],
                              t["vocab_size"], t["ngram_hash_multiplier"])
         return ids
 

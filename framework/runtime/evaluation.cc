@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
 
@@ -12,11 +14,23 @@ LabelMode label_mode(const SiftConfig& config) {
 }
 
 nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
-  return multi_label ? multi.to_json(names) : confusion.to_json(names);
+  nlohmann::json j = multi_label ? multi.to_json(names) : confusion.to_json(names);
+  if (top_k > 0) {
+    j["k"] = top_k;
+    j["precision_at_k"] = precision_at_k();
+    j["recall_at_k"] = recall_at_k();
+  }
+  return j;
 }
 
 std::string Evaluation::to_text(const std::vector<std::string>& names) const {
-  return multi_label ? multi.to_text(names) : confusion.to_text(names);
+  std::string text = multi_label ? multi.to_text(names) : confusion.to_text(names);
+  if (top_k > 0) {
+    // As `fasttext test` prints them (3 significant digits: std::setprecision(3)).
+    text += fmt::format("N\t{}\nP@{}\t{:.3g}\nR@{}\t{:.3g}\n", examples(), top_k, precision_at_k(),
+                        top_k, recall_at_k());
+  }
+  return text;
 }
 
 nlohmann::json Evaluation::summary() const {
@@ -53,6 +67,23 @@ void count_multi_label(const torch::Tensor& logits, const RawBatch& batch, doubl
   for (int64_t i = 0; i < batch.size(); ++i) counts.add(t + i * classes, p + i * classes);
 }
 
+// fastText's test: the top k labels of each example against its gold label(s).
+void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation& result) {
+  const int64_t k = std::min<int64_t>(result.top_k, logits.size(1));
+  auto top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1)).to(torch::kCPU).contiguous();
+  const int64_t* idx = top.data_ptr<int64_t>();
+  const bool lists = !batch.label_starts.empty();
+  for (int64_t i = 0; i < batch.size(); ++i) {
+    const int64_t* gold = lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
+    const int64_t gold_count = lists ? batch.label_list_end(i) - batch.label_starts[i] : 1;
+    for (int64_t j = 0; j < k; ++j) {
+      if (std::find(gold, gold + gold_count, idx[i * k + j]) != gold + gold_count) ++result.top_k_correct;
+    }
+    result.top_k_predicted += k;
+    result.gold_labels += gold_count;
+  }
+}
+
 }  // namespace
 
 Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
@@ -65,12 +96,14 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   LossOptions loss_options;
   loss_options.multi_label = mode.multi_label;
   loss_options.sum = true;
+  result.top_k = mode.top_k;
   double loss_sum = 0.0;
   RawBatch batch;
   batches.start_epoch(1);
   while (batches.next(batch)) {
     auto logits = model->forward(to_input(batch, kind, device));
     loss_sum += batch_loss(logits, batch, loss_options).item<double>();
+    if (mode.top_k > 0) count_top_k(logits, batch, result);
     if (mode.multi_label) {
       count_multi_label(logits, batch, mode.threshold, result.multi);
       continue;

@@ -21,6 +21,7 @@ namespace sift {
 struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
+  int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
 };
 LabelMode label_mode(const SiftConfig& config);
 
@@ -29,6 +30,18 @@ struct Evaluation {
   MultiLabelCounts multi;     // multi-label
   bool multi_label = false;
   double loss = 0.0;  // mean loss per example (cross-entropy, or BCE summed over labels)
+  // With LabelMode::top_k: fastText's P@k and R@k. Every example predicts its min(k, classes)
+  // most probable labels; a prediction is correct when it is one of the example's gold labels.
+  int64_t top_k = 0;
+  int64_t top_k_correct = 0;    // correct predictions among the top k, over all examples
+  int64_t top_k_predicted = 0;  // predictions made: min(k, classes) x examples
+  int64_t gold_labels = 0;      // gold labels, over all examples
+  double precision_at_k() const {
+    return top_k_predicted ? static_cast<double>(top_k_correct) / top_k_predicted : 0.0;
+  }
+  double recall_at_k() const {
+    return gold_labels ? static_cast<double>(top_k_correct) / gold_labels : 0.0;
+  }
 
   int64_t examples() const { return multi_label ? multi.examples() : confusion.total(); }
   // The split's report: metrics, per-class table (and the confusion matrix).

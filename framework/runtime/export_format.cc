@@ -12,7 +12,7 @@ namespace sift {
 nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
                               int64_t vocab_size, int64_t num_ids) {
   const bool bag = o.kind == InputKind::bag;
-  return {
+  nlohmann::json j = {
       {"type", to_string(sentencepiece ? TokenizerType::sentencepiece : TokenizerType::word)},
       {"lowercase", o.tokenizer.lowercase},
       {"split_punctuation", o.tokenizer.split_punctuation},
@@ -31,9 +31,14 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
       // SentencePiece piece p is id p + 1. N-gram buckets start after them.
       {"vocab_size", vocab_size},
       {"num_ids", num_ids},
-      {"word_hash", "fnv1a32"},
+      {"word_hash", o.fasttext_compat ? "fnv1a32_signed_char" : "fnv1a32"},
       {"ngram_hash_multiplier", 116049371},
   };
+  // fasttext_compat (runs imported from fastText): split on ASCII whitespace only, append
+  // "</s>", hash bytes as signed chars and sign-extend word hashes. Written only when set,
+  // so that other exports keep their bytes.
+  if (o.fasttext_compat) j["fasttext_compat"] = true;
+  return j;
 }
 
 TextEncoderOptions encoder_options_from_json(const std::string& text, const std::string& path,
@@ -51,6 +56,7 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.ngrams = j.at("ngrams").get<int>();
     o.buckets = j.at("buckets").get<int64_t>();
     o.max_length = j.at("max_length").get<int64_t>();
+    o.fasttext_compat = j.value("fasttext_compat", false);
     const std::string type = j.at("type").get<std::string>();
     *sentencepiece = from_string<TokenizerType>(type, "tokenizer.type") ==
                      TokenizerType::sentencepiece;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <random>
 
 #include "core/atomic_file.h"
@@ -10,6 +11,7 @@
 #include "datasets/tokenizer.h"
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 #include "models/model.h"
 
 namespace sift {
@@ -106,6 +108,7 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   e.ngrams = static_cast<int>(config.model.ngrams);
   e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
   e.max_length = config.data.max_length;
+  e.fasttext_compat = config.tokenizer.fasttext_compat;
   return e;
 }
 
@@ -154,6 +157,12 @@ Task build_task(const SiftConfig& config) {
     task.pieces = SentencePieceModel::open(config.tokenizer.model);
   }
   task.labels = LabelSet::from_option(config.data.labels);
+  // Fine-tuning from a run folder (train.init_from), an imported fastText model among them:
+  // its vocabulary and label order, so that every embedding row and output row keeps its
+  // meaning (a vocabulary rebuilt from the new data would give the rows other words).
+  const std::string& from = config.train.init_from;
+  const bool from_run = !from.empty() && std::filesystem::is_directory(from) && !pieces;
+  if (from_run && task.labels.empty()) task.labels = LabelSet::load(run_file(from, kLabelsFile));
   const bool collect_labels = task.labels.empty();
   task.encoder = encoder_options(config);
   auto train = open_split(config, Split::train, task.labels);
@@ -168,8 +177,15 @@ Task build_task(const SiftConfig& config) {
     ++task.train_records;
     check_label_count(example.labels, config.data.multi_label,
                       [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
-    if (!pieces) tokenizer.tokenize(example.text, tokens);
-    if (!pieces) builder.add(tokens);
+    if (!pieces && !from_run) {
+      if (task.encoder.fasttext_compat) {
+        split_fasttext(example.text, tokens);
+        tokens.emplace_back(kFastTextEos);
+      } else {
+        tokenizer.tokenize(example.text, tokens);
+      }
+      builder.add(tokens);
+    }
     for (const auto& label : example.labels) {
       ++counts[label];
       if (collect_labels) {
@@ -193,9 +209,13 @@ Task build_task(const SiftConfig& config) {
     throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
                             task.labels.size()));
   }
-  task.vocab = std::make_shared<Vocab>(builder.build(
-      static_cast<uint64_t>(config.tokenizer.min_count),
-      static_cast<uint64_t>(config.tokenizer.max_size)));
+  if (from_run) {
+    task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(from, kVocabFile)));
+  } else {
+    task.vocab = std::make_shared<Vocab>(builder.build(
+        static_cast<uint64_t>(config.tokenizer.min_count),
+        static_cast<uint64_t>(config.tokenizer.max_size)));
+  }
   return task;
 }
 

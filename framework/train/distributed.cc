@@ -19,10 +19,21 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <torch/version.h>
+
 #include "core/error.h"
 
 namespace sift {
 namespace {
+
+// LibTorch 2.0 made ProcessGroupGloo and ProcessGroupNCCL c10d::Backend subclasses (a
+// ProcessGroup now dispatches to Backends); in 1.13 they are ProcessGroups. Both offer
+// the collectives used here with the same signatures.
+#if TORCH_VERSION_MAJOR >= 2
+using GroupBackend = c10d::Backend;
+#else
+using GroupBackend = c10d::ProcessGroup;
+#endif
 
 using Clock = std::chrono::steady_clock;
 
@@ -89,7 +100,7 @@ struct Distributed::Impl {
   DistributedOptions options;
   std::string backend;
   c10::intrusive_ptr<c10d::TCPStore> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;
+  c10::intrusive_ptr<GroupBackend> group;
   std::unordered_set<const void*> sparse;
   bool sparse_known = false;
   double gradient_seconds = 0.0;

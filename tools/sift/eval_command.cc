@@ -1,6 +1,14 @@
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "core/error.h"
 #include "framework/runtime/export.h"
@@ -22,6 +30,26 @@ struct EvalArgs {
   bool no_header = false;
   std::vector<std::string> overrides;
   bool json = false;
+  int64_t k = 0;
+};
+
+// `--data -`: standard input, copied to a temporary file that the stream reads like any
+// other (it is removed when eval ends).
+struct StdinCopy {
+  std::string path;
+  StdinCopy() {
+    std::string dir = (std::filesystem::temp_directory_path() / "sift-eval-XXXXXX").string();
+    if (!::mkdtemp(dir.data())) throw Error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
+    path = dir + "/stdin.txt";
+    std::ofstream out(path, std::ios::binary);
+    out << std::cin.rdbuf();
+    out.close();
+    if (!out) throw Error(fmt::format("cannot write {}", path));
+  }
+  ~StdinCopy() {
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(path).parent_path(), ec);
+  }
 };
 
 // The eval flags become overrides of the run's test split.
@@ -42,14 +70,23 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
   return o;
 }
 
-void run_eval(const EvalArgs& args) {
+void run_eval(EvalArgs args) {
+  if (args.k < 0) throw Error("--k: the number of top labels must be >= 1.");
+  std::unique_ptr<StdinCopy> stdin_copy;
+  for (std::string& path : args.data) {
+    if (path != "-") continue;
+    if (!stdin_copy) stdin_copy = std::make_unique<StdinCopy>();
+    path = stdin_copy->path;
+  }
   ModelBundle bundle = load_model(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
   const TextEncoder encoder = make_encoder(bundle.task);
   auto batches = open_stream(bundle.config, "test", encoder, bundle.task.labels, false);
   if (!batches) throw Error("no data to evaluate: give --data PATH");
+  LabelMode mode = label_mode(bundle.config);
+  mode.top_k = args.k;
   const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind,
-                                bundle.task.labels.size(), bundle.device, label_mode(bundle.config));
+                                bundle.task.labels.size(), bundle.device, mode);
   if (e.examples() == 0) throw Error(empty_split_message("test", *batches));
   nlohmann::json report = {{"run_dir", bundle.run_dir}};
   report["splits"]["test"] = e.to_json(bundle.task.labels.names());
@@ -68,7 +105,8 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on labelled data.");
   cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
   cmd->add_option("--data", args->data,
-                  "Files, globs or folders to evaluate (default: the run's test split)");
+                  "Files, globs or folders to evaluate; - for standard input (default: the run's "
+                  "test split)");
   cmd->add_option("--format", args->format, "fasttext, tsv, csv, label_first or jsonl");
   cmd->add_option("--text", args->text, "Text column(s)");
   cmd->add_option("--label", args->label, "Label column");
@@ -79,6 +117,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "Override a key of the run's config")
       ->type_name("KEY=VALUE");
   cmd->add_flag("--json", args->json, "Print a machine-readable summary on stdout");
+  cmd->add_option("--k", args->k,
+                  "Also report precision@k and recall@k as `fasttext test` does: the top k "
+                  "labels of every example against its gold labels");
   cmd->callback([args] { run_eval(*args); });
 }
 

@@ -18,9 +18,42 @@ struct PredictArgs {
   std::string model;
   std::string input = "-";
   int64_t top_k = 1;
-  double threshold = -1.0;  // multi-label; < 0: the run's train.threshold
+  double threshold = -1.0;  // < 0: multi-label the run's train.threshold, single-label none
   bool json = false;
 };
+
+// {"label", "score"} as Hugging Face pipelines write them; "probability" is the old name of
+// "score", kept as an alias for one release (0.2 drops it).
+nlohmann::json prediction_json(const std::string& label, double score) {
+  return {{"label", label}, {"score", score}, {"probability", score}};
+}
+
+// One JSON line; bytes that are not valid UTF-8 in the input text become U+FFFD rather
+// than an error (fastText reads bytes, and so do the models).
+std::string dump_line(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// fastText's predict ignores the __label__ tokens of its input lines (datasets/record_parser.cc
+// recognises labels by the same prefix): drop them so a labelled line scores as its text.
+void drop_label_tokens(std::string& line) {
+  static constexpr std::string_view kPrefix = "__label__";
+  if (line.find(kPrefix) == std::string::npos) return;
+  std::string out;
+  size_t i = 0;
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
+  while (i < line.size()) {
+    size_t start = i;
+    while (i < line.size() && space(line[i])) ++i;
+    size_t word = i;
+    while (i < line.size() && !space(line[i])) ++i;
+    std::string_view token(line.data() + word, i - word);
+    if (token.substr(0, kPrefix.size()) == kPrefix) continue;  // the token and the space before it
+    out.append(line, start, i - start);
+  }
+  size_t b = out.find_first_not_of(" \t");
+  line = b == std::string::npos ? std::string() : out.substr(b);
+}
 
 // Multi-label: every label over the threshold, most probable first (none: an empty line).
 void print_multi_label(const ModelBundle& b, const std::vector<std::string>& texts,
@@ -33,30 +66,32 @@ void print_multi_label(const ModelBundle& b, const std::vector<std::string>& tex
     nlohmann::json predictions = nlohmann::json::array();
     std::string line;
     for (int64_t j = 0; j < probs.size(1) && v[j] > threshold; ++j) {
-      predictions.push_back({{"label", b.task.labels.name(idx[j])}, {"probability", v[j]}});
+      predictions.push_back(prediction_json(b.task.labels.name(idx[j]), v[j]));
       line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j]), v[j]);
     }
-    if (json) line = nlohmann::json{{"text", texts[i]}, {"predictions", predictions}}.dump();
+    if (json) line = dump_line(nlohmann::json{{"text", texts[i]}, {"predictions", predictions}});
     std::cout << line << "\n";
   }
 }
 
+// Single-label: the k most probable labels; with a threshold >= 0 only those whose probability
+// is at least the threshold (as `fasttext predict FILE k threshold`).
 void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
-                 const torch::Tensor& probs, int64_t k, bool json) {
+                 const torch::Tensor& probs, int64_t k, double threshold, bool json) {
   auto [values, indices] = probs.topk(k, 1);
   for (size_t i = 0; i < texts.size(); ++i) {
     auto v = values[static_cast<int64_t>(i)];
     auto idx = indices[static_cast<int64_t>(i)];
     if (json) {
       nlohmann::json out = {{"text", texts[i]}, {"predictions", nlohmann::json::array()}};
-      for (int64_t j = 0; j < k; ++j) {
-        out["predictions"].push_back({{"label", b.task.labels.name(idx[j].item<int64_t>())},
-                                      {"probability", v[j].item<double>()}});
+      for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
+        out["predictions"].push_back(
+            prediction_json(b.task.labels.name(idx[j].item<int64_t>()), v[j].item<double>()));
       }
-      std::cout << out.dump() << "\n";
+      std::cout << dump_line(out) << "\n";
     } else {
       std::string line;
-      for (int64_t j = 0; j < k; ++j) {
+      for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
         line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j].item<int64_t>()),
                             v[j].item<double>());
       }
@@ -71,9 +106,13 @@ void run_predict(const PredictArgs& args) {
   if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
   const int64_t k = std::min<int64_t>(args.top_k, bundle.task.labels.size());
   const bool multi_label = bundle.config.data.multi_label;
-  const double threshold = args.threshold >= 0 ? args.threshold : bundle.config.train.threshold;
+  const double threshold =
+      args.threshold >= 0 ? args.threshold : (multi_label ? bundle.config.train.threshold : -1.0);
   if (multi_label && !(threshold > 0 && threshold < 1)) {
     throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
+  }
+  if (!multi_label && args.threshold > 1) {
+    throw Error("--threshold: a probability threshold must be between 0 and 1.");
   }
   std::ifstream file;
   if (args.input != "-") {
@@ -93,7 +132,7 @@ void run_predict(const PredictArgs& args) {
       auto probs = torch::sigmoid(logits.to(torch::kFloat32)).to(torch::kCPU).contiguous();
       print_multi_label(bundle, texts, probs, threshold, args.json);
     } else {
-      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, args.json);
+      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, threshold, args.json);
     }
     texts.clear();
     batch.clear();
@@ -101,6 +140,7 @@ void run_predict(const PredictArgs& args) {
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    drop_label_tokens(line);
     encoder.encode(line, ids);
     batch.add(ids, 0);
     texts.push_back(line);
@@ -123,8 +163,12 @@ void add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threshold", args->threshold,
                   "Multi-label models: print every label whose probability exceeds this "
-                  "(default: the run's train.threshold)");
-  cmd->add_flag("--json", args->json, "One JSON object per line");
+                  "(default: the run's train.threshold). Single-label models: of the top k, "
+                  "print only labels with probability >= this (as fasttext predict; default: all)");
+  cmd->add_flag("--json", args->json,
+                "One JSON object per line: {\"text\", \"predictions\": [{\"label\", \"score\"}]} "
+                "as Hugging Face pipelines; \"probability\" repeats \"score\" under its old name "
+                "for this release only (deprecated, removed in 0.2)");
   cmd->callback([args] { run_predict(*args); });
 }
 

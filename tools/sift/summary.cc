@@ -12,7 +12,8 @@ nlohmann::json summary_json(const nlohmann::json& report) {
     out["splits"][name] = {{"accuracy", split["accuracy"]},
                            {"macro_f1", split["macro_f1"]},
                            {"examples", split["examples"]}};
-    for (const char* key : {"micro_f1", "hamming_loss"}) {  // multi-label runs
+    // multi-label runs; eval --k
+    for (const char* key : {"micro_f1", "hamming_loss", "k", "precision_at_k", "recall_at_k"}) {
       if (split.contains(key)) out["splits"][name][key] = split[key];
     }
   }

@@ -1,0 +1,330 @@
+// fastText CLI parity: `sift import fasttext` against the `fasttext` CLI (0.9.2, installed by
+// tools/setup.sh) on models trained at test time from data/sms_spam and a small non-ASCII
+// fixture written here; predict's __label__ handling, --threshold and JSON keys; eval --k and
+// stdin; usage errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/tools/run_sift.h"
+
+namespace sift::testing {
+namespace {
+
+const std::string kSource = SIFT_SOURCE_DIR;
+
+bool have_fasttext() { return std::system("command -v fasttext >/dev/null 2>&1") == 0; }
+
+// data/sms_spam lines [from, from + count) as "__label__ham text".
+std::string sms_fasttext_lines(size_t from, size_t count) {
+  std::ifstream in(kSource + "/data/sms_spam/SMSSpamCollection");
+  std::string line, out;
+  for (size_t i = 0; std::getline(in, line) && i < from + count; ++i) {
+    if (i < from) continue;
+    const size_t tab = line.find('\t');
+    out += "__label__" + line.substr(0, tab) + " " + line.substr(tab + 1) + "\n";
+  }
+  return out;
+}
+
+// Non-ASCII text in several scripts (bytes >= 0x80 hash differently as signed chars), two
+// labels; each line repeated with variations so that fastText learns something.
+std::string non_ascii_lines() {
+  const std::vector<std::pair<std::string, std::string>> base = {
+      {"news", "Știri din România: guvernul anunță măsuri noi"},
+      {"news", "Ειδήσεις από την Ελλάδα: η κυβέρνηση ανακοίνωσε μέτρα"},
+      {"news", "Tin tức Việt Nam: chính phủ công bố biện pháp mới"},
+      {"news", "Նորություններ Հայաստանից՝ կառավարությունը հայտարարեց"},
+      {"news", "Straße und Brücke: die Regierung kündigt Maßnahmen an"},
+      {"chat", "ce faci? hai la o cafea 😊 mâine"},
+      {"chat", "τι κάνεις; πάμε για καφέ αύριο 😊"},
+      {"chat", "bạn khỏe không? đi uống cà phê nhé 😊"},
+      {"chat", "ինչպես ես՝ գնանք սուրճ խմելու 😊"},
+      {"chat", "wie geht’s? „Kaffee“ morgen 😊 süß"},
+  };
+  std::string out;
+  for (int r = 0; r < 12; ++r) {
+    for (size_t i = 0; i < base.size(); ++i) {
+      out += "__label__" + base[i].first + " " + base[i].second;
+      if (r % 3 == 1) out += " " + base[(i + r) % base.size()].second.substr(0, 6);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+struct FastTextPrediction {
+  std::string label;
+  double probability;
+};
+
+std::vector<FastTextPrediction> parse_fasttext_predictions(const std::string& out) {
+  std::vector<FastTextPrediction> result;
+  for (const std::string& line : lines_of(out)) {
+    std::istringstream in(line);
+    FastTextPrediction p;
+    in >> p.label >> p.probability;
+    p.label = p.label.substr(std::string("__label__").size());
+    result.push_back(p);
+  }
+  return result;
+}
+
+class FastTextParity : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!have_fasttext()) return;
+    dir_ = new std::string(make_temp_dir("sift_fasttext_parity"));
+    write_file(*dir_ + "/sms_train.txt", sms_fasttext_lines(0, 600));
+    write_file(*dir_ + "/sms_test.txt", sms_fasttext_lines(600, 200));
+    write_file(*dir_ + "/intl.txt", non_ascii_lines());
+    const std::string common = " -dim 10 -epoch 10 -lr 0.5 -minCount 1 -thread 1 -verbose 0";
+    for (const std::string& cmd :
+         {"fasttext supervised -input sms_train.txt -output sms2" + common +
+              " -wordNgrams 2 -bucket 20000",
+          "fasttext supervised -input sms_train.txt -output sms1" + common,
+          "fasttext supervised -input intl.txt -output intl" + common +
+              " -wordNgrams 3 -bucket 5000"}) {
+      const SiftResult r = run_command(cmd, *dir_, "", *dir_);
+      ASSERT_EQ(r.status, 0) << cmd << "\n" << r;
+    }
+  }
+  static void TearDownTestSuite() {
+    if (dir_) std::system(("rm -rf " + quote(*dir_)).c_str());
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (!have_fasttext()) GTEST_SKIP() << "the fasttext CLI is not installed (tools/setup.sh)";
+  }
+  std::string path(const std::string& name) const { return *dir_ + "/" + name; }
+  SiftResult sift(const std::string& args, const std::string& input = "") const {
+    return run_sift(args, *dir_, input, *dir_);
+  }
+  SiftResult fasttext(const std::string& args) const {
+    return run_command("fasttext " + args, *dir_, "", *dir_);
+  }
+  // Imports NAME.bin into run folder NAME_run.
+  std::string import(const std::string& name) const {
+    const std::string run = path(name + "_run");
+    const SiftResult r = sift("import fasttext " + quote(path(name + ".bin")) + " --out " +
+                              quote(run) + " --force");
+    EXPECT_EQ(r.status, 0) << r;
+    return run;
+  }
+  // sift predict --json against fasttext predict-prob, top 1, on every line of `data`.
+  void expect_same_predictions(const std::string& model, const std::string& data) const {
+    const std::string run = import(model);
+    const SiftResult ft = fasttext("predict-prob " + quote(path(model + ".bin")) + " " +
+                                   quote(path(data)) + " 1");
+    ASSERT_EQ(ft.status, 0) << ft;
+    const SiftResult mine = sift("predict --json --model " + quote(run) + " --input " + quote(path(data)));
+    ASSERT_EQ(mine.status, 0) << mine;
+    const auto expected = parse_fasttext_predictions(ft.out);
+    const auto got = lines_of(mine.out);
+    ASSERT_EQ(got.size(), expected.size());
+    ASSERT_GT(got.size(), 50u);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const auto j = nlohmann::json::parse(got[i]);
+      const auto& top = j.at("predictions").at(0);
+      EXPECT_EQ(top.at("label").get<std::string>(), expected[i].label) << "line " << i + 1;
+      // fastText prints exp(log(p + 1e-5)).
+      EXPECT_NEAR(top.at("score").get<double>() + 1e-5, expected[i].probability, 1e-4)
+          << "line " << i + 1 << ": " << got[i];
+    }
+  }
+
+  static std::string* dir_;
+};
+std::string* FastTextParity::dir_ = nullptr;
+
+TEST_F(FastTextParity, ImportedBigramModelPredictsAsFastText) {
+  expect_same_predictions("sms2", "sms_test.txt");
+}
+
+TEST_F(FastTextParity, ImportedUnigramModelPredictsAsFastText) {
+  expect_same_predictions("sms1", "sms_test.txt");
+}
+
+TEST_F(FastTextParity, NonAsciiTrigramModelPredictsAsFastText) {
+  expect_same_predictions("intl", "intl.txt");
+}
+
+TEST_F(FastTextParity, ImportWritesAFastTextRunFolder) {
+  const std::string run = import("sms2");
+  const std::string config = slurp(run + "/config.yaml");
+  for (const char* want : {"type: fasttext", "dim: 10", "ngrams: 2", "buckets: 20000",
+                           "fasttext_compat: true", "lowercase: false"}) {
+    EXPECT_NE(config.find(want), std::string::npos) << want << "\n" << config;
+  }
+  EXPECT_EQ(lines_of(slurp(run + "/labels.txt")).size(), 2u);
+  EXPECT_NE(slurp(run + "/vocab.txt").find("</s>\t"), std::string::npos);
+}
+
+TEST_F(FastTextParity, EvalKMatchesFastTextTest) {
+  const std::string run = import("sms2");
+  for (int k : {1, 2}) {
+    const SiftResult ft = fasttext("test " + quote(path("sms2.bin")) + " " +
+                                   quote(path("sms_test.txt")) + " " + std::to_string(k));
+    ASSERT_EQ(ft.status, 0) << ft;
+    const SiftResult mine = sift("eval --model " + quote(run) + " --data " +
+                                 quote(path("sms_test.txt")) + " --format fasttext --k " +
+                                 std::to_string(k));
+    ASSERT_EQ(mine.status, 0) << mine;
+    // `fasttext test` prints N, P@k, R@k; so does eval --k, after its own report.
+    const std::string p = "P@" + std::to_string(k), r = "R@" + std::to_string(k);
+    auto value = [](const std::string& text, const std::string& key) {
+      for (const std::string& line : lines_of(text)) {
+        if (line.rfind(key + "\t", 0) == 0) return line.substr(key.size() + 1);
+      }
+      return std::string("(missing)");
+    };
+    EXPECT_EQ(value(mine.out, "N"), value(ft.out, "N")) << mine << ft;
+    EXPECT_EQ(value(mine.out, p), value(ft.out, p)) << mine << ft;
+    EXPECT_EQ(value(mine.out, r), value(ft.out, r)) << mine << ft;
+  }
+}
+
+TEST_F(FastTextParity, EvalReadsStandardInputAndReportsKInJson) {
+  const std::string run = import("sms2");
+  const std::string data = slurp(path("sms_test.txt"));
+  const SiftResult from_file = sift("eval --json --model " + quote(run) + " --data " +
+                                    quote(path("sms_test.txt")) + " --format fasttext --k 1");
+  const SiftResult from_stdin =
+      sift("eval --json --model " + quote(run) + " --data - --format fasttext --k 1", data);
+  ASSERT_EQ(from_file.status, 0) << from_file;
+  ASSERT_EQ(from_stdin.status, 0) << from_stdin;
+  const auto a = nlohmann::json::parse(from_file.out)["splits"]["test"];
+  const auto b = nlohmann::json::parse(from_stdin.out)["splits"]["test"];
+  EXPECT_EQ(a.at("precision_at_k"), b.at("precision_at_k"));
+  EXPECT_EQ(a.at("k"), 1);
+  // Single-label, k = 1: P@1 = R@1 = accuracy.
+  EXPECT_DOUBLE_EQ(a.at("precision_at_k").get<double>(), a.at("recall_at_k").get<double>());
+}
+
+TEST_F(FastTextParity, PredictIgnoresLabelTokens) {
+  const std::string run = import("sms2");
+  const std::string text = "Free entry in 2 a wkly comp to win FA Cup final tkts\n";
+  const SiftResult plain = sift("predict --json --model " + quote(run), text);
+  const SiftResult labelled = sift("predict --json --model " + quote(run),
+                                   "__label__ham " + text.substr(0, 11) + " __label__spam" +
+                                       text.substr(10));
+  ASSERT_EQ(plain.status, 0) << plain;
+  ASSERT_EQ(labelled.status, 0) << labelled;
+  const auto a = nlohmann::json::parse(plain.out)["predictions"][0];
+  const auto b = nlohmann::json::parse(labelled.out)["predictions"][0];
+  EXPECT_EQ(a["label"], b["label"]);
+  EXPECT_DOUBLE_EQ(a["score"].get<double>(), b["score"].get<double>());
+}
+
+TEST_F(FastTextParity, PredictJsonHasLabelScoreAndTheOldAlias) {
+  const std::string run = import("sms2");
+  const SiftResult r = sift("predict --json --top-k 2 --model " + quote(run), "hello there\n");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto preds = nlohmann::json::parse(r.out).at("predictions");
+  ASSERT_EQ(preds.size(), 2u);
+  for (const auto& p : preds) {
+    EXPECT_TRUE(p.contains("label"));
+    EXPECT_TRUE(p.contains("score"));
+    EXPECT_EQ(p.at("probability"), p.at("score"));  // deprecated alias, one release
+  }
+  const SiftResult help = sift("predict --help");
+  EXPECT_NE(help.out.find("probability"), std::string::npos) << help;
+}
+
+TEST_F(FastTextParity, PredictThresholdForSingleLabelModels) {
+  const std::string run = import("sms2");
+  const std::string input = "hello there how are you\nFree entry win cash prize call now\n";
+  const SiftResult all = sift("predict --top-k 2 --model " + quote(run), input);
+  ASSERT_EQ(all.status, 0) << all;
+  for (const std::string& line : lines_of(all.out)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 3) << line;  // two labels
+  }
+  // Of two labels summing to 1, at most one reaches 0.5; none reaches 1.01 - impossible.
+  const SiftResult half = sift("predict --top-k 2 --threshold 0.5 --model " + quote(run), input);
+  ASSERT_EQ(half.status, 0) << half;
+  for (const std::string& line : lines_of(half.out)) {
+    EXPECT_LE(std::count(line.begin(), line.end(), '\t'), 1) << line;
+  }
+  const SiftResult none = sift("predict --threshold 1.0 --model " + quote(run), input);
+  ASSERT_EQ(none.status, 0) << none;
+  EXPECT_EQ(none.out, "\n\n");
+}
+
+TEST_F(FastTextParity, ExportedImportPredictsTheSame) {
+  const std::string run = import("intl");
+  const SiftResult e = sift("export " + quote(run) + " --out " + quote(path("intl.pt")));
+  ASSERT_EQ(e.status, 0) << e;
+  const SiftResult a = sift("predict --json --model " + quote(run) + " --input intl.txt");
+  const SiftResult b = sift("predict --json --model " + quote(path("intl.pt")) + " --input intl.txt");
+  ASSERT_EQ(a.status, 0) << a;
+  ASSERT_EQ(b.status, 0) << b;
+  const auto la = lines_of(a.out), lb = lines_of(b.out);
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) {
+    const auto x = nlohmann::json::parse(la[i])["predictions"][0];
+    const auto y = nlohmann::json::parse(lb[i])["predictions"][0];
+    EXPECT_EQ(x["label"], y["label"]);
+    EXPECT_NEAR(x["score"].get<double>(), y["score"].get<double>(), 1e-5);
+  }
+}
+
+TEST_F(FastTextParity, FineTunesFromAnImportedRun) {
+  const std::string run = import("sms2");
+  // The imported run's own config, with training data: its vocabulary and labels are kept.
+  const SiftResult r = sift("train " + quote(run + "/config.yaml") + " --json --quiet" +
+                            " --set data.train.path=sms_train.txt --set data.test.path=sms_test.txt" +
+                            " --set train.init_from=" + quote(run) + " --set train.epochs=1" +
+                            " --set run.dir=" + quote(path("tuned")) + " --set run.name=t");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(slurp(path("tuned/t/vocab.txt")), slurp(run + "/vocab.txt"));
+  EXPECT_EQ(slurp(path("tuned/t/labels.txt")), slurp(run + "/labels.txt"));
+  const SiftResult e = sift("eval --json --model " + quote(path("tuned/t")) + " --data sms_test.txt");
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_GT(nlohmann::json::parse(e.out)["splits"]["test"].dump().size(), 10u);
+}
+
+TEST_F(FastTextParity, RefusesQuantizedAndUnsupervisedModels) {
+  ASSERT_EQ(fasttext("quantize -input sms_train.txt -output sms1 -qnorm -cutoff 1000").status, 0);
+  const SiftResult q = sift("import fasttext " + quote(path("sms1.ftz")) + " --out q_run");
+  EXPECT_TRUE(CleanSiftError(q, {"quantized"}));
+  ASSERT_EQ(fasttext("skipgram -input sms_train.txt -output words -dim 5 -epoch 1 -minCount 1 "
+                     "-minn 0 -maxn 0 -thread 1 -verbose 0").status, 0);
+  const SiftResult u = sift("import fasttext " + quote(path("words.bin")) + " --out u_run");
+  EXPECT_TRUE(CleanSiftError(u, {"unsupervised"}));
+  const SiftResult junk = sift("import fasttext " + quote(path("sms_train.txt")) + " --out j_run");
+  EXPECT_TRUE(CleanSiftError(junk, {"not a fastText model"}));
+}
+
+// Usage errors: exit status 2, and a near miss of a command name gets a suggestion.
+TEST(SiftUsage, MistypedCommandSuggestsTheNearestOne) {
+  const std::string dir = make_temp_dir("sift_usage");
+  const SiftResult r = run_sift("trian configs/sms_spam.yaml", dir);
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_NE(r.err.find("did you mean 'train'?"), std::string::npos) << r;
+  const SiftResult p = run_sift("predcit --model x", dir);
+  EXPECT_EQ(p.status, 2) << p;
+  EXPECT_NE(p.err.find("did you mean 'predict'?"), std::string::npos) << p;
+  const SiftResult far = run_sift("frobnicate", dir);
+  EXPECT_EQ(far.status, 2) << far;
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far;
+}
+
+TEST(SiftUsage, ParseErrorsAndMissingArgumentsExitWithTwo) {
+  const std::string dir = make_temp_dir("sift_usage");
+  EXPECT_EQ(run_sift("predict", dir).status, 2);                   // --model is required
+  EXPECT_EQ(run_sift("eval --model x --no-such-flag", dir).status, 2);
+  EXPECT_EQ(run_sift("predict --model x --top-k many", dir).status, 2);
+  EXPECT_EQ(run_sift("", dir).status, 2);                          // a command is required
+  EXPECT_EQ(run_sift("import fasttext", dir).status, 2);
+  EXPECT_EQ(run_sift("--help", dir).status, 0);
+  EXPECT_EQ(run_sift("--version", dir).status, 0);
+  // Errors while running stay 1.
+  EXPECT_EQ(run_sift("predict --model /nonexistent/run", dir, "x\n").status, 1);
+}
+
+}  // namespace
+}  // namespace sift::testing
