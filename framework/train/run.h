@@ -4,9 +4,8 @@
 
 #include <torch/torch.h>
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/config.h"

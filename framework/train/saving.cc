@@ -1,17 +1,16 @@
 #include "framework/train/saving.h"
 
-#include <fmt/format.h>
-
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <map>
 #include <mutex>
 
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
-#include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {

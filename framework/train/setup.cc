@@ -1,7 +1,6 @@
 #include "framework/train/setup.h"
 
 #include <fmt/format.h>
-
 #include <fnmatch.h>
 
 #include <cstdio>
@@ -13,9 +12,9 @@
 #include "core/error.h"
 #include "datasets/stopwords.h"
 #include "framework/runtime/device.h"
+#include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
-#include "framework/runtime/loss.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
@@ -116,8 +115,8 @@ void write_run_folder(Run& run) {
 
 void init_from(torch::nn::Module& model, const std::string& from) {
   std::string path = from;
-  const Checkpoint c = fs::is_directory(from) ? load_run_weights(from, &path)
-                                              : load_checkpoint(from, {"model"});
+  const Checkpoint c =
+      fs::is_directory(from) ? load_run_weights(from, &path) : load_checkpoint(from, {"model"});
   load_model_weights(model, c, path);
 }
 
@@ -128,9 +127,8 @@ void prepare_training(Run& run) {
   const torch::Tensor w = class_weights(run.config.train, run.task, run.config.data.multi_label);
   if (w.defined()) run.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(run.config.train, run.model->parameters());
-  run.model->set_recompute(
-      recompute_policy(run.config.train.gradient_checkpointing,
-                       run.config.train.gradient_checkpointing_every));
+  run.model->set_recompute(recompute_policy(run.config.train.gradient_checkpointing,
+                                            run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
 }
 
@@ -139,9 +137,10 @@ void refuse_shape_changes(const std::vector<std::string>& overrides) {
     const std::string key = o.substr(0, o.find('='));
     if (key.rfind("model.", 0) == 0 || key.rfind("tokenizer.", 0) == 0 || key == "data.labels" ||
         key == "data.multi_label") {
-      throw Error(fmt::format("--set {}: a resumed run cannot change '{}', which fixes the saved "
-                              "model's shape or inputs; start a new run instead",
-                              key, key));
+      throw Error(
+          fmt::format("--set {}: a resumed run cannot change '{}', which fixes the saved "
+                      "model's shape or inputs; start a new run instead",
+                      key, key));
     }
   }
 }

@@ -1,10 +1,10 @@
 #include "framework/train/step.h"
 
+#include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/max_norm.h"
 #include "models/autocast.h"
-#include "framework/runtime/collate.h"
 
 namespace sift {
 

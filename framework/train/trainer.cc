@@ -10,6 +10,8 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/model_bundle.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/runtime/task.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
 #include "framework/train/progress.h"
@@ -18,8 +20,6 @@
 #include "framework/train/setup.h"
 #include "framework/train/step.h"
 #include "framework/train/validation.h"
-#include "framework/runtime/task.h"
-#include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {

@@ -4,9 +4,8 @@
 // another.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "framework/runtime/task.h"

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "core/error.h"
+#include "framework/runtime/evaluation.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/runtime/task.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/saving.h"
-#include "framework/runtime/task.h"
-#include "framework/runtime/run_folder.h"
-#include "framework/runtime/evaluation.h"
 
 namespace sift {
 namespace {
@@ -26,7 +26,7 @@ bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
   const double delta = run.config.train.min_delta;
   return run.config.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
-                                                : value > run.state.best_value + delta;
+                                                          : value > run.state.best_value + delta;
 }
 
 // Adds the validation split's metrics to `record`; keeps the weights when they improve.
@@ -79,8 +79,8 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
   for (const std::string name : {"valid", "test"}) {
-    auto stream = open_stream(run.config, name, encoder, run.task.labels, false,
-                              run.dist->rank(), run.dist->world_size());
+    auto stream = open_stream(run.config, name, encoder, run.task.labels, false, run.dist->rank(),
+                              run.dist->world_size());
     if (!stream) continue;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
                             run.device, label_mode(run.config));
