@@ -57,4 +57,14 @@ std::string error_of(F&& f) {
   return "(no error)";
 }
 
+// For EXPECT_CONTAINS: whether `text` contains `sub`, showing both when it does not.
+inline ::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
+                                           const std::string& text, const std::string& sub) {
+  if (text.find(sub) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << text_expr << " does not contain " << sub_expr
+                                       << "\n  text: " << text << "\n  want: " << sub;
+}
+
 }  // namespace sift::testing
+
+#define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(::sift::testing::Contains, text, sub)

@@ -22,14 +22,6 @@ using sift::testing::make_temp_dir;
 using sift::testing::error_of;
 
 // gmock is not linked: a substring check that prints both strings on failure.
-::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
-                                    const std::string& text, const std::string& sub) {
-  if (text.find(sub) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << text_expr << " does not contain " << sub_expr
-                                       << "\n  text: " << text << "\n  want: " << sub;
-}
-#define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
-
 std::string write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
   return path;

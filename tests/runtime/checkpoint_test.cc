@@ -18,14 +18,6 @@ using sift::testing::error_of;
 
 namespace fs = std::filesystem;
 
-::testing::AssertionResult Contains(const char* text_expr, const char* sub_expr,
-                                    const std::string& text, const std::string& sub) {
-  if (text.find(sub) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << text_expr << " does not contain " << sub_expr
-                                       << "\n  text: " << text << "\n  want: " << sub;
-}
-#define EXPECT_CONTAINS(text, sub) EXPECT_PRED_FORMAT2(Contains, text, sub)
-
 // Header: magic (8), version (4), body length (8), CRC-32 (4).
 constexpr size_t kHeader = 24;
 
