@@ -1,7 +1,7 @@
 // fastText CLI parity: `sift import fasttext` against the `fasttext` CLI (0.9.2, installed by
-// tools/setup.sh) on models trained at test time from data/sms_spam and a small non-ASCII
-// fixture written here; predict's __label__ handling, --threshold and JSON keys; eval --k and
-// stdin; usage errors.
+// tools/setup.sh) on models trained at test time from data/sms_spam, the AG News and TREC
+// fixtures in tests/data and a small non-ASCII fixture written here; predict's __label__ handling,
+// --threshold and JSON keys; eval --k and stdin; usage errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,6 +56,30 @@ std::string non_ascii_lines() {
   return out;
 }
 
+// "LABEL text" lines (TREC's layout) as "__label__LABEL text", bytes unchanged.
+std::string trec_fasttext_lines(const std::string& file) {
+  std::ifstream in(kSource + "/tests/data/trec/" + file, std::ios::binary);
+  std::string line, out;
+  while (std::getline(in, line)) out += "__label__" + line + "\n";
+  return out;
+}
+
+// The AG News fixture's "text<TAB>class name" lines [from, from + count) as
+// "__label__Class text" (no class name holds a space; Sci/Tech keeps its slash).
+std::string ag_news_fasttext_lines(const std::string& scratch, size_t from, size_t count) {
+  const std::string tsv = scratch + "/ag_news.tsv";
+  const std::string gz = kSource + "/tests/data/ag_news/train_sample_3000.tsv.gz";
+  if (std::system(("gzip -dc " + quote(gz) + " > " + quote(tsv)).c_str()) != 0) return "";
+  std::ifstream in(tsv);
+  std::string line, out;
+  for (size_t i = 0; std::getline(in, line) && i < from + count; ++i) {
+    if (i < from) continue;
+    const size_t tab = line.rfind('\t');
+    out += "__label__" + line.substr(tab + 1) + " " + line.substr(0, tab) + "\n";
+  }
+  return out;
+}
+
 struct FastTextPrediction {
   std::string label;
   double probability;
@@ -81,13 +105,20 @@ class FastTextParity : public ::testing::Test {
     write_file(*dir_ + "/sms_train.txt", sms_fasttext_lines(0, 600));
     write_file(*dir_ + "/sms_test.txt", sms_fasttext_lines(600, 200));
     write_file(*dir_ + "/intl.txt", non_ascii_lines());
+    write_file(*dir_ + "/ag_train.txt", ag_news_fasttext_lines(*dir_, 0, 2400));
+    write_file(*dir_ + "/ag_test.txt", ag_news_fasttext_lines(*dir_, 2400, 600));
+    write_file(*dir_ + "/trec_train.txt", trec_fasttext_lines("TREC.train.sample"));
+    write_file(*dir_ + "/trec_test.txt", trec_fasttext_lines("TREC.test.sample"));
     const std::string common = " -dim 10 -epoch 10 -lr 0.5 -minCount 1 -thread 1 -verbose 0";
-    for (const std::string& cmd :
-         {"fasttext supervised -input sms_train.txt -output sms2" + common +
-              " -wordNgrams 2 -bucket 20000",
-          "fasttext supervised -input sms_train.txt -output sms1" + common,
-          "fasttext supervised -input intl.txt -output intl" + common +
-              " -wordNgrams 3 -bucket 5000"}) {
+    for (const std::string& cmd : {"fasttext supervised -input sms_train.txt -output sms2" +
+                                       common + " -wordNgrams 2 -bucket 20000",
+                                   "fasttext supervised -input sms_train.txt -output sms1" + common,
+                                   "fasttext supervised -input intl.txt -output intl" + common +
+                                       " -wordNgrams 3 -bucket 5000",
+                                   "fasttext supervised -input ag_train.txt -output ag" + common +
+                                       " -wordNgrams 2 -bucket 100000",
+                                   "fasttext supervised -input trec_train.txt -output trec" +
+                                       common + " -wordNgrams 2 -bucket 50000"}) {
       const SiftResult r = run_command(cmd, *dir_, "", *dir_);
       ASSERT_EQ(r.status, 0) << cmd << "\n" << r;
     }
@@ -110,18 +141,19 @@ class FastTextParity : public ::testing::Test {
   // Imports NAME.bin into run folder NAME_run.
   std::string import(const std::string& name) const {
     const std::string run = path(name + "_run");
-    const SiftResult r = sift("import fasttext " + quote(path(name + ".bin")) + " --out " +
-                              quote(run) + " --force");
+    const SiftResult r =
+        sift("import fasttext " + quote(path(name + ".bin")) + " --out " + quote(run) + " --force");
     EXPECT_EQ(r.status, 0) << r;
     return run;
   }
   // sift predict --json against fasttext predict-prob, top 1, on every line of `data`.
   void expect_same_predictions(const std::string& model, const std::string& data) const {
     const std::string run = import(model);
-    const SiftResult ft = fasttext("predict-prob " + quote(path(model + ".bin")) + " " +
-                                   quote(path(data)) + " 1");
+    const SiftResult ft =
+        fasttext("predict-prob " + quote(path(model + ".bin")) + " " + quote(path(data)) + " 1");
     ASSERT_EQ(ft.status, 0) << ft;
-    const SiftResult mine = sift("predict --json --model " + quote(run) + " --input " + quote(path(data)));
+    const SiftResult mine =
+        sift("predict --json --model " + quote(run) + " --input " + quote(path(data)));
     ASSERT_EQ(mine.status, 0) << mine;
     const auto expected = parse_fasttext_predictions(ft.out);
     const auto got = lines_of(mine.out);
@@ -153,6 +185,35 @@ TEST_F(FastTextParity, NonAsciiTrigramModelPredictsAsFastText) {
   expect_same_predictions("intl", "intl.txt");
 }
 
+TEST_F(FastTextParity, ImportedAgNewsModelPredictsAsFastText) {
+  expect_same_predictions("ag", "ag_test.txt");
+}
+
+TEST_F(FastTextParity, ImportedTrecModelPredictsAsFastText) {
+  expect_same_predictions("trec", "trec_test.txt");
+}
+
+TEST_F(FastTextParity, AgNewsAndTrecEvalMatchesFastTextTest) {
+  for (const std::string name : {"ag", "trec"}) {
+    const std::string run = import(name);
+    const std::string data = path(name + "_test.txt");
+    const SiftResult ft = fasttext("test " + quote(path(name + ".bin")) + " " + quote(data));
+    ASSERT_EQ(ft.status, 0) << ft;
+    const SiftResult mine =
+        sift("eval --model " + quote(run) + " --data " + quote(data) + " --format fasttext --k 1");
+    ASSERT_EQ(mine.status, 0) << mine;
+    for (const std::string key : {"N\t", "P@1\t", "R@1\t"}) {
+      auto line_of = [&](const std::string& text) {
+        for (const std::string& line : lines_of(text)) {
+          if (line.rfind(key, 0) == 0) return line;
+        }
+        return std::string("(missing)");
+      };
+      EXPECT_EQ(line_of(mine.out), line_of(ft.out)) << name << " " << key << mine << ft;
+    }
+  }
+}
+
 TEST_F(FastTextParity, ImportWritesAFastTextRunFolder) {
   const std::string run = import("sms2");
   const std::string config = slurp(run + "/config.yaml");
@@ -170,9 +231,9 @@ TEST_F(FastTextParity, EvalKMatchesFastTextTest) {
     const SiftResult ft = fasttext("test " + quote(path("sms2.bin")) + " " +
                                    quote(path("sms_test.txt")) + " " + std::to_string(k));
     ASSERT_EQ(ft.status, 0) << ft;
-    const SiftResult mine = sift("eval --model " + quote(run) + " --data " +
-                                 quote(path("sms_test.txt")) + " --format fasttext --k " +
-                                 std::to_string(k));
+    const SiftResult mine =
+        sift("eval --model " + quote(run) + " --data " + quote(path("sms_test.txt")) +
+             " --format fasttext --k " + std::to_string(k));
     ASSERT_EQ(mine.status, 0) << mine;
     // `fasttext test` prints N, P@k, R@k; so does eval --k, after its own report.
     const std::string p = "P@" + std::to_string(k), r = "R@" + std::to_string(k);
@@ -209,9 +270,9 @@ TEST_F(FastTextParity, PredictIgnoresLabelTokens) {
   const std::string run = import("sms2");
   const std::string text = "Free entry in 2 a wkly comp to win FA Cup final tkts\n";
   const SiftResult plain = sift("predict --json --model " + quote(run), text);
-  const SiftResult labelled = sift("predict --json --model " + quote(run),
-                                   "__label__ham " + text.substr(0, 11) + " __label__spam" +
-                                       text.substr(10));
+  const SiftResult labelled =
+      sift("predict --json --model " + quote(run),
+           "__label__ham " + text.substr(0, 11) + " __label__spam" + text.substr(10));
   ASSERT_EQ(plain.status, 0) << plain;
   ASSERT_EQ(labelled.status, 0) << labelled;
   const auto a = nlohmann::json::parse(plain.out)["predictions"][0];
@@ -259,7 +320,8 @@ TEST_F(FastTextParity, ExportedImportPredictsTheSame) {
   const SiftResult e = sift("export " + quote(run) + " --out " + quote(path("intl.pt")));
   ASSERT_EQ(e.status, 0) << e;
   const SiftResult a = sift("predict --json --model " + quote(run) + " --input intl.txt");
-  const SiftResult b = sift("predict --json --model " + quote(path("intl.pt")) + " --input intl.txt");
+  const SiftResult b =
+      sift("predict --json --model " + quote(path("intl.pt")) + " --input intl.txt");
   ASSERT_EQ(a.status, 0) << a;
   ASSERT_EQ(b.status, 0) << b;
   const auto la = lines_of(a.out), lb = lines_of(b.out);
@@ -275,14 +337,16 @@ TEST_F(FastTextParity, ExportedImportPredictsTheSame) {
 TEST_F(FastTextParity, FineTunesFromAnImportedRun) {
   const std::string run = import("sms2");
   // The imported run's own config, with training data: its vocabulary and labels are kept.
-  const SiftResult r = sift("train " + quote(run + "/config.yaml") + " --json --quiet" +
-                            " --set data.train.path=sms_train.txt --set data.test.path=sms_test.txt" +
-                            " --set train.init_from=" + quote(run) + " --set train.epochs=1" +
-                            " --set run.dir=" + quote(path("tuned")) + " --set run.name=t");
+  const SiftResult r =
+      sift("train " + quote(run + "/config.yaml") + " --json --quiet" +
+           " --set data.train.path=sms_train.txt --set data.test.path=sms_test.txt" +
+           " --set train.init_from=" + quote(run) + " --set train.epochs=1" +
+           " --set run.dir=" + quote(path("tuned")) + " --set run.name=t");
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_EQ(slurp(path("tuned/t/vocab.txt")), slurp(run + "/vocab.txt"));
   EXPECT_EQ(slurp(path("tuned/t/labels.txt")), slurp(run + "/labels.txt"));
-  const SiftResult e = sift("eval --json --model " + quote(path("tuned/t")) + " --data sms_test.txt");
+  const SiftResult e =
+      sift("eval --json --model " + quote(path("tuned/t")) + " --data sms_test.txt");
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_GT(nlohmann::json::parse(e.out)["splits"]["test"].dump().size(), 10u);
 }
@@ -292,7 +356,9 @@ TEST_F(FastTextParity, RefusesQuantizedAndUnsupervisedModels) {
   const SiftResult q = sift("import fasttext " + quote(path("sms1.ftz")) + " --out q_run");
   EXPECT_TRUE(CleanSiftError(q, {"quantized"}));
   ASSERT_EQ(fasttext("skipgram -input sms_train.txt -output words -dim 5 -epoch 1 -minCount 1 "
-                     "-minn 0 -maxn 0 -thread 1 -verbose 0").status, 0);
+                     "-minn 0 -maxn 0 -thread 1 -verbose 0")
+                .status,
+            0);
   const SiftResult u = sift("import fasttext " + quote(path("words.bin")) + " --out u_run");
   EXPECT_TRUE(CleanSiftError(u, {"unsupervised"}));
   const SiftResult junk = sift("import fasttext " + quote(path("sms_train.txt")) + " --out j_run");
@@ -315,10 +381,10 @@ TEST(SiftUsage, MistypedCommandSuggestsTheNearestOne) {
 
 TEST(SiftUsage, ParseErrorsAndMissingArgumentsExitWithTwo) {
   const std::string dir = make_temp_dir("sift_usage");
-  EXPECT_EQ(run_sift("predict", dir).status, 2);                   // --model is required
+  EXPECT_EQ(run_sift("predict", dir).status, 2);  // --model is required
   EXPECT_EQ(run_sift("eval --model x --no-such-flag", dir).status, 2);
   EXPECT_EQ(run_sift("predict --model x --top-k many", dir).status, 2);
-  EXPECT_EQ(run_sift("", dir).status, 2);                          // a command is required
+  EXPECT_EQ(run_sift("", dir).status, 2);  // a command is required
   EXPECT_EQ(run_sift("import fasttext", dir).status, 2);
   EXPECT_EQ(run_sift("--help", dir).status, 0);
   EXPECT_EQ(run_sift("--version", dir).status, 0);
