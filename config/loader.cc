@@ -7,9 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "config/options.h"
 #include "core/error.h"
+#include "core/printable.h"
 
 namespace sift {
 namespace {
@@ -47,12 +49,12 @@ void set_value(SiftConfig& config, const std::string& given_key, const YAML::Nod
   }
   const Option* option = find_option(key);
   if (option == nullptr) {
-    throw Error(fmt::format("{}: unknown option '{}' (did you mean '{}'?)", origin, key,
+    throw Error(fmt::format("{}: unknown option '{}' (did you mean '{}'?)", origin, printable(key),
                             closest_option(key)));
   }
   const std::string expected = option->parse(config, value);
   if (!expected.empty()) {
-    const std::string got = value.IsScalar() ? "'" + value.Scalar() + "'"
+    const std::string got = value.IsScalar()     ? "'" + printable(value.Scalar()) + "'"
                             : value.IsSequence() ? std::string("a list")
                             : value.IsMap()      ? std::string("a mapping")
                                                  : std::string("nothing");
@@ -66,14 +68,21 @@ void set_value(SiftConfig& config, const std::string& given_key, const YAML::Nod
 // Walks nested mappings; a key is either a declared option or a group of options.
 void read_node(SiftConfig& config, const YAML::Node& node, const std::string& prefix,
                const std::string& file) {
+  // yaml-cpp keeps both entries of a repeated key (and lookups see the first): refuse it.
+  std::map<std::string, YAML::Mark> seen;
   for (const auto& item : node) {
     const std::string name = item.first.as<std::string>();
     const std::string key = prefix.empty() ? name : prefix + "." + name;
     const std::string origin = where(file, item.first.Mark());
+    const auto [first, fresh] = seen.emplace(name, item.first.Mark());
+    if (!fresh) {
+      throw Error(fmt::format("{}: '{}' is given twice (first at {}); keep one", origin,
+                              printable(key), where(file, first->second)));
+    }
     if (find_option(key) == nullptr && is_option_group(key)) {
       if (!item.second.IsMap() && !item.second.IsNull()) {
-        throw Error(fmt::format("{}: '{}' is a group of options and must be a mapping", origin,
-                                key));
+        throw Error(
+            fmt::format("{}: '{}' is a group of options and must be a mapping", origin, key));
       }
       if (item.second.IsMap()) read_node(config, item.second, key, file);
       continue;
@@ -95,10 +104,22 @@ YAML::Node parse_file(const std::string& path) {
 
 }  // namespace
 
+std::string yaml_quoted(const std::string& value) {
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << value;
+  return out.c_str();
+}
+
+std::string yaml_quoted_list(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + yaml_quoted(values[i]);
+  return out + "]";
+}
+
 void apply_override(SiftConfig& config, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw Error(fmt::format("--set '{}': expected key=value", assignment));
+    throw Error(fmt::format("--set '{}': expected key=value", printable(assignment)));
   }
   const std::string key = assignment.substr(0, eq);
   YAML::Node value;
@@ -172,8 +193,8 @@ std::string option_reference() {
     value << YAML::Flow << option.emit(defaults);
     std::string type = option.type;
     if (!option.choices.empty()) type = fmt::format("{}", fmt::join(option.choices, " \\| "));
-    out += fmt::format("| `{}` | {} | `{}` | {} |\n", option.name, type, value.c_str(),
-                       option.help);
+    out +=
+        fmt::format("| `{}` | {} | `{}` | {} |\n", option.name, type, value.c_str(), option.help);
   }
   return out;
 }

@@ -15,6 +15,11 @@ SiftConfig load_config(const std::string& path, const std::vector<std::string>& 
 // Applies one "key=value" override (the value is read as YAML).
 void apply_override(SiftConfig& config, const std::string& assignment);
 
+// A value from the command line as a YAML scalar ("*.tsv", "@list", "a,b.tsv" stay
+// strings), and a list of them as a YAML flow sequence: for "key=" + ... overrides.
+std::string yaml_quoted(const std::string& value);
+std::string yaml_quoted_list(const std::vector<std::string>& values);
+
 // Runs every option's check; the first failure is thrown with the key and its origin.
 void check_options(const SiftConfig& config);
 

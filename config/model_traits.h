@@ -3,10 +3,13 @@
 // model's registry entry (models/registry.cc) carries one.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace sift {
+
+struct ModelConfig;  // config/config.h
 
 struct ModelTraits {
   std::string name;     // model.type
@@ -20,6 +23,11 @@ struct ModelTraits {
   bool fp16 = true;
   // Its embedding tables can take sparse gradients (used with plain SGD).
   bool sparse_gradients = false;
+  // The parameters its model.* options alone imply (the vocabulary and label rows, known
+  // only after the data is read, come on top), in double so that no size overflows; and
+  // the keys that drive it, for the error when it cannot fit in memory. Unset: not checked.
+  std::function<double(const ModelConfig&)> parameters = {};
+  std::vector<std::string> size_keys = {};
 };
 
 }  // namespace sift

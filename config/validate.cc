@@ -8,6 +8,7 @@
 #include "config/loader.h"
 #include "config/options.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 namespace sift {
 namespace {
@@ -114,12 +115,47 @@ void check_data(const SiftConfig& config) {
   }
 }
 
+// Tensors per parameter the optimizer keeps besides the weights and their gradients.
+int optimizer_state(const OptimizerConfig& o) {
+  switch (o.type) {
+    case OptimizerType::sgd:
+      return o.momentum > 0 ? 1 : 0;
+    case OptimizerType::adagrad:
+      return 1;
+    case OptimizerType::rmsprop:
+      return o.momentum > 0 ? 2 : 1;
+    default:  // adam, adamw: two moments; adadelta: two running averages
+      return 2;
+  }
+}
+
+std::string gib(double bytes) { return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+// The model's parameters (what its options imply: a lower bound) with their gradients and
+// optimizer state, against the memory left, before anything is allocated: model.buckets
+// of 1e9-1e12 reached LibTorch's allocator with a message naming no key, and
+// 9223372036854775807 overflowed.
+void check_memory(const SiftConfig& config, const ModelTraits& model) {
+  if (!model.parameters) return;
+  const double parameters = model.parameters(config.model);
+  const int tensors = 2 + optimizer_state(config.train.optimizer);
+  const double bytes = parameters * 4 * tensors;
+  const MemoryLimit limit = available_memory();
+  if (limit.bytes == 0 || bytes <= static_cast<double>(limit.bytes)) return;
+  throw Error(fmt::format(
+      "{}: the {} model needs about {} ({:.3g} parameters x 4 bytes x {}: weights, gradients "
+      "and {}'s state), more than the {} available ({}); make them smaller",
+      fmt::join(model.size_keys, ", "), model.name, gib(bytes), parameters, tensors,
+      to_string(config.train.optimizer.type), gib(static_cast<double>(limit.bytes)), limit.source));
+}
+
 }  // namespace
 
 void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) {
   const ModelTraits& model = model_of(config, models);
   check_model_options(config, model);
   check_precision(config, models, model);
+  check_memory(config, model);
   check_folds(config.data);
   if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
     throw Error(
@@ -135,8 +171,9 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
                     config.tokenizer.stopwords.empty() ? "drop_punctuation" : "stopwords"));
   }
   if (config.tokenizer.fasttext_compat && config.tokenizer.type == TokenizerType::sentencepiece) {
-    throw Error("tokenizer.fasttext_compat: fastText's reading of text applies to the word "
-                "tokenizer only, not to SentencePiece pieces.");
+    throw Error(
+        "tokenizer.fasttext_compat: fastText's reading of text applies to the word "
+        "tokenizer only, not to SentencePiece pieces.");
   }
 }
 

@@ -46,12 +46,19 @@ std::string several_labels_message(const std::string& location,
   return fmt::format(
       "{}: the record has {} labels ({}), but data.multi_label is false; set "
       "data.multi_label: true to train on records with several labels",
-      location, labels.size(), fmt::join(labels, ", "));
+      location, labels.size(), printable(fmt::format("{}", fmt::join(labels, ", "))));
+}
+
+std::string control_byte_label_message(const std::string& location, const std::string& label) {
+  return fmt::format(
+      "{}: the label '{}' holds a control character (newline, tab, NUL, ...); labels are "
+      "stored one per line in labels.txt and must not",
+      location, printable(label));
 }
 
 LabelSet::LabelSet(std::vector<std::string> names) {
   for (auto& n : names) {
-    if (ids_.count(n)) throw Error(fmt::format("label '{}' is listed twice", n));
+    if (ids_.count(n)) throw Error(fmt::format("label '{}' is listed twice", printable(n)));
     add(n);
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/printable.h"
 
 namespace sift {
 
@@ -17,8 +18,13 @@ namespace sift {
 std::string several_labels_message(const std::string& location,
                                    const std::vector<std::string>& labels);
 
-// The one check of a record's label count, for the vocabulary pass and the batch stream:
-// several labels in a single-label task throw several_labels_message. `location()` gives
+// The error for a label holding a control byte (newline, NUL, ...): labels.txt keeps one
+// label per line, so such a label would train into a run folder that cannot be loaded.
+std::string control_byte_label_message(const std::string& location, const std::string& label);
+
+// The one check of a record's labels, for the vocabulary pass and the batch stream:
+// several labels in a single-label task throw several_labels_message; a label with a
+// control byte throws control_byte_label_message. `location()` gives
 // "file:line", built only on error (the check runs once per record). A record without a
 // label never gets here: the parser counts it as malformed.
 template <class Location>
@@ -26,6 +32,9 @@ void check_label_count(const std::vector<std::string>& labels, bool multi_label,
                        Location&& location) {
   if (labels.size() > 1 && !multi_label) {
     throw Error(several_labels_message(location(), labels));
+  }
+  for (const auto& label : labels) {
+    if (has_control_byte(label)) throw Error(control_byte_label_message(location(), label));
   }
 }
 

@@ -180,13 +180,35 @@ LineReader::LineReader(std::string path, uint64_t max_line_bytes)
     throw;
   }
   const auto* m = reinterpret_cast<const unsigned char*>(first.data());
-  if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+  const bool gz = n >= 2 && m[0] == 0x1f && m[1] == 0x8b;
+  const bool zst = n >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
+  check_magic(gz, zst, n);
+  if (gz) {
     decoder_ = std::make_unique<GzipDecoder>(fd_, path_, std::move(first), n);
-  } else if (n >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
+  } else if (zst) {
     decoder_ = std::make_unique<ZstdDecoder>(fd_, path_, std::move(first), n);
   } else {
     decoder_ = std::make_unique<PlainDecoder>(fd_, path_, std::move(first), n);
   }
+}
+
+// A .gz or .zst name on a file without that format's magic bytes is refused: read as
+// plain text, a damaged compressed file became lines of binary noise.
+void LineReader::check_magic(bool gz, bool zst, size_t n) {
+  auto ends_with = [&](const char* ext) {
+    const std::string e(ext);
+    return path_.size() >= e.size() && path_.compare(path_.size() - e.size(), e.size(), e) == 0;
+  };
+  const char* kind = ends_with(".gz") && !gz     ? "gzip"
+                     : ends_with(".zst") && !zst ? "zstd"
+                                                 : nullptr;
+  if (kind == nullptr || n == 0) return;  // an empty file reads as no lines whatever its name
+  ::close(fd_);
+  fd_ = -1;
+  throw Error(
+      fmt::format("{}: the name says {} but the file does not start with {}'s magic "
+                  "bytes (damaged, or not compressed: rename it)",
+                  path_, kind, kind));
 }
 
 LineReader::~LineReader() {

@@ -41,6 +41,7 @@ class LineReader {
 
  private:
   bool refill();
+  void check_magic(bool gz, bool zst, size_t n);
   void take(std::string& line, const char* begin, size_t n);
 
   std::string path_;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/printable.h"
 
 namespace sift {
 namespace {
@@ -20,7 +21,8 @@ std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& no
   for (const auto& now : now_list) {
     if (now.path != then.path) continue;
     if (now.bytes != then.bytes) {
-      return fmt::format("shard {} changed size ({} -> {} bytes)", then.path, then.bytes, now.bytes);
+      return fmt::format("shard {} changed size ({} -> {} bytes)", then.path, then.bytes,
+                         now.bytes);
     }
     if (now.mtime_ns != then.mtime_ns) return fmt::format("shard {} was modified", then.path);
     return "";
@@ -41,7 +43,8 @@ void check_unchanged(const std::vector<ShardInfo>& then, const std::string& when
   }
   for (const auto& s : then) {
     const std::string change = shard_change(s, now);
-    if (!change.empty()) throw Error(fmt::format("{} {}; the data must not change during a run", change, when));
+    if (!change.empty())
+      throw Error(fmt::format("{} {}; the data must not change during a run", change, when));
   }
 }
 
@@ -81,8 +84,8 @@ struct ShardedStream::Worker {
   // Records travel in chunks: one lock and wake-up per record cost more than reading
   // and tokenizing a short line (measured: 2.5x slower than the bare readers).
   std::deque<std::vector<EncodedRecord>> queue;
-  size_t queued = 0;                  // records in `queue`
-  std::vector<EncodedRecord> ready;   // the consumer's current chunk (consumer only)
+  size_t queued = 0;                 // records in `queue`
+  std::vector<EncodedRecord> ready;  // the consumer's current chunk (consumer only)
   size_t ready_pos = 0;
   bool finished = false;  // the reader passed its last piece
   bool stop = false;
@@ -94,7 +97,9 @@ struct ShardedStream::Worker {
 
 ShardedStream::ShardedStream(std::vector<std::string> files, StreamOptions options,
                              const TextEncoder& encoder, const LabelSet& labels)
-    : shards_(describe_shards(files)), options_(std::move(options)), encoder_(encoder),
+    : shards_(describe_shards(files)),
+      options_(std::move(options)),
+      encoder_(encoder),
       labels_(labels),
       buffer_(static_cast<size_t>(std::max<int64_t>(options_.shuffle_buffer, 1))) {
   if (options_.workers < 1) throw Error("data.workers: The number of workers must be >= 1.");
@@ -125,14 +130,16 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
                                   const std::vector<bool>& done) {
   stop_workers();
   const bool splittable = options_.format.format != FileFormat::csv;
-  const auto all = partition_shards(shards_, static_cast<size_t>(options_.world_size * options_.workers),
-                                    splittable, options_.seed, epoch_, options_.shuffle_shards);
+  const auto all =
+      partition_shards(shards_, static_cast<size_t>(options_.world_size * options_.workers),
+                       splittable, options_.seed, epoch_, options_.shuffle_shards);
   plan_.assign(all.begin() + options_.rank * options_.workers,
                all.begin() + (options_.rank + 1) * options_.workers);
   for (size_t k = 0; k < plan_.size(); ++k) {
     auto w = std::make_unique<Worker>();
     // No saved positions: each reader starts at its first piece.
-    w->consumed = from.empty() ? ReadPosition{0, plan_[k].empty() ? 0 : plan_[k][0].begin} : from[k];
+    w->consumed =
+        from.empty() ? ReadPosition{0, plan_[k].empty() ? 0 : plan_[k][0].begin} : from[k];
     w->done = !done.empty() && done[k];
     Worker* worker = w.get();
     if (!worker->done) {
@@ -169,9 +176,10 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             for (size_t i = 0; i < example.labels.size(); ++i) {
               const int64_t id = labels_.id(example.labels[i]);
               if (id < 0) {
-                throw Error(fmt::format("{}: label '{}' is not one of the model's labels ({})",
-                                        reader.location(example), example.labels[i],
-                                        fmt::join(labels_.names(), ", ")));
+                throw Error(
+                    fmt::format("{}: label '{}' is not one of the model's labels ({})",
+                                reader.location(example), printable(example.labels[i]),
+                                printable(fmt::format("{}", fmt::join(labels_.names(), ", ")))));
               }
               if (i == 0) {
                 record.label = id;
@@ -272,17 +280,18 @@ bool ShardedStream::next_record(EncodedRecord& record) {
 bool ShardedStream::fill_window() {
   const bool bucketing = options_.bucket_window > 1;
   if (bucketing && !window_.empty()) return true;
-  const auto target = static_cast<size_t>(options_.batch_size * (bucketing ? options_.bucket_window : 1));
+  const auto target =
+      static_cast<size_t>(options_.batch_size * (bucketing ? options_.bucket_window : 1));
   EncodedRecord record;
   while (window_.size() < target && next_record(record)) window_.push_back(std::move(record));
   if (bucketing && !window_.empty()) {
     std::vector<EncodedRecord> sorted(std::make_move_iterator(window_.begin()),
                                       std::make_move_iterator(window_.end()));
-    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      return a.ids.size() < b.ids.size();
-    });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.ids.size() < b.ids.size(); });
     std::vector<size_t> runs;
-    for (size_t i = 0; i < sorted.size(); i += static_cast<size_t>(options_.batch_size)) runs.push_back(i);
+    for (size_t i = 0; i < sorted.size(); i += static_cast<size_t>(options_.batch_size))
+      runs.push_back(i);
     std::shuffle(runs.begin(), runs.end(), buffer_.rng());
     window_.clear();
     for (size_t start : runs) {
@@ -340,9 +349,8 @@ std::string ShardedStream::save_state() const {
   }
   for (const auto& w : workers_) {
     std::lock_guard<std::mutex> lock(w->mutex);
-    state["readers"].push_back({{"piece", w->consumed.piece},
-                                {"offset", w->consumed.offset},
-                                {"done", w->done}});
+    state["readers"].push_back(
+        {{"piece", w->consumed.piece}, {"offset", w->consumed.offset}, {"done", w->done}});
   }
   state["buffer"] = records_json(buffer_.items());
   state["window"] = records_json(std::vector<EncodedRecord>(window_.begin(), window_.end()));
@@ -370,7 +378,8 @@ void ShardedStream::restore_state(const std::string& bytes) {
   }
   for (const auto& s : then) {
     const std::string change = shard_change(s, shards_);
-    if (!change.empty()) throw Error(change + " since the checkpoint; cannot resume on changed data");
+    if (!change.empty())
+      throw Error(change + " since the checkpoint; cannot resume on changed data");
   }
   check_unchanged(then, "since the checkpoint; cannot resume");
   epoch_ = state["epoch"].get<uint64_t>();

@@ -22,61 +22,104 @@ void register_model(std::vector<ModelSpec>& registry, ModelTraits traits, InputK
   registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script)});
 }
 
+// What each model's options alone allocate (models/*.cc); doubles: a size of 1e19 must
+// compare, not wrap.
+double hashed_rows(const ModelConfig& m) {
+  return m.ngrams > 1 ? static_cast<double>(m.buckets) : 0.0;
+}
+double fasttext_parameters(const ModelConfig& m) { return hashed_rows(m) * double(m.dim); }
+double textcnn_parameters(const ModelConfig& m) {
+  double p = 0;
+  for (const int64_t w : m.widths) p += double(w) * double(m.dim) * double(m.filters);
+  return p;
+}
+double rnn_parameters(const ModelConfig& m) {
+  const double gates = m.cell == "lstm" ? 4 : 3, dirs = m.bidirectional ? 2 : 1;
+  const double h = double(m.hidden);
+  const double first = double(m.dim) + h, later = dirs * h + h;
+  return dirs * gates * h * (first + double(m.layers - 1) * later);
+}
+double transformer_parameters(const ModelConfig& m) {
+  const double d = double(m.dim);
+  return double(m.max_positions) * d + double(m.layers) * (4 * d * d + 2 * d * double(m.ff_dim));
+}
+double mlp_parameters(const ModelConfig& m) {
+  const double h = double(m.hidden);
+  return hashed_rows(m) * double(m.dim) + double(m.dim) * h + double(m.layers - 1) * h * h;
+}
+
+// Adds the size estimate to a model's traits.
+ModelTraits sized(ModelTraits traits, double (*parameters)(const ModelConfig&),
+                  std::vector<std::string> size_keys) {
+  traits.parameters = parameters;
+  traits.size_keys = std::move(size_keys);
+  return traits;
+}
+
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
   // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
-  register_model<FastText>(r,
-                           {"fasttext",
-                            "mean of word and hashed n-gram embeddings, then a linear layer",
-                            {"model.dim", "model.ngrams", "model.buckets"},
-                            /*recomputation=*/false,
-                            /*bf16=*/true,
-                            /*fp16=*/true,
-                            /*sparse_gradients=*/true},
-                           InputKind::bag, fasttext_script);
+  register_model<FastText>(
+      r,
+      sized({"fasttext",
+             "mean of word and hashed n-gram embeddings, then a linear layer",
+             {"model.dim", "model.ngrams", "model.buckets"},
+             /*recomputation=*/false,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
+      InputKind::bag, fasttext_script);
   register_model<TextCnn>(
       r,
-      {"textcnn",
-       "convolutions of several widths over word embeddings, max over time (Kim 2014)",
-       {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
-        "model.freeze_embeddings"},
-       /*recomputation=*/true,
-       /*bf16=*/true,
-       /*fp16=*/true,
-       /*sparse_gradients=*/true},
+      sized({"textcnn",
+             "convolutions of several widths over word embeddings, max over time (Kim 2014)",
+             {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
+              "model.freeze_embeddings"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            textcnn_parameters, {"model.widths", "model.filters", "model.dim"}),
       InputKind::sequence, textcnn_script);
   register_model<Rnn>(
       r,
-      {"rnn",
-       "LSTM or GRU over packed sequences, then max, mean or attention pooling",
-       {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
-        "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-       /*recomputation=*/true,
-       /*bf16=*/true,
-       /*fp16=*/true,
-       /*sparse_gradients=*/true},
+      sized({"rnn",
+             "LSTM or GRU over packed sequences, then max, mean or attention pooling",
+             {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
+              "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
       InputKind::sequence, rnn_script);
-  register_model<Transformer>(r,
-                              {"transformer",
-                               "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-                               {"model.dim", "model.layers", "model.heads", "model.ff_dim",
-                                "model.positions", "model.max_positions", "model.pooling",
-                                "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-                               /*recomputation=*/true,
-                               /*bf16=*/true,
-                               /*fp16=*/true,
-                               /*sparse_gradients=*/true},
-                              InputKind::sequence, transformer_script);
-  register_model<Mlp>(r,
-                      {"mlp",
-                       "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
-                       {"model.dim", "model.ngrams", "model.buckets", "model.hidden",
-                        "model.layers", "model.dropout"},
-                       /*recomputation=*/true,
-                       /*bf16=*/true,
-                       /*fp16=*/true,
-                       /*sparse_gradients=*/true},
-                      InputKind::bag, mlp_script);
+  register_model<Transformer>(
+      r,
+      sized({"transformer",
+             "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+             {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
+              "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
+              "model.freeze_embeddings"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            transformer_parameters,
+            {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
+      InputKind::sequence, transformer_script);
+  register_model<Mlp>(
+      r,
+      sized({"mlp",
+             "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
+             {"model.dim", "model.ngrams", "model.buckets", "model.hidden", "model.layers",
+              "model.dropout"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            mlp_parameters, {"model.buckets", "model.dim", "model.hidden", "model.layers"}),
+      InputKind::bag, mlp_script);
   return r;
 }
 

@@ -5,12 +5,13 @@
 #include <filesystem>
 #include <random>
 
+#include "config/loader.h"
 #include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/printable.h"
 #include "datasets/paths.h"
 #include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
-#include "config/loader.h"
-#include "core/error.h"
 #include "framework/runtime/run_folder.h"
 #include "models/model.h"
 
@@ -38,7 +39,8 @@ TextFormat text_format(const SiftConfig& config, Split split) {
 std::optional<SplitFiles> split_files(const SiftConfig& config, Split split) {
   const bool hashed_valid = config.data.valid.path.empty() && config.data.valid_split > 0.0;
   const bool folds = config.data.folds > 0;
-  if (split == Split::test && folds && config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
+  if (split == Split::test && folds &&
+      config.data.test.path.empty()) {  // cross-validation: the held-out fold of the training files
     return SplitFiles{expand_paths(config.data.train.path, "data.train.path"),
                       text_format(config, Split::train), HashPart::held_out};
   }
@@ -65,8 +67,7 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
 
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
-                                           bool training, int64_t rank,
-                                           int64_t world_size) {
+                                           bool training, int64_t rank, int64_t world_size) {
   auto source = split_files(config, from_string<Split>(split, "split"));
   if (!source) return nullptr;
   StreamOptions o;
@@ -146,13 +147,42 @@ uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const st
   return sample.size();
 }
 
+namespace {
+
+// The labels of the valid and test files against the training labels, before training
+// starts: a test label unseen in training used to fail only after the whole run. One
+// record at a time, so memory stays bounded whatever the files' size; splits cut from the
+// training files (valid_split, folds) hold training labels only and are not read again.
+void check_held_out_labels(const SiftConfig& config, const LabelSet& labels) {
+  for (Split split : {Split::valid, Split::test}) {
+    if (split_config(config.data, split).path.empty()) continue;
+    auto reader = open_split(config, split, labels);
+    Example example;
+    while (reader && reader->next(example)) {
+      for (const auto& label : example.labels) {
+        if (labels.id(label) >= 0) continue;
+        const std::string known =
+            labels.size() <= 20 ? fmt::format(" ({})", fmt::join(labels.names(), ", ")) : "";
+        throw Error(fmt::format(
+            "{}:{}: label '{}' of data.{}.path never occurs in the training data{}; fix the "
+            "file, or list every label in data.labels",
+            reader->current_file(), example.line, printable(label), to_string(split),
+            printable(known)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Task build_task(const SiftConfig& config) {
   Task task;
   const bool pieces = config.tokenizer.type == TokenizerType::sentencepiece;
   if (pieces) {
     if (config.tokenizer.model.empty()) {
-      throw Error("tokenizer.model: The SentencePiece model file must be given (train one "
-                  "with `sift tokenizer train CONFIG`).");
+      throw Error(
+          "tokenizer.model: The SentencePiece model file must be given (train one "
+          "with `sift tokenizer train CONFIG`).");
     }
     task.pieces = SentencePieceModel::open(config.tokenizer.model);
   }
@@ -175,6 +205,9 @@ Task build_task(const SiftConfig& config) {
   Example example;
   while (train->next(example)) {
     ++task.train_records;
+    if (example.text.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
+      ++task.train_empty_texts;
+    }
     check_label_count(example.labels, config.data.multi_label,
                       [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
     if (!pieces && !from_run) {
@@ -199,8 +232,8 @@ Task build_task(const SiftConfig& config) {
   }
   task.train_skipped = train->skipped();
   if (task.train_records == 0) {
-    throw Error(fmt::format("the training data ({}) holds no record",
-                            fmt::join(train->files(), ", ")));
+    throw Error(
+        fmt::format("the training data ({}) holds no record", fmt::join(train->files(), ", ")));
   }
   if (collect_labels) task.labels.sort();
   task.label_counts.assign(static_cast<size_t>(task.labels.size()), 0);
@@ -209,12 +242,13 @@ Task build_task(const SiftConfig& config) {
     throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
                             task.labels.size()));
   }
+  check_held_out_labels(config, task.labels);
   if (from_run) {
     task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(from, kVocabFile)));
   } else {
-    task.vocab = std::make_shared<Vocab>(builder.build(
-        static_cast<uint64_t>(config.tokenizer.min_count),
-        static_cast<uint64_t>(config.tokenizer.max_size)));
+    task.vocab =
+        std::make_shared<Vocab>(builder.build(static_cast<uint64_t>(config.tokenizer.min_count),
+                                              static_cast<uint64_t>(config.tokenizer.max_size)));
   }
   return task;
 }

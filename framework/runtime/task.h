@@ -7,23 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
 #include "datasets/sharded_stream.h"
 #include "datasets/text_encoder.h"
 #include "datasets/text_format.h"
 #include "datasets/vocab.h"
-#include "config/config.h"
 
 namespace sift {
 
 struct Task {
   LabelSet labels;
-  std::shared_ptr<const Vocab> vocab;                  // word tokenizer
-  std::shared_ptr<const SentencePieceModel> pieces;    // or SentencePiece
+  std::shared_ptr<const Vocab> vocab;                // word tokenizer
+  std::shared_ptr<const SentencePieceModel> pieces;  // or SentencePiece
   TextEncoderOptions encoder;
   uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
   uint64_t train_skipped = 0;  // malformed records skipped in that pass
+  // Records with a label and no text in that pass: trained on (as fastText does), counted
+  // for the report. Not in the checkpoints: 0 after a resume.
+  uint64_t train_empty_texts = 0;
   std::vector<uint64_t> label_counts;  // training records per label id
 };
 
@@ -47,11 +50,11 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
                                         const LabelSet& declared_labels);
 
 // A split's batches, read by data.workers threads. Training streams shuffle; others
-// keep the file order. `split` is "train", "valid" or "test". In a group of `world_size` processes, only rank `rank`'s part.
+// keep the file order. `split` is "train", "valid" or "test". In a group of `world_size` processes,
+// only rank `rank`'s part.
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
-                                           bool training, int64_t rank = 0,
-                                           int64_t world_size = 1);
+                                           bool training, int64_t rank = 0, int64_t world_size = 1);
 
 // "the test data (a.tsv, b.tsv) holds no record".
 std::string empty_split_message(const std::string& split, const ShardedStream& stream);

@@ -18,6 +18,7 @@ std::string task_bytes(const Task& task) {
   j["labels"] = task.labels.names();
   j["train_records"] = task.train_records;
   j["train_skipped"] = task.train_skipped;
+  j["train_empty_texts"] = task.train_empty_texts;
   j["label_counts"] = task.label_counts;
   std::vector<std::string> words;
   std::vector<uint64_t> counts;
@@ -36,6 +37,7 @@ Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
   task.labels = LabelSet(j["labels"].get<std::vector<std::string>>());
   task.train_records = j["train_records"].get<uint64_t>();
   task.train_skipped = j["train_skipped"].get<uint64_t>();
+  task.train_empty_texts = j["train_empty_texts"].get<uint64_t>();
   task.label_counts = j["label_counts"].get<std::vector<uint64_t>>();
   auto vocab = std::make_shared<Vocab>();
   const auto& words = j["words"];

@@ -132,6 +132,7 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"examples_per_second", per_second},
                            {"records", run.task.train_records},
                            {"skipped_records", run.task.train_skipped},
+                           {"empty_texts", run.task.train_empty_texts},
                            {"workers", run.config.data.workers},
                            {"stopped_early", loop.stopped},
                            {"precision", to_string(t.precision)},
@@ -195,6 +196,10 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   report["labels"] = run.task.labels.names();
   std::string text = fmt::format("Run {}\n\n", run.dir);
   report["splits"] = final_evaluation(run, encoder, text);
+  if (run.task.train_empty_texts > 0) {
+    text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",
+                        run.task.train_empty_texts);
+  }
   if (!run.dist->is_primary()) return report;
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);

@@ -142,6 +142,36 @@ TEST_F(LoaderTest, OutOfRangeNamesKeyAndOrigin) {
   }
 }
 
+TEST_F(LoaderTest, NgramOrderAndWorkersAreCappedWithAReason) {
+  const std::string path = config("model:\n  ngrams: 1000000000\n");
+  std::string m = error_of([&] { load_config(path); });
+  EXPECT_CONTAINS(m, path + ":2: option 'model.ngrams': The value must be in [1, 16]");
+  m = error_of([&] { load_config("", {"data.workers=10000"}); });
+  EXPECT_CONTAINS(m, "--set data.workers: option 'data.workers': The value must be in [1, 256]");
+  EXPECT_EQ(load_config("", {"model.ngrams=16", "data.workers=256"}).data.workers, 256);
+}
+
+TEST_F(LoaderTest, DuplicateKeyIsRefusedNamingBothLines) {
+  const std::string path = config("train:\n  epochs: 3\n  batch_size: 8\n  epochs: 5\n");
+  const std::string m = error_of([&] { load_config(path); });
+  EXPECT_CONTAINS(m, path + ":4: 'train.epochs' is given twice (first at " + path + ":2)");
+  const std::string top = config("run:\n  name: a\nrun:\n  name: b\n");
+  EXPECT_CONTAINS(error_of([&] { load_config(top); }), "'run' is given twice");
+}
+
+TEST_F(LoaderTest, QuotedCommandLineValuesStayStrings) {
+  const std::vector<std::string> paths = {"*.tsv", "@list", "a,b.tsv", "x: y", "it's \"q\""};
+  const SiftConfig c = load_config(
+      "", {"data.test.path=" + yaml_quoted_list(paths), "data.test.label=" + yaml_quoted("[0]")});
+  EXPECT_EQ(c.data.test.path, paths);
+  EXPECT_EQ(c.data.test.label, "[0]");
+}
+
+TEST_F(LoaderTest, ControlBytesInAnUnknownKeyAreEscaped) {
+  const std::string m = error_of([&] { load_config("", {"bad\x1b[2Jkey=1"}); });
+  EXPECT_CONTAINS(m, "unknown option 'bad\\x1b[2Jkey'");
+}
+
 TEST_F(LoaderTest, BadEnumNamesKeyAndChoices) {
   const std::string path = config("train:\n  optimizer:\n    type: lbfgs\n");
   const std::string m = error_of([&] { load_config(path); });
@@ -198,7 +228,8 @@ TEST_F(LoaderTest, SetUnknownKey) {
 }
 
 TEST_F(LoaderTest, SetWrongTypeAndOutOfRange) {
-  EXPECT_CONTAINS(error_of([] { load_config("", {"train.batch_size=big"}); }), "'train.batch_size' expects an integer");
+  EXPECT_CONTAINS(error_of([] { load_config("", {"train.batch_size=big"}); }),
+                  "'train.batch_size' expects an integer");
   const std::string m = error_of([] { load_config("", {"train.optimizer.lr=-1"}); });
   EXPECT_CONTAINS(m, "--set train.optimizer.lr");
   EXPECT_CONTAINS(m, "'train.optimizer.lr'");
@@ -207,7 +238,8 @@ TEST_F(LoaderTest, SetWrongTypeAndOutOfRange) {
 TEST_F(LoaderTest, SetWithoutEqualsOrWithBadYaml) {
   EXPECT_CONTAINS(error_of([] { load_config("", {"train.epochs"}); }), "expected key=value");
   EXPECT_CONTAINS(error_of([] { load_config("", {"=3"}); }), "expected key=value");
-  EXPECT_CONTAINS(error_of([] { load_config("", {"data.text=[1, 2"}); }), "--set data.text: the value is not valid YAML");
+  EXPECT_CONTAINS(error_of([] { load_config("", {"data.text=[1, 2"}); }),
+                  "--set data.text: the value is not valid YAML");
 }
 
 TEST_F(LoaderTest, SetOnAGroupIsUnknown) {
@@ -317,7 +349,8 @@ TEST(OptionReference, CommittedDocsMatchTheOptionTable) {
     if (!in_a.count(l)) diff += "+ " + l + "\n";
   ADD_FAILURE() << "docs/options.md is stale: regenerate it with "
                    "`sift config --reference > docs/options.md`\n"
-                << (diff.empty() ? std::string("(same lines, different order or spacing)\n") : diff);
+                << (diff.empty() ? std::string("(same lines, different order or spacing)\n")
+                                 : diff);
 }
 
 TEST(OptionReference, ListsEveryOption) {

@@ -16,6 +16,8 @@ namespace {
 std::vector<ModelTraits> models() {
   ModelTraits bag{"fasttext", "bag of words", {"model.dim", "model.ngrams", "model.buckets"}};
   bag.recomputation = false;
+  bag.parameters = [](const ModelConfig& m) { return double(m.buckets) * double(m.dim); };
+  bag.size_keys = {"model.buckets", "model.dim"};
   ModelTraits cnn{"textcnn", "convolutions", {"model.dim", "model.widths", "model.dropout"}};
   cnn.recomputation = true;
   ModelTraits rnn{"rnn", "recurrent", {"model.dim", "model.cell", "model.hidden"}};
@@ -135,6 +137,26 @@ TEST(Validate, StopWordsApplyToTheWordTokenizerOnly) {
   const std::string d =
       error_of({"tokenizer.type=sentencepiece", "tokenizer.drop_punctuation=true"});
   EXPECT_TRUE(starts_with(d, "tokenizer.drop_punctuation:")) << d;
+}
+
+}  // namespace
+}  // namespace sift
+
+namespace sift {
+namespace {
+
+TEST(Validate, AModelTooLargeForMemoryIsRefusedNamingItsKeysBeforeAllocating) {
+  // 9223372036854775807 x 100 overflowed an int64 size; the estimate is in double.
+  const std::string m = error_of({"model.buckets=9223372036854775807"});
+  EXPECT_TRUE(starts_with(m, "model.buckets, model.dim: the fasttext model needs about ")) << m;
+  EXPECT_NE(m.find("9.22e+20 parameters x 4 bytes x 2: weights, gradients and sgd's state"),
+            std::string::npos)
+      << m;
+  // Adam keeps two moments more: 4 tensors per parameter.
+  EXPECT_NE(error_of({"model.buckets=1000000000000", "train.optimizer.type=adam"})
+                .find("x 4: weights, gradients and adam's state"),
+            std::string::npos);
+  EXPECT_EQ(error_of({"model.buckets=1000000"}), "");  // 400 MB
 }
 
 }  // namespace

@@ -43,3 +43,17 @@ TEST(LabelSet, StreamLoadErrorsNameTheEntry) {
 
 }  // namespace
 }  // namespace sift
+
+namespace sift {
+namespace {
+
+TEST(CheckLabelCount, LabelWithAControlByteIsRefusedNamingTheLocation) {
+  const auto where = [] { return std::string("train.jsonl:7"); };
+  const std::string m = sift::testing::error_of(
+      [&] { check_label_count({std::string("a\nb\0c", 5)}, false, where); });
+  EXPECT_CONTAINS(m, "train.jsonl:7: the label 'a\\nb\\x00c' holds a control character");
+  EXPECT_NO_THROW(check_label_count({"caf\xc3\xa9 ok"}, false, where));
+}
+
+}  // namespace
+}  // namespace sift

@@ -157,6 +157,19 @@ TEST(LineReader, CorruptAndTruncatedZstdThrowWithPath) {
   EXPECT_NE(read_error(path).find(path + ": corrupt or truncated zstd data"), std::string::npos);
 }
 
+TEST(LineReader, CompressedNameWithWrongMagicBytesIsRefusedNamingTheFile) {
+  std::string dir = make_temp_dir("sift_line_reader");
+  std::string gz = gzip_bytes(dir, many_lines(20));
+  gz[1] = 'x';  // damaged magic: was read as plain text, lines of binary noise
+  std::string path = write_file(dir + "/damaged.gz", gz);
+  EXPECT_CONTAINS(read_error(path), path + ": the name says gzip but the file does not start");
+  path = write_file(dir + "/plain.zst", "a line\n");
+  EXPECT_CONTAINS(read_error(path), path + ": the name says zstd");
+  // The right magic under another name still decodes, and an empty .gz has no lines.
+  EXPECT_EQ(read_all(write_file(dir + "/gz.txt", gzip_bytes(dir, "x\n"))).size(), 1u);
+  EXPECT_TRUE(read_all(write_file(dir + "/empty.gz", "")).empty());
+}
+
 TEST(LineReader, MissingFileThrows) {
   std::string dir = make_temp_dir("sift_line_reader");
   try {

@@ -38,7 +38,10 @@ TEST(RecordParser, FasttextMultiLabel) {
   EXPECT_EQ(ex.labels, (Labels{"x"}));  // labels from the earlier record are gone
   EXPECT_EQ(p.parse("no labels here", ex), "no __label__ token");
   EXPECT_EQ(p.parse("__label__ text", ex), "empty label");
-  EXPECT_EQ(p.parse("__label__a", ex), "no text");
+  // A label without text is a record with an empty text (as fastText reads it).
+  EXPECT_EQ(p.parse("__label__a", ex), "");
+  EXPECT_EQ(ex.text, "");
+  EXPECT_EQ(ex.labels, (Labels{"a"}));
 }
 
 TEST(RecordParser, LabelFirst) {
@@ -50,7 +53,9 @@ TEST(RecordParser, LabelFirst) {
   EXPECT_EQ(p.parse("ham\tGo until jurong", ex), "");
   EXPECT_EQ(ex.labels, (Labels{"ham"}));
   EXPECT_EQ(ex.text, "Go until jurong");
-  EXPECT_EQ(p.parse("lonely  ", ex), "no text after the label");
+  EXPECT_EQ(p.parse("lonely  ", ex), "");
+  EXPECT_EQ(ex.text, "");
+  EXPECT_EQ(ex.labels, (Labels{"lonely"}));
 }
 
 TEST(RecordParser, TsvByIndexAndByHeaderName) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "datasets/encoding.h"
 #include "core/error.h"
+#include "datasets/encoding.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -189,6 +189,25 @@ TEST(RecordReader, CsvRecordPastTheLimitIsSkippedWhole) {
   f.on_bad_line = BadLinePolicy::error;
   RecordReader strict({path}, f);
   EXPECT_EQ(error_of(strict), path + ":4: quoted field runs past 200 bytes");
+}
+
+TEST(RecordReader, UnbalancedQuoteMidFileIsAnErrorNotAMergeOfRecords) {
+  std::string dir = make_temp_dir("sift_record_reader");
+  // Line 2 opens a quote it never closes; the quote that opens line 4's field closed it.
+  std::string path =
+      write_file(dir + "/a.csv", "1,ok\n2,\"unbalanced\n3,plain\n4,\"quoted\"\n5,x\n");
+  RecordReader reader({path}, columns(FileFormat::csv, {"1"}, "0"));
+  Example ex;
+  ASSERT_TRUE(reader.next(ex));
+  EXPECT_EQ(error_of(reader).rfind(path + ":2: a quoted field runs over several lines", 0), 0u);
+  // Skipped when bad lines are skipped: counted, and the records after it are read.
+  TextFormat f = columns(FileFormat::csv, {"1"}, "0");
+  f.on_bad_line = BadLinePolicy::skip;
+  RecordReader lenient({path}, f);
+  auto all = read_all(lenient);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].text, "x");
+  EXPECT_EQ(lenient.skipped(), 1u);
 }
 
 TEST(RecordReader, UnterminatedQuoteAtEndOfFile) {

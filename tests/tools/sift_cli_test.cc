@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "run_sift.h"
 #include "config/loader.h"
+#include "run_sift.h"
 
 namespace sift {
 namespace {
@@ -236,8 +236,7 @@ TEST_F(SiftCli, PredictTopTwo) {
   ASSERT_EQ(run.train.status, 0) << run.train;
   const std::vector<std::string> texts = {
       "WINNER!! You have won a free prize. Call 09061701461 now to claim your cash award",
-      "Ok, I'll see you at lunch tomorrow",
-      "",
+      "Ok, I'll see you at lunch tomorrow", "",
       "urgent! txt STOP to 87121 to claim ur free ringtone"};
   std::string input;
   for (const auto& t : texts) input += t + "\n";
@@ -382,6 +381,78 @@ TEST_F(SiftCli, LabelUnseenInTrainingAtEvaluation) {
   EXPECT_TRUE(CleanError(r, {path + ":3", "'eggs'"}));
 }
 
+// Eval's flags were pasted into YAML unquoted: '*.tsv' was an alias, '@list' a reserved
+// indicator and 'a,b.tsv' two list items.
+TEST_F(SiftCli, EvalDataTakesGlobsListFilesAndCommasInNames) {
+  const SmsRun& run = sms_run();
+  ASSERT_EQ(run.train.status, 0) << run.train;
+  fs::create_directories(dir_ + "/in");
+  write_file(dir_ + "/in/a,b.tsv", "ham\tsee you soon\nspam\tWIN a prize now\n");
+  write_file(dir_ + "/list", dir_ + "/in/a,b.tsv\n");
+  for (const std::string& data :
+       {dir_ + "/in/a,b.tsv", std::string("*.tsv"), std::string("@list")}) {
+    const Result r = sift("eval --model " + quote(run.dir) + " --data " + quote(data) +
+                              " --format tsv --text 1 --label 0 --json",
+                          "", data == "*.tsv" ? dir_ + "/in" : dir_);
+    ASSERT_EQ(r.status, 0) << data << "\n" << r;
+    EXPECT_EQ(parse_json(r.out)["splits"]["test"]["examples"].get<int64_t>(), 2) << data;
+  }
+}
+
+TEST_F(SiftCli, LabelWithANewlineIsRefusedAtReadTimeNamingFileAndLine) {
+  const std::string path = dir_ + "/train.jsonl";
+  write_file(path, "{\"l\": \"ham\", \"t\": \"ok\"}\n{\"l\": \"sp\\nam\", \"t\": \"win\"}\n");
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set data.train.path=" + quote(path) +
+                        " --set data.format=jsonl --set data.text=[t] --set data.label=l");
+  EXPECT_TRUE(CleanError(r, {path + ":2", "'sp\\nam' holds a control character"}));
+  EXPECT_FALSE(fs::exists(dir_ + "/r/labels.txt"));
+}
+
+TEST_F(SiftCli, AModelLargerThanMemoryIsRefusedNamingItsKeys) {
+  const Result r = sift("train configs/sms_spam.yaml" + kFast + run_args() +
+                        " --set model.buckets=9223372036854775807");
+  EXPECT_TRUE(CleanError(r, {"model.buckets, model.dim, model.ngrams: the fasttext model needs"}));
+  EXPECT_TRUE(CleanError(
+      sift("train configs/sms_spam.yaml" + kFast + run_args() + " --set model.ngrams=1000000000"),
+      {"--set model.ngrams", "[1, 16]"}));
+}
+
+TEST_F(SiftCli, TestLabelUnseenInTrainingIsRefusedBeforeTrainingStarts) {
+  const std::string train = sms_sample("train.tsv", 300);
+  const std::string test = dir_ + "/test.tsv";
+  write_file(test, "ham\tsee you soon\neggs\tgreen eggs and ham\n");
+  const Result r =
+      sift("train configs/sms_spam.yaml" + kFast + run_args() +
+           " --set data.train.path=" + quote(train) + " --set data.test.path=" + quote(test));
+  EXPECT_TRUE(CleanError(r, {test + ":2: label 'eggs' of data.test.path", "(ham, spam)"}));
+  EXPECT_FALSE(fs::exists(dir_ + "/r/last.ckpt"));  // nothing trained
+}
+
+// A label with no text (MPQA has 3, CR 4) is a record: every model trains on it, batches
+// of empty texts only among them, and the report counts them.
+TEST_F(SiftCli, EmptyTextsTrainWithEveryModelAndAreCounted) {
+  const auto lines = lines_of(read_file(kSmsData));
+  std::string text = "ham\t\nspam\t   \nham\t\nham\t\n";  // the first batch: empty texts only
+  for (size_t i = 0; i < 60; ++i) text += lines[i] + "\n";
+  write_file(dir_ + "/train.tsv", text + "spam\t\n");
+  write_file(dir_ + "/c.yaml",
+             "data:\n  train:\n    path: " + dir_ +
+                 "/train.tsv\n  format: tsv\n  text: 1\n"
+                 "  label: 0\n  shuffle_buffer: 0\n  valid_split: 0\ntrain:\n  epochs: 1\n"
+                 "  batch_size: 4\n");
+  for (const std::string model : {"fasttext", "textcnn", "rnn", "transformer", "mlp"}) {
+    const Result r = sift("train " + quote(dir_ + "/c.yaml") + " --quiet" + run_args(model) +
+                          " --set model.type=" + model);
+    ASSERT_EQ(r.status, 0) << model << "\n" << r;
+    const nlohmann::json report = parse_json(read_file(dir_ + "/" + model + "/report.json"));
+    EXPECT_EQ(report["train"]["empty_texts"].get<int64_t>(), 5) << model;
+    EXPECT_EQ(report["train"]["skipped_records"].get<int64_t>(), 0) << model;
+    EXPECT_NE(read_file(dir_ + "/" + model + "/report.txt").find("with a label and an empty text"),
+              std::string::npos);
+  }
+}
+
 TEST_F(SiftCli, EmptyTrainingSet) {
   const std::string path = dir_ + "/empty.tsv";
   write_file(path, "\n\n  \n");  // blank lines only
@@ -456,9 +527,9 @@ TEST_F(SiftCli, MissingConfigFile) {
 
 TEST_F(SiftCli, BadStopWordSettings) {
   const std::string absent = dir_ + "/absent_stop.txt";
-  EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set tokenizer.stopwords=" +
-                              quote(absent)),
-                         {"tokenizer.stopwords", absent}));
+  EXPECT_TRUE(CleanError(
+      sift("train configs/sms_spam.yaml --quiet --set tokenizer.stopwords=" + quote(absent)),
+      {"tokenizer.stopwords", absent}));
   EXPECT_TRUE(CleanError(sift("train configs/sms_spam.yaml --quiet --set tokenizer.type="
                               "sentencepiece --set tokenizer.model=x.model "
                               "--set tokenizer.stopwords=english"),
@@ -475,13 +546,15 @@ TEST_F(SiftCli, ColumnFormatWithoutColumns) {
 TEST_F(SiftCli, MissingDataSetNamesGetDataCommand) {
   const std::string cwd = make_temp_dir("sift_cli_nodata");
   const Result r = sift("train " + quote(kSource + "/configs/trec.yaml") + " --quiet", "", cwd);
-  EXPECT_TRUE(CleanError(r, {"data.train.path", "data/trec/TREC.train.all",
-                             "fetch it with tools/get_data.sh trec"}));
+  EXPECT_TRUE(CleanError(
+      r, {"data.train.path", "data/trec/TREC.train.all", "fetch it with tools/get_data.sh trec"}));
   // The label file is read first for AG News: it names the command too.
   const Result ag = sift("train " + quote(kSource + "/configs/ag_news.yaml") + " --quiet", "", cwd);
   EXPECT_TRUE(CleanError(ag, {"data/ag_news/", "fetch it with tools/get_data.sh ag_news"}));
-  const Result glob = sift("train " + quote(kSmsConfig) + " --quiet --set "
-                           "data.train.path=[data/ag_news/*.tsv]", "", cwd);
+  const Result glob = sift("train " + quote(kSmsConfig) +
+                               " --quiet --set "
+                               "data.train.path=[data/ag_news/*.tsv]",
+                           "", cwd);
   EXPECT_TRUE(CleanError(glob, {"no file matches", "fetch it with tools/get_data.sh ag_news"}));
   fs::remove_all(cwd);
 }
@@ -543,8 +616,8 @@ TEST_F(SiftCli, EvalOnAMissingRunFolder) {
 TEST_F(SiftCli, EvalWithAMissingDataFile) {
   ASSERT_EQ(sms_run().train.status, 0) << sms_run().train;
   const std::string missing = dir_ + "/absent.tsv";
-  EXPECT_TRUE(CleanError(
-      sift("eval --model " + quote(sms_run().dir) + " --data " + quote(missing)), {missing}));
+  EXPECT_TRUE(CleanError(sift("eval --model " + quote(sms_run().dir) + " --data " + quote(missing)),
+                         {missing}));
 }
 
 TEST_F(SiftCli, PredictOnAMissingInputFile) {

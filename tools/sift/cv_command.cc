@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "core/atomic_file.h"
 #include "config/loader.h"
 #include "config/validate.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/train/trainer.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"
-#include "framework/runtime/run_folder.h"
 
 namespace sift::cli {
 namespace {
@@ -51,7 +51,7 @@ void run_cv(const CvArgs& args) {
   for (int64_t k = 0; k < args.folds; ++k) {
     std::vector<std::string> o = args.overrides;
     for (const auto& s : {fmt::format("data.folds={}", args.folds), fmt::format("data.fold={}", k),
-                          "run.dir=" + dir, fmt::format("run.name=fold-{}", k)}) {
+                          "run.dir=" + yaml_quoted(dir), fmt::format("run.name=fold-{}", k)}) {
       o.push_back(s);
     }
     TrainOptions quiet;
@@ -69,10 +69,11 @@ void run_cv(const CvArgs& args) {
     }
     report["per_fold"].push_back(fold);
     if (!args.json) {
-      std::cout << fmt::format("fold {}/{}: accuracy {:.4f}, macro-F1 {:.4f} ({} examples, {:.0f} s)",
-                               k + 1, args.folds, test["accuracy"].get<double>(),
-                               test["macro_f1"].get<double>(), test["examples"].get<int64_t>(),
-                               run["train"]["seconds"].get<double>())
+      std::cout << fmt::format(
+                       "fold {}/{}: accuracy {:.4f}, macro-F1 {:.4f} ({} examples, {:.0f} s)",
+                       k + 1, args.folds, test["accuracy"].get<double>(),
+                       test["macro_f1"].get<double>(), test["examples"].get<int64_t>(),
+                       run["train"]["seconds"].get<double>())
                 << std::endl;
     }
   }
@@ -82,12 +83,11 @@ void run_cv(const CvArgs& args) {
     std::cout << report.dump(2) << std::endl;
     return;
   }
-  std::cout << fmt::format("{} folds: accuracy {:.4f} +- {:.4f}, macro-F1 {:.4f} +- {:.4f} (mean "
-                           "+- sample std)\nreport: {}/cv.json\n",
-                           args.folds, report["accuracy"]["mean"].get<double>(),
-                           report["accuracy"]["std"].get<double>(),
-                           report["macro_f1"]["mean"].get<double>(),
-                           report["macro_f1"]["std"].get<double>(), dir);
+  std::cout << fmt::format(
+      "{} folds: accuracy {:.4f} +- {:.4f}, macro-F1 {:.4f} +- {:.4f} (mean "
+      "+- sample std)\nreport: {}/cv.json\n",
+      args.folds, report["accuracy"]["mean"].get<double>(), report["accuracy"]["std"].get<double>(),
+      report["macro_f1"]["mean"].get<double>(), report["macro_f1"]["std"].get<double>(), dir);
 }
 
 }  // namespace
@@ -95,8 +95,9 @@ void run_cv(const CvArgs& args) {
 void add_cv_command(CLI::App& app) {
   auto args = std::make_shared<CvArgs>();
   auto* cmd = app.add_subcommand(
-      "cv", "Cross-validate: train once per hashed fold of the training data, test on it, "
-            "and report the mean and standard deviation over folds.");
+      "cv",
+      "Cross-validate: train once per hashed fold of the training data, test on it, "
+      "and report the mean and standard deviation over folds.");
   cmd->add_option("config", args->config, "YAML config file")->required();
   cmd->add_option("--folds", args->folds, "Number of folds")->capture_default_str();
   cmd->add_option("--set", args->overrides, "Override a config key: --set train.epochs=3")

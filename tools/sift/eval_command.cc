@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,13 +9,14 @@
 #include <iostream>
 #include <memory>
 
+#include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/evaluation.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
-#include "framework/runtime/evaluation.h"
 
 namespace sift::cli {
 namespace {
@@ -39,7 +39,8 @@ struct StdinCopy {
   std::string path;
   StdinCopy() {
     std::string dir = (std::filesystem::temp_directory_path() / "sift-eval-XXXXXX").string();
-    if (!::mkdtemp(dir.data())) throw Error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
+    if (!::mkdtemp(dir.data()))
+      throw Error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
     path = dir + "/stdin.txt";
     std::ofstream out(path, std::ios::binary);
     out << std::cin.rdbuf();
@@ -55,15 +56,15 @@ struct StdinCopy {
 // The eval flags become overrides of the run's test split.
 std::vector<std::string> test_overrides(const EvalArgs& a) {
   std::vector<std::string> o;
-  auto list = [](const std::vector<std::string>& v) {
-    return fmt::format("[{}]", fmt::join(v, ", "));
-  };
-  if (!a.data.empty()) o.push_back("data.test.path=" + list(a.data));
-  if (!a.format.empty()) o.push_back("data.test.format=" + a.format);
-  if (!a.text.empty()) o.push_back("data.test.text=" + list(a.text));
-  if (!a.label.empty()) o.push_back("data.test.label=" + a.label);
-  if (!a.encoding.empty()) o.push_back("data.test.encoding=" + a.encoding);
-  if (!a.label_mapping.empty()) o.push_back("data.test.label_mapping=" + a.label_mapping);
+  // Quoted: pasted in as they are, '*.tsv', '@list' and 'a,b.tsv' were not read as strings.
+  if (!a.data.empty()) o.push_back("data.test.path=" + yaml_quoted_list(a.data));
+  if (!a.format.empty()) o.push_back("data.test.format=" + yaml_quoted(a.format));
+  if (!a.text.empty()) o.push_back("data.test.text=" + yaml_quoted_list(a.text));
+  if (!a.label.empty()) o.push_back("data.test.label=" + yaml_quoted(a.label));
+  if (!a.encoding.empty()) o.push_back("data.test.encoding=" + yaml_quoted(a.encoding));
+  if (!a.label_mapping.empty()) {
+    o.push_back("data.test.label_mapping=" + yaml_quoted(a.label_mapping));
+  }
   if (a.header) o.push_back("data.test.header=true");
   if (a.no_header) o.push_back("data.test.header=false");
   o.insert(o.end(), a.overrides.begin(), a.overrides.end());
@@ -95,7 +96,8 @@ void run_eval(EvalArgs args) {
     return;
   }
   std::cout << e.to_text(bundle.task.labels.names());
-  if (batches->skipped() > 0) std::cout << "skipped " << batches->skipped() << " malformed records\n";
+  if (batches->skipped() > 0)
+    std::cout << "skipped " << batches->skipped() << " malformed records\n";
 }
 
 }  // namespace
@@ -103,7 +105,9 @@ void run_eval(EvalArgs args) {
 void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on labelled data.");
-  cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
+  cmd->add_option("--model", args->model,
+                  "Run folder of a trained model, or a file from `sift export`")
+      ->required();
   cmd->add_option("--data", args->data,
                   "Files, globs or folders to evaluate; - for standard input (default: the run's "
                   "test split)");

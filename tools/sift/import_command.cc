@@ -86,11 +86,16 @@ struct FastTextArgs {
 
 const char* loss_name(int32_t loss) {
   switch (loss) {
-    case 1: return "hs";
-    case 2: return "ns";
-    case 3: return "softmax";
-    case 4: return "ova";
-    default: return "unknown";
+    case 1:
+      return "hs";
+    case 2:
+      return "ns";
+    case 3:
+      return "softmax";
+    case 4:
+      return "ova";
+    default:
+      return "unknown";
   }
 }
 
@@ -101,7 +106,8 @@ void run_import(const ImportArgs& a) {
   if (magic != kFastTextMagic) in.fail("not a fastText model (wrong magic number)");
   const auto version = in.read<int32_t>("header");
   if (version > kFastTextVersion || version < 11) {
-    in.fail(fmt::format("fastText model format version {}; this importer reads 11 and 12", version));
+    in.fail(
+        fmt::format("fastText model format version {}; this importer reads 11 and 12", version));
   }
   FastTextArgs args{};
   args.dim = in.read<int32_t>("args");
@@ -119,16 +125,21 @@ void run_import(const ImportArgs& a) {
   args.t = in.read<double>("args");
   if (version == 11) args.maxn = 0;  // as fastText: version 11 supervised models had no subwords
   if (args.model != 3) {
-    in.fail("an unsupervised (word-vector) model; only supervised classifiers "
-            "(fasttext supervised) can be imported");
+    in.fail(
+        "an unsupervised (word-vector) model; only supervised classifiers "
+        "(fasttext supervised) can be imported");
   }
   if (args.loss != 3) {
-    in.fail(fmt::format("trained with -loss {}; the importer maps softmax models only "
-                        "(retrain with -loss softmax)", loss_name(args.loss)));
+    in.fail(
+        fmt::format("trained with -loss {}; the importer maps softmax models only "
+                    "(retrain with -loss softmax)",
+                    loss_name(args.loss)));
   }
   if (args.maxn > 0) {
-    in.fail(fmt::format("uses character n-grams (-minn {} -maxn {}); Sift has no subword "
-                        "embeddings (retrain with -maxn 0)", args.minn, args.maxn));
+    in.fail(
+        fmt::format("uses character n-grams (-minn {} -maxn {}); Sift has no subword "
+                    "embeddings (retrain with -maxn 0)",
+                    args.minn, args.maxn));
   }
   if (args.word_ngrams < 1 || args.dim < 1 || (args.word_ngrams > 1 && args.bucket < 1)) {
     in.fail(fmt::format("inconsistent args (dim {}, wordNgrams {}, bucket {})", args.dim,
@@ -142,7 +153,8 @@ void run_import(const ImportArgs& a) {
   in.read<int64_t>("dictionary");  // ntokens
   const auto pruneidx_size = in.read<int64_t>("dictionary");
   if (size != nwords + nlabels || nwords < 1 || nlabels < 1) {
-    in.fail(fmt::format("dictionary of {} entries with {} words and {} labels", size, nwords, nlabels));
+    in.fail(
+        fmt::format("dictionary of {} entries with {} words and {} labels", size, nwords, nlabels));
   }
   Vocab vocab;
   std::vector<std::string> labels;
@@ -150,14 +162,17 @@ void run_import(const ImportArgs& a) {
     std::string word = in.read_cstring("dictionary");
     const auto count = in.read<int64_t>("dictionary");
     const auto type = in.read<int8_t>("dictionary");
-    if (type != (i < nwords ? 0 : 1)) in.fail(fmt::format("dictionary entry {} has type {}", i, type));
+    if (type != (i < nwords ? 0 : 1))
+      in.fail(fmt::format("dictionary entry {} has type {}", i, type));
     if (i < nwords) {
       vocab.add(std::move(word), static_cast<uint64_t>(count));
     } else {
       const std::string prefix = kFastTextLabelPrefix;
       if (word.compare(0, prefix.size(), prefix) != 0 || word.size() == prefix.size()) {
-        in.fail(fmt::format("label '{}' does not start with {} (models trained with another "
-                            "-label prefix are not supported)", word, prefix));
+        in.fail(
+            fmt::format("label '{}' does not start with {} (models trained with another "
+                        "-label prefix are not supported)",
+                        word, prefix));
       }
       labels.push_back(word.substr(prefix.size()));
     }
@@ -210,7 +225,7 @@ void run_import(const ImportArgs& a) {
       fmt::format("tokenizer.min_count={}", std::max(1, args.min_count)),
       "data.format=fasttext",
       // fastText keeps no training data path; this names where the weights came from.
-      fmt::format("data.train.path=[\"fasttext-import:{}\"]", fs::absolute(a.model).string()),
+      "data.train.path=" + yaml_quoted_list({"fasttext-import:" + fs::absolute(a.model).string()}),
       fmt::format("train.epochs={}", args.epoch),
   };
   for (const auto& o : overrides) apply_override(config, o);
@@ -230,8 +245,8 @@ void run_import(const ImportArgs& a) {
                              {"output.bias", torch::zeros({out_rows})}};
   save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
   std::cout << fmt::format(
-      "imported {}: {} words, {} labels, dim {}, wordNgrams {}, bucket {} -> {}\n", a.model,
-      nwords, nlabels, args.dim, args.word_ngrams, buckets, a.out);
+      "imported {}: {} words, {} labels, dim {}, wordNgrams {}, bucket {} -> {}\n", a.model, nwords,
+      nlabels, args.dim, args.word_ngrams, buckets, a.out);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #include "tools/sift/summary.h"
-#include "framework/runtime/run_folder.h"
 
 #include <fmt/format.h>
+
+#include "framework/runtime/run_folder.h"
 
 namespace sift::cli {
 
@@ -25,11 +26,12 @@ std::string summary_text(const nlohmann::json& report) {
   std::string out;
   for (const auto& [name, split] : report["splits"].items()) {
     if (split.contains("micro_f1")) {
-      out += fmt::format("{:<6} micro-F1 {:.4f}  macro-F1 {:.4f}  subset accuracy {:.4f}  "
-                         "Hamming loss {:.4f}  ({} examples)\n",
-                         name, split["micro_f1"].get<double>(), split["macro_f1"].get<double>(),
-                         split["accuracy"].get<double>(), split["hamming_loss"].get<double>(),
-                         split["examples"].get<int64_t>());
+      out += fmt::format(
+          "{:<6} micro-F1 {:.4f}  macro-F1 {:.4f}  subset accuracy {:.4f}  "
+          "Hamming loss {:.4f}  ({} examples)\n",
+          name, split["micro_f1"].get<double>(), split["macro_f1"].get<double>(),
+          split["accuracy"].get<double>(), split["hamming_loss"].get<double>(),
+          split["examples"].get<int64_t>());
       continue;
     }
     out += fmt::format("{:<6} accuracy {:.4f}  macro-F1 {:.4f}  ({} examples)\n", name,
@@ -44,6 +46,10 @@ std::string summary_text(const nlohmann::json& report) {
     if (t["skipped_records"].get<uint64_t>() > 0) {
       out += fmt::format("skipped {} malformed training records\n",
                          t["skipped_records"].get<uint64_t>());
+    }
+    if (t.value("empty_texts", uint64_t{0}) > 0) {
+      out += fmt::format("trained on {} records with an empty text\n",
+                         t["empty_texts"].get<uint64_t>());
     }
     out += fmt::format("model and report: {} ({}, {})\n", report["run_dir"].get<std::string>(),
                        kBestCheckpointFile, kReportTextFile);
