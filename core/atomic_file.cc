@@ -46,8 +46,6 @@ int sync_file(std::FILE* file) {
   return 0;
 }
 
-}  // namespace
-
 // A new file PATH.tmp-XXXXXX with a unique name, made with O_CREAT|O_EXCL|O_NOFOLLOW
 // (mkostemp): a symlink planted at any name is never followed, and two writers of the
 // same PATH never share a temporary file.
