@@ -20,14 +20,14 @@ class Table {
     o.name = std::move(name);
     o.type = option_types::type_name<T>();
     o.help = std::move(help);
-    o.parse = [get](SiftConfig& c, const YAML::Node& n) {
-      return option_types::read(n, get(c));
-    };
+    o.parse = [get](SiftConfig& c, const YAML::Node& n) { return option_types::read(n, get(c)); };
     o.emit = [get](const SiftConfig& c) {
       return option_types::write(get(const_cast<SiftConfig&>(c)));
     };
     if (check) {
-      o.check = [get, check](const SiftConfig& c) { return check(get(const_cast<SiftConfig&>(c))); };
+      o.check = [get, check](const SiftConfig& c) {
+        return check(get(const_cast<SiftConfig&>(c)));
+      };
     }
     options_.push_back(std::move(o));
   }
@@ -77,6 +77,19 @@ std::function<std::string(const int64_t&)> at_least(int64_t lo) {
     return v >= lo ? std::string() : fmt::format("The value must be >= {} (got {}).", lo, v);
   };
 }
+// run.name: one folder inside run.dir. "../x", "/tmp/x" or ".." wrote (and deleted) files
+// outside run.dir (issue #19); empty means a generated name.
+std::string single_path_component(const std::string& v) {
+  if (v == "." || v == "..") return fmt::format("'{}' is not a folder name inside run.dir.", v);
+  if (v.find('/') != std::string::npos) {
+    return "The run name must be one folder name inside run.dir, without '/'.";
+  }
+  for (unsigned char c : v) {
+    if (c < 0x20 || c == 0x7f) return "The run name must not hold control characters.";
+  }
+  return "";
+}
+
 std::function<std::string(const double&)> positive_number() {
   return [](const double& v) {
     return v > 0 ? std::string() : fmt::format("The value must be > 0 (got {}).", v);
@@ -89,21 +102,23 @@ std::function<std::string(const double&)> in_range(double lo, double hi) {
   };
 }
 
-#define SIFT_FIELD(path) [](SiftConfig& c) -> auto& { return c.path; }
+#define SIFT_FIELD(path) \
+  [](SiftConfig & c) -> auto& { return c.path; }
 
 // The layout options exist once per split and once as the shared default.
 template <class Get>
 void add_format_options(Table& t, const std::string& prefix, Get get, const std::string& scope) {
   auto field = [get](auto member) {
-    return [get, member](SiftConfig& c) -> auto& { return get(c).*member; };
+    return [ get, member ](SiftConfig & c) -> auto& { return get(c).*member; };
   };
-  t.add_enum<FileFormat>(
-      prefix + ".format", field(&FormatConfig::format),
-      "File format " + scope + ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
-      "label_first (\"label text\"), jsonl.");
+  t.add_enum<FileFormat>(prefix + ".format", field(&FormatConfig::format),
+                         "File format " + scope +
+                             ": fasttext (__label__ tokens), tsv, csv (quoted fields), "
+                             "label_first (\"label text\"), jsonl.");
   t.add<std::vector<std::string>>(prefix + ".text", field(&FormatConfig::text),
-             "Text columns " + scope + " (tsv/csv: header names or 0-based indices; jsonl: "
-             "field names); several are joined with a space.");
+                                  "Text columns " + scope +
+                                      " (tsv/csv: header names or 0-based indices; jsonl: "
+                                      "field names); several are joined with a space.");
   t.add<std::string>(prefix + ".label", field(&FormatConfig::label),
                      "Label column " + scope + " (name or 0-based index; jsonl: field name).");
   t.add<bool>(prefix + ".header", field(&FormatConfig::header),
@@ -113,36 +128,40 @@ void add_format_options(Table& t, const std::string& prefix, Get get, const std:
       "Text encoding " + scope + "; invalid UTF-8 bytes are replaced by U+FFFD.");
   t.add<bool>(prefix + ".unescape", field(&FormatConfig::unescape),
               "Turn \\n and \\t escapes in the text into spaces and \\\\ into \\ " + scope + ".");
-  t.add_enum<LabelMapping>(
-      prefix + ".label_mapping", field(&FormatConfig::label_mapping),
-      "How label values map to names " + scope +
-          ": as written, or as a 0- or 1-based index into data.labels.");
+  t.add_enum<LabelMapping>(prefix + ".label_mapping", field(&FormatConfig::label_mapping),
+                           "How label values map to names " + scope +
+                               ": as written, or as a 0- or 1-based index into data.labels.");
 }
 
 std::vector<Option> declare() {
   Table t;
   t.add<std::string>("run.dir", SIFT_FIELD(run.dir), "Folder that holds run folders.");
   t.add<std::string>("run.name", SIFT_FIELD(run.name),
-                     "Run folder name; empty: the config file name plus a timestamp.");
+                     "Run folder name inside run.dir (one name, no '/'); empty: the config file "
+                     "name plus a timestamp.",
+                     single_path_component);
+  t.add<bool>("run.overwrite", SIFT_FIELD(run.overwrite),
+              "Train into a run folder that is not empty by replacing it (atomically) "
+              "instead of refusing; the same as `sift train --overwrite`.");
   t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
-  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
-                 "Compute threads; 0 uses all cores.", at_least(0));
+  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads), "Compute threads; 0 uses all cores.",
+                 at_least(0));
   t.add_choice("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
   t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
                 "Distributed training: how long a rank waits for the others (rendezvous, "
                 "each collective) before it stops with an error.",
                 in_range(0.5, 1e6));
   t.add_choice("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
-             "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
-             "else gloo.");
+               "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
+               "else gloo.");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
   for (Split split : {Split::train, Split::valid, Split::test}) {
     const std::string prefix = "data." + to_string(split);
     auto get = [split](SiftConfig& c) -> SplitConfig& { return split_config(c.data, split); };
     t.add<std::vector<std::string>>(
-        prefix + ".path", [get](SiftConfig& c) -> auto& { return get(c).path; },
+        prefix + ".path", [get](SiftConfig & c) -> auto& { return get(c).path; },
         "Files of the " + to_string(split) + " split: paths, globs, folders or @list files.");
     add_format_options(t, prefix, get, "of the " + to_string(split) + " split");
   }
@@ -164,8 +183,9 @@ std::vector<Option> declare() {
                  "Cross-validation: split the training data by hash into this many folds and "
                  "hold out data.fold as the test split (`sift cv` runs every fold); 0: off.",
                  [](const int64_t& v) {
-                   return v == 0 || v >= 2 ? std::string()
-                                           : fmt::format("The value must be 0 or >= 2 (got {}).", v);
+                   return v == 0 || v >= 2
+                              ? std::string()
+                              : fmt::format("The value must be 0 or >= 2 (got {}).", v);
                  });
   t.add<int64_t>("data.fold", SIFT_FIELD(data.fold),
                  "Cross-validation: the held-out fold, from 0 to data.folds - 1.", at_least(0));
@@ -208,10 +228,9 @@ std::vector<Option> declare() {
                      "SentencePiece model file: read by tokenizer.type sentencepiece, written by "
                      "`sift tokenizer train`.");
   t.add<int64_t>("tokenizer.vocab_size", SIFT_FIELD(tokenizer.vocab_size),
-                 "Pieces in a SentencePiece model trained by `sift tokenizer train`.",
-                 at_least(8));
+                 "Pieces in a SentencePiece model trained by `sift tokenizer train`.", at_least(8));
   t.add_choice("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
-             "SentencePiece algorithm for `sift tokenizer train`.");
+               "SentencePiece algorithm for `sift tokenizer train`.");
   t.add<int64_t>("tokenizer.sample_lines", SIFT_FIELD(tokenizer.sample_lines),
                  "Training lines sampled uniformly from all shards (reservoir sampling) to "
                  "train a SentencePiece model; bounds its memory.",
@@ -230,9 +249,9 @@ std::vector<Option> declare() {
               "Punctuation separates words and is dropped (wins over "
               "tokenizer.split_punctuation); symbols such as emoji stay tokens.");
   t.add_choice("tokenizer.normalize", SIFT_FIELD(tokenizer.normalize), {"none", "nfkc"},
-             "Unicode normalisation of each text before the word tokenizer splits it: none, "
-             "or nfkc (compatibility characters such as full-width letters and ligatures "
-             "become their plain forms; decomposed accents are composed).");
+               "Unicode normalisation of each text before the word tokenizer splits it: none, "
+               "or nfkc (compatibility characters such as full-width letters and ligatures "
+               "become their plain forms; decomposed accents are composed).");
   t.add<std::string>("tokenizer.stopwords", SIFT_FIELD(tokenizer.stopwords),
                      "Words left out of every text: \"\" none, \"english\" the built-in list, "
                      "or a file of words separated by whitespace (kept in the run folder).");
@@ -253,17 +272,16 @@ std::vector<Option> declare() {
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
                  "Longest word n-gram (1: words only); n-grams are hashed into buckets.",
                  at_least(1));
-  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets),
-                 "Hash buckets for word n-grams.", at_least(1));
-  t.add<std::vector<int64_t>>("model.widths", SIFT_FIELD(model.widths),
-                              "TextCNN filter widths, in tokens.",
-                              [](const std::vector<int64_t>& v) {
-                                for (auto w : v) {
-                                  if (w < 1) return std::string("Every width must be >= 1.");
-                                }
-                                return v.empty() ? std::string("Give at least one width.")
-                                                 : std::string();
-                              });
+  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets), "Hash buckets for word n-grams.",
+                 at_least(1));
+  t.add<std::vector<int64_t>>(
+      "model.widths", SIFT_FIELD(model.widths), "TextCNN filter widths, in tokens.",
+      [](const std::vector<int64_t>& v) {
+        for (auto w : v) {
+          if (w < 1) return std::string("Every width must be >= 1.");
+        }
+        return v.empty() ? std::string("Give at least one width.") : std::string();
+      });
   t.add<int64_t>("model.filters", SIFT_FIELD(model.filters), "TextCNN filters per width.",
                  at_least(1));
   t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
@@ -275,14 +293,14 @@ std::vector<Option> declare() {
                  "RNN, Transformer or MLP (hidden) layers.", at_least(1));
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
   t.add_choice("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
-             "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
-             "(Transformer).");
+               "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
+               "(Transformer).");
   t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
                  at_least(1));
   t.add<int64_t>("model.ff_dim", SIFT_FIELD(model.ff_dim), "Transformer feed-forward width.",
                  at_least(1));
   t.add_choice("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
-             "Transformer position embeddings.");
+               "Transformer position embeddings.");
   t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
                  "Longest sequence the Transformer's positions cover (longer input is cut).",
                  at_least(1));
@@ -339,7 +357,8 @@ std::vector<Option> declare() {
                 [](const double& v) {
                   return v > 0.0 && v < 1.0
                              ? std::string()
-                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).", v);
+                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).",
+                                           v);
                 });
   t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
                  "Stop after this many validations without improvement; 0: never stop early.",
@@ -380,8 +399,8 @@ std::vector<Option> declare() {
   t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type), "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
-  t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum),
-                "SGD momentum.", in_range(0.0, 0.999));
+  t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum), "SGD momentum.",
+                in_range(0.0, 0.999));
   t.add<bool>("train.optimizer.nesterov", SIFT_FIELD(train.optimizer.nesterov),
               "Nesterov momentum (SGD; needs momentum > 0).");
   t.add<double>("train.optimizer.alpha", SIFT_FIELD(train.optimizer.alpha),
@@ -396,8 +415,8 @@ std::vector<Option> declare() {
                 in_range(0.0, 0.9999));
   t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",
                 in_range(0.0, 0.99999));
-  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps), "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.",
-                positive_number());
+  t.add<double>("train.optimizer.eps", SIFT_FIELD(train.optimizer.eps),
+                "Epsilon of adam, adamw, adagrad, rmsprop and adadelta.", positive_number());
   t.add_enum<SchedulerType>(
       "train.scheduler.type", SIFT_FIELD(train.scheduler.type),
       "Learning-rate schedule: constant; linear decay to final_lr_ratio x lr; or a "
