@@ -84,6 +84,19 @@ std::function<std::string(const int64_t&)> between(int64_t lo, int64_t hi, const
                : fmt::format("The value must be in [{}, {}] (got {}): {}.", lo, hi, v, why);
   };
 }
+// run.name: one folder inside run.dir. "../x", "/tmp/x" or ".." wrote (and deleted) files
+// outside run.dir (issue #19); empty means a generated name.
+std::string single_path_component(const std::string& v) {
+  if (v == "." || v == "..") return fmt::format("'{}' is not a folder name inside run.dir.", v);
+  if (v.find('/') != std::string::npos) {
+    return "The run name must be one folder name inside run.dir, without '/'.";
+  }
+  for (unsigned char c : v) {
+    if (c < 0x20 || c == 0x7f) return "The run name must not hold control characters.";
+  }
+  return "";
+}
+
 std::function<std::string(const double&)> positive_number() {
   return [](const double& v) {
     return v > 0 ? std::string() : fmt::format("The value must be > 0 (got {}).", v);
@@ -131,7 +144,12 @@ std::vector<Option> declare() {
   Table t;
   t.add<std::string>("run.dir", SIFT_FIELD(run.dir), "Folder that holds run folders.");
   t.add<std::string>("run.name", SIFT_FIELD(run.name),
-                     "Run folder name; empty: the config file name plus a timestamp.");
+                     "Run folder name inside run.dir (one name, no '/'); empty: the config file "
+                     "name plus a timestamp.",
+                     single_path_component);
+  t.add<bool>("run.overwrite", SIFT_FIELD(run.overwrite),
+              "Train into a run folder that is not empty by replacing it (atomically) "
+              "instead of refusing; the same as `sift train --overwrite`.");
   t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
   t.add<int64_t>("run.threads", SIFT_FIELD(run.threads), "Compute threads; 0 uses all cores.",

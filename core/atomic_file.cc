@@ -1,8 +1,8 @@
 #include "core/atomic_file.h"
 
-#include <fmt/format.h>
-
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,13 +46,35 @@ int sync_file(std::FILE* file) {
   return 0;
 }
 
+// A new file PATH.tmp-XXXXXX with a unique name, made with O_CREAT|O_EXCL|O_NOFOLLOW
+// (mkostemp): a symlink planted at any name is never followed, and two writers of the
+// same PATH never share a temporary file.
+std::FILE* create_temp(const std::string& path, std::string& tmp) {
+  std::string name = path + ".tmp-XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) throw Error(fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+  tmp = name;
+  // mkostemp makes the file 0600: give it the mode fopen would (0666 less the umask).
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  ::fchmod(fd, 0666 & ~mask);
+  std::FILE* file = ::fdopen(fd, "wb");
+  if (file == nullptr) {
+    const int e = errno;
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: {}", tmp, std::strerror(e)));
+  }
+  return file;
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-  file_ = std::fopen(tmp_.c_str(), "wb");
-  if (file_ == nullptr) {
-    throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno)));
-  }
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  file_ = create_temp(path_, tmp_);
   // The new name in the folder, durable before the rename relies on it.
   if (const int e = sync_folder(folder_of(tmp_)); e != 0) {
     std::fclose(file_);

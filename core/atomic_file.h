@@ -1,4 +1,5 @@
-// Files written so that a crash never leaves half of one: bytes go to PATH.tmp, which
+// Files written so that a crash never leaves half of one: bytes go to a new file
+// PATH.tmp-XXXXXX (unique name, O_EXCL|O_NOFOLLOW: a planted symlink is never followed), which
 // is renamed to PATH only when everything was written. Durable too: PATH.tmp is
 // fsync'ed before the rename and PATH's folder after it (and after PATH.tmp is created),
 // so a power cut leaves either the old PATH or the complete new one, never an empty or
@@ -15,8 +16,9 @@ namespace sift {
 
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);  // throws sift::Error if PATH.tmp cannot be created
-  ~AtomicFile();                          // removes PATH.tmp unless commit() succeeded
+  explicit AtomicFile(
+      std::string path);  // throws sift::Error if the temporary file cannot be created
+  ~AtomicFile();          // removes the temporary file unless commit() succeeded
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 

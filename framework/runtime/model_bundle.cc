@@ -35,9 +35,24 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   std::string path = run_file(run_dir, kBestCheckpointFile);
   if (!std::filesystem::exists(path)) path = run_file(run_dir, kLastCheckpointFile);
   Checkpoint checkpoint = load_checkpoint(path, on_disk);
+  if (path != run_file(run_dir, kBestCheckpointFile) && checkpoint.meta.value("has_best", false)) {
+    // A run without validation has no best.ckpt; one that had a best lost it.
+    throw Error(
+        fmt::format("{} is missing: {} records a best validation at step {}, so the "
+                    "run's best weights are gone (copy last.ckpt to best.ckpt to use "
+                    "the last weights instead)",
+                    run_file(run_dir, kBestCheckpointFile), path,
+                    checkpoint.meta.value("best_step", int64_t{-1})));
+  }
+  check_run_file_hashes(run_dir, checkpoint.meta, path);
   if (checkpoint.meta.contains("weights_in")) {  // best.ckpt naming last.ckpt's weights
-    const std::string last_path =
-        run_file(run_dir, checkpoint.meta["weights_in"].get<std::string>());
+    // Only ever last.ckpt of the same folder: a path would be followed anywhere.
+    const nlohmann::json& named = checkpoint.meta["weights_in"];
+    if (!named.is_string() || named.get<std::string>() != kLastCheckpointFile) {
+      throw Error(fmt::format("{}: weights_in must name this run's {} (found {})", path,
+                              kLastCheckpointFile, named.dump()));
+    }
+    const std::string last_path = run_file(run_dir, kLastCheckpointFile);
     Checkpoint last = load_checkpoint(last_path, on_disk);
     if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2})) {
       throw Error(fmt::format("{} names the weights of {} at step {}, but that file is at step {}",
@@ -59,7 +74,12 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   }
   ModelBundle b;
   b.run_dir = run_dir;
-  b.config = load_config(run_file(run_dir, kConfigFile), overrides);
+  const std::string config_path = run_file(run_dir, kConfigFile);
+  // An empty config.yaml loads as the defaults, and was blamed on best.ckpt's model type.
+  if (std::filesystem::exists(config_path) && std::filesystem::file_size(config_path) == 0) {
+    throw Error(fmt::format("{} is empty", config_path));
+  }
+  b.config = load_config(config_path, overrides);
   b.task.labels = LabelSet::load(run_file(run_dir, kLabelsFile));
   b.task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, kVocabFile)));
   SiftConfig encoder_config = b.config;
@@ -74,8 +94,9 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   std::string path;
   const Checkpoint checkpoint = load_run_weights(run_dir, &path);
   if (checkpoint.meta.value("model", "") != b.config.model.type) {
-    throw Error(fmt::format("{} holds a '{}' model, but the run's config says '{}'", path,
-                            checkpoint.meta.value("model", "?"), b.config.model.type));
+    throw Error(fmt::format("{} holds a '{}' model, but {} says '{}'", path,
+                            checkpoint.meta.value("model", "?"), run_file(run_dir, kConfigFile),
+                            b.config.model.type));
   }
   // The weights come from the checkpoint: word vectors need not be read (or still exist).
   SiftConfig model_config = b.config;

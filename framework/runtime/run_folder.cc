@@ -1,11 +1,21 @@
 #include "framework/runtime/run_folder.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
+#include "config/loader.h"
+#include "config/options.h"
+#include "core/crc32.h"
 #include "core/error.h"
+#include "core/file_bytes.h"
 
 namespace sift {
 
@@ -13,6 +23,90 @@ namespace fs = std::filesystem;
 
 std::string run_file(const std::string& run_dir, const std::string& name) {
   return (fs::path(run_dir) / name).string();
+}
+
+bool is_run_folder_file(const std::string& name) {
+  for (const char* f : {kConfigFile, kLabelsFile, kVocabFile, kTokenizerModelFile, kStopwordsFile,
+                        kMetricsFile, kBestCheckpointFile, kLastCheckpointFile, kReportJsonFile,
+                        kReportTextFile, kCrossValidationFile, kLockFile}) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
+RunFolderLock::RunFolderLock(const std::string& run_dir) {
+  const std::string path = run_file(run_dir, kLockFile);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd_, pid, sizeof(pid) - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    if (e != EWOULDBLOCK) throw Error(fmt::format("cannot lock {}: {}", path, std::strerror(e)));
+    std::string holder(pid, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    throw Error(
+        fmt::format("{} is in use by process {} (it holds {}): wait for it to end, or "
+                    "use another run folder",
+                    run_dir, holder.empty() ? "?" : holder, path));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    // The lock holds without the pid; only the message of a second process loses it.
+  }
+}
+
+RunFolderLock::~RunFolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+namespace {
+
+// The config's options that fix the model: name=value lines.
+std::string model_defining_options(const SiftConfig& config) {
+  std::string out;
+  for (const auto& option : all_options()) {
+    const std::string& key = option.name;
+    if (key.rfind("model.", 0) != 0 && key.rfind("tokenizer.", 0) != 0 && key != "data.labels" &&
+        key != "data.multi_label") {
+      continue;
+    }
+    YAML::Emitter value;
+    value << YAML::Flow << option.emit(config);
+    out += key + "=" + value.c_str() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_file_hashes(const std::string& run_dir) {
+  const std::string config_path = run_file(run_dir, kConfigFile);
+  if (read_file_bytes(config_path).find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw Error(fmt::format("{} is empty", config_path));
+  }
+  const SiftConfig config = load_config(config_path);
+  return {{kConfigFile, crc32_of(model_defining_options(config))},
+          {kLabelsFile, crc32_of(read_file_bytes(run_file(run_dir, kLabelsFile)))},
+          {kVocabFile, crc32_of(read_file_bytes(run_file(run_dir, kVocabFile)))}};
+}
+
+void check_run_file_hashes(const std::string& run_dir, const nlohmann::json& meta,
+                           const std::string& checkpoint_path) {
+  if (!meta.contains("run_files")) return;  // written before checkpoints recorded them
+  const nlohmann::json now = run_file_hashes(run_dir);
+  const nlohmann::json& then = meta.at("run_files");
+  for (const char* file : {kConfigFile, kLabelsFile, kVocabFile}) {
+    if (then.contains(file) && then.at(file) != now.at(file)) {
+      throw Error(fmt::format("{} changed since {} was written{}: the weights no longer match it",
+                              run_file(run_dir, file), checkpoint_path,
+                              file == std::string(kConfigFile)
+                                  ? " (its model.*, tokenizer.* or data.labels settings)"
+                                  : ""));
+    }
+  }
 }
 
 std::string default_run_name(const SiftConfig& config) {
@@ -23,13 +117,60 @@ std::string default_run_name(const SiftConfig& config) {
   return stem + "-" + stamp;
 }
 
-std::string create_run_folder(const SiftConfig& config) {
-  const fs::path dir =
-      fs::path(config.run.dir) /
-      (config.run.name.empty() ? default_run_name(config) : config.run.name);
+namespace {
+
+// Empty but for a lock file left by an earlier process.
+bool is_empty_run_folder(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() != kLockFile) return false;
+  }
+  return true;
+}
+
+// Replaces the non-empty folder `dir` by a fresh one, locked into `lock`: the fresh one is
+// made beside it and the two names are exchanged in one rename, then the old is deleted.
+void replace_run_folder(const fs::path& dir, std::unique_ptr<RunFolderLock>& lock) {
+  const RunFolderLock old_lock(dir.string());  // refuses a folder another process writes
+  const fs::path fresh =
+      dir.parent_path() / fmt::format(".{}.replacing-{}", dir.filename().string(), ::getpid());
+  fs::remove_all(fresh);
+  fs::create_directory(fresh);
+  lock = std::make_unique<RunFolderLock>(fresh.string());
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+    const int e = errno;
+    fs::remove_all(fresh);
+    throw Error(
+        fmt::format("run.overwrite: cannot replace {}: {}", dir.string(), std::strerror(e)));
+  }
+  std::error_code ec;
+  fs::remove_all(fresh, ec);  // now the old run; a leftover is only a hidden folder
+}
+
+}  // namespace
+
+std::string create_run_folder(const SiftConfig& config, std::unique_ptr<RunFolderLock>& lock) {
+  const fs::path dir = fs::path(config.run.dir) /
+                       (config.run.name.empty() ? default_run_name(config) : config.run.name);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
+  if (is_empty_run_folder(dir)) {
+    lock = std::make_unique<RunFolderLock>(dir.string());
+    if (is_empty_run_folder(dir)) return dir.string();
+    lock.reset();  // another process wrote into it meanwhile
+  }
+  if (!config.run.overwrite) {
+    throw Error(fmt::format(
+        "run folder {} is not empty: pass --overwrite (or set run.overwrite: true) to replace "
+        "it, or continue it with `sift train --resume {}`",
+        dir.string(), dir.string()));
+  }
+  try {
+    replace_run_folder(dir, lock);
+  } catch (const fs::filesystem_error& e) {
+    throw Error(
+        fmt::format("run.overwrite: cannot replace {}: {}", dir.string(), e.code().message()));
+  }
   return dir.string();
 }
 

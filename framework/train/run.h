@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "framework/runtime/checkpoint.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
 #include "framework/train/distributed.h"
 #include "framework/train/precision.h"
@@ -33,6 +34,8 @@ struct Run {
   SiftConfig config;
   TrainOptions options;
   std::string dir;
+  std::unique_ptr<RunFolderLock> lock;  // rank 0's, on the run folder it writes
+  nlohmann::json file_hashes;           // run_file_hashes, recorded in every checkpoint (rank 0)
   Task task;
   Classifier model{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;

@@ -31,7 +31,9 @@ void set_rng_state(const std::string& bytes) {
 }
 
 nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
-  return checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
+  nlohmann::json meta = checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
+  meta["run_files"] = run.file_hashes;  // checked on load: check_run_file_hashes
+  return meta;
 }
 
 // Writes best.ckpt from the weights in memory when they changed since the last write.

@@ -99,7 +99,7 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
 
 void write_run_folder(Run& run) {
   const SiftConfig& config = run.config;
-  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config); });
+  run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config, run.lock); });
   if (!run.dist->is_primary()) return;
   write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
   run.task.labels.save(run_file(run.dir, kLabelsFile));
@@ -109,8 +109,7 @@ void write_run_folder(Run& run) {
   }
   const auto& stopwords = run.task.encoder.tokenizer.stopwords;
   if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
-  std::remove(run_file(run.dir, kMetricsFile).c_str());
-  std::remove(run_file(run.dir, kBestCheckpointFile).c_str());
+  run.file_hashes = run_file_hashes(run.dir);
 }
 
 void init_from(torch::nn::Module& model, const std::string& from) {

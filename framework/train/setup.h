@@ -17,9 +17,9 @@ namespace sift {
 // device.
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options);
 
-// Creates the run folder (rank 0) and writes what loading it needs: config.yaml,
-// labels.txt, vocab.txt, the tokenizer model and stop words. Clears metrics.jsonl and
-// best.ckpt of an earlier run in the same folder.
+// Creates and locks the run folder (rank 0; a non-empty one only with run.overwrite) and
+// writes what loading it needs: config.yaml, labels.txt, vocab.txt, the tokenizer model
+// and stop words.
 void write_run_folder(Run& run);
 
 // train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.

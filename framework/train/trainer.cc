@@ -232,9 +232,11 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
   const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
+  check_run_file_hashes(run_dir, last.meta, last_path);
   Run run;
   start_run(run, saved.config, options);
   run.dir = run_dir;
+  if (run.dist->is_primary()) run.lock = std::make_unique<RunFolderLock>(run_dir);
   run.task = saved.task;
   run.model = saved.model;  // holds best.ckpt's weights: they are the best so far
   restore_counters(run, last, last_path);
@@ -243,6 +245,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   if (!overrides.empty() && run.dist->is_primary()) {
     write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
   }
+  if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
   return finish_run(run, data_state);
 }
 

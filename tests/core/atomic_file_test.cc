@@ -1,7 +1,7 @@
 #include "core/atomic_file.h"
 
 #include <gtest/gtest.h>
-
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +39,8 @@ TEST(AtomicFile, WritesTheWholeFileAndLeavesNoTemporary) {
   const std::string text = big_text();
   {
     AtomicFile file(path);
-    for (size_t at = 0; at < text.size(); at += 4096) file.write(std::string_view(text).substr(at, 4096));
+    for (size_t at = 0; at < text.size(); at += 4096)
+      file.write(std::string_view(text).substr(at, 4096));
     file.commit();
   }
   EXPECT_EQ(testing::slurp(path), text);
@@ -85,6 +86,44 @@ TEST(AtomicFile, AMissingFolderIsNamed) {
   fs::remove_all(dir);
 }
 
+// The fixed name PATH.tmp of earlier versions, planted as a symlink to a victim file:
+// the write must not follow it (nor any other predictable name).
+TEST(AtomicFile, APlantedSymlinkAtTheOldTemporaryNameIsNotFollowed) {
+  const std::string dir = testing::make_temp_dir("sift_atomic");
+  const std::string victim = dir + "/victim", path = dir + "/config.yaml";
+  testing::write_file(victim, "precious");
+  fs::create_symlink(victim, path + ".tmp");
+  write_file_atomically(path, "new config");
+  EXPECT_EQ(testing::slurp(victim), "precious");
+  EXPECT_EQ(testing::slurp(path), "new config");
+  EXPECT_TRUE(fs::is_symlink(path + ".tmp"));  // left alone, not written through
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, TwoWritersOfOnePathUseTheirOwnTemporaryFiles) {
+  const std::string dir = testing::make_temp_dir("sift_atomic");
+  const std::string path = dir + "/labels.txt";
+  AtomicFile a(path), b(path);
+  a.write("from a");
+  b.write("from b");
+  a.commit();
+  EXPECT_EQ(testing::slurp(path), "from a");
+  b.commit();
+  EXPECT_EQ(testing::slurp(path), "from b");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"labels.txt"});
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, TheWrittenFileHasTheUsualMode) {
+  const std::string dir = testing::make_temp_dir("sift_atomic");
+  const std::string path = dir + "/report.txt";
+  write_file_atomically(path, "x");
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  EXPECT_EQ(fs::status(path).permissions(), static_cast<fs::perms>(0666 & ~mask));
+  fs::remove_all(dir);
+}
+
 // Run by the next test under strace: one durable write to $SIFT_ATOMIC_TARGET.
 TEST(AtomicFile, StraceTarget) {
   const char* target = std::getenv("SIFT_ATOMIC_TARGET");
@@ -120,13 +159,13 @@ TEST(AtomicFile, SyncsTheFileBeforeTheRenameAndTheFolderAfterIt) {
   std::smatch m;
   for (std::string line; std::getline(lines, line);) {
     if (std::regex_search(line, m, open_re)) {
-      if (m[2] == target + ".tmp") tmp_fd = m[3];
+      if (m[2].str().rfind(target + ".tmp-", 0) == 0) tmp_fd = m[3];
       if (m[2] == dir && renamed) dir_fd = m[3];
     } else if (std::regex_search(line, m, fsync_re)) {
       if (!tmp_fd.empty() && m[2] == tmp_fd && !renamed) file_synced = true;
       if (!dir_fd.empty() && m[2] == dir_fd) folder_synced_after = true;
     } else if (line.find("rename") != std::string::npos &&
-               line.find(target + ".tmp") != std::string::npos) {
+               line.find(target + ".tmp-") != std::string::npos) {
       EXPECT_TRUE(file_synced) << "renamed before the file was fsync'ed:\n" << testing::slurp(log);
       renamed = true;
     }

@@ -43,10 +43,10 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // unicode_version and fasttext_compat, and the export carries unicode.json (the
 // tokenizer tables examples/classify.py reads). The weights are the same bytes.
 constexpr const char* kLastCkpt =
-    "8daf6a594d00132a77407a9d08099934420b23cce3f727d6465bf02f22ec18f6";
+    "11c85875fcb4c5f55e4d945073fdc280525636527c5410b0ee5c4def1e1ea1c1";
 constexpr const char* kBestCkpt =
-    "f7b191ea8eeb5396d5ea9d83977e47a75f1c0b96b02c467924586cefae2b0bf6";
-constexpr const char* kExport = "a0fcc50005e55c9c875cbc25e77893e1e7dc6dfee14a1bf6967c0b64f5ed8715";
+    "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
+constexpr const char* kExport = "9f1d243613d04e831d2dd6cf001a6ce6130003d84071c9d8531eb842abb4df40";
 
 template <class T>
 T take(const std::string& bytes, size_t& at) {

@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
+#include "core/error.h"
 #include "framework/runtime/export.h"
+#include "framework/runtime/run_folder.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -14,14 +18,29 @@ struct ExportArgs {
   ExportOptions options;
 };
 
+// An export written into the run folder itself locks it (it writes there) and must not
+// replace one of the run's own files: `--out RUN/best.ckpt` destroyed the checkpoint.
+std::unique_ptr<RunFolderLock> check_export_target(const ExportArgs& args) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::weakly_canonical(args.out);
+  if (out.parent_path() != fs::weakly_canonical(args.run_dir)) return nullptr;
+  if (is_run_folder_file(out.filename().string())) {
+    throw Error(
+        fmt::format("--out {}: that is the run's own {}, not an export; write the "
+                    "export to another name",
+                    args.out, out.filename().string()));
+  }
+  return std::make_unique<RunFolderLock>(args.run_dir);
+}
+
 void run_export(const ExportArgs& args) {
+  const auto lock = check_export_target(args);
   ModelBundle bundle = load_run(args.run_dir);
   bundle.model->to(torch::kCPU);
   const int64_t bytes = export_run(bundle, args.out, args.options);
-  std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB)\n", args.out,
-                           bundle.config.model.type,
-                           args.options.quantize == "int8" ? "int8 weights" : "fp32",
-                           static_cast<double>(bytes) / 1e6);
+  std::cout << fmt::format(
+      "wrote {} ({} model, {}, {:.1f} MB)\n", args.out, bundle.config.model.type,
+      args.options.quantize == "int8" ? "int8 weights" : "fp32", static_cast<double>(bytes) / 1e6);
 }
 
 }  // namespace

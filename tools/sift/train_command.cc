@@ -17,6 +17,7 @@ void add_train_command(CLI::App& app) {
     std::vector<std::string> overrides;
     bool json = false;
     bool quiet = false;
+    bool overwrite = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("train", "Train a classifier from a YAML config.");
@@ -29,12 +30,16 @@ void add_train_command(CLI::App& app) {
       ->type_name("KEY=VALUE");
   cmd->add_flag("--json", args->json, "Print a machine-readable summary on stdout");
   cmd->add_flag("--quiet", args->quiet, "No progress output");
+  cmd->add_flag("--overwrite", args->overwrite,
+                "Replace the run folder if it is not empty (run.overwrite: true)")
+      ->excludes(resume_from);
   cmd->callback([args] {
     TrainOptions options;
     options.quiet = args->quiet;
     if (args->config.empty() && args->resume.empty()) {
       throw CLI::RequiredError("a config file or --resume RUN_DIR");
     }
+    if (args->overwrite) args->overrides.push_back("run.overwrite=true");
     const nlohmann::json report = args->resume.empty()
                                       ? train(load_config(args->config, args->overrides), options)
                                       : resume(args->resume, args->overrides, options);
