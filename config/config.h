@@ -72,10 +72,10 @@ struct TokenizerConfig {
   int64_t sample_lines = 200000;
   bool lowercase = true;
   bool split_punctuation = true;
-  bool drop_punctuation = false;  // punctuation separates words and is not a token
+  bool drop_punctuation = false;   // punctuation separates words and is not a token
   std::string normalize = "none";  // none or nfkc: Unicode normalisation before splitting
-  bool fasttext_compat = false;   // read text and hash n-grams exactly as fastText (imports)
-  std::string stopwords;          // "", "english" or a file of words to leave out
+  bool fasttext_compat = false;    // read text and hash n-grams exactly as fastText (imports)
+  std::string stopwords;           // "", "english" or a file of words to leave out
   int64_t min_count = 1;
   int64_t max_size = 0;
   int64_t count_limit = 5000000;
@@ -131,7 +131,8 @@ struct TrainConfig {
   double checkpoint_minutes = 10.0;
   int64_t accumulate = 1;
   double clip_norm = 0.0;
-  double max_norm = 0.0;  // bound on the L2 norm of each output-layer weight row; 0: off
+  OnNonfinite on_nonfinite = OnNonfinite::stop;  // a NaN/inf loss or gradient
+  double max_norm = 0.0;    // bound on the L2 norm of each output-layer weight row; 0: off
   double bucket_mb = 25.0;  // distributed: dense gradients per all-reduce
   double label_smoothing = 0.0;
   std::vector<std::string> class_weights;
