@@ -132,6 +132,7 @@ struct TrainConfig {
   double checkpoint_minutes = 10.0;
   int64_t accumulate = 1;
   double clip_norm = 0.0;
+  OnNonfinite on_nonfinite = OnNonfinite::stop;  // a NaN/inf loss or gradient
   double max_norm = 0.0;    // bound on the L2 norm of each output-layer weight row; 0: off
   double bucket_mb = 25.0;  // distributed: dense gradients per all-reduce
   double label_smoothing = 0.0;

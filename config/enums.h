@@ -15,6 +15,8 @@ enum class Precision { fp32, bf16, fp16 };
 enum class GradientCheckpointing { off, all, every };
 enum class LossScaling { automatic, dynamic, off };  // "auto": on for fp16 only
 enum class LossReduction { mean, sum };
+// What training does on a non-finite loss or gradient (train.on_nonfinite).
+enum class OnNonfinite { stop, skip_batch };
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss };
 enum class TokenizerType { word, sentencepiece };
 
@@ -87,6 +89,7 @@ SIFT_DECLARE_ENUM_NAMES(Precision)
 SIFT_DECLARE_ENUM_NAMES(GradientCheckpointing)
 SIFT_DECLARE_ENUM_NAMES(LossScaling)
 SIFT_DECLARE_ENUM_NAMES(LossReduction)
+SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)
 SIFT_DECLARE_ENUM_NAMES(FileFormat)

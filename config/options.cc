@@ -341,6 +341,11 @@ std::vector<Option> declare() {
                  "Batches whose gradients add up before each optimizer step.", at_least(1));
   t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),
                 "Clip the gradients' global L2 norm to this; 0: no clipping.", in_range(0.0, 1e9));
+  t.add_enum<OnNonfinite>(
+      "train.on_nonfinite", SIFT_FIELD(train.on_nonfinite),
+      "On a NaN/inf loss or gradient (outside loss scaling's skipped steps): stop the run "
+      "with an error, keeping the last good checkpoint; or skip_batch: skip that update "
+      "and count it (the run still stops after 100 in a row).");
   t.add<double>("train.max_norm", SIFT_FIELD(train.max_norm),
                 "After each optimizer step, scale each row of the output layer's weight (one "
                 "per label) down to this L2 norm if above it (Kim 2014: 3); 0: off.",

@@ -28,6 +28,26 @@ Classifier create_model(const SiftConfig& config, const Task& task) {
   return spec.create(config.model, shape);
 }
 
+namespace {
+
+// A diverged run's weights would print `nan` as every score; no use of them is silent.
+void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : model->named_parameters()) {
+    const torch::Tensor& w = item.value();
+    const std::string& name = item.key();
+    if (w.is_floating_point() && !torch::isfinite(w).all().template item<bool>()) {
+      throw Error(
+          fmt::format("{}: the weights '{}' hold NaN/inf (the run diverged); retrain "
+                      "with a lower train.optimizer.lr, train.loss_reduction: mean or "
+                      "train.clip_norm",
+                      path, name));
+    }
+  }
+}
+
+}  // namespace
+
 Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   // Weights and optimizer state stay on disk: the weights are read straight into the
   // model (load_model_weights), the optimizer state is not needed here.
@@ -103,6 +123,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   model_config.model.pretrained.clear();
   b.model = create_model(model_config, b.task);
   load_model_weights(*b.model, checkpoint, path);
+  refuse_nonfinite_weights(b.model, path);
   b.device = parse_device(b.config.run.device);
   b.model->to(b.device);
   b.model->eval();

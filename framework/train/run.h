@@ -47,6 +47,8 @@ struct Run {
   std::shared_ptr<Distributed> dist;  // a group of one in a single process
   double loss_scale = 1.0;            // this rank's share of a batch spread over ranks
   bool data_done = false;             // this rank's training data ended this epoch
+  bool losses_finite = true;          // this rank's losses since the last optimizer step
+  int64_t nonfinite_in_a_row = 0;     // skip_batch: skipped steps since the last taken one
 };
 
 }  // namespace sift

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/nonfinite.h"
 #include "framework/train/optimization.h"
 
 namespace sift {
@@ -110,6 +111,8 @@ void restore_best(Run& run) {
 }
 
 void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
+  // The weights agree over the ranks, so every rank refuses alike and none waits.
+  check_weights_finite(run, "last.ckpt");
   const bool same = run.state.best_step == run.state.step;
   if (run.best.is_reference && !same) {
     // best.ckpt names the last.ckpt about to be replaced: give it its own copy first.

@@ -1,9 +1,12 @@
 #include "framework/train/step.h"
 
+#include <cmath>
+
 #include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/max_norm.h"
+#include "framework/train/nonfinite.h"
 #include "models/autocast.h"
 
 namespace sift {
@@ -33,14 +36,19 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
-  return loss.item<double>() / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
+  const double value = loss.item<double>();
+  run.losses_finite = run.losses_finite && std::isfinite(value);
+  return value / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
 }
 
 void optimizer_step(Run& run) {
   run.dist->average_gradients(*run.model);
   const bool finite = run.scaler.unscale(run.model->parameters());
   run.scaler.update(finite);
-  if (finite) {
+  // Loss scaling's overflow skips come first; the guard sees what would reach the weights.
+  const bool take = finite && nonfinite_guard(run, run.losses_finite);
+  run.losses_finite = true;
+  if (take) {
     if (run.config.train.clip_norm > 0) {
       torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
     }

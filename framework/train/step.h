@@ -20,7 +20,9 @@ double accumulate_batch(Run& run, const RawBatch& batch);
 
 // Averages gradients over the ranks, unscales, clips and steps. A step whose gradients
 // overflowed under loss scaling is skipped (the weights stay) but still counts, so that
-// step limits, schedules and evaluation points do not shift.
+// step limits, schedules and evaluation points do not shift. A non-finite loss or
+// gradient goes to the guard (nonfinite.h): an error, or under skip_batch a skipped step
+// that counts the same way.
 void optimizer_step(Run& run);
 
 }  // namespace sift

@@ -138,6 +138,7 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"precision", to_string(t.precision)},
                            {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
                            {"skipped_steps", run.scaler.skipped_steps()},
+                           {"skipped_nonfinite_batches", run.state.skipped_batches},
                            {"best_epoch", run.state.best_epoch}};
   if (run.dist->is_group()) {
     report["world_size"] = world;
@@ -153,6 +154,12 @@ void log_ending(const Run& run, const Loop& loop, Progress& progress) {
   if (loop.stopped) {
     progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
                              to_string(t.best_metric), t.patience));
+  }
+  if (run.state.skipped_batches > 0) {
+    progress.log(
+        fmt::format("skipped {} batches with a non-finite loss or gradient "
+                    "(train.on_nonfinite: skip_batch)",
+                    run.state.skipped_batches));
   }
   if (run.scaler.skipped_steps() > 0) {
     progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",

@@ -27,6 +27,7 @@ struct TrainingState {
   int64_t best_epoch = 0;
   int64_t best_step = -1;
   int64_t bad_validations = 0;
+  int64_t skipped_batches = 0;  // train.on_nonfinite: skip_batch's skipped updates
 
   // last.ckpt's metadata: the counters, and whether the epoch was complete when saved.
   void to_meta(nlohmann::json& meta, bool epoch_complete) const;

@@ -1,0 +1,40 @@
+// The non-finite guard (train.on_nonfinite): a NaN/inf loss or gradient either stops the
+// run with an error naming the step and what to try, before the update reaches the
+// weights, or (skip_batch) skips that update. Loss scaling's own skipped steps (fp16
+// overflow, framework/train/precision.h) are not its concern.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/train/run.h"
+
+namespace sift {
+
+// skip_batch gives up after this many skipped batches in a row: by then the weights or
+// the learning rate are the trouble, not one bad batch, and every later batch would be
+// skipped as well, training nothing while looking busy.
+constexpr int64_t kMaxSkippedBatchesInARow = 100;
+
+// Whether every gradient of `parameters` is finite (sparse ones: their values).
+bool gradients_finite(const std::vector<torch::Tensor>& parameters);
+// Whether every element of `parameters` is finite.
+bool tensors_finite(const std::vector<torch::Tensor>& tensors);
+
+// The advice the guard's errors end with.
+std::string nonfinite_advice();
+
+// Decides, the same on every rank, whether the optimizer step about to be taken may go
+// ahead: `loss_finite` is this rank's losses since the last step, the gradients are the
+// averaged ones. False: skip it (skip_batch). Throws sift::Error under stop, or after
+// kMaxSkippedBatchesInARow skips in a row.
+bool nonfinite_guard(Run& run, bool loss_finite);
+
+// Throws sift::Error when the model's weights are not all finite (`what`: the write
+// that is refused), so that no checkpoint ever holds NaN weights.
+void check_weights_finite(Run& run, const std::string& what);
+
+}  // namespace sift
