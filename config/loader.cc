@@ -79,6 +79,7 @@ void read_node(SiftConfig& config, const YAML::Node& node, const std::string& pr
       throw Error(fmt::format("{}: '{}' is given twice (first at {}); keep one", origin,
                               printable(key), where(file, first->second)));
     }
+    if (key == "tune") continue;  // search spaces: read by sift tune (search_space.h)
     if (find_option(key) == nullptr && is_option_group(key)) {
       if (!item.second.IsMap() && !item.second.IsNull()) {
         throw Error(
@@ -181,22 +182,45 @@ std::string dump_config(const SiftConfig& unresolved) {
   return std::string(out.c_str()) + "\n";
 }
 
-std::string option_reference() {
+namespace {
+
+std::string tune_reference(const std::vector<ModelTraits>& models) {
+  std::string out =
+      "\n## What `sift tune` searches by model type\n\n"
+      "A config's `tune:` section narrows, widens or adds spaces (`train.optimizer.lr: {log: "
+      "[0.01, 1]}`) and turns one off (`model.buckets: off`).\n\n"
+      "| model.type | searched options |\n|---|---|\n";
+  for (const auto& m : models) {
+    std::vector<std::string> keys;
+    for (const auto& t : m.tuned) {
+      const Option* o = find_option(t.key);
+      const auto& space = t.space ? t.space : o->space;
+      keys.push_back(fmt::format("`{}` {}", t.key, space ? space->describe() : "?"));
+    }
+    out += fmt::format("| {} | {} |\n", m.name, fmt::join(keys, "; "));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string option_reference(const std::vector<ModelTraits>& models) {
   std::string out =
       "# Option reference\n\n"
       "Generated from the option table in `config/options.cc` by "
       "`sift config --reference`; do not edit by hand.\n\n"
-      "| key | type | default | description |\n|---|---|---|---|\n";
+      "| key | type | default | description | `sift tune` space |\n|---|---|---|---|---|\n";
   const SiftConfig defaults;
   for (const auto& option : all_options()) {
     YAML::Emitter value;
     value << YAML::Flow << option.emit(defaults);
     std::string type = option.type;
     if (!option.choices.empty()) type = fmt::format("{}", fmt::join(option.choices, " \\| "));
-    out +=
-        fmt::format("| `{}` | {} | `{}` | {} |\n", option.name, type, value.c_str(), option.help);
+    const std::string space = option.space ? "`" + option.space->describe() + "`" : "";
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", option.name, type, value.c_str(),
+                       option.help, space);
   }
-  return out;
+  return models.empty() ? out : out + tune_reference(models);
 }
 
 bool is_set(const SiftConfig& config, const std::string& key) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/model_traits.h"
 
 namespace sift {
 
@@ -26,8 +27,9 @@ void check_options(const SiftConfig& config);
 // The resolved config as YAML text: every option, nested by its dotted name.
 std::string dump_config(const SiftConfig& config);
 
-// The Markdown option reference generated from the option table (docs/options.md).
-std::string option_reference();
+// The Markdown option reference generated from the option table (docs/options.md), with
+// what `sift tune` searches by default for each of `models`.
+std::string option_reference(const std::vector<ModelTraits>& models = {});
 
 // The layout options of a split: the split's own value where it was given, else the
 // shared data.* value.

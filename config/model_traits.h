@@ -4,8 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "config/search_space.h"
 
 namespace sift {
 
@@ -28,6 +31,13 @@ struct ModelTraits {
   // the keys that drive it, for the error when it cannot fit in memory. Unset: not checked.
   std::function<double(const ModelConfig&)> parameters = {};
   std::vector<std::string> size_keys = {};
+  // What `sift tune` searches by default for this model: option keys, each with its own
+  // space here or (nullopt) the option table's.
+  struct Tuned {
+    std::string key;
+    std::optional<SearchSpace> space;
+  };
+  std::vector<Tuned> tuned = {};
 };
 
 }  // namespace sift

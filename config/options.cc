@@ -65,6 +65,9 @@ class Table {
     options_.push_back(std::move(o));
   }
 
+  // The default search space of the option declared last.
+  void tunable(SearchSpace space) { options_.back().space = std::move(space); }
+
   std::vector<Option> take() { return std::move(options_); }
 
  private:
@@ -266,6 +269,7 @@ std::vector<Option> declare() {
                      "or a file of words separated by whitespace (kept in the run folder).");
   t.add<int64_t>("tokenizer.min_count", SIFT_FIELD(tokenizer.min_count),
                  "Words seen fewer times in training are unknown.", at_least(1));
+  t.tunable(SearchSpace::integer(1, 5));
   t.add<int64_t>("tokenizer.max_size", SIFT_FIELD(tokenizer.max_size),
                  "Most words kept in the vocabulary (most frequent first); 0: no limit.",
                  at_least(0));
@@ -278,13 +282,16 @@ std::vector<Option> declare() {
                      "Model architecture: a name in the model registry (models/registry.cc): "
                      "fasttext, textcnn, rnn, transformer, mlp, or one you add.");
   t.add<int64_t>("model.dim", SIFT_FIELD(model.dim), "Embedding dimension.", at_least(1));
+  t.tunable(SearchSpace::integer_log(10, 300));
   t.add<int64_t>("model.ngrams", SIFT_FIELD(model.ngrams),
                  "Longest word n-gram (1: words only); n-grams are hashed into buckets; at "
                  "most 16 (fastText users take 1 to 5; every order adds one hashed id per "
                  "word, and 1e9 reached 18 GB in a minute).",
                  between(1, 16, "each order adds one id per word of every text"));
+  t.tunable(SearchSpace::integer(1, 3));
   t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets), "Hash buckets for word n-grams.",
                  at_least(1));
+  t.tunable(SearchSpace::integer_log(100000, 2000000));
   t.add<std::vector<int64_t>>(
       "model.widths", SIFT_FIELD(model.widths), "TextCNN filter widths, in tokens.",
       [](const std::vector<int64_t>& v) {
@@ -293,23 +300,30 @@ std::vector<Option> declare() {
         }
         return v.empty() ? std::string("Give at least one width.") : std::string();
       });
+  t.tunable(SearchSpace::choice({"[3, 4, 5]", "[2, 3, 4]", "[1, 2, 3]", "[3, 5, 7]"}));
   t.add<int64_t>("model.filters", SIFT_FIELD(model.filters), "TextCNN filters per width.",
                  at_least(1));
+  t.tunable(SearchSpace::integer_log(32, 300));
   t.add<double>("model.dropout", SIFT_FIELD(model.dropout), "Dropout probability.",
                 in_range(0.0, 0.95));
+  t.tunable(SearchSpace::linear(0.0, 0.6));
   t.add_choice("model.cell", SIFT_FIELD(model.cell), {"lstm", "gru"}, "RNN cell.");
   t.add<int64_t>("model.hidden", SIFT_FIELD(model.hidden),
                  "RNN hidden size per direction; MLP hidden-layer width.", at_least(1));
+  t.tunable(SearchSpace::integer_log(32, 512));
   t.add<int64_t>("model.layers", SIFT_FIELD(model.layers),
                  "RNN, Transformer or MLP (hidden) layers.", at_least(1));
+  t.tunable(SearchSpace::integer(1, 3));
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
   t.add_choice("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
                "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
                "(Transformer).");
   t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
                  at_least(1));
+  t.tunable(SearchSpace::choice({"2", "4"}));
   t.add<int64_t>("model.ff_dim", SIFT_FIELD(model.ff_dim), "Transformer feed-forward width.",
                  at_least(1));
+  t.tunable(SearchSpace::choice({"256", "512", "1024"}));
   t.add_choice("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
                "Transformer position embeddings.");
   t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
@@ -323,8 +337,10 @@ std::vector<Option> declare() {
 
   t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
                  at_least(1));
+  t.tunable(SearchSpace::integer(2, 30));
   t.add<int64_t>("train.batch_size", SIFT_FIELD(train.batch_size), "Records per batch.",
                  at_least(1));
+  t.tunable(SearchSpace::choice({"16", "32", "64"}));
   t.add_enum<LossReduction>(
       "train.loss_reduction", SIFT_FIELD(train.loss_reduction),
       "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
@@ -415,6 +431,8 @@ std::vector<Option> declare() {
   t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type), "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());
+  // Adam-family range; the fastText model narrows it to SGD rates (models/registry.cc).
+  t.tunable(SearchSpace::log(1e-4, 1e-2));
   t.add<double>("train.optimizer.momentum", SIFT_FIELD(train.optimizer.momentum), "SGD momentum.",
                 in_range(0.0, 0.999));
   t.add<bool>("train.optimizer.nesterov", SIFT_FIELD(train.optimizer.nesterov),

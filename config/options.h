@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/search_space.h"
 
 namespace sift {
 
@@ -23,6 +24,9 @@ struct Option {
   std::function<YAML::Node(const SiftConfig&)> emit;
   // Returns "" when the value is acceptable, else a full sentence.
   std::function<std::string(const SiftConfig&)> check;
+  // What `sift tune` tries for it when a model type tunes it (ModelTraits::tuned); unset:
+  // not tunable unless a config's `tune:` section gives a space.
+  std::optional<SearchSpace> space;
 };
 
 // A former name of an option, still read (YAML and --set) with a deprecation warning and

@@ -48,6 +48,17 @@ double mlp_parameters(const ModelConfig& m) {
   return hashed_rows(m) * double(m.dim) + double(m.dim) * h + double(m.layers - 1) * h * h;
 }
 
+// Adds the options `sift tune` searches by default to a model's traits.
+ModelTraits tuned(ModelTraits traits, std::vector<ModelTraits::Tuned> keys) {
+  traits.tuned = std::move(keys);
+  return traits;
+}
+
+// SGD rates for the bag models (fastText's autotune searches lr in about the same span),
+// the table's Adam-family range for the others.
+const ModelTraits::Tuned kSgdRate{"train.optimizer.lr", SearchSpace::log(0.05, 2.0)};
+const ModelTraits::Tuned kRate{"train.optimizer.lr", std::nullopt};
+
 // Adds the size estimate to a model's traits.
 ModelTraits sized(ModelTraits traits, double (*parameters)(const ModelConfig&),
                   std::vector<std::string> size_keys) {
@@ -61,64 +72,98 @@ std::vector<ModelSpec> registered_models() {
   // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
   register_model<FastText>(
       r,
-      sized({"fasttext",
-             "mean of word and hashed n-gram embeddings, then a linear layer",
-             {"model.dim", "model.ngrams", "model.buckets"},
-             /*recomputation=*/false,
-             /*bf16=*/true,
-             /*fp16=*/true,
-             /*sparse_gradients=*/true},
-            fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
+      tuned(sized({"fasttext",
+                   "mean of word and hashed n-gram embeddings, then a linear layer",
+                   {"model.dim", "model.ngrams", "model.buckets"},
+                   /*recomputation=*/false,
+                   /*bf16=*/true,
+                   /*fp16=*/true,
+                   /*sparse_gradients=*/true},
+                  fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
+            {kSgdRate,
+             {"model.dim", {}},
+             {"train.epochs", SearchSpace::integer(2, 50)},
+             {"model.ngrams", {}},
+             {"model.buckets", {}},
+             {"tokenizer.min_count", {}}}),
       InputKind::bag, fasttext_script);
   register_model<TextCnn>(
       r,
-      sized({"textcnn",
-             "convolutions of several widths over word embeddings, max over time (Kim 2014)",
-             {"model.dim", "model.widths", "model.filters", "model.dropout", "model.pretrained",
-              "model.freeze_embeddings"},
-             /*recomputation=*/true,
-             /*bf16=*/true,
-             /*fp16=*/true,
-             /*sparse_gradients=*/true},
-            textcnn_parameters, {"model.widths", "model.filters", "model.dim"}),
+      tuned(sized({"textcnn",
+                   "convolutions of several widths over word embeddings, max over time (Kim 2014)",
+                   {"model.dim", "model.widths", "model.filters", "model.dropout",
+                    "model.pretrained", "model.freeze_embeddings"},
+                   /*recomputation=*/true,
+                   /*bf16=*/true,
+                   /*fp16=*/true,
+                   /*sparse_gradients=*/true},
+                  textcnn_parameters, {"model.widths", "model.filters", "model.dim"}),
+            {kRate,
+             {"model.filters", {}},
+             {"model.widths", {}},
+             {"model.dropout", {}},
+             {"train.batch_size", {}},
+             {"train.epochs", SearchSpace::integer(2, 20)}}),
       InputKind::sequence, textcnn_script);
   register_model<Rnn>(
       r,
-      sized({"rnn",
-             "LSTM or GRU over packed sequences, then max, mean or attention pooling",
-             {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
-              "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-             /*recomputation=*/true,
-             /*bf16=*/true,
-             /*fp16=*/true,
-             /*sparse_gradients=*/true},
-            rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
+      tuned(
+          sized({"rnn",
+                 "LSTM or GRU over packed sequences, then max, mean or attention pooling",
+                 {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
+                  "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+                 /*recomputation=*/true,
+                 /*bf16=*/true,
+                 /*fp16=*/true,
+                 /*sparse_gradients=*/true},
+                rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
+          {kRate,
+           {"model.hidden", {}},
+           {"model.layers", SearchSpace::integer(1, 2)},
+           {"model.dropout", {}},
+           {"train.batch_size", {}},
+           {"train.epochs", SearchSpace::integer(2, 15)}}),
       InputKind::sequence, rnn_script);
   register_model<Transformer>(
       r,
-      sized({"transformer",
-             "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-             {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
-              "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
-              "model.freeze_embeddings"},
-             /*recomputation=*/true,
-             /*bf16=*/true,
-             /*fp16=*/true,
-             /*sparse_gradients=*/true},
-            transformer_parameters,
-            {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
+      tuned(sized({"transformer",
+                   "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+                   {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
+                    "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
+                    "model.freeze_embeddings"},
+                   /*recomputation=*/true,
+                   /*bf16=*/true,
+                   /*fp16=*/true,
+                   /*sparse_gradients=*/true},
+                  transformer_parameters,
+                  {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
+            // dim from a list: every choice divides by every choice of heads.
+            {kRate,
+             {"model.dim", SearchSpace::choice({"64", "128", "256"})},
+             {"model.heads", {}},
+             {"model.layers", SearchSpace::integer(1, 4)},
+             {"model.ff_dim", {}},
+             {"model.dropout", {}},
+             {"train.batch_size", {}},
+             {"train.epochs", SearchSpace::integer(2, 15)}}),
       InputKind::sequence, transformer_script);
   register_model<Mlp>(
       r,
-      sized({"mlp",
-             "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
-             {"model.dim", "model.ngrams", "model.buckets", "model.hidden", "model.layers",
-              "model.dropout"},
-             /*recomputation=*/true,
-             /*bf16=*/true,
-             /*fp16=*/true,
-             /*sparse_gradients=*/true},
-            mlp_parameters, {"model.buckets", "model.dim", "model.hidden", "model.layers"}),
+      tuned(sized({"mlp",
+                   "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
+                   {"model.dim", "model.ngrams", "model.buckets", "model.hidden", "model.layers",
+                    "model.dropout"},
+                   /*recomputation=*/true,
+                   /*bf16=*/true,
+                   /*fp16=*/true,
+                   /*sparse_gradients=*/true},
+                  mlp_parameters, {"model.buckets", "model.dim", "model.hidden", "model.layers"}),
+            {kRate,
+             {"model.dim", {}},
+             {"model.hidden", {}},
+             {"model.layers", {}},
+             {"model.dropout", {}},
+             {"train.epochs", SearchSpace::integer(2, 30)}}),
       InputKind::bag, mlp_script);
   return r;
 }

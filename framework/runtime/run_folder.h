@@ -21,6 +21,12 @@ inline constexpr const char* kLastCheckpointFile = "last.ckpt";  // the state to
 inline constexpr const char* kReportJsonFile = "report.json";
 inline constexpr const char* kReportTextFile = "report.txt";
 inline constexpr const char* kCrossValidationFile = "cv.json";  // `sift cv`, in its own folder
+// `sift tune`'s folder: its options and summary, one row per trial, the winning config,
+// and the trials' run folders (trial-NNN) with their logs (trial-NNN.log).
+inline constexpr const char* kTuneFile = "tune.json";
+inline constexpr const char* kTrialsFile = "trials.csv";
+inline constexpr const char* kBestConfigFile = "best.yaml";
+inline constexpr const char* kTrialsFolder = "trials";
 // flock'ed by the one process that writes the folder (train, resume, export into it);
 // holds that process's pid for the message the next one gets.
 inline constexpr const char* kLockFile = "run.lock";

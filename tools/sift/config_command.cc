@@ -2,6 +2,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "models/model.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -22,7 +23,7 @@ void add_config_command(CLI::App& app) {
   cmd->add_flag("--reference", args->reference, "Print the option reference (Markdown)");
   cmd->callback([args] {
     if (args->reference) {
-      std::cout << option_reference();
+      std::cout << option_reference(model_traits());
       return;
     }
     const SiftConfig config = load_config(args->config, args->overrides);

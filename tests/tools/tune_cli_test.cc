@@ -1,0 +1,137 @@
+// `sift tune` end to end on the TREC fixture (600 questions): trials are real `sift train`
+// processes of about a second each.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/tools/run_sift.h"
+#include "tools/tune/trial_record.h"
+
+namespace sift::testing {
+namespace {
+
+const std::string kSource = SIFT_SOURCE_DIR;
+
+// A fastText config on the TREC fixture with a small search space, so trials take about
+// a second; `extra` is appended (more keys of the tune: section, say).
+std::string write_config(const std::string& dir, const std::string& extra = "") {
+  const std::string path = dir + "/trec.yaml";
+  write_file(path,
+             "run: {dir: " + dir +
+                 "/runs, threads: 1, seed: 3}\n"
+                 "data:\n  train: {path: " +
+                 kSource +
+                 "/tests/data/trec/TREC.train.sample}\n"
+                 "  test: {path: " +
+                 kSource +
+                 "/tests/data/trec/TREC.test.sample}\n"
+                 "  format: label_first\n  encoding: latin-1\n  valid_split: 0.2\n  workers: 1\n"
+                 "model: {type: fasttext, dim: 10, ngrams: 2, buckets: 10000}\n"
+                 "train: {epochs: 3, batch_size: 16, loss_reduction: sum,\n"
+                 "        optimizer: {type: sgd, lr: 0.5}, scheduler: {type: linear}}\n"
+                 "tune:\n  model.buckets: {int_log: [1000, 20000]}\n"
+                 "  train.epochs: {int: [1, 4]}\n  model.dim: {int: [5, 20]}\n" +
+                 extra);
+  return path;
+}
+
+double seconds_of(const std::function<void()>& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(SiftTune, TheSearchEndsWithinItsBudgetAndLeavesTrialsABestConfigAndItsRun) {
+  const std::string dir = make_temp_dir("tune_budget");
+  const std::string config = write_config(dir);
+  SiftResult r;
+  const double wall = seconds_of([&] {
+    r = run_sift("tune " + quote(config) + " --budget 15s --out " + quote(dir + "/t"), dir);
+  });
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_LE(wall, 15 * 1.05 + 1.0) << r;  // + 1 s: the test's own process start-up
+  const auto trials = read_trials_csv(dir + "/t/trials.csv");
+  ASSERT_GE(trials.size(), 2u) << r;
+  const auto summary = nlohmann::json::parse(slurp(dir + "/t/tune.json"));
+  const std::string best_dir = summary["best"]["run_dir"];
+  EXPECT_TRUE(std::filesystem::exists(best_dir + "/best.ckpt"));
+  EXPECT_GT(summary["best"]["test"]["accuracy"].get<double>(), 0.3) << summary.dump(2);
+  // best.yaml trains as it is.
+  const SiftResult check = run_sift("config " + quote(dir + "/t/best.yaml"), dir);
+  EXPECT_EQ(check.status, 0) << check;
+  EXPECT_NE(r.out.find("<- best"), std::string::npos) << r;
+}
+
+TEST(SiftTune, ASeededOneProcessSearchIsRepeatable) {
+  const std::string dir = make_temp_dir("tune_seed");
+  const std::string config = write_config(dir);
+  for (const char* out : {"/a", "/b"}) {
+    const SiftResult r = run_sift(
+        "tune " + quote(config) + " --budget 10m --trials 4 --seed 7 --out " + quote(dir + out),
+        dir);
+    ASSERT_EQ(r.status, 0) << r;
+  }
+  const auto a = read_trials_csv(dir + "/a/trials.csv"), b = read_trials_csv(dir + "/b/trials.csv");
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].values, b[i].values) << "trial " << i;
+    EXPECT_EQ(a[i].metric, b[i].metric) << "trial " << i;
+    EXPECT_EQ(to_string(a[i].status), to_string(b[i].status)) << "trial " << i;
+  }
+}
+
+TEST(SiftTune, ResumeKeepsFinishedTrialsAndRunsOnlyNewOnes) {
+  const std::string dir = make_temp_dir("tune_resume");
+  const std::string config = write_config(dir);
+  const std::string out = dir + "/t";
+  ASSERT_EQ(run_sift("tune " + quote(config) + " --budget 10m --trials 2 --out " + quote(out), dir)
+                .status,
+            0);
+  const auto before = read_trials_csv(out + "/trials.csv");
+  const auto stamp = std::filesystem::last_write_time(out + "/trials/trial-000/config.yaml");
+  const SiftResult r = run_sift("tune --resume " + quote(out) + " --trials 3", dir);
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(r.out.find("trial 0 started"), std::string::npos) << r;
+  EXPECT_EQ(r.out.find("trial 1 started"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("trial 2 started"), std::string::npos) << r;
+  const auto after = read_trials_csv(out + "/trials.csv");
+  ASSERT_EQ(after.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(after[i].metric, before[i].metric);
+  EXPECT_EQ(std::filesystem::last_write_time(out + "/trials/trial-000/config.yaml"), stamp);
+  const SiftResult done = run_sift("tune --resume " + quote(out), dir);
+  EXPECT_TRUE(CleanSiftError(done, {"all 3 trials are done", "--trials"}));
+}
+
+TEST(SiftTune, BadInputStopsBeforeAnyTrialWithOneLineNamingTheKey) {
+  const std::string dir = make_temp_dir("tune_bad");
+  const std::string good = write_config(dir);
+  EXPECT_TRUE(CleanSiftError(run_sift("tune " + quote(good) + " --budget 3s", dir),
+                             {"--budget", "shorter than one trial"}));
+  EXPECT_TRUE(
+      CleanSiftError(run_sift("tune " + quote(good) + " --budget 1m --set data.valid_split=0", dir),
+                     {"needs validation data", "data.valid.path", "data.valid_split"}));
+  const std::string inverted = dir + "/inverted";
+  std::filesystem::create_directories(inverted);
+  EXPECT_TRUE(CleanSiftError(
+      run_sift("tune " +
+                   quote(write_config(inverted, "  train.optimizer.lr: {log: [1.0, 0.1]}\n")) +
+                   " --budget 1m",
+               dir),
+      {"tune.train.optimizer.lr", "empty or inverted"}));
+  const std::string foreign = dir + "/foreign";
+  std::filesystem::create_directories(foreign);
+  EXPECT_TRUE(CleanSiftError(
+      run_sift("tune " + quote(write_config(foreign, "  model.filters: {int: [10, 100]}\n")) +
+                   " --budget 1m",
+               dir),
+      {"model.filters", "does not apply to model.type fasttext"}));
+  EXPECT_TRUE(CleanSiftError(run_sift("tune " + quote(good) + " --budget 1m --metric f2", dir),
+                             {"--metric"}));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/runs"));  // no trial started
+}
+
+}  // namespace
+}  // namespace sift::testing

@@ -1,0 +1,75 @@
+// sift tune: a hyperparameter search within a wall-time budget (tools/tune/tuner.h).
+#include <unistd.h>
+
+#include <climits>
+#include <iostream>
+
+#include "core/error.h"
+#include "models/model.h"
+#include "tools/sift/commands.h"
+#include "tools/tune/tuner.h"
+
+namespace sift::cli {
+namespace {
+
+// This program's own path: trials are `sift train` runs of the same build.
+std::string self_path() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw Error("cannot find the sift program (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  struct Args {
+    TuneOptions options;
+    std::string budget, max_size, resume;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "tune", "Search hyperparameters within a time budget; trials are ordinary runs.");
+  auto* config = cmd->add_option("config", args->options.config,
+                                 "YAML config file (with an "
+                                 "optional tune: section)");
+  auto* resume = cmd->add_option("--resume", args->resume, "Go on with the search in this folder");
+  config->excludes(resume);
+  cmd->add_option("--budget", args->budget, "Wall time of the whole search: 90s, 10m, 1h");
+  cmd->add_option("--metric", args->options.metric, "accuracy, macro_f1 or micro_f1 (multi-label)")
+      ->capture_default_str();
+  cmd->add_option("--trials", args->options.trials, "Most trials; 0: as many as the budget allows")
+      ->capture_default_str();
+  cmd->add_option("--parallel", args->options.parallel,
+                  "Trials at once, each with its share of the cores")
+      ->capture_default_str();
+  cmd->add_option("--max-model-size", args->max_size,
+                  "Only models whose int8 export fits count as winners: 500K, 2M, 1G");
+  cmd->add_option("--seed", args->options.seed, "The sampler's seed")->capture_default_str();
+  cmd->add_option("--out", args->options.out, "The search folder (default: RUN.dir/NAME-tune)");
+  cmd->add_option("--set", args->options.overrides, "Fix a config key: --set train.epochs=3")
+      ->type_name("KEY=VALUE");
+  cmd->add_flag("--json", args->json, "Print the summary as JSON on stdout");
+  cmd->callback([args, cmd] {
+    TuneOptions& o = args->options;
+    o.quiet = args->json;
+    if (o.config.empty() && args->resume.empty()) {
+      throw CLI::RequiredError("a config file or --resume TUNE_DIR");
+    }
+    const double budget = args->budget.empty() ? 0.0 : parse_duration(args->budget);
+    nlohmann::json summary;
+    if (!args->resume.empty()) {
+      const int64_t trials = cmd->count("--trials") > 0 ? o.trials : -1;
+      summary = resume_tune(args->resume, budget, trials, model_traits(), self_path());
+    } else {
+      if (args->budget.empty()) throw CLI::RequiredError("--budget");
+      o.budget_seconds = budget;
+      if (!args->max_size.empty()) o.max_model_bytes = parse_size(args->max_size);
+      summary = tune(o, model_traits(), self_path());
+    }
+    if (args->json) std::cout << summary.dump(2) << std::endl;
+  });
+}
+
+}  // namespace sift::cli

@@ -1,0 +1,548 @@
+#include "tools/tune/tuner.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "config/loader.h"
+#include "config/validate.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "framework/runtime/run_folder.h"
+#include "tools/tune/trial.h"
+#include "tools/tune/trial_record.h"
+#include "tools/tune/tune_space.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Trials stop this long before the deadline (SIGTERM: they save and exit), and are
+// killed a third of it later: 3% of the budget, at least 2 s, so a search ends within
+// the budget + 5% whatever the trials are doing.
+double stop_margin(double budget) { return std::max(2.0, 0.03 * budget); }
+
+// Random trials before the sampler starts mutating the best ones.
+int64_t random_trials(const TuneOptions& o) {
+  return o.trials > 0 ? std::max<int64_t>(o.parallel, o.trials / 3)
+                      : std::max<int64_t>(o.parallel, 6);
+}
+
+std::string metric_field(const std::string& metric) { return "valid_" + metric; }
+
+std::string trial_name(int64_t number) { return fmt::format("trial-{:03d}", number); }
+
+int64_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Bytes of the int8 export (one byte per weight, scales aside): what the model type's
+// options imply plus an embedding row per vocabulary word and an output row per label.
+double model_bytes(const SiftConfig& cfg, const ModelTraits& traits, const std::string& run_dir) {
+  const double vocab = double(count_lines(run_file(run_dir, kVocabFile)));
+  const double labels = double(count_lines(run_file(run_dir, kLabelsFile)));
+  const double own = traits.parameters ? traits.parameters(cfg.model) : 0.0;
+  return own + vocab * double(cfg.model.dim) + labels * (double(cfg.model.dim) + 1);
+}
+
+std::vector<std::string> keys_of(const std::vector<TunedParam>& params) {
+  std::vector<std::string> keys;
+  for (const auto& p : params) keys.push_back(p.key);
+  return keys;
+}
+
+std::string values_text(const std::map<std::string, std::string>& values) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : values) parts.push_back(k.substr(k.rfind('.') + 1) + "=" + v);
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+nlohmann::json options_json(const TuneOptions& o) {
+  return {{"config", o.config},
+          {"overrides", o.overrides},
+          {"budget_seconds", o.budget_seconds},
+          {"metric", o.metric},
+          {"trials", o.trials},
+          {"parallel", o.parallel},
+          {"seed", o.seed},
+          {"max_model_bytes", o.max_model_bytes},
+          {"eta", o.eta}};
+}
+
+TuneOptions options_from_json(const nlohmann::json& j, const std::string& dir) {
+  TuneOptions o;
+  o.config = j.at("config").get<std::string>();
+  o.overrides = j.at("overrides").get<std::vector<std::string>>();
+  o.budget_seconds = j.at("budget_seconds").get<double>();
+  o.metric = j.at("metric").get<std::string>();
+  o.trials = j.at("trials").get<int64_t>();
+  o.parallel = j.at("parallel").get<int64_t>();
+  o.seed = j.at("seed").get<uint64_t>();
+  o.max_model_bytes = j.at("max_model_bytes").get<double>();
+  o.eta = j.at("eta").get<int64_t>();
+  o.out = dir;
+  return o;
+}
+
+std::string last_error(const std::string& run_dir);
+
+struct Running {
+  TrialRecord record;
+  std::unique_ptr<TrialProcess> process;
+  double first_validation = -1;  // seconds from start to its first validation
+};
+
+// One search: starts trials while the budget allows, prunes at the rungs, records.
+class Search {
+ public:
+  Search(TuneOptions options, const std::vector<ModelTraits>& models, std::string program,
+         std::vector<TrialRecord> done, double spent)
+      : o_(std::move(options)),
+        base_(load_config(o_.config, o_.overrides)),
+        traits_(traits_of(base_, models)),
+        params_(tuned_params(base_, traits_, o_.overrides)),
+        sampler_(params_, o_.seed, random_trials(o_)),
+        program_(std::move(program)),
+        records_(std::move(done)),
+        spent_(spent) {
+    validate(base_, models);
+    for (const auto& r : records_) {
+      next_ = std::max(next_, r.number + 1);
+    }
+  }
+
+  nlohmann::json run(double budget);
+
+ private:
+  void step();
+  bool may_start(double now) const;
+  void start_trial();
+  void watch(Running& r, double now);
+  void prune_at_rung(Running& r, const Validation& v);
+  void end_trial(Running& r);
+  void stop_all(int signal);
+  std::vector<ScoredTrial> scored() const;
+  std::map<std::string, std::string> propose();
+  std::vector<std::string> trial_argv(const std::string& name,
+                                      const std::map<std::string, std::string>& values) const;
+  nlohmann::json finish();
+  void say(const std::string& line) const {
+    if (!o_.quiet) std::cout << line << std::endl;
+  }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  TuneOptions o_;
+  SiftConfig base_;
+  const ModelTraits& traits_;
+  std::vector<TunedParam> params_;
+  Sampler sampler_;
+  std::string program_;
+  std::vector<TrialRecord> records_;
+  std::vector<std::unique_ptr<Running>> running_;
+  std::map<int64_t, std::vector<double>> rungs_;  // rung epoch -> metrics seen there
+  std::vector<double> first_validations_;
+  int64_t next_ = 0;
+  int64_t started_ = 0;  // trials started by this session
+  double spent_ = 0;     // seconds of earlier sessions of this search
+  double budget_ = 0;
+  Clock::time_point start_ = Clock::now();
+};
+
+std::vector<std::string> Search::trial_argv(
+    const std::string& name, const std::map<std::string, std::string>& values) const {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t threads = std::max<int64_t>(1, int64_t(cores) / o_.parallel);
+  std::vector<std::string> argv = {program_, "train", o_.config, "--quiet"};
+  std::vector<std::string> sets = o_.overrides;
+  for (const auto& [k, v] : values) sets.push_back(k + "=" + v);
+  sets.push_back("run.dir=" + yaml_quoted((fs::path(o_.out) / kTrialsFolder).string()));
+  sets.push_back("run.name=" + name);
+  sets.push_back(fmt::format("run.threads={}", threads));
+  sets.push_back("train.eval_every=0");  // a validation at every epoch's end: the rungs
+  if (o_.metric != "micro_f1" || base_.data.multi_label)
+    sets.push_back("train.best_metric=" + o_.metric);
+  for (const auto& s : sets) {
+    argv.push_back("--set");
+    argv.push_back(s);
+  }
+  return argv;
+}
+
+std::vector<ScoredTrial> Search::scored() const {
+  std::vector<ScoredTrial> out;
+  for (const auto& r : records_) {
+    if (r.has_metric) out.push_back({r.values, r.metric});
+  }
+  return out;
+}
+
+// A proposal whose model alone is over --max-model-size is drawn again (50 tries).
+std::map<std::string, std::string> Search::propose() {
+  const auto done = scored();
+  for (int64_t attempt = 0;; ++attempt) {
+    auto values = sampler_.propose(next_, done, attempt);
+    if (o_.max_model_bytes <= 0 || attempt >= 50 || !traits_.parameters) return values;
+    std::vector<std::string> sets = o_.overrides;
+    for (const auto& [k, v] : values) sets.push_back(k + "=" + v);
+    if (traits_.parameters(load_config(o_.config, sets).model) <= o_.max_model_bytes) return values;
+  }
+}
+
+bool Search::may_start(double now) const {
+  if (o_.trials > 0 && next_ >= o_.trials) return false;
+  if (int64_t(running_.size()) >= o_.parallel) return false;
+  const double left = budget_ - stop_margin(budget_) - now;
+  // Until a trial has validated once, its duration is unknown: only the first batch.
+  if (first_validations_.empty()) return left > 0 && started_ < o_.parallel;
+  // Only trials that can validate once before the deadline are worth starting.
+  std::vector<double> t = first_validations_;
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return left > t[t.size() / 2];
+}
+
+void Search::start_trial() {
+  auto r = std::make_unique<Running>();
+  r->record.number = next_;
+  r->record.values = propose();
+  const std::string name = trial_name(next_++);
+  ++started_;
+  const fs::path dir = fs::path(o_.out) / kTrialsFolder;
+  r->record.run_dir = (dir / name).string();
+  fs::remove_all(r->record.run_dir);  // left by an interrupted search (resume reruns it)
+  r->process = std::make_unique<TrialProcess>(
+      trial_argv(name, r->record.values), (dir / (name + ".log")).string(),
+      run_file(r->record.run_dir, kMetricsFile), metric_field(o_.metric));
+  say(fmt::format("trial {} started: {}", r->record.number, values_text(r->record.values)));
+  running_.push_back(std::move(r));
+}
+
+void Search::prune_at_rung(Running& r, const Validation& v) {
+  // Rungs at epochs 1, eta, eta^2, ...
+  int64_t rung = 1;
+  while (rung < v.epoch) rung *= o_.eta;
+  if (rung != v.epoch) return;
+  auto& seen = rungs_[rung];
+  seen.push_back(v.metric);
+  if (int64_t(seen.size()) < o_.eta) return;  // too few to judge
+  std::vector<double> sorted = seen;
+  std::sort(sorted.rbegin(), sorted.rend());
+  const double bar = sorted[std::max<size_t>(1, sorted.size() / size_t(o_.eta)) - 1];
+  if (v.metric >= bar) return;
+  r.record.status = TrialStatus::pruned;
+  r.record.reason = fmt::format("epoch {}: {:.4f} is outside the best 1/{} at that rung ({:.4f})",
+                                v.epoch, v.metric, o_.eta, bar);
+  r.process->signal(SIGTERM);
+}
+
+void Search::watch(Running& r, double now) {
+  for (const Validation& v : r.process->new_validations()) {
+    if (r.first_validation < 0) {
+      r.first_validation = r.process->seconds();
+      first_validations_.push_back(r.first_validation);
+    }
+    r.record.epochs = std::max(r.record.epochs, v.epoch);
+    if (!r.record.has_metric || v.metric > r.record.metric) r.record.metric = v.metric;
+    r.record.has_metric = true;
+    say(fmt::format("trial {} epoch {}: {} {:.4f}", r.record.number, v.epoch, o_.metric, v.metric));
+    if (r.record.status == TrialStatus::finished) prune_at_rung(r, v);
+  }
+  (void)now;
+}
+
+void Search::end_trial(Running& r) {
+  r.record.seconds = r.process->seconds();
+  const int code = r.process->exit_code();
+  if (r.record.status == TrialStatus::finished && code != 0) {
+    r.record.status = TrialStatus::failed;
+    r.record.reason = fmt::format("exit code {}: {}", code, last_error(r.record.run_dir));
+  }
+  if (fs::exists(run_file(r.record.run_dir, kVocabFile))) {
+    std::vector<std::string> sets = o_.overrides;
+    for (const auto& [k, v] : r.record.values) sets.push_back(k + "=" + v);
+    r.record.model_bytes = model_bytes(load_config(o_.config, sets), traits_, r.record.run_dir);
+  }
+  say(fmt::format("trial {} {}: {} {}{}", r.record.number, to_string(r.record.status), o_.metric,
+                  r.record.has_metric ? fmt::format("{:.4f}", r.record.metric) : "-",
+                  r.record.reason.empty() ? "" : " (" + r.record.reason + ")"));
+  records_.push_back(r.record);
+  std::sort(records_.begin(), records_.end(),
+            [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
+  write_trials_csv(run_file(o_.out, kTrialsFile), records_, keys_of(params_));
+}
+
+void Search::stop_all(int sig) {
+  for (auto& r : running_) {
+    if (r->record.status == TrialStatus::finished) {
+      r->record.status = TrialStatus::budget;
+      r->record.reason = "stopped at the end of the budget";
+    }
+    r->process->signal(sig);
+  }
+}
+
+void Search::step() {
+  const double now = elapsed();
+  if (now >= budget_ - stop_margin(budget_)) stop_all(SIGTERM);
+  if (now >= budget_ - stop_margin(budget_) / 3) stop_all(SIGKILL);
+  while (may_start(now)) start_trial();
+  for (auto& r : running_) watch(*r, now);
+  for (auto it = running_.begin(); it != running_.end();) {
+    if ((*it)->process->running()) {
+      ++it;
+      continue;
+    }
+    watch(**it, now);  // the lines written before it ended
+    end_trial(**it);
+    it = running_.erase(it);
+  }
+}
+
+nlohmann::json Search::run(double budget) {
+  budget_ = budget;
+  fs::create_directories(fs::path(o_.out) / kTrialsFolder);
+  nlohmann::json state = options_json(o_);
+  state["spent_seconds"] = spent_;
+  write_file_atomically(run_file(o_.out, kTuneFile), state.dump(2) + "\n");
+  say(fmt::format("sift tune: {} for {:.0f} s, {} at a time, searching {}", o_.config, budget,
+                  o_.parallel, fmt::join(keys_of(params_), ", ")));
+  while (true) {
+    step();
+    if (running_.empty() && !may_start(elapsed())) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return finish();
+}
+
+// The winner's test figures, from its report (a trial that ran to its end) or from
+// `sift eval` on its best.ckpt (a trial stopped by ASHA or the budget).
+nlohmann::json winner_test(const std::string& program, const std::string& run_dir,
+                           const std::string& out) {
+  const std::string report = run_file(run_dir, kReportJsonFile);
+  if (fs::exists(report)) {
+    std::ifstream in(report);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object() && j.contains("splits") && j["splits"].contains("test"))
+      return j["splits"]["test"];
+  }
+  const std::string log = (fs::path(out) / "winner_test.json").string();
+  TrialProcess eval({program, "eval", "--model", run_dir, "--json"}, log, "", "");
+  while (eval.running()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::ifstream in(log);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  return eval.exit_code() == 0 && j.is_object() ? j : nlohmann::json();
+}
+
+// The `sift: error:` line of a failed trial's log, or where to look.
+std::string last_error(const std::string& run_dir) {
+  std::ifstream in(run_dir + ".log");
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (line.rfind("sift: error: ", 0) == 0) found = line.substr(13);
+  }
+  return found.empty() ? "see " + run_dir + ".log" : found;
+}
+
+const TrialRecord* best_record(const std::vector<TrialRecord>& records, double max_bytes) {
+  const TrialRecord* best = nullptr;
+  for (const auto& r : records) {
+    if (!r.has_metric || !fs::exists(run_file(r.run_dir, kBestCheckpointFile))) continue;
+    if (max_bytes > 0 && (r.model_bytes <= 0 || r.model_bytes > max_bytes)) continue;
+    if (best == nullptr || r.metric > best->metric) best = &r;
+  }
+  return best;
+}
+
+std::string summary_table(const std::vector<TrialRecord>& records, const TrialRecord* winner,
+                          const std::string& metric) {
+  std::string out = fmt::format("{:>5}  {:<8}  {:>8}  {:>6}  {:>7}  {}\n", "trial", "status",
+                                metric.substr(0, 8), "epochs", "seconds", "values");
+  for (const auto& r : records) {
+    out += fmt::format("{:>5}  {:<8}  {:>8}  {:>6}  {:>7.1f}  {}{}\n", r.number,
+                       to_string(r.status), r.has_metric ? fmt::format("{:.4f}", r.metric) : "-",
+                       r.epochs, r.seconds, values_text(r.values), &r == winner ? "  <- best" : "");
+  }
+  return out;
+}
+
+nlohmann::json Search::finish() {
+  const TrialRecord* winner = best_record(records_, o_.max_model_bytes);
+  nlohmann::json summary = options_json(o_);
+  summary["spent_seconds"] = spent_ + elapsed();
+  summary["trials_run"] = records_.size();
+  if (!o_.quiet) std::cout << summary_table(records_, winner, o_.metric);
+  if (winner == nullptr) {
+    write_file_atomically(run_file(o_.out, kTuneFile), summary.dump(2) + "\n");
+    const bool any = std::any_of(records_.begin(), records_.end(),
+                                 [](const TrialRecord& r) { return r.has_metric; });
+    if (any) {
+      throw Error(
+          fmt::format("no trial fits --max-model-size {:.0f} bytes; allow more, or narrow "
+                      "model.dim/model.buckets in the tune: section",
+                      o_.max_model_bytes));
+    }
+    const auto failed = std::find_if(records_.begin(), records_.end(), [](const TrialRecord& r) {
+      return r.status == TrialStatus::failed;
+    });
+    if (failed != records_.end()) {
+      throw Error(fmt::format("trial {} failed: {}", failed->number, last_error(failed->run_dir)));
+    }
+    throw Error(
+        fmt::format("the budget of {:.0f} s ended before any trial validated once (see "
+                    "{}.log); give a longer --budget",
+                    budget_, records_.empty() ? o_.out : records_.front().run_dir));
+  }
+  std::vector<std::string> sets = o_.overrides;
+  for (const auto& [k, v] : winner->values) sets.push_back(k + "=" + v);
+  SiftConfig best = load_config(o_.config, sets);
+  best.run.name = fs::path(o_.config).stem().string() + "-tuned";
+  write_file_atomically(run_file(o_.out, kBestConfigFile), dump_config(best));
+  summary["best"] = {{"trial", winner->number},
+                     {"metric", winner->metric},
+                     {"values", winner->values},
+                     {"run_dir", winner->run_dir},
+                     {"epochs", winner->epochs},
+                     {"model_bytes", winner->model_bytes},
+                     {"config", run_file(o_.out, kBestConfigFile)}};
+  if (!base_.data.test.path.empty())
+    summary["best"]["test"] = winner_test(program_, winner->run_dir, o_.out);
+  write_file_atomically(run_file(o_.out, kTuneFile), summary.dump(2) + "\n");
+  say(fmt::format("best: trial {} ({} {:.4f}), run folder {}, config {}", winner->number, o_.metric,
+                  winner->metric, winner->run_dir, run_file(o_.out, kBestConfigFile)));
+  return summary;
+}
+
+}  // namespace
+
+void TuneOptions::validate() const {
+  if (budget_seconds < 10) {
+    throw Error(
+        fmt::format("--budget: {:.0f} s is shorter than one trial's start-up; give at "
+                    "least 10s (a few minutes lets a search try enough settings)",
+                    budget_seconds));
+  }
+  if (parallel < 1) throw Error("--parallel: give at least 1");
+  if (trials < 0) throw Error("--trials: give 0 (no limit) or more");
+  if (eta < 2) throw Error("--eta: give at least 2");
+  const std::vector<std::string> metrics = {"accuracy", "macro_f1", "micro_f1"};
+  if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) {
+    throw Error(fmt::format("--metric: expected accuracy, macro_f1 or micro_f1, not '{}'", metric));
+  }
+}
+
+}  // namespace sift
+
+namespace sift {
+namespace {
+
+// Whether the config gives validation data; the search has nothing to go on without.
+void check_validation_data(const SiftConfig& base) {
+  if (!base.data.valid.path.empty() || base.data.valid_split > 0) return;
+  throw Error(
+      "sift tune needs validation data: set data.valid.path, or data.valid_split "
+      "(e.g. --set data.valid_split=0.1) to hold out part of the training data");
+}
+
+std::string default_out(const TuneOptions& o, const SiftConfig& base) {
+  const std::string name =
+      base.run.name.empty() ? fs::path(o.config).stem().string() : base.run.name;
+  return (fs::path(base.run.dir) / (name + "-tune")).string();
+}
+
+}  // namespace
+
+nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& models,
+                    const std::string& program) {
+  given.validate();
+  TuneOptions o = given;
+  const SiftConfig base = load_config(o.config, o.overrides);
+  check_validation_data(base);
+  if (o.metric == "micro_f1" && !base.data.multi_label) {
+    throw Error("--metric micro_f1 is for multi-label runs (single-label micro-F1 is accuracy)");
+  }
+  if (o.out.empty()) o.out = default_out(o, base);
+  if (fs::exists(o.out) && !fs::is_empty(o.out)) {
+    throw Error(
+        fmt::format("{} is not empty: go on with `sift tune --resume {}`, or choose "
+                    "another --out",
+                    o.out, o.out));
+  }
+  return Search(o, models, program, {}, 0.0).run(o.budget_seconds);
+}
+
+nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials_limit,
+                           const std::vector<ModelTraits>& models, const std::string& program) {
+  const std::string state_path = run_file(dir, kTuneFile);
+  std::ifstream in(state_path);
+  if (!in) throw Error(fmt::format("{}: not a sift tune folder (no {})", dir, kTuneFile));
+  const auto state = nlohmann::json::parse(in, nullptr, false);
+  if (!state.is_object() || !state.contains("config"))
+    throw Error(fmt::format("{}: unreadable", state_path));
+  TuneOptions o = options_from_json(state, dir);
+  if (trials_limit >= 0) o.trials = trials_limit;
+  const std::string trials = run_file(dir, kTrialsFile);
+  std::vector<TrialRecord> done =
+      fs::exists(trials) ? read_trials_csv(trials) : std::vector<TrialRecord>{};
+  const double spent = state.value("spent_seconds", 0.0);
+  const double budget = budget_seconds > 0 ? budget_seconds : o.budget_seconds - spent;
+  if (budget < 10) {
+    throw Error(
+        fmt::format("{}: the search's budget is spent ({:.0f} of {:.0f} s); give --budget "
+                    "to go on",
+                    dir, spent, o.budget_seconds));
+  }
+  if (o.trials > 0 && int64_t(done.size()) >= o.trials) {
+    throw Error(fmt::format("{}: all {} trials are done; give --trials to go on", dir, o.trials));
+  }
+  return Search(o, models, program, std::move(done), spent).run(budget);
+}
+
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(std::min(used, text.size()));
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (v <= 0 || scale < 0) {
+    throw Error(
+        fmt::format("--budget: expected a duration such as 90s, 10m or 1h, not '{}'", text));
+  }
+  return v * scale;
+}
+
+double parse_size(const std::string& text) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(std::min(used, text.size()));
+  const double scale = unit.empty() || unit == "B"   ? 1
+                       : unit == "K" || unit == "KB" ? 1e3
+                       : unit == "M" || unit == "MB" ? 1e6
+                       : unit == "G" || unit == "GB" ? 1e9
+                                                     : -1;
+  if (v <= 0 || scale < 0) {
+    throw Error(
+        fmt::format("--max-model-size: expected a size such as 500K, 2M or 1G, not '{}'", text));
+  }
+  return v * scale;
+}
+
+}  // namespace sift
