@@ -331,7 +331,11 @@ TEST(OptionTable, NamesAreUniqueAndEveryOptionHasHelp) {
 TEST(OptionReference, CommittedDocsMatchTheOptionTable) {
   const std::string path = std::string(SIFT_SOURCE_DIR) + "/docs/options.md";
   ASSERT_TRUE(std::ifstream(path)) << "cannot open " << path;
-  const std::string committed = testing::slurp(path), generated = option_reference();
+  // The per-model tune table after the option table needs the model registry (LibTorch):
+  // OptionReferenceCli.SiftConfigReferenceMatchesTheCommittedDocs checks the whole file.
+  std::string committed = testing::slurp(path);
+  committed = committed.substr(0, committed.find("\n## What `sift tune` searches"));
+  const std::string generated = option_reference();
   if (committed == generated) return;
   // Name the lines that differ rather than print both files.
   auto lines = [](const std::string& text) {

@@ -43,6 +43,18 @@ double seconds_of(const std::function<void()>& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+TEST(OptionReferenceCli, SiftConfigReferenceMatchesTheCommittedDocs) {
+  const std::string dir = make_temp_dir("reference");
+  const SiftResult r = run_sift("config --reference", dir);
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(
+      r.out.find("| fasttext | `train.optimizer.lr` log [0.05, 2]; `model.dim` int_log [10, 300]"),
+      std::string::npos)
+      << r;
+  EXPECT_TRUE(r.out == slurp(kSource + "/docs/options.md"))
+      << "docs/options.md is stale: regenerate it with `sift config --reference > docs/options.md`";
+}
+
 TEST(SiftTune, TheSearchEndsWithinItsBudgetAndLeavesTrialsABestConfigAndItsRun) {
   const std::string dir = make_temp_dir("tune_budget");
   const std::string config = write_config(dir);

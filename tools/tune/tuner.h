@@ -1,7 +1,7 @@
 // `sift tune`: a hyperparameter search within a wall-time budget. Trials are ordinary
 // training runs (RUN/trials/trial-NNN), up to `parallel` at once, each with its share of
 // the cores; asynchronous successive halving (ASHA, Li et al. 2018) stops a trial whose
-// validation metric at a rung epoch (1, eta, eta^2, ...) is outside the best 1/eta of the
+// validation metric at a rung epoch (eta, eta^2, ...) is outside the best 1/eta of the
 // trials that reached that rung; the sampler (sampler.h) draws new trials around the best.
 #pragma once
 
