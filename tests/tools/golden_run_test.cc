@@ -46,7 +46,7 @@ constexpr const char* kLastCkpt =
     "11c85875fcb4c5f55e4d945073fdc280525636527c5410b0ee5c4def1e1ea1c1";
 constexpr const char* kBestCkpt =
     "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
-constexpr const char* kExport = "9f1d243613d04e831d2dd6cf001a6ce6130003d84071c9d8531eb842abb4df40";
+constexpr const char* kExport = "5af23d0b460d396170cf2a442f9503f864c9bb007de0ae996ad181018fb317d5";
 
 template <class T>
 T take(const std::string& bytes, size_t& at) {
