@@ -117,6 +117,23 @@ TEST(SiftTune, ResumeKeepsFinishedTrialsAndRunsOnlyNewOnes) {
   EXPECT_TRUE(CleanSiftError(done, {"all 3 trials are done", "--trials"}));
 }
 
+TEST(SiftTune, OnlyModelsThatFitMaxModelSizeWin) {
+  const std::string dir = make_temp_dir("tune_size");
+  // Bigrams make every model hold model.buckets x model.dim weights: 1000 x 5 at least.
+  const std::string config = write_config(dir, "  model.ngrams: {choice: [2]}\n");
+  const SiftResult small = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 4K --out " + quote(dir + "/a"),
+      dir);
+  EXPECT_TRUE(CleanSiftError(small, {"no trial fits --max-model-size 4000 bytes"}));
+  const SiftResult fits = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 150K --out " + quote(dir + "/b"),
+      dir);
+  ASSERT_EQ(fits.status, 0) << fits;
+  const auto summary = nlohmann::json::parse(slurp(dir + "/b/tune.json"));
+  EXPECT_LE(summary["best"]["model_bytes"].get<double>(), 150e3);
+  EXPECT_GT(summary["best"]["model_bytes"].get<double>(), 5e3);
+}
+
 TEST(SiftTune, BadInputStopsBeforeAnyTrialWithOneLineNamingTheKey) {
   const std::string dir = make_temp_dir("tune_bad");
   const std::string good = write_config(dir);
