@@ -48,6 +48,18 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Whether a last.ckpt's own weights are the run's best (its best validation was at its
+// step). A save writes last.ckpt, then best.ckpt naming it: a crash between the two
+// leaves best.ckpt missing or naming the last.ckpt before, and these weights the best.
+bool weights_are_best(const Checkpoint& last) {
+  return last.meta.value("has_best", false) &&
+         last.meta.value("best_step", int64_t{-1}) == last.meta.value("step", int64_t{-2});
+}
+
+}  // namespace
+
 Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   // Weights and optimizer state stay on disk: the weights are read straight into the
   // model (load_model_weights), the optimizer state is not needed here.
@@ -55,7 +67,8 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   std::string path = run_file(run_dir, kBestCheckpointFile);
   if (!std::filesystem::exists(path)) path = run_file(run_dir, kLastCheckpointFile);
   Checkpoint checkpoint = load_checkpoint(path, on_disk);
-  if (path != run_file(run_dir, kBestCheckpointFile) && checkpoint.meta.value("has_best", false)) {
+  if (path != run_file(run_dir, kBestCheckpointFile) && checkpoint.meta.value("has_best", false) &&
+      !weights_are_best(checkpoint)) {
     // A run without validation has no best.ckpt; one that had a best lost it.
     throw Error(
         fmt::format("{} is missing: {} records a best validation at step {}, so the "
@@ -74,7 +87,8 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
     }
     const std::string last_path = run_file(run_dir, kLastCheckpointFile);
     Checkpoint last = load_checkpoint(last_path, on_disk);
-    if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2})) {
+    if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2}) &&
+        !weights_are_best(last)) {
       throw Error(fmt::format("{} names the weights of {} at step {}, but that file is at step {}",
                               path, last_path, checkpoint.meta.value("step", int64_t{-2}),
                               last.meta.value("step", int64_t{-1})));

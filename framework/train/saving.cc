@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -121,6 +122,21 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   }
   write_last(run, stream, epoch_complete);
   save_best(run, same);  // after last.ckpt's buffers are gone: one large buffer at a time
+}
+
+void repair_best(Run& run, const Checkpoint& last) {
+  if (!run.dist->is_primary() || !run.best.is_reference) return;
+  const std::string path = run_file(run.dir, kBestCheckpointFile);
+  if (std::filesystem::exists(path)) {
+    const Checkpoint best = load_checkpoint(path, {"model", "optimizer"});
+    if (best.meta.value("weights_in", "") == std::string(kLastCheckpointFile) &&
+        best.meta.value("step", int64_t{-1}) == run.state.step) {
+      return;  // as the save left it
+    }
+  }
+  run.best.metrics = last.meta.value("metrics", nlohmann::json());
+  run.best.saved = false;
+  save_best(run, true);
 }
 
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path) {
