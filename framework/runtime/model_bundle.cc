@@ -52,7 +52,8 @@ namespace {
 
 // Whether a last.ckpt's own weights are the run's best (its best validation was at its
 // step). A save writes last.ckpt, then best.ckpt naming it: a crash between the two
-// leaves best.ckpt missing or naming the last.ckpt before, and these weights the best.
+// leaves best.ckpt naming the last.ckpt before, and these weights the best. (A missing
+// best.ckpt stays an error here; `train --resume` writes it again.)
 bool weights_are_best(const Checkpoint& last) {
   return last.meta.value("has_best", false) &&
          last.meta.value("best_step", int64_t{-1}) == last.meta.value("step", int64_t{-2});
@@ -67,8 +68,7 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   std::string path = run_file(run_dir, kBestCheckpointFile);
   if (!std::filesystem::exists(path)) path = run_file(run_dir, kLastCheckpointFile);
   Checkpoint checkpoint = load_checkpoint(path, on_disk);
-  if (path != run_file(run_dir, kBestCheckpointFile) && checkpoint.meta.value("has_best", false) &&
-      !weights_are_best(checkpoint)) {
+  if (path != run_file(run_dir, kBestCheckpointFile) && checkpoint.meta.value("has_best", false)) {
     // A run without validation has no best.ckpt; one that had a best lost it.
     throw Error(
         fmt::format("{} is missing: {} records a best validation at step {}, so the "

@@ -139,6 +139,24 @@ void repair_best(Run& run, const Checkpoint& last) {
   save_best(run, true);
 }
 
+void restore_missing_best(const std::string& run_dir) {
+  const std::string best_path = run_file(run_dir, kBestCheckpointFile);
+  const std::string last_path = run_file(run_dir, kLastCheckpointFile);
+  if (std::filesystem::exists(best_path) || !std::filesystem::exists(last_path)) return;
+  const Checkpoint last = load_checkpoint(last_path, {"model", "optimizer"});
+  const nlohmann::json& m = last.meta;
+  const int64_t best_step = m.value("best_step", int64_t{-1});
+  if (!m.value("has_best", false) || best_step != m.value("step", int64_t{-2})) return;
+  // What save_best writes when best.ckpt names last.ckpt's weights.
+  Checkpoint c;
+  c.meta = checkpoint_meta(m.value("model", ""), m.value("num_classes", int64_t{0}),
+                           m.value("best_epoch", int64_t{0}), best_step);
+  c.meta["run_files"] = m.value("run_files", nlohmann::json());
+  c.meta["metrics"] = m.value("metrics", nlohmann::json());
+  c.meta["weights_in"] = kLastCheckpointFile;
+  save_checkpoint(best_path, c);
+}
+
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path) {
   if (!last.on_disk.count("model")) throw Error(fmt::format("{} holds no model state", path));
   const auto& meta = last.meta;

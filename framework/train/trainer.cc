@@ -292,6 +292,7 @@ std::string nothing_left(const Run& run) {
 nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
                       const TrainOptions& options) {
   refuse_shape_changes(overrides);
+  restore_missing_best(run_dir);  // every rank alike: the same bytes, renamed atomically
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
   const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
