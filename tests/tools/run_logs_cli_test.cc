@@ -127,6 +127,22 @@ TEST_F(RunLogsCli, AFailedCheckpointWriteIsAnErrorAndNoReportNamesIt) {
   EXPECT_FALSE(fs::exists(run() + "/last.ckpt"));
 }
 
+// A save writes last.ckpt, then best.ckpt naming its weights: a kill between the two
+// leaves no best.ckpt after the first save. The resume writes it as the save would have.
+TEST_F(RunLogsCli, AResumeWritesTheBestCheckpointAKillLeftUnwritten) {
+  ASSERT_EQ(train(" --set train.epochs=1").status, 0);
+  const std::string best = testing::checkpoint_view(run() + "/best.ckpt");
+  fs::remove(run() + "/best.ckpt");
+  const auto r = resume();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("nothing left to train"), std::string::npos) << r;
+  ASSERT_TRUE(fs::exists(run() + "/best.ckpt"));
+  EXPECT_TRUE(testing::checkpoint_view(run() + "/best.ckpt") == best);
+  const auto eval =
+      sift("eval --model " + quote(run()) + " --data data/sms_spam/SMSSpamCollection");
+  EXPECT_EQ(eval.status, 0) << eval;
+}
+
 TEST_F(RunLogsCli, AResumeWithNothingLeftSaysHowToExtendAndTrainsNothing) {
   ASSERT_EQ(train(" --set train.epochs=1").status, 0);
   const std::string last = slurp(run() + "/last.ckpt");
