@@ -130,6 +130,7 @@ struct TrainConfig {
   int64_t max_steps = 0;
   int64_t log_every = 0;
   double checkpoint_minutes = 10.0;
+  SaveLast save_last = SaveLast::epoch;  // last.ckpt at each epoch's end, or only at the end
   int64_t accumulate = 1;
   double clip_norm = 0.0;
   OnNonfinite on_nonfinite = OnNonfinite::stop;  // a NaN/inf loss or gradient

@@ -350,9 +350,16 @@ std::vector<Option> declare() {
                  "Steps between log lines when not on a terminal; 0: about 20 per epoch.",
                  at_least(0));
   t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
-                "Minutes between saves of last.ckpt and best.ckpt during training (checked "
-                "after every optimizer step); both are always saved when training ends.",
+                "Minutes between saves of last.ckpt and best.ckpt inside an epoch (checked "
+                "after every optimizer step; 0: after every step), with either "
+                "train.save_last.",
                 in_range(0.0, 1e6));
+  t.add_enum<SaveLast>(
+      "train.save_last", SIFT_FIELD(train.save_last),
+      "When last.ckpt (and best.ckpt) are written besides every train.checkpoint_minutes: "
+      "epoch: at the end of every epoch; end: only when training ends or is stopped "
+      "(SIGINT/SIGTERM, train.max_steps), for models whose tables take longer to write "
+      "than an epoch to train.");
   t.add<int64_t>("train.accumulate", SIFT_FIELD(train.accumulate),
                  "Batches whose gradients add up before each optimizer step.", at_least(1));
   t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),

@@ -57,36 +57,50 @@ std::string shard_path(const std::string& prefix, int index, int count, Compress
 // TextFileWriter
 
 TextFileWriter::TextFileWriter(std::string path, Compression compression)
-    : path_(std::move(path)), tmp_(path_ + ".tmp"), compression_(compression) {
+    : path_(std::move(path)), compression_(compression) {
   buffer_.reserve(kBufferBytes + 4096);
+  file_.emplace(path_);  // a unique temporary name beside path_, renamed by commit()
   if (compression_ == Compression::kGzip) {
-    gz_ = gzopen(tmp_.c_str(), "wb6");
-    if (gz_ == nullptr) throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno)));
-    gzbuffer(gz_, 256 * 1024);
-    return;
+    gz_ = std::make_unique<z_stream>();
+    // windowBits 15 + 16: a gzip header and trailer (CRC-32, size), as gzopen writes.
+    if (deflateInit2(gz_.get(), 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      gz_.reset();
+      fail("zlib initialisation failed");
+    }
+    out_.resize(256 * 1024);
   }
-  file_.emplace(path_);  // AtomicFile writes path_ + ".tmp" too
   if (compression_ == Compression::kZstd) {
     zstd_ = ZSTD_createCCtx();
     if (zstd_ == nullptr)
       throw Error(fmt::format("cannot write {}: zstd initialisation failed", path_));
     ZSTD_CCtx_setParameter(zstd_, ZSTD_c_compressionLevel, 3);
     ZSTD_CCtx_setParameter(zstd_, ZSTD_c_checksumFlag, 1);  // readers detect corruption
-    zstd_out_.resize(ZSTD_CStreamOutSize());
+    out_.resize(ZSTD_CStreamOutSize());
   }
 }
 
 TextFileWriter::~TextFileWriter() {
   if (zstd_ != nullptr) ZSTD_freeCCtx(zstd_);
-  if (gz_ != nullptr) {
-    gzclose(gz_);
-    std::remove(tmp_.c_str());
-  }
-  // file_ (AtomicFile) removes its .tmp itself unless committed.
+  if (gz_ != nullptr) deflateEnd(gz_.get());
+  // file_ (AtomicFile) removes its temporary file itself unless committed.
 }
 
 void TextFileWriter::fail(const std::string& what) {
-  throw Error(fmt::format("cannot write {}: {}", tmp_, what));
+  throw Error(fmt::format("cannot write {}: {}", path_, what));
+}
+
+void TextFileWriter::deflate_buffer(bool end) {
+  gz_->next_in = reinterpret_cast<Bytef*>(buffer_.data());
+  gz_->avail_in = static_cast<uInt>(buffer_.size());
+  for (;;) {
+    gz_->next_out = reinterpret_cast<Bytef*>(out_.data());
+    gz_->avail_out = static_cast<uInt>(out_.size());
+    const int rc = deflate(gz_.get(), end ? Z_FINISH : Z_NO_FLUSH);
+    if (rc == Z_STREAM_ERROR) fail("zlib error");
+    file_->write(std::string_view(out_.data(), out_.size() - gz_->avail_out));
+    // Done when all input is consumed and, at the end, the stream is complete.
+    if (end ? rc == Z_STREAM_END : gz_->avail_in == 0 && gz_->avail_out != 0) break;
+  }
 }
 
 void TextFileWriter::write(std::string_view bytes) {
@@ -101,21 +115,16 @@ void TextFileWriter::flush_buffer(bool end) {
       file_->write(buffer_);
       break;
     case Compression::kGzip:
-      if (!buffer_.empty() &&
-          gzwrite(gz_, buffer_.data(), static_cast<unsigned>(buffer_.size())) == 0) {
-        int code = 0;
-        const char* msg = gzerror(gz_, &code);
-        fail(code == Z_ERRNO ? std::strerror(errno) : msg);
-      }
+      deflate_buffer(end);
       break;
     case Compression::kZstd: {
       ZSTD_inBuffer in{buffer_.data(), buffer_.size(), 0};
       const ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
       for (;;) {
-        ZSTD_outBuffer out{zstd_out_.data(), zstd_out_.size(), 0};
+        ZSTD_outBuffer out{out_.data(), out_.size(), 0};
         const size_t left = ZSTD_compressStream2(zstd_, &out, &in, mode);
         if (ZSTD_isError(left)) fail(ZSTD_getErrorName(left));
-        file_->write(std::string_view(zstd_out_.data(), out.pos));
+        file_->write(std::string_view(out_.data(), out.pos));
         // Done when all input is consumed and, at the end, the frame is complete.
         if (end ? left == 0 : in.pos == in.size) break;
       }
@@ -128,22 +137,7 @@ void TextFileWriter::flush_buffer(bool end) {
 uint64_t TextFileWriter::commit() {
   if (committed_) return file_size(path_);
   flush_buffer(true);
-  if (compression_ == Compression::kGzip) {
-    const int rc = gzclose(gz_);
-    gz_ = nullptr;
-    if (rc != Z_OK) {
-      const int e = errno;
-      std::remove(tmp_.c_str());
-      fail(rc == Z_ERRNO ? std::strerror(e) : "zlib error on close");
-    }
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      const int e = errno;
-      std::remove(tmp_.c_str());
-      throw Error(fmt::format("cannot rename {} to {}: {}", tmp_, path_, std::strerror(e)));
-    }
-  } else {
-    file_->commit();
-  }
+  file_->commit();
   committed_ = true;
   return file_size(path_);
 }

@@ -12,7 +12,7 @@
 #include "core/atomic_file.h"
 #include "datasets/shuffle_buffer.h"
 
-struct gzFile_s;     // zlib's gzFile
+struct z_stream_s;   // zlib's z_stream
 struct ZSTD_CCtx_s;  // zstd's ZSTD_CCtx
 
 namespace sift {
@@ -27,9 +27,10 @@ const char* compression_suffix(Compression c);
 // PREFIX-00003-of-00008.txt[.gz|.zst]: the name both ShardWriter and sift-gen-corpus use.
 std::string shard_path(const std::string& prefix, int index, int count, Compression c);
 
-// One output text file, plain, gzip (level 6) or zstd (level 3). Bytes go to PATH.tmp,
-// renamed to PATH by commit(); destroyed without commit() it removes PATH.tmp, so a
-// failed or interrupted run never leaves a complete-looking shard behind.
+// One output text file, plain, gzip (level 6) or zstd (level 3). Bytes go through an
+// AtomicFile (a unique PATH.tmp-XXXXXX, never a planted symlink), renamed to PATH by
+// commit(); destroyed without commit() it removes its temporary file, so a failed or
+// interrupted run never leaves a complete-looking shard behind.
 class TextFileWriter {
  public:
   TextFileWriter(std::string path, Compression compression);  // throws sift::Error
@@ -47,14 +48,15 @@ class TextFileWriter {
   void flush_buffer(bool end);
   [[noreturn]] void fail(const std::string& what);
 
+  void deflate_buffer(bool end);
+
   std::string path_;
-  std::string tmp_;
   Compression compression_;
   std::string buffer_;              // pending text bytes
-  std::optional<AtomicFile> file_;  // plain and zstd output
-  gzFile_s* gz_ = nullptr;          // gzip output (zlib's own buffered writer)
+  std::optional<AtomicFile> file_;  // the output, compressed or not
+  std::unique_ptr<z_stream_s> gz_;  // gzip: zlib's deflate with a gzip wrapper
   ZSTD_CCtx_s* zstd_ = nullptr;
-  std::vector<char> zstd_out_;
+  std::vector<char> out_;  // compressed bytes on their way to file_
   bool committed_ = false;
 };
 

@@ -48,6 +48,19 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Whether a last.ckpt's own weights are the run's best (its best validation was at its
+// step). A save writes last.ckpt, then best.ckpt naming it: a crash between the two
+// leaves best.ckpt naming the last.ckpt before, and these weights the best. (A missing
+// best.ckpt stays an error here; `train --resume` writes it again.)
+bool weights_are_best(const Checkpoint& last) {
+  return last.meta.value("has_best", false) &&
+         last.meta.value("best_step", int64_t{-1}) == last.meta.value("step", int64_t{-2});
+}
+
+}  // namespace
+
 Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
   // Weights and optimizer state stay on disk: the weights are read straight into the
   // model (load_model_weights), the optimizer state is not needed here.
@@ -74,7 +87,8 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path_out) {
     }
     const std::string last_path = run_file(run_dir, kLastCheckpointFile);
     Checkpoint last = load_checkpoint(last_path, on_disk);
-    if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2})) {
+    if (last.meta.value("step", int64_t{-1}) != checkpoint.meta.value("step", int64_t{-2}) &&
+        !weights_are_best(last)) {
       throw Error(fmt::format("{} names the weights of {} at step {}, but that file is at step {}",
                               path, last_path, checkpoint.meta.value("step", int64_t{-2}),
                               last.meta.value("step", int64_t{-1})));

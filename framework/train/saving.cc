@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -121,6 +122,39 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   }
   write_last(run, stream, epoch_complete);
   save_best(run, same);  // after last.ckpt's buffers are gone: one large buffer at a time
+}
+
+void repair_best(Run& run, const Checkpoint& last) {
+  if (!run.dist->is_primary() || !run.best.is_reference) return;
+  const std::string path = run_file(run.dir, kBestCheckpointFile);
+  if (std::filesystem::exists(path)) {
+    const Checkpoint best = load_checkpoint(path, {"model", "optimizer"});
+    if (best.meta.value("weights_in", "") == std::string(kLastCheckpointFile) &&
+        best.meta.value("step", int64_t{-1}) == run.state.step) {
+      return;  // as the save left it
+    }
+  }
+  run.best.metrics = last.meta.value("metrics", nlohmann::json());
+  run.best.saved = false;
+  save_best(run, true);
+}
+
+void restore_missing_best(const std::string& run_dir) {
+  const std::string best_path = run_file(run_dir, kBestCheckpointFile);
+  const std::string last_path = run_file(run_dir, kLastCheckpointFile);
+  if (std::filesystem::exists(best_path) || !std::filesystem::exists(last_path)) return;
+  const Checkpoint last = load_checkpoint(last_path, {"model", "optimizer"});
+  const nlohmann::json& m = last.meta;
+  const int64_t best_step = m.value("best_step", int64_t{-1});
+  if (!m.value("has_best", false) || best_step != m.value("step", int64_t{-2})) return;
+  // What save_best writes when best.ckpt names last.ckpt's weights.
+  Checkpoint c;
+  c.meta = checkpoint_meta(m.value("model", ""), m.value("num_classes", int64_t{0}),
+                           m.value("best_epoch", int64_t{0}), best_step);
+  c.meta["run_files"] = m.value("run_files", nlohmann::json());
+  c.meta["metrics"] = m.value("metrics", nlohmann::json());
+  c.meta["weights_in"] = kLastCheckpointFile;
+  save_checkpoint(best_path, c);
 }
 
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path) {

@@ -24,6 +24,14 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete);
 // the counters and the task's counts; the model's weights (best.ckpt's, as loaded from
 // the run folder) become the best weights in memory when there was a best.
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path);
+// Before a resume loads the run: a crash between the first save's last.ckpt and
+// best.ckpt leaves no best.ckpt; when last.ckpt's weights are the best, writes it as
+// that save would have (naming them). Anything else is left for load_run to refuse.
+void restore_missing_best(const std::string& run_dir);
+// When last.ckpt's weights are the best (best.ckpt names them), writes best.ckpt again
+// unless it names them already: a crash between a save's two writes left it missing,
+// naming an older last.ckpt, or holding an older best. Needs run.file_hashes.
+void repair_best(Run& run, const Checkpoint& last);
 // Then the model's and optimizer's state, this rank's random state and the loss scale.
 // Returns this rank's data position ("" when the epoch was complete).
 std::string restore_last(Run& run, const Checkpoint& last, const std::string& path);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <limits>
 #include <thread>
 
@@ -60,6 +61,27 @@ void save(Run& run, Loop& loop, bool epoch_complete) {
   loop.last_save = Clock::now();
 }
 
+// The signal a stop was asked with (TrainOptions::stop_signal), 0 for none. In a group
+// rank 0's flag decides for all, as the save that follows gathers every rank's state.
+int stop_signal(Run& run) {
+  const std::atomic<int>* flag = run.options.stop_signal;
+  if (flag == nullptr) return 0;
+  const int mine = flag->load();
+  if (!run.dist->primary_says(mine != 0)) return 0;
+  return mine != 0 ? mine : SIGTERM;
+}
+
+Interrupted interrupted(const Run& run, int signal_number) {
+  const char* name = signal_number == SIGINT    ? "SIGINT"
+                     : signal_number == SIGTERM ? "SIGTERM"
+                                                : "a signal";
+  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
+                                 "with: sift train --resume {}",
+                                 name, run.state.step, run.state.epoch,
+                                 run_file(run.dir, kLastCheckpointFile), run.dir),
+                     signal_number);
+}
+
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Run& run, Loop& loop, Progress& progress) {
   const auto& t = run.config.train;
@@ -84,7 +106,9 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
       if ((loop.stopped = stop_early(run))) break;
     }
     // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
-    if (save_due(run, loop)) save(run, loop, false);
+    const int stop = stop_signal(run);
+    if (stop != 0 || save_due(run, loop)) save(run, loop, false);
+    if (stop != 0) throw interrupted(run, stop);
   }
   if (micro > 0) optimizer_step(run);  // the epoch's last, partial accumulation
   return more;
@@ -110,10 +134,11 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
   if (t.eval_every == 0) validate(run, loop.valid.get(), progress, true);
   loop.stopped = stop_early(run);
   run.model->train();
-  // Not every epoch: fastText-sized tables are 80 MB, and on a busy disk writing them
-  // each epoch took longer than training (measured: 50 s wall for 4 s of CPU).
+  // train.save_last: end skips the epochs' saves: fastText-sized tables are 80 MB, and on
+  // a busy disk writing them each epoch took longer than training (measured: 50 s wall
+  // for 4 s of CPU).
   const bool last_epoch = s.epoch == t.epochs || s.step >= loop.step_limit || loop.stopped;
-  if (last_epoch || save_due(run, loop)) save(run, loop, true);
+  if (last_epoch || t.save_last == SaveLast::epoch || save_due(run, loop)) save(run, loop, true);
   return true;
 }
 
@@ -233,9 +258,41 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   return finish_run(run, "");
 }
 
+namespace {
+
+// Why a resumed run has nothing left to train and what to change, or "".
+std::string nothing_left(const Run& run) {
+  const auto& t = run.config.train;
+  const TrainingState& s = run.state;
+  const std::string again = "sift train --resume " + run.dir;
+  if (t.max_steps > 0 && s.step >= t.max_steps) {
+    return fmt::format(
+        "{}: nothing left to train: last.ckpt is at step {} and train.max_steps is "
+        "{}; to train longer: {} --set train.max_steps=N (N > {}, or 0: no limit)",
+        run.dir, s.step, t.max_steps, again, s.step);
+  }
+  if (s.epoch > t.epochs) {
+    return fmt::format(
+        "{}: nothing left to train: last.ckpt ends epoch {} and train.epochs is "
+        "{}; to train longer: {} --set train.epochs=N (N > {})",
+        run.dir, s.epoch - 1, t.epochs, again, s.epoch - 1);
+  }
+  if (stop_early(run)) {
+    return fmt::format(
+        "{}: nothing left to train: it stopped early after {} validations "
+        "without improvement (train.patience {}); to train longer: {} --set "
+        "train.patience=N (N > {}, or 0: off)",
+        run.dir, s.bad_validations, t.patience, again, s.bad_validations);
+  }
+  return "";
+}
+
+}  // namespace
+
 nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
                       const TrainOptions& options) {
   refuse_shape_changes(overrides);
+  restore_missing_best(run_dir);  // every rank alike: the same bytes, renamed atomically
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
   const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
@@ -246,13 +303,27 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   if (run.dist->is_primary()) run.lock = std::make_unique<RunFolderLock>(run_dir);
   run.task = saved.task;
   run.model = saved.model;  // holds best.ckpt's weights: they are the best so far
+  // Unless last.ckpt's are: best.ckpt may be from before the save a crash cut short.
+  if (last.meta.value("has_best", false) &&
+      last.meta.value("best_step", int64_t{-1}) == last.meta.value("step", int64_t{-2})) {
+    load_model_weights(*run.model, last, last_path);
+  }
   restore_counters(run, last, last_path);
+  if (const std::string why = nothing_left(run); !why.empty()) {
+    if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
+    repair_best(run, last);
+    return {{"run_dir", run.dir}, {"nothing_to_do", why}};
+  }
   prepare_training(run);
   const std::string data_state = restore_last(run, last, last_path);
+  if (run.dist->is_primary()) {
+    run.state.metrics_rows = cut_metrics_back(run.dir, run.state.metrics_rows);
+  }
   if (!overrides.empty() && run.dist->is_primary()) {
     write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
   }
   if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
+  repair_best(run, last);
   return finish_run(run, data_state);
 }
 

@@ -32,7 +32,8 @@ void TrainingState::to_meta(nlohmann::json& meta, bool epoch_complete) const {
                {"best_epoch", best_epoch},
                {"best_step", best_step},
                {"bad_validations", bad_validations},
-               {"metrics", last_metrics}});
+               {"metrics", last_metrics},
+               {"metrics_rows", metrics_rows}});
   // Only when there are some: checkpoints of runs without skips keep their bytes.
   if (skipped_batches > 0) meta["skipped_batches"] = skipped_batches;
 }
@@ -49,6 +50,7 @@ TrainingState TrainingState::from_meta(const nlohmann::json& meta, const nlohman
   s.bad_validations = required<int64_t>(meta, "bad_validations", path);
   s.last_metrics = meta.value("metrics", nlohmann::json());       // null before any validation
   s.skipped_batches = meta.value("skipped_batches", int64_t{0});  // written only when > 0
+  s.metrics_rows = meta.value("metrics_rows", int64_t{-1});       // older checkpoints: unknown
   s.examples_seen = required<int64_t>(counters, "examples_seen", path);
   if (epoch_complete_in(meta, path)) {
     ++s.epoch;

@@ -28,6 +28,9 @@ struct TrainingState {
   int64_t best_step = -1;
   int64_t bad_validations = 0;
   int64_t skipped_batches = 0;  // train.on_nonfinite: skip_batch's skipped updates
+  // Lines in metrics.jsonl (one per validation); -1: unknown (checkpoints without it).
+  // A resume cuts the file back to this, so validations after the save are not doubled.
+  int64_t metrics_rows = 0;
 
   // last.ckpt's metadata: the counters, and whether the epoch was complete when saved.
   void to_meta(nlohmann::json& meta, bool epoch_complete) const;

@@ -1,10 +1,15 @@
 #include "framework/train/validation.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/run_folder.h"
@@ -15,10 +20,18 @@
 namespace sift {
 namespace {
 
+// Checked through the flush and the close: a full disk fails there, not at `<<`, and an
+// unchecked stream left metrics.jsonl at 0 bytes without a word (issue #19).
 void append_line(const std::string& path, const std::string& line) {
+  errno = 0;
   std::ofstream out(path, std::ios::app);
   out << line << "\n";
-  if (!out) throw Error(fmt::format("cannot write {}", path));
+  out.flush();
+  if (out) out.close();
+  if (!out) {
+    throw Error(fmt::format("cannot write {}: {}", path,
+                            errno != 0 ? std::strerror(errno) : "write failed"));
+  }
 }
 
 // Whether `value` of train.best_metric beats the best so far by train.min_delta.
@@ -67,12 +80,32 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
     record["skipped_steps"] = run.scaler.skipped_steps();
   }
   if (run.dist->is_primary()) append_line(run_file(run.dir, kMetricsFile), record.dump());
+  ++run.state.metrics_rows;
   progress.log(line);
   run.state.last_metrics = record;
 }
 
 bool stop_early(const Run& run) {
   return run.config.train.patience > 0 && run.state.bad_validations >= run.config.train.patience;
+}
+
+int64_t cut_metrics_back(const std::string& run_dir, int64_t rows) {
+  const std::string path = run_file(run_dir, kMetricsFile);
+  struct stat st {};
+  // Not through a symlink or into a device: such a file is the user's, left as it is.
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::max<int64_t>(rows, 0);
+  std::ifstream in(path, std::ios::binary);
+  std::string kept, line;
+  int64_t lines = 0;
+  while ((rows < 0 || lines < rows) && std::getline(in, line)) {
+    kept += line + "\n";
+    ++lines;
+  }
+  if (in.bad()) throw Error(fmt::format("cannot read {}", path));
+  if (rows >= 0 && in.peek() != std::char_traits<char>::eof()) {
+    write_file_atomically(path, kept);  // the rows after last.ckpt's step: logged again
+  }
+  return lines;
 }
 
 nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::string& text_report) {

@@ -3,14 +3,16 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "datasets/line_reader.h"
 #include "core/error.h"
+#include "datasets/line_reader.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -19,6 +21,16 @@ namespace {
 using sift::testing::make_temp_dir;
 
 using Lines = std::vector<std::string>;
+
+// The names in `dir`, sorted.
+Lines files_in(const std::string& dir) {
+  Lines names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -251,13 +263,30 @@ TEST(ShardWriter, UnfinishedWriterLeavesNoFiles) {
     options.compression = Compression::kGzip;
     ShardWriter writer(options);
     writer.add("a line");
-    EXPECT_TRUE(exists(shard_path(dir + "/u", 0, 2, Compression::kGzip) + ".tmp"));
+    EXPECT_EQ(files_in(dir).size(), 2u);  // one temporary file per shard
   }  // destroyed without finish(), as when an exception unwinds
-  for (int i = 0; i < 2; ++i) {
-    const std::string path = shard_path(dir + "/u", i, 2, Compression::kGzip);
-    EXPECT_FALSE(exists(path));
-    EXPECT_FALSE(exists(path + ".tmp"));
-  }
+  EXPECT_EQ(files_in(dir), Lines{});
+}
+
+// A symlink planted at the old fixed temporary name (PATH.tmp) is neither followed nor
+// replaced: the gz shard goes through a unique temporary name, as the others do.
+TEST(ShardWriter, APlantedSymlinkAtTheTemporaryNameIsNotFollowed) {
+  const std::string dir = make_temp_dir("sift_shard_writer");
+  const std::string victim = dir + "/victim.txt";
+  std::ofstream(victim) << "keep me\n";
+  const std::string path = shard_path(dir + "/g", 0, 1, Compression::kGzip);
+  ASSERT_EQ(::symlink(victim.c_str(), (path + ".tmp").c_str()), 0);
+  ShardWriterOptions options;
+  options.prefix = dir + "/g";
+  options.compression = Compression::kGzip;
+  const auto shards = write_shards({"one", "two"}, options);
+  EXPECT_EQ(sorted(concat_shards(shards)), sorted({"one", "two"}));
+  std::ifstream in(victim);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "keep me");
+  EXPECT_EQ(files_in(dir),
+            (Lines{"g-00000-of-00001.txt.gz", "g-00000-of-00001.txt.gz.tmp", "victim.txt"}));
 }
 
 TEST(ShardWriter, BadOptionsAndUnwritableOutputThrow) {

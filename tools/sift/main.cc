@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
 namespace {
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the message (or the help / version text)
     return code == 0 ? 0 : kUsageError;
+  } catch (const sift::Interrupted& e) {
+    std::fprintf(stderr, "sift: %s\n", e.what());  // training saved and stopped, as asked
+    return 128 + e.signal();
   } catch (const sift::Error& e) {
     std::fprintf(stderr, "sift: error: %s\n", e.what());
     return 1;

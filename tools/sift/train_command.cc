@@ -1,5 +1,7 @@
 #include <fmt/format.h>
+#include <signal.h>
 
+#include <atomic>
 #include <iostream>
 
 #include "config/loader.h"
@@ -9,6 +11,26 @@
 #include "tools/sift/summary.h"
 
 namespace sift::cli {
+namespace {
+
+// The signal that asked training to stop (0: none). The handler only stores it: training
+// sees it at the next step boundary, saves last.ckpt and throws sift::Interrupted.
+std::atomic<int> stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "stored from a signal handler");
+
+extern "C" void on_stop_signal(int signal_number) { stop_signal.store(signal_number); }
+
+// SIGINT and SIGTERM stop training cleanly; SA_RESETHAND: a second one ends the process
+// at once, for a user who will not wait for the save.
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  for (int signal_number : {SIGINT, SIGTERM}) sigaction(signal_number, &action, nullptr);
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
   struct Args {
@@ -36,6 +58,8 @@ void add_train_command(CLI::App& app) {
   cmd->callback([args] {
     TrainOptions options;
     options.quiet = args->quiet;
+    options.stop_signal = &stop_signal;
+    catch_stop_signals();
     if (args->config.empty() && args->resume.empty()) {
       throw CLI::RequiredError("a config file or --resume RUN_DIR");
     }
@@ -45,7 +69,10 @@ void add_train_command(CLI::App& app) {
                                       : resume(args->resume, args->overrides, options);
     const auto dist = distributed_env_from_environment();
     if (dist && dist->rank != 0) return;  // rank 0 reports for the group
-    if (args->json) {
+    if (report.contains("nothing_to_do")) {
+      std::cout << (args->json ? report.dump(2) : report["nothing_to_do"].get<std::string>())
+                << std::endl;
+    } else if (args->json) {
       std::cout << summary_json(report).dump(2) << std::endl;
     } else {
       std::cout << summary_text(report);

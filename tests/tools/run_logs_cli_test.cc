@@ -1,0 +1,170 @@
+// Checkpoints and logs that agree (issue #19): last.ckpt at the end of every epoch unless
+// train.save_last: end, metrics.jsonl cut back to last.ckpt on resume, every write of the
+// run checked, and a resume with nothing left to train saying how to extend the run.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checkpoint_bytes.h"
+#include "process.h"
+#include "run_sift.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CleanSiftError;
+using testing::lines_of;
+using testing::quote;
+using testing::slurp;
+
+const std::string kSource = SIFT_SOURCE_DIR;
+// The SMS config with a small table: about a second an epoch; periodic saves off.
+const std::string kFast =
+    " --quiet --set model.buckets=100000 --set train.checkpoint_minutes=100000";
+
+class RunLogsCli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::make_temp_dir("sift_run_logs"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  testing::SiftResult sift(const std::string& args) {
+    return testing::run_sift(args, dir_, "", kSource);
+  }
+  testing::SiftResult train(const std::string& extra) {
+    return sift("train configs/sms_spam.yaml" + kFast + " --set run.dir=" + quote(dir_) +
+                " --set run.name=r" + extra);
+  }
+  testing::SiftResult resume(const std::string& extra = "") {
+    return sift("train --resume " + quote(run()) + " --quiet" + extra);
+  }
+  // Starts a 6-epoch run with `save_last` and returns its pid.
+  pid_t start_six_epochs(const std::string& save_last) {
+    std::vector<std::string> args{"train", kSource + "/configs/sms_spam.yaml", "--quiet"};
+    for (const std::string& set : std::vector<std::string>{
+             "model.buckets=100000", "train.checkpoint_minutes=100000", "train.epochs=6",
+             "run.dir=" + dir_, "run.name=r", "train.save_last=" + save_last,
+             "data.train.path=" + kSource + "/data/sms_spam/SMSSpamCollection"}) {
+      args.insert(args.end(), {"--set", set});
+    }
+    return testing::start_sift(dir_, args);
+  }
+  // Kills `pid` (SIGKILL) and returns last.ckpt's metadata (null: there is none).
+  nlohmann::json kill_and_read_last(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    EXPECT_EQ(testing::wait_for(pid), 128 + SIGKILL) << slurp(dir_ + "/err");
+    if (!fs::exists(run() + "/last.ckpt")) return nullptr;
+    const std::string bytes = slurp(run() + "/last.ckpt");
+    size_t at = 24;
+    return nlohmann::json::parse(testing::take_bytes(bytes, at));
+  }
+  std::string run() const { return dir_ + "/r"; }
+  std::string dir_;
+};
+
+// Periodic saves are off (train.checkpoint_minutes): the first last.ckpt is the end of
+// epoch 1's, long before the end of the run.
+TEST_F(RunLogsCli, LastCheckpointIsWrittenAtTheEndOfTheFirstEpoch) {
+  const pid_t pid = start_six_epochs("epoch");
+  testing::wait_for_file(run() + "/last.ckpt");
+  const nlohmann::json meta = kill_and_read_last(pid);
+  ASSERT_FALSE(meta.is_null()) << "no last.ckpt";
+  EXPECT_TRUE(meta["epoch_complete"].get<bool>());
+  EXPECT_LT(meta["epoch"].get<int64_t>(), 6);
+  const auto r = resume();
+  EXPECT_EQ(r.status, 0) << r;
+}
+
+// The epoch's save comes right after its validation line: with save_last: end there is
+// none when the second epoch's line is written.
+TEST_F(RunLogsCli, SaveLastEndWritesNoCheckpointBeforeTheEnd) {
+  const pid_t pid = start_six_epochs("end");
+  const std::string metrics = run() + "/metrics.jsonl";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (lines_of(slurp(metrics)).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(kill_and_read_last(pid).is_null());
+}
+
+TEST_F(RunLogsCli, AResumeCutsMetricsBackToTheCheckpointSoNoValidationIsLoggedTwice) {
+  // 157 steps an epoch: 200 stops inside epoch 2 (saved there), after one validation.
+  ASSERT_EQ(train(" --set train.epochs=3 --set train.max_steps=200").status, 0);
+  ASSERT_EQ(lines_of(slurp(run() + "/metrics.jsonl")).size(), 1u);
+  // As a kill after a later validation and before the next save would leave it.
+  std::ofstream(run() + "/metrics.jsonl", std::ios::app) << "{\"step\": 250, \"epoch\": 2}\n";
+  const auto r = resume(" --set train.max_steps=0");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto rows = lines_of(slurp(run() + "/metrics.jsonl"));
+  ASSERT_EQ(rows.size(), 3u) << slurp(run() + "/metrics.jsonl");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(nlohmann::json::parse(rows[i])["epoch"].get<int64_t>(), i + 1) << rows[i];
+  }
+}
+
+TEST_F(RunLogsCli, AFailedWriteOfMetricsIsAnErrorNamingTheFile) {
+  ASSERT_EQ(train(" --set train.epochs=2 --set train.max_steps=200").status, 0);
+  fs::remove(run() + "/metrics.jsonl");
+  fs::create_symlink("/dev/full", run() + "/metrics.jsonl");
+  EXPECT_TRUE(CleanSiftError(resume(" --set train.max_steps=0"),
+                             {run() + "/metrics.jsonl", "No space left on device"}));
+}
+
+// A file-size limit (SIGXFSZ ignored, so write() fails with EFBIG) as a full disk: the
+// 4 MB checkpoint cannot be written, the small run files can.
+TEST_F(RunLogsCli, AFailedCheckpointWriteIsAnErrorAndNoReportNamesIt) {
+  const auto r = testing::run_command(
+      "trap '' XFSZ; ulimit -f 2000; " + quote(SIFT_BINARY) + " train configs/sms_spam.yaml" +
+          kFast + " --set train.epochs=1 --set run.dir=" + quote(dir_) + " --set run.name=r",
+      dir_, "", kSource);
+  EXPECT_TRUE(CleanSiftError(r, {run() + "/last.ckpt", "File too large"}));
+  EXPECT_FALSE(fs::exists(run() + "/report.json"));
+  EXPECT_FALSE(fs::exists(run() + "/last.ckpt"));
+}
+
+// A save writes last.ckpt, then best.ckpt naming its weights: a kill between the two
+// leaves no best.ckpt after the first save. The resume writes it as the save would have.
+TEST_F(RunLogsCli, AResumeWritesTheBestCheckpointAKillLeftUnwritten) {
+  ASSERT_EQ(train(" --set train.epochs=1").status, 0);
+  const std::string best = testing::checkpoint_view(run() + "/best.ckpt");
+  fs::remove(run() + "/best.ckpt");
+  const auto r = resume();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("nothing left to train"), std::string::npos) << r;
+  ASSERT_TRUE(fs::exists(run() + "/best.ckpt"));
+  EXPECT_TRUE(testing::checkpoint_view(run() + "/best.ckpt") == best);
+  const auto eval =
+      sift("eval --model " + quote(run()) + " --data data/sms_spam/SMSSpamCollection");
+  EXPECT_EQ(eval.status, 0) << eval;
+}
+
+TEST_F(RunLogsCli, AResumeWithNothingLeftSaysHowToExtendAndTrainsNothing) {
+  ASSERT_EQ(train(" --set train.epochs=1").status, 0);
+  const std::string last = slurp(run() + "/last.ckpt");
+  const std::string metrics = slurp(run() + "/metrics.jsonl");
+  const auto r = resume();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("nothing left to train"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("--set train.epochs=N (N > 1)"), std::string::npos) << r;
+  EXPECT_EQ(slurp(run() + "/last.ckpt"), last);
+  EXPECT_EQ(slurp(run() + "/metrics.jsonl"), metrics);
+  const auto longer = resume(" --set train.epochs=2");
+  ASSERT_EQ(longer.status, 0) << longer;
+  EXPECT_EQ(lines_of(slurp(run() + "/metrics.jsonl")).size(), 2u);
+}
+
+TEST_F(RunLogsCli, AResumeOfARunAtItsStepLimitNamesMaxSteps) {
+  ASSERT_EQ(train(" --set train.max_steps=20").status, 0);
+  const auto r = resume();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("train.max_steps is 20"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("--set train.max_steps=N (N > 20, or 0: no limit)"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace sift
