@@ -111,6 +111,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
     if (save_due(run, loop)) save(run, loop, false);
   }
+  run.log_this_step = false;
   if (micro > 0) optimizer_step(run);  // the epoch's last, partial accumulation
   return more;
 }
@@ -209,7 +210,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
   run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.config),
-                    run.state.step, "");
+                    run.state.step,
+                    primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "");
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch) loop.batches->restore_state(data_state);
   run.model->train();

@@ -107,6 +107,20 @@ TEST_F(WatchCli, AResumedRunDropsRowsPastItsCheckpointAndALineCutShort) {
   EXPECT_GE(train_steps.size(), 15u);
 }
 
+TEST_F(WatchCli, TensorBoardEventsHoldMetricsCsvsScalarsAsAnIndependentReaderDecodesThem) {
+  const auto r = sift(train_args("tb", " --set train.epochs=1 --set train.tensorboard=true"));
+  ASSERT_EQ(r.status, 0) << r;
+  // Debian's python3-protobuf (tools/setup.sh installs it) with the public field numbers.
+  const auto check = testing::run_command(
+      "/usr/bin/python3 tests/tools/tensorboard_check.py " + quote(dir_ + "/tb"), dir_, "",
+      kSource);
+  ASSERT_EQ(check.status, 0) << check;
+  EXPECT_NE(check.out.find("tags examples_per_s,grad_norm,lr,tokens_per_s,train_loss,"
+                           "valid_accuracy,valid_loss,valid_macro_f1"),
+            std::string::npos)
+      << check;
+}
+
 TEST_F(WatchCli, WithoutTheOptionNoEventFilesAreWritten) {
   ASSERT_EQ(sift(train_args("r", " --set train.epochs=1 --set train.max_steps=20")).status, 0);
   EXPECT_FALSE(fs::exists(dir_ + "/r/tb"));
