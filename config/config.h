@@ -129,6 +129,7 @@ struct TrainConfig {
   LossReduction loss_reduction = LossReduction::mean;
   int64_t max_steps = 0;
   int64_t log_every = 0;
+  bool tensorboard = false;  // RUN/tb/ event files with metrics.csv's scalars
   double checkpoint_minutes = 10.0;
   SaveLast save_last = SaveLast::epoch;  // last.ckpt at each epoch's end, or only at the end
   int64_t accumulate = 1;

@@ -347,8 +347,11 @@ std::vector<Option> declare() {
   t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
                  "Stop after this many optimizer steps; 0: no limit.", at_least(0));
   t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),
-                 "Steps between log lines when not on a terminal; 0: about 20 per epoch.",
+                 "Steps between log lines (and metrics.csv rows) when not on a terminal; 0: about "
+                 "20 per epoch.",
                  at_least(0));
+  t.add<bool>("train.tensorboard", SIFT_FIELD(train.tensorboard),
+              "Also write metrics.csv's scalars as TensorBoard event files under RUN/tb/.");
   t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
                 "Minutes between saves of last.ckpt and best.ckpt inside an epoch (checked "
                 "after every optimizer step; 0: after every step), with either "

@@ -7,9 +7,10 @@ packages=(
   libtorch-dev libopenblas0-pthread libgloo-dev
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev
   zlib1g-dev libzstd-dev zstd libutf8proc-dev
-  python3-torch python3-sentencepiece fasttext time strace
+  python3-torch python3-sentencepiece python3-protobuf fasttext time strace
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -14,12 +14,19 @@ inline constexpr const char* kConfigFile = "config.yaml";  // the full config, r
 inline constexpr const char* kLabelsFile = "labels.txt";   // one label per line, in id order
 inline constexpr const char* kVocabFile = "vocab.txt";     // Vocab::save
 inline constexpr const char* kTokenizerModelFile = "tokenizer.model";  // sentencepiece only
-inline constexpr const char* kStopwordsFile = "stopwords.txt";   // when tokenizer.stopwords is set
-inline constexpr const char* kMetricsFile = "metrics.jsonl";     // one JSON line per evaluation
+inline constexpr const char* kStopwordsFile = "stopwords.txt";  // when tokenizer.stopwords is set
+inline constexpr const char* kMetricsFile = "metrics.jsonl";    // one JSON line per evaluation
+// Every train.log_every steps and every validation, Lightning's CSVLogger layout (step_log.h).
+inline constexpr const char* kStepLogFile = "metrics.csv";
+// Every log line of training, timestamped (a resume appends).
+inline constexpr const char* kTrainLogFile = "train.log";
+// train.tensorboard: a folder of TensorBoard event files (tensorboard.h).
+inline constexpr const char* kTensorBoardFolder = "tb";
 inline constexpr const char* kBestCheckpointFile = "best.ckpt";  // may name last.ckpt's weights
 inline constexpr const char* kLastCheckpointFile = "last.ckpt";  // the state to resume from
 inline constexpr const char* kReportJsonFile = "report.json";
 inline constexpr const char* kReportTextFile = "report.txt";
+inline constexpr const char* kReportHtmlFile = "report.html";   // report_html.h
 inline constexpr const char* kCrossValidationFile = "cv.json";  // `sift cv`, in its own folder
 // `sift tune`'s folder: its options and summary, one row per trial, the winning config,
 // and the trials' run folders (trial-NNN) with their logs (trial-NNN.log).

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace sift {
@@ -12,12 +13,20 @@ class Progress {
  public:
   // total_steps may be 0 when unknown; log_every is used when not on a terminal.
   Progress(int64_t total_steps, int64_t log_every, bool quiet = false);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  // Also appends every log line, with a UTC timestamp, to `path` (RUN/train.log), quiet
+  // or not, on a terminal or not.
+  void open_log_file(const std::string& path);
   void update(int64_t step, int64_t epoch, int64_t examples, double loss, double lr);
   // Ends the bar's line before other output.
   void finish_line();
   // A log line that does not collide with the bar.
   void log(const std::string& message);
   double elapsed_seconds() const;
+  // Steps between log lines (and metrics.csv rows): train.log_every, or a 20th of the run.
+  int64_t log_every() const { return log_every_; }
 
  private:
   int64_t total_steps_;
@@ -27,6 +36,9 @@ class Progress {
   bool bar_open_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
+  std::FILE* log_file_ = nullptr;
+
+  void to_log_file(const std::string& message);
 };
 
 }  // namespace sift

@@ -13,7 +13,9 @@
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
 #include "framework/train/distributed.h"
+#include "framework/train/phases.h"
 #include "framework/train/precision.h"
+#include "framework/train/step_log.h"
 #include "framework/train/trainer.h"
 #include "framework/train/training_state.h"
 #include "models/model.h"
@@ -49,6 +51,10 @@ struct Run {
   bool data_done = false;             // this rank's training data ended this epoch
   bool losses_finite = true;          // this rank's losses since the last optimizer step
   int64_t nonfinite_in_a_row = 0;     // skip_batch: skipped steps since the last taken one
+  PhaseTimes phases;                  // where the time went (report.json's "phases")
+  StepLog step_log;                   // metrics.csv (rank 0 writes)
+  bool log_this_step = false;         // the step in progress gets a metrics.csv row
+  double grad_norm = 0.0;             // its gradients' L2 norm (NaN: not measured or skipped)
 };
 
 }  // namespace sift

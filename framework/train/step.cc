@@ -1,6 +1,7 @@
 #include "framework/train/step.h"
 
 #include <cmath>
+#include <optional>
 
 #include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
@@ -12,6 +13,7 @@
 namespace sift {
 
 bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
+  PhaseTimer timer(run.phases, Phase::data_wait);
   const bool has = !run.data_done && stream.next(batch);
   if (!has) {
     run.data_done = true;
@@ -26,31 +28,59 @@ bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
 double accumulate_batch(Run& run, const RawBatch& batch) {
   if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
   const auto& t = run.config.train;
+  std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
+  const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
+  timer.emplace(run.phases, Phase::forward);
   torch::Tensor logits;
   {
     AutocastGuard autocast(t.precision, run.device);
-    logits = run.model->forward(to_input(batch, run.task.encoder.kind, run.device));
+    logits = run.model->forward(input);
   }
   logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
   auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
+  timer.emplace(run.phases, Phase::backward);
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
-  const double value = loss.item<double>();
+  const double value = loss.item<double>();  // on a GPU: waits for the backward
   run.losses_finite = run.losses_finite && std::isfinite(value);
   return value / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
 }
 
+namespace {
+
+// The gradients' global L2 norm, as clip_grad_norm_ computes it (sparse ones too).
+double gradient_norm(torch::nn::Module& model) {
+  double squares = 0.0;
+  for (const auto& p : model.parameters()) {
+    if (!p.grad().defined()) continue;
+    const double n = p.grad().norm().item<double>();
+    squares += n * n;
+  }
+  return std::sqrt(squares);
+}
+
+}  // namespace
+
 void optimizer_step(Run& run) {
-  run.dist->average_gradients(*run.model);
+  {
+    PhaseTimer timer(run.phases, Phase::allreduce);
+    run.dist->average_gradients(*run.model);
+  }
+  PhaseTimer timer(run.phases, Phase::optimizer);
   const bool finite = run.scaler.unscale(run.model->parameters());
   run.scaler.update(finite);
   // Loss scaling's overflow skips come first; the guard sees what would reach the weights.
   const bool take = finite && nonfinite_guard(run, run.losses_finite);
   run.losses_finite = true;
+  run.grad_norm = std::nan("");
   if (take) {
     if (run.config.train.clip_norm > 0) {
-      torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+      run.grad_norm =
+          torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+    } else if (run.log_this_step) {
+      // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
+      run.grad_norm = gradient_norm(*run.model);
     }
     run.optimizer->step();
     if (run.config.train.max_norm > 0) apply_max_norm(*run.model, run.config.train.max_norm);

@@ -1,21 +1,27 @@
 #include "framework/train/trainer.h"
 
 #include <fmt/format.h>
+#include <torch/version.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
+#include <cmath>
+#include <ctime>
 #include <limits>
 #include <thread>
 
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/evaluation.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
 #include "framework/train/progress.h"
+#include "framework/train/report_html.h"
 #include "framework/train/run.h"
 #include "framework/train/saving.h"
 #include "framework/train/setup.h"
@@ -57,6 +63,7 @@ bool save_due(Run& run, const Loop& loop) {
 }
 
 void save(Run& run, Loop& loop, bool epoch_complete) {
+  PhaseTimer timer(run.phases, Phase::checkpoint);
   save_last(run, *loop.batches, epoch_complete);
   loop.last_save = Clock::now();
 }
@@ -82,6 +89,21 @@ Interrupted interrupted(const Run& run, int signal_number) {
                      signal_number);
 }
 
+void log_step(Run& run, double lr) {
+  run.step_log.train_row({run.state.step, run.state.epoch, lr, run.grad_norm,
+                          run.scaler.enabled() ? run.scaler.scale() : std::nan("")});
+}
+
+// metrics.csv's validation columns: what Evaluation::summary reports in this label mode.
+std::vector<std::string> valid_columns(const SiftConfig& config) {
+  Evaluation e;
+  e.multi_label = config.data.multi_label;
+  const nlohmann::json summary = e.summary();
+  std::vector<std::string> names;
+  for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());
+  return names;
+}
+
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Run& run, Loop& loop, Progress& progress) {
   const auto& t = run.config.train;
@@ -93,12 +115,15 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     const double lr = scheduled_lr(t, s.step, loop.total_steps);
     set_lr(*run.optimizer, lr);
     const double loss = accumulate_batch(run, batch);
+    run.step_log.count(batch.size(), static_cast<int64_t>(batch.ids.size()), loss);
     s.examples_seen += batch.size();
     s.epoch_loss_sum += loss * batch.size();
     s.epoch_loss_examples += batch.size();
     if (++micro < t.accumulate) continue;
     micro = 0;
+    run.log_this_step = (s.step + 1) % progress.log_every() == 0;
     optimizer_step(run);
+    if (run.log_this_step) log_step(run, lr);
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
     if (t.eval_every > 0 && s.step % t.eval_every == 0) {
       validate(run, loop.valid.get(), progress, false);
@@ -110,6 +135,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     if (stop != 0 || save_due(run, loop)) save(run, loop, false);
     if (stop != 0) throw interrupted(run, stop);
   }
+  run.log_this_step = false;
   if (micro > 0) optimizer_step(run);  // the epoch's last, partial accumulation
   return more;
 }
@@ -205,6 +231,12 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   loop.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
   loop.last_save = Clock::now();
   Progress progress(loop.total_steps, t.log_every, run.options.quiet);
+  // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
+  const bool primary = run.dist->is_primary();
+  if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
+  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.config),
+                    run.state.step,
+                    primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "");
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch) loop.batches->restore_state(data_state);
   run.model->train();
@@ -215,7 +247,30 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
     resume_mid_epoch = false;
   }
   log_ending(run, loop, progress);
-  return train_summary(run, loop, progress.elapsed_seconds());
+  nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
+  summary["phases"] =
+      run.phases.to_json(progress.elapsed_seconds(), run.state.step - loop.first_step);
+  if (summary["phases"].contains("bottleneck")) {
+    progress.log(summary["phases"]["bottleneck"].get<std::string>());
+  }
+  return summary;
+}
+
+// Where the run ran: report.json's "environment".
+nlohmann::json environment(const Run& run) {
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  const std::time_t now = std::time(nullptr);
+  char finished[32];
+  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"host", host},
+          {"finished", finished},
+          {"libtorch", TORCH_VERSION},
+          {"device", run.device.str()},
+          {"threads", at::get_num_threads()},
+          {"hardware_threads", std::thread::hardware_concurrency()},
+          {"world_size", run.dist->world_size()},
+          {"data_workers", run.config.data.workers}};
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
@@ -233,8 +288,11 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
                         run.task.train_empty_texts);
   }
   if (!run.dist->is_primary()) return report;
+  report["environment"] = environment(run);
+  text += "\n" + phase_table_text(report["train"]["phases"]);
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);
+  write_file_atomically(run_file(run.dir, kReportHtmlFile), report_html({run.dir}));
   return report;
 }
 

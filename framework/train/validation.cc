@@ -64,6 +64,7 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
 }  // namespace
 
 void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_epoch) {
+  PhaseTimer timer(run.phases, Phase::validation);
   const TrainingState& s = run.state;
   std::vector<double> loss{s.epoch_loss_sum, static_cast<double>(s.epoch_loss_examples)};
   run.dist->sum(loss);
@@ -81,6 +82,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
   }
   if (run.dist->is_primary()) append_line(run_file(run.dir, kMetricsFile), record.dump());
   ++run.state.metrics_rows;
+  if (valid != nullptr) run.step_log.valid_row(s.step, s.epoch, record);
   progress.log(line);
   run.state.last_metrics = record;
 }

@@ -1,0 +1,71 @@
+#include "framework/train/phases.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+namespace sift {
+namespace {
+
+constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
+    "data_wait", "copy",      "forward",    "backward",
+    "allreduce", "optimizer", "checkpoint", "validation"};
+// The phases of a step: what "step time" sums (saves and validations are not steps).
+constexpr size_t kStepPhases = 6;
+// Data wait above this share of step time names the data as the bottleneck.
+constexpr double kDataBoundShare = 0.3;
+
+}  // namespace
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+}
+
+nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
+  nlohmann::json table = nlohmann::json::array();
+  double measured = 0.0, step_seconds = 0.0;
+  auto row = [&](const std::string& name, double s) {
+    table.push_back({{"phase", name},
+                     {"seconds", s},
+                     {"share", wall_seconds > 0 ? s / wall_seconds : 0.0},
+                     {"ms_per_step", steps > 0 ? 1000.0 * s / static_cast<double>(steps) : 0.0}});
+  };
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    const double s = seconds(static_cast<Phase>(i));
+    measured += s;
+    if (i < kStepPhases) step_seconds += s;
+    row(kPhaseNames[i], s);
+  }
+  row("other", std::max(0.0, wall_seconds - measured));
+  nlohmann::json j = {{"wall_seconds", wall_seconds},
+                      {"steps", steps},
+                      {"table", table},
+                      {"peak_rss_bytes", peak_rss_bytes()}};
+  const double wait = seconds(Phase::data_wait);
+  j["data_wait_share_of_step"] = step_seconds > 0 ? wait / step_seconds : 0.0;
+  if (step_seconds > 0 && wait / step_seconds >= kDataBoundShare) {
+    j["bottleneck"] =
+        fmt::format("data-bound: {:.0f}% of step time waiting for batches; raise data.workers",
+                    100.0 * wait / step_seconds);
+  }
+  return j;
+}
+
+std::string phase_table_text(const nlohmann::json& phases) {
+  std::string text =
+      fmt::format("== where the time went ({:.2f} s, {} steps) ==\n",
+                  phases["wall_seconds"].get<double>(), phases["steps"].get<int64_t>());
+  text += fmt::format("{:<12} {:>10} {:>7} {:>12}\n", "phase", "seconds", "share", "ms/step");
+  for (const auto& r : phases["table"]) {
+    text += fmt::format("{:<12} {:>10.3f} {:>6.1f}% {:>12.4f}\n", r["phase"].get<std::string>(),
+                        r["seconds"].get<double>(), 100.0 * r["share"].get<double>(),
+                        r["ms_per_step"].get<double>());
+  }
+  text += fmt::format("peak RSS: {:.1f} MiB\n",
+                      static_cast<double>(phases["peak_rss_bytes"].get<int64_t>()) / (1 << 20));
+  if (phases.contains("bottleneck")) text += phases["bottleneck"].get<std::string>() + "\n";
+  return text;
+}
+
+}  // namespace sift

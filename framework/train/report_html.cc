@@ -1,0 +1,405 @@
+#include "framework/train/report_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "core/error.h"
+#include "core/file_bytes.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/train/step_log.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                                "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+struct RunFiles {
+  std::string dir, name;
+  nlohmann::json report;  // null when missing or unreadable
+  StepLogTable steps;
+  std::string config;
+  std::vector<std::string> notes;  // what was missing or damaged
+};
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string number(const nlohmann::json& j, const char* format = "{:.4f}") {
+  return j.is_number() ? fmt::format(fmt::runtime(format), j.get<double>()) : "";
+}
+
+RunFiles read_run(const std::string& dir) {
+  RunFiles r;
+  r.dir = dir;
+  r.name = fs::path(dir).lexically_normal().filename().string();
+  if (r.name.empty()) r.name = fs::path(dir).lexically_normal().parent_path().filename().string();
+  const std::string report = run_file(dir, kReportJsonFile), csv = run_file(dir, kStepLogFile),
+                    config = run_file(dir, kConfigFile);
+  if (!fs::exists(report) && !fs::exists(csv) && !fs::exists(config)) {
+    throw Error(fmt::format("{} is not a run folder: it holds no {}, {} or {}", dir,
+                            kReportJsonFile, kStepLogFile, kConfigFile));
+  }
+  if (fs::exists(report)) {
+    r.report = nlohmann::json::parse(read_file_bytes(report), nullptr, false);
+    if (r.report.is_discarded() || !r.report.is_object()) {
+      r.report = nullptr;
+      r.notes.push_back(std::string(kReportJsonFile) + " is not valid JSON (a run still going?)");
+    }
+  } else {
+    r.notes.push_back(std::string("no ") + kReportJsonFile + " (the run has not finished)");
+  }
+  if (fs::exists(csv)) {
+    r.steps = parse_step_log(read_file_bytes(csv));
+  } else {
+    r.notes.push_back(std::string("no ") + kStepLogFile + " (a run from before it was written)");
+  }
+  if (fs::exists(config)) r.config = read_file_bytes(config);
+  return r;
+}
+
+// One curve: (step, value) points of a metrics.csv column.
+struct Series {
+  std::string name, color;
+  std::vector<std::pair<double, double>> points;
+};
+
+Series column_series(const RunFiles& r, const std::string& column, const std::string& name,
+                     const std::string& color) {
+  Series s{name, color, {}};
+  const auto& cols = r.steps.columns;
+  const auto it = std::find(cols.begin(), cols.end(), column);
+  const auto step_it = std::find(cols.begin(), cols.end(), "step");
+  if (it == cols.end() || step_it == cols.end()) return s;
+  const size_t c = it - cols.begin(), sc = step_it - cols.begin();
+  for (const auto& row : r.steps.rows) {
+    char* end = nullptr;
+    const double x = std::strtod(row[sc].c_str(), &end);
+    if (end == row[sc].c_str()) continue;
+    const double y = std::strtod(row[c].c_str(), &end);
+    if (end == row[c].c_str() || !std::isfinite(y)) continue;
+    s.points.emplace_back(x, y);
+  }
+  return s;
+}
+
+std::string tick(double v) {
+  return std::abs(v) >= 1e4 || (std::abs(v) < 1e-2 && v != 0) ? fmt::format("{:.2e}", v)
+                                                              : fmt::format("{:.3g}", v);
+}
+
+// A line chart (or dots, for scatter) as inline SVG.
+std::string svg_chart(const std::string& title, const std::string& x_label,
+                      const std::vector<Series>& series, bool dots = false) {
+  double x0 = std::numeric_limits<double>::max(), x1 = -x0, y0 = x0, y1 = -x0;
+  size_t points = 0;
+  for (const auto& s : series) {
+    for (const auto& [x, y] : s.points) {
+      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+      ++points;
+    }
+  }
+  std::string svg =
+      fmt::format("<figure class=\"chart\"><figcaption>{}</figcaption>", escape(title));
+  if (points == 0) return svg + "<p class=\"note\">no data</p></figure>";
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + (y0 == 0 ? 1 : std::abs(y0) * 0.1);
+  const double w = 440, h = 220, left = 60, right = 30, top = 10, bottom = 35;
+  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * (w - left - right); };
+  auto py = [&](double y) { return top + (1 - (y - y0) / (y1 - y0)) * (h - top - bottom); };
+  svg += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\">",
+      w, h, w, h);
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" "
+      "stroke=\"#ccc\"/>",
+      left, top, w - left - right, h - top - bottom);
+  for (int i = 0; i <= 4; ++i) {
+    const double y = y0 + (y1 - y0) * i / 4, x = x0 + (x1 - x0) * i / 4;
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+                       left - 4, py(y) + 4, tick(y));
+    svg +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+                    px(x), h - bottom + 14, tick(x));
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+                     (left + w - right) / 2, h - 4, escape(x_label));
+  for (const auto& s : series) {
+    if (dots || s.points.size() == 1) {
+      for (const auto& [x, y] : s.points) {
+        svg += fmt::format(
+            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} "
+            "({}, {})</title></circle>",
+            px(x), py(y), s.color, escape(s.name), tick(x), tick(y));
+      }
+      continue;
+    }
+    std::string path;
+    for (const auto& [x, y] : s.points) path += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    svg += fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\">"
+        "<title>{}</title></polyline>",
+        s.color, path, escape(s.name));
+  }
+  svg += "</svg><div class=\"legend\">";
+  for (const auto& s : series) {
+    svg += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", s.color, escape(s.name));
+  }
+  return svg + "</div></figure>";
+}
+
+// The curves of one run, or of several overlaid: one chart per metrics.csv column.
+std::string curves(const std::vector<RunFiles>& runs) {
+  const std::vector<std::pair<std::string, std::string>> charts = {
+      {"train_loss", "training loss"},           {"valid_loss", "validation loss"},
+      {"valid_accuracy", "validation accuracy"}, {"valid_macro_f1", "validation macro-F1"},
+      {"valid_micro_f1", "validation micro-F1"}, {"lr", "learning rate"},
+      {"examples_per_s", "examples per second"}, {"grad_norm", "gradient norm"}};
+  std::string html = "<section id=\"curves\"><h2>Curves by step</h2><div class=\"charts\">";
+  for (const auto& [column, title] : charts) {
+    std::vector<Series> series;
+    bool any = false;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      series.push_back(column_series(runs[i], column, runs.size() > 1 ? runs[i].name : column,
+                                     kColors[i % kColors.size()]));
+      any = any || !series.back().points.empty();
+    }
+    if (any) html += svg_chart(title, "step", series);
+  }
+  return html + "</div></section>";
+}
+
+const nlohmann::json& split_of(const RunFiles& r, std::string* name = nullptr) {
+  static const nlohmann::json none;
+  if (!r.report.is_object() || !r.report.contains("splits")) return none;
+  for (const char* s : {"test", "valid"}) {
+    if (r.report["splits"].contains(s)) {
+      if (name) *name = s;
+      return r.report["splits"][s];
+    }
+  }
+  return none;
+}
+
+std::string heat_map(const nlohmann::json& split, const std::vector<std::string>& labels) {
+  const auto& m = split["confusion"];
+  const size_t n = m.size();
+  const double cell = n > 20 ? 14 : 36, left = 120, top = 24;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">",
+      std::max(left + cell * n + 10, 460.0), top + cell * n + 30);
+  for (size_t t = 0; t < n; ++t) {
+    int64_t row_total = 0;
+    for (const auto& v : m[t]) row_total += v.get<int64_t>();
+    const std::string label = t < labels.size() ? labels[t] : std::to_string(t);
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+                       left - 4, top + cell * (t + 0.5) + 4, escape(label.substr(0, 18)));
+    for (size_t p = 0; p < n; ++p) {
+      const int64_t count = m[t][p].get<int64_t>();
+      const double share = row_total > 0 ? static_cast<double>(count) / row_total : 0.0;
+      const int shade = static_cast<int>(255 - 200 * share);
+      svg += fmt::format(
+          "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" "
+          "fill=\"rgb({},{},255)\" stroke=\"#fff\"><title>true {}, predicted {}: {} "
+          "({:.1f}% of the row)</title></rect>",
+          left + cell * p, top + cell * t, cell, cell, shade, shade, escape(label),
+          p < labels.size() ? escape(labels[p]) : std::to_string(p), count, 100 * share);
+      if (n <= 20) {
+        svg += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"middle\" "
+            "fill=\"{}\">{}</text>",
+            left + cell * (p + 0.5), top + cell * (t + 0.5) + 4, share > 0.6 ? "#fff" : "#000",
+            count);
+      }
+    }
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"14\" class=\"tick\">predicted &#8594; (rows: true label, "
+      "shade: share of the row)</text>",
+      left);
+  return svg + "</svg>";
+}
+
+std::string per_class_table(const nlohmann::json& split) {
+  std::string html =
+      "<table id=\"per-class\"><tr><th>label</th><th>precision</th><th>recall</th>"
+      "<th>F1</th><th>support</th></tr>";
+  for (const auto& c : split["per_class"]) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        escape(c.value("label", "")), number(c["precision"]), number(c["recall"]),
+                        number(c["f1"]), c.value("support", int64_t{0}));
+  }
+  return html + "</table>";
+}
+
+std::string evaluation_section(const RunFiles& r) {
+  std::string name;
+  const nlohmann::json& split = split_of(r, &name);
+  if (split.is_null()) return "";
+  std::vector<std::string> labels;
+  if (r.report.contains("labels")) labels = r.report["labels"].get<std::vector<std::string>>();
+  std::string html =
+      fmt::format("<section id=\"evaluation\"><h2>Evaluation on the {} split</h2>", name);
+  if (split.contains("confusion")) {
+    html += "<div id=\"confusion\"><h3>Confusion matrix</h3>" + heat_map(split, labels) + "</div>";
+  }
+  if (split.contains("per_class")) html += "<h3>Per class</h3>" + per_class_table(split);
+  return html + "</section>";
+}
+
+std::string phases_section(const RunFiles& r) {
+  if (!r.report.is_object() || !r.report.contains("train") ||
+      !r.report["train"].contains("phases")) {
+    return "";
+  }
+  const auto& p = r.report["train"]["phases"];
+  std::string html = fmt::format(
+      "<section id=\"phases\"><h2>Where the time went</h2><p>{:.2f} s of training, {} steps, "
+      "peak RSS {:.1f} MiB</p>",
+      p.value("wall_seconds", 0.0), p.value("steps", int64_t{0}),
+      static_cast<double>(p.value("peak_rss_bytes", int64_t{0})) / (1 << 20));
+  if (p.contains("bottleneck")) {
+    html += "<p class=\"warn\">" + escape(p["bottleneck"].get<std::string>()) + "</p>";
+  }
+  html +=
+      "<table><tr><th>phase</th><th>seconds</th><th>share of wall time</th><th>ms per step</th>"
+      "</tr>";
+  for (const auto& row : p["table"]) {
+    const double share = row.value("share", 0.0);
+    html += fmt::format(
+        "<tr><td>{}</td><td>{:.3f}</td><td><svg width=\"160\" height=\"12\"><rect width=\"{:.1f}\" "
+        "height=\"12\" fill=\"#1f77b4\"/></svg> {:.1f}%</td><td>{:.4f}</td></tr>",
+        escape(row.value("phase", "")), row.value("seconds", 0.0), 160 * share, 100 * share,
+        row.value("ms_per_step", 0.0));
+  }
+  return html + "</table></section>";
+}
+
+std::string key_value_table(const nlohmann::json& object) {
+  std::string html = "<table>";
+  for (const auto& [key, value] : object.items()) {
+    if (value.is_structured()) continue;
+    html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", escape(key),
+                        escape(value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+  return html + "</table>";
+}
+
+// The headline figures of each run: one row per run.
+std::string summary_table(const std::vector<RunFiles>& runs) {
+  std::string html =
+      "<table id=\"summary\"><tr><th>run</th><th>split</th><th>accuracy</th><th>macro-F1</th>"
+      "<th>loss</th><th>steps</th><th>training s</th><th>examples/s</th></tr>";
+  for (const auto& r : runs) {
+    std::string name;
+    const nlohmann::json& split = split_of(r, &name);
+    const nlohmann::json train =
+        r.report.is_object() ? r.report.value("train", nlohmann::json()) : nlohmann::json();
+    auto get = [](const nlohmann::json& j, const char* k) {
+      return j.is_object() && j.contains(k) ? j[k] : nlohmann::json();
+    };
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        escape(r.name), name, number(get(split, "accuracy")), number(get(split, "macro_f1")),
+        number(get(split, "loss")),
+        get(train, "steps").is_number() ? get(train, "steps").dump() : "",
+        number(get(train, "seconds"), "{:.2f}"),
+        number(get(train, "examples_per_second"), "{:.0f}"));
+  }
+  return html + "</table>";
+}
+
+std::string accuracy_against_time(const std::vector<RunFiles>& runs) {
+  std::vector<Series> series;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& split = split_of(runs[i]);
+    const auto& r = runs[i].report;
+    if (split.is_null() || !r["train"].contains("seconds")) continue;
+    series.push_back({runs[i].name,
+                      kColors[i % kColors.size()],
+                      {{r["train"]["seconds"].get<double>(), split.value("accuracy", 0.0)}}});
+  }
+  return svg_chart("accuracy against training time", "training seconds", series, true);
+}
+
+std::string one_run_sections(const RunFiles& r) {
+  std::string html;
+  for (const auto& note : r.notes) html += "<p class=\"note\">" + escape(note) + "</p>";
+  html += evaluation_section(r) + phases_section(r);
+  if (r.report.is_object() && r.report.contains("environment")) {
+    html += "<section id=\"environment\"><h2>Environment</h2>" +
+            key_value_table(r.report["environment"]) + "</section>";
+  }
+  if (!r.config.empty()) {
+    html += "<section id=\"config\"><h2>Config</h2><pre>" + escape(r.config) + "</pre></section>";
+  }
+  return html;
+}
+
+constexpr const char* kStyle =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}"
+    "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;"
+    "text-align:right}th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
+    ".charts{display:flex;flex-wrap:wrap;gap:12px}.chart{margin:0}figcaption{font-weight:600}"
+    ".tick{font-size:10px;fill:#555}.legend span{margin-right:12px;font-size:12px}"
+    ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
+    ".note{color:#666;font-style:italic}.warn{color:#b00;font-weight:600}"
+    "pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:400px}";
+
+}  // namespace
+
+std::string report_html(const std::vector<std::string>& run_dirs) {
+  std::vector<RunFiles> runs;
+  for (const auto& dir : run_dirs) runs.push_back(read_run(dir));
+  const std::string title =
+      runs.size() == 1 ? "Sift run " + runs[0].name : fmt::format("Sift: {} runs", runs.size());
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'\"><title>{}</title><style>{}</style></head><body><h1>{}</h1>\n",
+      escape(title), kStyle, escape(title));
+  html += "<section id=\"overview\"><h2>Results</h2>" + summary_table(runs);
+  if (runs.size() > 1) html += accuracy_against_time(runs);
+  html += "</section>\n" + curves(runs) + "\n";
+  if (runs.size() == 1) {
+    html += one_run_sections(runs[0]);
+  } else {
+    for (const auto& r : runs) {
+      html += "<details class=\"run\"><summary>" + escape(r.name) + ": " + escape(r.dir) +
+              "</summary>" + one_run_sections(r) + "</details>\n";
+    }
+  }
+  return html + "\n</body></html>\n";
+}
+
+}  // namespace sift

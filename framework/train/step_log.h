@@ -1,0 +1,77 @@
+// RUN/metrics.csv: one row every train.log_every optimizer steps (step, epoch, the mean
+// training loss since the last row, learning rate, examples/s and tokens/s since the last
+// row, gradient norm, loss scale) and one row per validation (its metrics, the training
+// columns empty), in PyTorch Lightning's CSVLogger layout: one header row naming every
+// column, then rows with empty cells for what a row does not have. Rank 0 writes it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "framework/train/tensorboard.h"
+
+namespace sift {
+
+// What one training row says; NaN: the cell stays empty.
+struct StepRow {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  double lr = 0.0;
+  double grad_norm = 0.0;
+  double loss_scale = 0.0;
+};
+
+class StepLog {
+ public:
+  StepLog() = default;
+  ~StepLog();
+  StepLog(const StepLog&) = delete;
+  StepLog& operator=(const StepLog&) = delete;
+
+  // Opens `path` with the training columns and `valid_columns` (without the "valid_"
+  // prefix). keep_up_to_step 0: a new file. Else (a resumed run) the rows of steps up to
+  // it are kept, and a partly written last line or a file with other columns is dropped.
+  // An empty path: counts but writes nothing (ranks other than 0). A tb_dir: every
+  // non-empty cell also goes there as a TensorBoard scalar tagged with its column.
+  void open(const std::string& path, const std::vector<std::string>& valid_columns,
+            int64_t keep_up_to_step, const std::string& tb_dir = "");
+  const std::vector<std::string>& columns() const { return columns_; }
+
+  // One batch of the step in progress: its examples, ids (tokens) and mean loss.
+  void count(int64_t examples, int64_t tokens, double loss) {
+    examples_ += examples;
+    tokens_ += tokens;
+    loss_sum_ += loss * static_cast<double>(examples);
+  }
+  // A training row from what was counted since the last one.
+  void train_row(const StepRow& row);
+  // A validation row: `record`'s "valid_*" values (validation.cc's record).
+  void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
+
+ private:
+  void write_row(const std::vector<std::string>& cells);
+
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  TensorBoardWriter tb_;
+  std::vector<std::string> columns_;
+  int64_t examples_ = 0;
+  int64_t tokens_ = 0;
+  double loss_sum_ = 0.0;
+  std::chrono::steady_clock::time_point last_row_ = std::chrono::steady_clock::now();
+};
+
+// Parses metrics.csv's text: the header's columns and every complete row as
+// column -> value (empty cells left out). A line cut short (a run killed mid-write) or
+// with the wrong number of cells is skipped, never an error.
+struct StepLogTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  // cells as written, one per column
+};
+StepLogTable parse_step_log(const std::string& text);
+
+}  // namespace sift

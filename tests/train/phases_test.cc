@@ -1,0 +1,39 @@
+#include "framework/train/phases.h"
+
+#include <gtest/gtest.h>
+
+namespace sift {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(PhaseTimes, SharesAndMsPerStepAddUpToTheWallTimeWithOther) {
+  PhaseTimes t;
+  t.add(Phase::forward, milliseconds(300));
+  t.add(Phase::backward, milliseconds(500));
+  const nlohmann::json j = t.to_json(1.0, 100);
+  double share = 0.0;
+  for (const auto& row : j["table"]) share += row["share"].get<double>();
+  EXPECT_NEAR(share, 1.0, 1e-9);
+  EXPECT_EQ(j["table"][2]["phase"], "forward");
+  EXPECT_NEAR(j["table"][2]["ms_per_step"].get<double>(), 3.0, 1e-9);
+  EXPECT_EQ(j["table"].back()["phase"], "other");
+  EXPECT_NEAR(j["table"].back()["seconds"].get<double>(), 0.2, 1e-9);
+  EXPECT_FALSE(j.contains("bottleneck"));
+  EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+}
+
+TEST(PhaseTimes, ARunWaitingOnDataSaysSoWithTheShareOfStepTime) {
+  PhaseTimes t;
+  t.add(Phase::data_wait, milliseconds(610));
+  t.add(Phase::forward, milliseconds(390));
+  t.add(Phase::validation, milliseconds(5000));  // not step time
+  const nlohmann::json j = t.to_json(6.0, 10);
+  ASSERT_TRUE(j.contains("bottleneck"));
+  EXPECT_EQ(j["bottleneck"],
+            "data-bound: 61% of step time waiting for batches; raise data.workers");
+  EXPECT_NE(phase_table_text(j).find("data-bound: 61%"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sift
