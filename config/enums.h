@@ -17,6 +17,9 @@ enum class LossScaling { automatic, dynamic, off };  // "auto": on for fp16 only
 enum class LossReduction { mean, sum };
 // What training does on a non-finite loss or gradient (train.on_nonfinite).
 enum class OnNonfinite { stop, skip_batch };
+// Whether fastText-style runs train through the fused SGD loop (train.fast_path): "auto"
+// when the config qualifies, or off (always autograd).
+enum class FastPath { automatic, off };
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss };
 enum class TokenizerType { word, sentencepiece };
 
@@ -90,6 +93,7 @@ SIFT_DECLARE_ENUM_NAMES(GradientCheckpointing)
 SIFT_DECLARE_ENUM_NAMES(LossScaling)
 SIFT_DECLARE_ENUM_NAMES(LossReduction)
 SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
+SIFT_DECLARE_ENUM_NAMES(FastPath)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)
 SIFT_DECLARE_ENUM_NAMES(FileFormat)
