@@ -121,6 +121,22 @@ TEST_F(Trainer, FastPathAndAutogradTakeTheSameStepsUpToRounding) {
   }
 }
 
+TEST_F(Trainer, ADivergingRunStopsWithAnErrorOnEitherPath) {
+  TrainOptions quiet;
+  quiet.quiet = true;
+  for (const char* path : {"auto", "off"}) {
+    try {
+      train(config(std::string("diverged-") + path, {"train.epochs=1", "train.optimizer.lr=1e30",
+                                                     std::string("train.fast_path=") + path}),
+            quiet);
+      ADD_FAILURE() << path << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("training diverged"), std::string::npos)
+          << path << ": " << e.what();
+    }
+  }
+}
+
 TEST_F(Trainer, ARunOffTheFastPathSaysWhy) {
   TrainOptions quiet;
   quiet.quiet = true;
