@@ -59,11 +59,14 @@ void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const Hogw
           "training diverged: non-finite (NaN/inf) loss at step {} (epoch {}); stopped, "
           "last.ckpt keeps the last saved state; {}",
           step + 1, run.state.epoch, nonfinite_advice()));
-    } else if (++tally.skipped, ++nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
-      throw Error(fmt::format(
-          "training diverged: {} batches in a row with a non-finite (NaN/inf) loss were "
-          "skipped (train.on_nonfinite: skip_batch), the last at step {} (epoch {}); {}",
-          nonfinite_in_a_row, step + 1, run.state.epoch, nonfinite_advice()));
+    } else {
+      ++tally.skipped;  // skip_batch, as nonfinite_guard counts it
+      if (++nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
+        throw Error(fmt::format(
+            "training diverged: {} batches in a row with a non-finite (NaN/inf) loss were "
+            "skipped (train.on_nonfinite: skip_batch), the last at step {} (epoch {}); {}",
+            nonfinite_in_a_row, step + 1, run.state.epoch, nonfinite_advice()));
+      }
     }
     tally.examples += batch.size();
     tally.loss_sum += std::isfinite(loss) ? loss : 0.0;

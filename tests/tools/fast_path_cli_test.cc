@@ -69,6 +69,11 @@ TEST_F(FastPathCli, AHogwildRunStoppedInsideAnEpochResumesAtTheNextEpoch) {
   EXPECT_EQ(summary["train"]["examples"].get<int64_t>(), 30 * 32 + 4 * records);
 }
 
+TEST_F(FastPathCli, ADivergingHogwildRunStopsWithOneCleanError) {
+  const Result r = train("--set train.fast_path_threads=2 --set train.optimizer.lr=1e30");
+  EXPECT_TRUE(testing::CleanSiftError(r, {"training diverged"}));
+}
+
 TEST_F(FastPathCli, ThreadsOffTheFastPathAreRefusedWithTheReason) {
   const Result r = train("--set train.fast_path_threads=2 --set train.optimizer.type=adam");
   EXPECT_TRUE(testing::CleanSiftError(r, {"train.fast_path_threads", "train.optimizer.type adam"}));
