@@ -13,7 +13,8 @@
 #
 # Environment: SIFT (the sift binary, default build/sift), DATA (default data),
 # THREADS (fastText -thread, default 2), SIFT_THREADS (overrides run.threads of the configs,
-# which say 1), KEEP_TMP=1 keeps the temporary folder, RAW_OUT=FILE copies the
+# which say 1), SIFT_SET (extra --set KEY=VALUE arguments for every Sift run, e.g.
+# "train.fast_path=off"), KEEP_TMP=1 keeps the temporary folder, RAW_OUT=FILE copies the
 # per-repetition rows (tab-separated) there.
 # Run from the repository root. Installs nothing: tools/setup.sh installs fasttext and time.
 set -euo pipefail
@@ -28,7 +29,7 @@ N=3
 WRITE=1
 ONLY=
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_fasttext.sh: $*" >&2; exit 1; }
 
 while (($#)); do
@@ -110,6 +111,7 @@ for entry in "${SETS[@]}"; do
   convert "$name"
   extra=()
   if [[ -n $SIFT_THREADS ]]; then extra+=(--set "run.threads=$SIFT_THREADS"); fi
+  for s in ${SIFT_SET:-}; do extra+=(--set "$s"); done
   if [[ $name == mr ]]; then
     # The same 90/10 split for both tools (mr.yaml itself holds out a hashed 10%).
     extra+=(--set "data.train.path=$TMP/mr.train.all" --set "data.test.path=$TMP/mr.test.all"

@@ -152,6 +152,10 @@ struct TrainConfig {
   int64_t gradient_checkpointing_every = 2;
   LossScaling loss_scaling = LossScaling::automatic;  // auto: on for fp16 only
   int64_t loss_scale_growth_interval = 2000;
+  // The fused SGD loop without autograd (models with one, plain SGD, fp32, CPU, one
+  // process); threads > 1 train Hogwild-style and give up bit-exact resume.
+  FastPath fast_path = FastPath::automatic;
+  int64_t fast_path_threads = 1;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
 };

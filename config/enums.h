@@ -19,6 +19,9 @@ enum class LossReduction { mean, sum };
 enum class OnNonfinite { stop, skip_batch };
 // When training writes last.ckpt besides its end (train.save_last).
 enum class SaveLast { epoch, end };
+// Whether fastText-style runs train through the fused SGD loop (train.fast_path): "auto"
+// when the config qualifies, or off (always autograd).
+enum class FastPath { automatic, off };
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss };
 enum class TokenizerType { word, sentencepiece };
 
@@ -93,6 +96,7 @@ SIFT_DECLARE_ENUM_NAMES(LossScaling)
 SIFT_DECLARE_ENUM_NAMES(LossReduction)
 SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
 SIFT_DECLARE_ENUM_NAMES(SaveLast)
+SIFT_DECLARE_ENUM_NAMES(FastPath)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)
 SIFT_DECLARE_ENUM_NAMES(FileFormat)

@@ -438,6 +438,19 @@ std::vector<Option> declare() {
       "fp16 only.");
   t.add<int64_t>("train.loss_scale_growth_interval", SIFT_FIELD(train.loss_scale_growth_interval),
                  "Clean optimizer steps in a row before the loss scale doubles.", at_least(1));
+  t.add_enum<FastPath>(
+      "train.fast_path", SIFT_FIELD(train.fast_path),
+      "The fused SGD loop (forward, gradient and update in plain loops, no autograd) for "
+      "models that have one (fasttext): auto takes it when the run qualifies (optimizer "
+      "sgd without momentum or weight decay, fp32, CPU, one process, single-label, no "
+      "class weights, label smoothing, clipping, max_norm, accumulation or freezing); "
+      "off always trains through autograd. The run summary says which was taken.");
+  t.add<int64_t>("train.fast_path_threads", SIFT_FIELD(train.fast_path_threads),
+                 "Training threads of the fast path, each reading its own part of the data "
+                 "and updating the shared weights without locks (Hogwild, as fastText). 1 "
+                 "keeps runs deterministic and resume bit-exact; more trade both for speed, "
+                 "and save last.ckpt only at epoch ends; at most 256.",
+                 between(1, 256, "each thread holds a data reader and its prefetched records"));
   t.add_enum<OptimizerType>("train.optimizer.type", SIFT_FIELD(train.optimizer.type), "Optimizer.");
   t.add<double>("train.optimizer.lr", SIFT_FIELD(train.optimizer.lr), "Peak learning rate.",
                 positive_number());

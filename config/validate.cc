@@ -163,6 +163,12 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
         "or choose accuracy, macro_f1 or loss.");
   }
   check_data(config);
+  if (config.train.fast_path_threads > 1 && config.train.eval_every > 0) {
+    throw Error(fmt::format(
+        "train.eval_every: Validation inside an epoch needs one training thread "
+        "(train.fast_path_threads is {}); set train.eval_every: 0 to validate at epoch ends.",
+        config.train.fast_path_threads));
+  }
   if (config.tokenizer.type == TokenizerType::sentencepiece &&
       (!config.tokenizer.stopwords.empty() || config.tokenizer.drop_punctuation)) {
     throw Error(

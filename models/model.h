@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "config/model_traits.h"
 #include "datasets/text_encoder.h"
+#include "models/fused_sgd.h"
 #include "models/recompute.h"
 
 namespace sift {
@@ -42,7 +43,7 @@ using Classifier = std::shared_ptr<ClassifierImpl>;
 
 // What a model needs to be built: sizes from the data, options from the config.
 struct ModelShape {
-  int64_t num_ids = 0;      // embedding rows, including hashed n-gram buckets
+  int64_t num_ids = 0;  // embedding rows, including hashed n-gram buckets
   int64_t num_classes = 0;
   // Embedding gradients may be sparse: true only for optimizers that accept them
   // (plain SGD), which then update just the rows a batch touched.
@@ -66,6 +67,8 @@ struct ModelSpec {
   InputKind input = InputKind::bag;
   ModelFactory create;
   ScriptSource script;
+  // Its training step without autograd (train.fast_path); null: autograd only.
+  FusedSgdFactory fused_sgd = nullptr;
 };
 
 // Factory for a `FooImpl` + TORCH_MODULE(Foo) model built as Foo(config, shape).

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "models/fasttext.h"
+#include "models/fasttext_sgd.h"
 #include "models/mlp.h"
 #include "models/model.h"
 #include "models/rnn.h"
@@ -18,8 +19,9 @@ namespace {
 // traits.name.
 template <typename Module>
 void register_model(std::vector<ModelSpec>& registry, ModelTraits traits, InputKind input,
-                    ScriptSource script) {
-  registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script)});
+                    ScriptSource script, FusedSgdFactory fused_sgd = nullptr) {
+  registry.push_back(
+      {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
 }
 
 // What each model's options alone allocate (models/*.cc); doubles: a size of 1e19 must
@@ -86,7 +88,7 @@ std::vector<ModelSpec> registered_models() {
              {"model.ngrams", {}},
              {"model.buckets", {}},
              {"tokenizer.min_count", {}}}),
-      InputKind::bag, fasttext_script);
+      InputKind::bag, fasttext_script, fasttext_sgd);
   register_model<TextCnn>(
       r,
       tuned(sized({"textcnn",

@@ -41,6 +41,10 @@ struct Run {
   Task task;
   Classifier model{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  // train.fast_path: the fused SGD step when the run takes it (null: autograd), and the
+  // report's words for the path taken (fast_path.h).
+  std::unique_ptr<FusedSgd> fused;
+  std::string training_path;
   torch::Device device{torch::kCPU};
   torch::Tensor class_weights;  // undefined: all labels weigh the same
   TrainingState state;

@@ -16,6 +16,7 @@
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
 
@@ -129,6 +130,7 @@ void prepare_training(Run& run) {
   run.model->set_recompute(recompute_policy(run.config.train.gradient_checkpointing,
                                             run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
+  choose_training_path(run);
 }
 
 void refuse_shape_changes(const std::vector<std::string>& overrides) {

@@ -25,8 +25,9 @@ void write_run_folder(Run& run);
 // train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
 void init_from(torch::nn::Module& model, const std::string& from);
 
-// Freezing, the model on its device, class weights, the optimizer, recomputation and the
-// loss scaler: what both a new and a resumed run need before the first step.
+// Freezing, the model on its device, class weights, the optimizer, recomputation, the
+// loss scaler and the training path (fast_path.h): what both a new and a resumed run need before
+// the first step.
 void prepare_training(Run& run);
 
 // Refuses --set overrides of a resumed run that change the saved model's shape or

@@ -19,6 +19,8 @@
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/fast_path.h"
+#include "framework/train/hogwild.h"
 #include "framework/train/optimization.h"
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
@@ -44,6 +46,7 @@ int64_t total_steps_of(const Run& run) {
 
 // What the epoch loop works with besides the run.
 struct Loop {
+  const TextEncoder* encoder = nullptr;
   std::unique_ptr<ShardedStream> batches;
   std::unique_ptr<ShardedStream> valid;  // null without validation data
   // The schedule's horizon; with data.max_tokens batches are cut by size, so it is an
@@ -113,16 +116,26 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
   bool more = true;
   while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
     const double lr = scheduled_lr(t, s.step, loop.total_steps);
-    set_lr(*run.optimizer, lr);
-    const double loss = accumulate_batch(run, batch);
+    double loss = 0.0;
+    if (run.fused) {
+      loss = fused_step(run, batch, lr);
+    } else {
+      set_lr(*run.optimizer, lr);
+      loss = accumulate_batch(run, batch);
+    }
     run.step_log.count(batch.size(), static_cast<int64_t>(batch.ids.size()), loss);
     s.examples_seen += batch.size();
     s.epoch_loss_sum += loss * batch.size();
     s.epoch_loss_examples += batch.size();
-    if (++micro < t.accumulate) continue;
-    micro = 0;
-    run.log_this_step = (s.step + 1) % progress.log_every() == 0;
-    optimizer_step(run);
+    if (run.fused) {
+      run.log_this_step = s.step % progress.log_every() == 0;  // fused_step counted it
+      run.grad_norm = std::nan("");                              // not computed there
+    } else {
+      if (++micro < t.accumulate) continue;
+      micro = 0;
+      run.log_this_step = (s.step + 1) % progress.log_every() == 0;
+      optimizer_step(run);
+    }
     if (run.log_this_step) log_step(run, lr);
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
     if (t.eval_every > 0 && s.step % t.eval_every == 0) {
@@ -144,17 +157,21 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
 bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) {
   const auto& t = run.config.train;
   TrainingState& s = run.state;
+  const bool hogwild = trains_hogwild(run);  // its threads open streams of their own
   if (!resume_mid_epoch) {
-    loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
+    if (!hogwild) loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
     s.epoch_loss_sum = 0.0;
     s.epoch_loss_examples = 0;
   }
   run.data_done = false;
-  const bool more = run_steps(run, loop, progress);
+  const bool more =
+      hogwild ? hogwild_steps(run, {loop.encoder, loop.total_steps, loop.step_limit}, progress)
+              : run_steps(run, loop, progress);
   // A step limit or early stop inside an epoch: save where the data stands, so that a
-  // resume continues exactly.
+  // resume continues exactly (Hogwild threads have no one position: saved as the epoch's
+  // end, hogwild.h).
   if (loop.stopped || (more && s.step >= loop.step_limit)) {
-    save(run, loop, false);
+    save(run, loop, hogwild);
     return false;
   }
   if (t.eval_every == 0) validate(run, loop.valid.get(), progress, true);
@@ -187,6 +204,7 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"workers", run.config.data.workers},
                            {"stopped_early", loop.stopped},
                            {"precision", to_string(t.precision)},
+                           {"training_path", run.training_path},
                            {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
                            {"skipped_steps", run.scaler.skipped_steps()},
                            {"skipped_nonfinite_batches", run.state.skipped_batches},
@@ -223,6 +241,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const auto& t = run.config.train;
   const int64_t rank = run.dist->rank(), world = run.dist->world_size();
   Loop loop;
+  loop.encoder = &encoder;
   loop.batches = open_stream(run.config, "train", encoder, run.task.labels, true, rank, world);
   loop.valid = open_stream(run.config, "valid", encoder, run.task.labels, false, rank, world);
   loop.total_steps = total_steps_of(run);
@@ -238,6 +257,12 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
                     run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "");
   bool resume_mid_epoch = !data_state.empty();
+  if (resume_mid_epoch && trains_hogwild(run)) {
+    throw Error(fmt::format(
+        "train.fast_path_threads: last.ckpt was saved inside epoch {}, a position {} threads "
+        "cannot continue from; resume with --set train.fast_path_threads=1",
+        run.state.epoch, t.fast_path_threads));
+  }
   if (resume_mid_epoch) loop.batches->restore_state(data_state);
   run.model->train();
   run.optimizer->zero_grad();
@@ -281,7 +306,7 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   report["train"] = train_epochs(run, encoder, data_state);
   report["train"]["vocabulary"] = run.task.vocab->size();
   report["labels"] = run.task.labels.names();
-  std::string text = fmt::format("Run {}\n\n", run.dir);
+  std::string text = fmt::format("Run {}\nTraining: {}\n\n", run.dir, run.training_path);
   report["splits"] = final_evaluation(run, encoder, text);
   if (run.task.train_empty_texts > 0) {
     text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",

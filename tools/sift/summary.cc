@@ -43,6 +43,9 @@ std::string summary_text(const nlohmann::json& report) {
     out += fmt::format("trained {} steps on {} records in {:.1f} s ({:.0f} examples/s)\n",
                        t["steps"].get<int64_t>(), t["records"].get<uint64_t>(),
                        t["seconds"].get<double>(), t["examples_per_second"].get<double>());
+    if (t.contains("training_path")) {
+      out += fmt::format("training: {}\n", t["training_path"].get<std::string>());
+    }
     if (t["skipped_records"].get<uint64_t>() > 0) {
       out += fmt::format("skipped {} malformed training records\n",
                          t["skipped_records"].get<uint64_t>());

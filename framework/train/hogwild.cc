@@ -1,0 +1,128 @@
+#include "framework/train/hogwild.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "framework/runtime/task.h"
+#include "framework/train/nonfinite.h"
+#include "framework/train/optimization.h"
+
+namespace sift {
+
+namespace {
+
+// One Hogwild thread's share of an epoch's counters, added to the run's after the join.
+struct Tally {
+  int64_t examples = 0;
+  double loss_sum = 0.0;
+  int64_t skipped = 0;
+};
+
+// What the threads of one epoch share: the step counter (the schedule's clock), and a
+// flag that stops them all (a step limit, an error).
+struct Shared {
+  std::atomic<int64_t> step{0};
+  std::atomic<int64_t> examples{0};
+  std::atomic<bool> stop{false};
+  std::atomic<bool> limit_hit{false};
+};
+
+// Thread k's loop: batches from its own stream, each a fused step on the shared weights
+// without locks. Thread 0 draws the progress.
+void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const HogwildPlan& plan,
+                    Shared& shared, Tally& tally, Progress* progress) {
+  const auto& t = run.config.train;
+  const bool sum = t.loss_reduction == LossReduction::sum;
+  RawBatch batch;
+  int64_t nonfinite_in_a_row = 0;
+  while (!shared.stop.load(std::memory_order_relaxed) && stream.next(batch)) {
+    const int64_t step = shared.step.fetch_add(1);
+    if (step >= plan.step_limit) {
+      shared.limit_hit = true;
+      shared.stop = true;
+      break;
+    }
+    const double lr = scheduled_lr(t, step, plan.total_steps);
+    const double n = static_cast<double>(batch.size());
+    const double loss = fused.gradient(batch, sum ? 1.0 : 1.0 / n);
+    if (std::isfinite(loss)) {
+      fused.apply(batch, lr);
+      nonfinite_in_a_row = 0;
+    } else if (t.on_nonfinite == OnNonfinite::stop) {
+      throw Error(fmt::format(
+          "training diverged: non-finite (NaN/inf) loss at step {} (epoch {}); stopped, "
+          "last.ckpt keeps the last saved state; {}",
+          step + 1, run.state.epoch, nonfinite_advice()));
+    } else {
+      ++tally.skipped;  // skip_batch, as nonfinite_guard counts it
+      if (++nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
+        throw Error(fmt::format(
+            "training diverged: {} batches in a row with a non-finite (NaN/inf) loss were "
+            "skipped (train.on_nonfinite: skip_batch), the last at step {} (epoch {}); {}",
+            nonfinite_in_a_row, step + 1, run.state.epoch, nonfinite_advice()));
+      }
+    }
+    tally.examples += batch.size();
+    tally.loss_sum += std::isfinite(loss) ? loss : 0.0;
+    const int64_t seen = shared.examples.fetch_add(batch.size()) + batch.size();
+    if (progress != nullptr) progress->update(step + 1, run.state.epoch, seen, loss / n, lr);
+  }
+}
+
+}  // namespace
+
+bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
+  const int64_t threads = run.config.train.fast_path_threads;
+  SiftConfig one_reader = run.config;
+  one_reader.data.workers = 1;  // each training thread has its own reader
+  std::vector<std::unique_ptr<ShardedStream>> streams;
+  std::vector<std::unique_ptr<FusedSgd>> steps;
+  for (int64_t k = 0; k < threads; ++k) {
+    streams.push_back(
+        open_stream(one_reader, "train", *plan.encoder, run.task.labels, true, k, threads));
+    streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
+    steps.push_back(find_model(run.config.model.type).fused_sgd(*run.model));
+  }
+  Shared shared;
+  shared.step = run.state.step;
+  shared.examples = run.state.examples_seen;
+  std::vector<Tally> tallies(static_cast<size_t>(threads));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int64_t k = 0; k < threads; ++k) {
+    pool.emplace_back([&, k] {
+      try {
+        hogwild_thread(run, *steps[k], *streams[k], plan, shared, tallies[k],
+                       k == 0 ? &progress : nullptr);
+      } catch (...) {
+        errors[k] = std::current_exception();
+        shared.stop = true;
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  TrainingState& s = run.state;
+  s.step = std::min(shared.step.load(), plan.step_limit);
+  for (const auto& tally : tallies) {
+    s.examples_seen += tally.examples;
+    s.epoch_loss_sum += tally.loss_sum;
+    s.epoch_loss_examples += tally.examples;
+    s.skipped_batches += tally.skipped;
+  }
+  return shared.limit_hit;
+}
+
+bool trains_hogwild(const Run& run) {
+  return run.fused != nullptr && run.config.train.fast_path_threads > 1;
+}
+
+}  // namespace sift
