@@ -25,6 +25,39 @@ std::string rnn_params(const ModelConfig& config, ScriptWriter& w) {
   return fmt::format("[{}]", fmt::join(params, ", "));
 }
 
+// int8: the cells packed for the dynamic quantized LSTM/GRU kernels, as
+// torch.ao.quantization.quantize_dynamic runs an nn.LSTM / nn.GRU.
+std::string quantized_recurrence(const ModelConfig& config, ScriptWriter& w) {
+  std::vector<std::pair<std::string, std::string>> cells;
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    for (int dir = 0; dir < (config.bidirectional ? 2 : 1); ++dir) {
+      cells.emplace_back("rnn.", fmt::format("_l{}{}", layer, dir ? "_reverse" : ""));
+    }
+  }
+  const std::string params = w.rnn_cells(cells);
+  const std::string bidirectional = config.bidirectional ? "True" : "False";
+  if (config.cell == "lstm") {
+    return fmt::format(
+        // dtype None is int8; use_dynamic: the cells' dynamic quantized kernels.
+        "torch.quantized_lstm(data, batch_sizes, [h0, h0], {}, True, {}, 0.0, False, {}, "
+        "use_dynamic=True)",
+        params, config.layers, bidirectional);
+  }
+  return fmt::format("torch.quantized_gru(data, batch_sizes, h0, {}, True, {}, 0.0, False, {})",
+                     params, config.layers, bidirectional);
+}
+
+std::string recurrence(const ModelConfig& config, ScriptWriter& w) {
+  if (w.int8()) return quantized_recurrence(config, w);
+  const std::string bidirectional = config.bidirectional ? "True" : "False";
+  if (config.cell == "lstm") {
+    return fmt::format("torch.lstm(data, batch_sizes, [h0, h0], {}, True, {}, 0.0, False, {})",
+                       rnn_params(config, w), config.layers, bidirectional);
+  }
+  return fmt::format("torch.gru(data, batch_sizes, h0, {}, True, {}, 0.0, False, {})",
+                     rnn_params(config, w), config.layers, bidirectional);
+}
+
 std::string pooling(const ModelConfig& config, ScriptWriter& w) {
   if (config.pooling == "max") {
     return "    pooled = torch.max(states.masked_fill(torch.logical_not(valid), "
@@ -36,11 +69,11 @@ std::string pooling(const ModelConfig& config, ScriptWriter& w) {
   }
   if (config.pooling == "attention") {
     return fmt::format(
-        "    scores = torch.linear(torch.tanh(torch.linear(states, {}, {})), {})\n"
+        "    scores = {}\n"
         "    scores = scores.masked_fill(torch.logical_not(valid), float(\"-inf\"))\n"
         "    pooled = (torch.softmax(scores, 1) * states).sum(1)\n",
-        w.weight("attention.weight"), w.weight("attention.bias"),
-        w.weight("attention_query.weight"));
+        w.linear(fmt::format("torch.tanh({})", w.linear("states", "attention")), "attention_query",
+                 /*bias=*/false));
   }
   throw Error(fmt::format("export: the rnn model has no pooling '{}'", config.pooling));
 }
@@ -48,14 +81,7 @@ std::string pooling(const ModelConfig& config, ScriptWriter& w) {
 }  // namespace
 
 std::string rnn_script(const ModelConfig& config, ScriptWriter& w) {
-  const bool lstm = config.cell == "lstm";
   const int64_t states = config.layers * (config.bidirectional ? 2 : 1);
-  const std::string bidirectional = config.bidirectional ? "True" : "False";
-  const std::string recurrence =
-      lstm ? fmt::format("torch.lstm(data, batch_sizes, [h0, h0], {}, True, {}, 0.0, False, {})",
-                         rnn_params(config, w), config.layers, bidirectional)
-           : fmt::format("torch.gru(data, batch_sizes, h0, {}, True, {}, 0.0, False, {})",
-                         rnn_params(config, w), config.layers, bidirectional);
   return fmt::format(R"(
 def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     length = ids.size(1)
@@ -70,13 +96,14 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     states = states.index_select(0, unsort)
     lengths = lengths.to(ids.device)
     valid = (torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2)
-{4}    return torch.linear(pooled, {5}, {6})
+{4}    return {5}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                     w.rows("embedding.weight", "ids"), states, config.hidden, recurrence,
-                     pooling(config, w), w.weight("output.weight"), w.weight("output.bias"));
+                     w.rows("embedding.weight", "ids"), states, config.hidden,
+                     recurrence(config, w), pooling(config, w),
+                     w.output(w.linear("pooled", "output")));
 }
 
 }  // namespace sift
