@@ -11,7 +11,8 @@
 #
 # Environment: BUILD (default build), DATA (default data), THREADS (LibTorch threads for
 # the timings, default 1), ENGINE (quantized engine for int8, default LibTorch's),
-# STEPS (optimizer steps of training for the sequence models, default 300), MODELS
+# STEPS (optimizer steps of training for the sequence models, default 300), SINGLE
+# (batch-1 calls timed, default 1000), BATCHES (batches of 64 a pass, default 40), MODELS
 # (default "fasttext mlp textcnn rnn transformer"), KEEP_TMP=1 keeps the temporary
 # folder, RUNS=DIR reuses the trained runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
@@ -22,6 +23,8 @@ DATA=${DATA:-data}
 THREADS=${THREADS:-1}
 ENGINE=${ENGINE:-}
 STEPS=${STEPS:-300}
+SINGLE=${SINGLE:-1000}
+BATCHES=${BATCHES:-40}
 read -r -a MODELS <<< "${MODELS:-fasttext mlp textcnn rnn transformer}"
 PY=/usr/bin/python3
 WRITE=1
@@ -83,8 +86,8 @@ PYEOF
 
 # --- train, export, evaluate, time --------------------------------------------------------
 RUNS=${RUNS:-$TMP/runs}
-engine_args=()
-[[ -n $ENGINE ]] && engine_args=(--engine "$ENGINE")
+engine_args=(--single "$SINGLE" --batches "$BATCHES")
+[[ -n $ENGINE ]] && engine_args+=(--engine "$ENGINE")
 eval_engine=()
 [[ -n $ENGINE ]] && eval_engine=(--quantized-engine "$ENGINE")
 : > "$TMP/rows.jsonl"
@@ -113,11 +116,11 @@ for m in "${MODELS[@]}"; do
 done
 
 # --- table -------------------------------------------------------------------------------
-"$PY" - "$TMP" "$WRITE" "$THREADS" <<'PYEOF'
+"$PY" - "$TMP" "$WRITE" "$THREADS" "$SINGLE" "$BATCHES" <<'PYEOF'
 import json, sys
 sys.path.insert(0, "bench")
 from results_section import write_section
-tmp, write, threads = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+tmp, write, threads, single, batches = sys.argv[1], sys.argv[2] == "1", *sys.argv[3:6]
 rows = [json.loads(l) for l in open(tmp + "/rows.jsonl")]
 fp32 = {r["model"]: r for r in rows if r["variant"] == "fp32"}
 out = ["| model | export | size | size / fp32 | accuracy | C++ batch 1 p50 / p99 | C++ batch 64 texts/s | Python batch 1 p50 / p99 | Python batch 64 texts/s | speed-up vs fp32, C++ batch 1 / batch 64 |",
@@ -132,9 +135,10 @@ for r in rows:
         c["batch64_texts_per_s"] / f["cpp"]["batch64_texts_per_s"]))
 engine = next((r["cpp"]["engine"] for r in rows if r["variant"] == "int8"), "?")
 out.append("")
-out.append("Conditions: LibTorch threads %s; quantized engine %s; batch 1 over the first 1,000 "
-           "test texts (one call each), batch 64 the median of 3 passes over 2,560 texts; "
-           "inputs encoded beforehand; shared 2-core machine." % (threads, engine))
+out.append("Conditions: LibTorch threads %s; quantized engine %s; batch 1 over the first %s "
+           "test texts (one call each), batch 64 the best of 3 passes over %d texts; "
+           "inputs encoded beforehand; shared 2-core machine." % (threads, engine, single,
+                                                                  64 * int(batches)))
 table = "\n".join(out)
 print(table)
 if write:

@@ -118,8 +118,12 @@ uint32_t packed_crc(uint32_t crc, const c10::IValue& value) {
   return crc;  // numbers and strings of a state are not weights
 }
 
-ScriptWriter::ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format)
-    : tensors_(std::move(tensors)), format_(format), module_("sift.Classifier") {}
+ScriptWriter::ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format,
+                           int64_t int8_min_macs)
+    : tensors_(std::move(tensors)),
+      format_(format),
+      module_("sift.Classifier"),
+      int8_min_macs_(int8_min_macs) {}
 
 const torch::Tensor& ScriptWriter::tensor(const std::string& name) const {
   auto it = tensors_.find(name);
@@ -178,32 +182,25 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
   // Packed for the engine of the process that writes; the packed object's state is the
   // plain int8 weights, scales and bias, re-packed for the loading process's engine.
   const std::string attr = attribute_name(dotted + "weight") + "_packed";
+  const std::string method = "linear_" + attribute_name(prefix);
   if (!module_.hasattr(attr)) {
     const c10::IValue packed = pack_linear(dotted + "weight", bias ? dotted + "bias" : "");
     module_.register_attribute(attr, packed.type(), packed);
+    // Measured on LibTorch 1.13 (one thread): oneDNN's quantized::linear_dynamic costs
+    // about 140 us a call whatever its size (it builds its primitive each call), and is
+    // about 3x faster than fp32 beyond that; a 512x128 layer on one row took 150 us
+    // against 5 us in fp32. So small products (batch 1, fastText's output layer) run in
+    // fp32 on the weights unpacked from the same object (dequantized: 1 us a 10k
+    // weights), and only those of at least int8_min_macs_ multiply-adds use the int8 kernel.
+    methods_ += fmt::format(
+        "\ndef {0}(self, x: Tensor) -> Tensor:\n"
+        "    if x.numel() * {1} >= {2}:\n"
+        "        return quantized.linear_dynamic(x, self.{3})\n"
+        "    return torch.linear(x, quantized.linear_unpack(self.{3})[0].dequantize(), {4})\n",
+        method, tensor(dotted + "weight").size(0), int8_min_macs_, attr,
+        bias ? weight(dotted + "bias") : "None");
   }
-  return fmt::format("quantized.linear_dynamic({}, self.{})", x, attr);
-}
-
-std::string ScriptWriter::rnn_cells(const std::vector<std::pair<std::string, std::string>>& cells) {
-  const std::string attr = "rnn_cells_packed";
-  if (module_.hasattr(attr)) return "self." + attr;
-  c10::TypePtr cell_type;
-  std::vector<c10::IValue> packed;
-  for (const auto& [prefix, suffix] : cells) {
-    auto name = [p = prefix, s = suffix](const char* kind) { return p + kind + s; };
-    // As torch.ao.quantization.quantize_dynamic packs an LSTM/GRU: the biases go into the
-    // packed gates, and the cell keeps a copy for its state.
-    const c10::IValue ih = pack_linear(name("weight_ih"), name("bias_ih"));
-    const c10::IValue hh = pack_linear(name("weight_hh"), name("bias_hh"));
-    packed.push_back(call_op("quantized::make_quantized_cell_params_dynamic",
-                             {ih, hh, fp32(name("bias_ih")), fp32(name("bias_hh")), false}));
-    cell_type = packed.back().type();
-  }
-  c10::impl::GenericList list(cell_type);
-  for (auto& p : packed) list.push_back(p);
-  module_.register_attribute(attr, c10::ListType::create(cell_type), list);
-  return "self." + attr;
+  return fmt::format("self.{}({})", method, x);
 }
 
 std::string ScriptWriter::output(const std::string& logits) const {
@@ -238,7 +235,7 @@ std::string ScriptWriter::bag_mean(const std::string& name) {
 }
 
 torch::jit::Module ScriptWriter::finish(const std::string& source) {
-  module_.define(source, std::make_shared<QuantizedOpsResolver>());
+  module_.define(source + methods_, std::make_shared<QuantizedOpsResolver>());
   module_.eval();
   return module_;
 }

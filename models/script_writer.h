@@ -16,26 +16,34 @@ namespace sift {
 
 // How an export stores and computes with its weights.
 //  fp32: as trained.
-//  int8: Linear layers (and RNN gates) as int8 weights with one scale per output row,
-//        packed for the loading process's quantized engine and run by the dynamic
-//        quantized kernels (quantized::linear_dynamic, quantized_lstm / quantized_gru);
-//        embedding tables, positions and convolution kernels as int8 with a scale per
-//        row, dequantized by the source (no int8 kernel serves them).
+//  int8: Linear layers as int8 weights with one scale per output row, packed for the
+//        loading process's quantized engine and run by the dynamic quantized kernel
+//        (quantized::linear_dynamic) when the product is large enough; embedding tables,
+//        positions, convolution kernels and LSTM/GRU gates as int8 with a scale per row,
+//        dequantized by the source (no int8 kernel serves them, or none pays: rnn_script.cc).
 //  bf16: every floating-point tensor in bf16 and the computation with it; logits come
 //        back as fp32.
 enum class WeightFormat { fp32, int8, bf16 };
+
+// int8 Linear products of fewer multiply-adds run in fp32 (ScriptWriter::linear): at
+// oneDNN's measured 140 us a call and about 3x the fp32 speed beyond it, the int8 kernel
+// pays from about 10M multiply-adds (LibTorch 1.13, one thread).
+inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
 
 class ScriptWriter {
  public:
   // `tensors`: the trained parameters and buffers by their module names
   // ("layers.0.ff_in.weight").
-  ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format);
+  ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format,
+               int64_t int8_min_macs = kInt8MinMacs);
 
   // An expression for the tensor `name` (fp32, or bf16 in a bf16 export), registering it
   // on first use. int8 matrices are dequantized.
   std::string weight(const std::string& name);
-  // torch.linear(x, <prefix>.weight, <prefix>.bias) as an expression; with int8, the
-  // dynamic quantized kernel on weights packed when the file is loaded.
+  // torch.linear(x, <prefix>.weight, <prefix>.bias) as an expression; with int8, a
+  // helper method that runs the dynamic quantized kernel on weights packed when the file
+  // is loaded, or fp32 on them dequantized when the product is too small to pay for the
+  // kernel's fixed cost.
   std::string linear(const std::string& x, const std::string& prefix, bool bias = true);
   // An expression for the rows `index` (an int64 tensor expression of any shape) of the
   // table `name`: [index..., dim]. Only the rows looked up are dequantized, so a
@@ -44,10 +52,6 @@ class ScriptWriter {
   // An expression for the mean of the rows of the table `name` over each bag of the
   // source's `ids` and `offsets` (torch::nn::EmbeddingBag in mean mode): [bags, dim].
   std::string bag_mean(const std::string& name);
-  // With int8: a list attribute of the RNN's cells packed for quantized_lstm /
-  // quantized_gru, one per (layer, direction) in order, each a (prefix, suffix) pair
-  // naming <prefix>weight_ih<suffix> and the others ("rnn.", "_l0_reverse").
-  std::string rnn_cells(const std::vector<std::pair<std::string, std::string>>& cells);
   // `logits` as fp32 (a bf16 export computes in bf16).
   std::string output(const std::string& logits) const;
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
@@ -67,6 +71,8 @@ class ScriptWriter {
   std::map<std::string, torch::Tensor> tensors_;
   WeightFormat format_;
   torch::jit::Module module_;
+  int64_t int8_min_macs_;
+  std::string methods_;  // helper methods the expressions call (int8 Linear layers)
 };
 
 // A double as TorchScript source, read back to the same value.

@@ -104,7 +104,7 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
   for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
-  ScriptWriter writer(std::move(tensors), format);
+  ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
   const ModelSpec& spec = find_model(bundle.config.model.type);
   if (!spec.script) {
     throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));

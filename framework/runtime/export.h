@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/runtime/model_bundle.h"
+#include "models/script_writer.h"
 
 namespace sift {
 
@@ -17,6 +18,9 @@ struct ExportOptions {
   // embedding tables and convolutions stored int8 and dequantized (models/script_writer.h).
   std::string quantize = "none";
   std::string dtype = "fp32";  // "fp32" or "bf16" (weights and computation; fp32 logits)
+  // int8 Linear products of fewer multiply-adds run in fp32 on the unpacked weights (0:
+  // always the int8 kernel, as tests use to exercise it).
+  int64_t int8_min_macs = kInt8MinMacs;
 };
 
 // The quantized engines this LibTorch has ("fbgemm", "onednn", "qnnpack"), and the one
