@@ -209,7 +209,13 @@ std::string ScriptWriter::output(const std::string& logits) const {
 
 std::string ScriptWriter::rows(const std::string& name, const std::string& index) {
   const std::string attr = attribute(name);
-  if (int8()) return fmt::format("(self.{0}_q[{1}].float() * self.{0}_s[{1}])", attr, index);
+  // torch.embedding (index_select) rather than table[index]: on a 2M x 10 int8 table and
+  // 3,200 ids, 264 us against 543 us for advanced indexing (fp32 embedding_bag: 52 us).
+  if (int8()) {
+    return fmt::format(
+        "(torch.embedding(self.{0}_q, {1}).float() * torch.embedding(self.{0}_s, {1}))", attr,
+        index);
+  }
   return fmt::format("torch.embedding(self.{}, {})", attr, index);
 }
 
