@@ -168,8 +168,9 @@ c10::IValue ScriptWriter::pack_linear(const std::string& weight, const std::stri
   const torch::Tensor scale = row_scales(w).to(torch::kDouble);
   const torch::Tensor q = at::quantize_per_channel(
       w.contiguous(), scale, torch::zeros({w.size(0)}, torch::kLong), 0, torch::kQInt8);
-  c10::optional<torch::Tensor> b;
-  if (!bias.empty()) b = fp32(bias);
+  // A zero bias when the layer has none: QNNPACK packs a zero bias of its own, so the
+  // object's state (and the weights checksum) would differ between engines otherwise.
+  const torch::Tensor b = bias.empty() ? torch::zeros({w.size(0)}) : fp32(bias);
   return call_op("quantized::linear_prepack", {q, b});
 }
 
