@@ -279,7 +279,9 @@ TEST_P(ExportEveryModel, Bf16ExportComputesInBf16AndAgreesAcrossLanguages) {
   EXPECT_LT(weight_bytes(loaded), 0.51 * weight_bytes(load_export(fp32)));
   auto& module = static_cast<ScriptedClassifierImpl&>(*loaded.model).script();
   for (const auto& p : module.named_parameters(false)) {
-    if (p.value.is_floating_point()) EXPECT_EQ(p.value.scalar_type(), torch::kBFloat16) << p.name;
+    if (p.value.is_floating_point()) {
+      EXPECT_EQ(p.value.scalar_type(), torch::kBFloat16) << p.name;
+    }
   }
   const torch::Tensor cpp = logits_of(loaded, texts);
   EXPECT_EQ(cpp.scalar_type(), torch::kFloat);
