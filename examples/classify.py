@@ -348,6 +348,25 @@ def ngram_ids(values, ngrams, buckets, first_bucket, multiplier):
 
 # ---- the export ------------------------------------------------------------------------
 
+def packed_crc(value, crc):
+    """CRC-32 of a packed int8 weight's state, as weights_crc in sift's export.cc."""
+    if isinstance(value, torch.Tensor):
+        if value.is_quantized:
+            if value.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric):
+                scales = value.q_per_channel_scales().double()
+            else:
+                scales = torch.tensor([value.q_scale()], dtype=torch.float64)
+            crc = zlib.crc32(value.int_repr().contiguous().numpy().tobytes(), crc)
+            return zlib.crc32(scales.contiguous().numpy().tobytes(), crc)
+        return zlib.crc32(value.detach().contiguous().numpy().tobytes(), crc)
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            crc = packed_crc(item, crc)
+    elif isinstance(value, torch.ScriptObject):
+        crc = packed_crc(value.__getstate__(), crc)
+    return crc
+
+
 class Classifier:
     """An exported Sift model: text in, logits and probabilities out."""
 
@@ -367,7 +386,7 @@ class Classifier:
         if fmt["version"] > FORMAT_VERSION:
             raise ExportError(f"{path} is in Sift export format version {fmt['version']}; "
                               f"this script reads up to {FORMAT_VERSION}")
-        self._check_weights(path, fmt["crc32"]["weights"])
+        self._check_weights(path, fmt["crc32"]["weights"], fmt.get("packed", []))
         self.labels = extra["labels.txt"].decode().splitlines()
         self.tok = json.loads(extra["tokenizer.json"])
         self.bag = self.tok["input"] == "bag"
@@ -394,13 +413,21 @@ class Classifier:
             self.vocab = {line.split(b"\t", 1)[0]: i + 2
                           for i, line in enumerate(l for l in lines[1:] if l)}
 
-    def _check_weights(self, path, expected):
+    def _check_weights(self, path, expected, packed):
         tensors = dict(self.module.named_parameters(recurse=False))
         tensors.update(dict(self.module.named_buffers(recurse=False)))
         crc = 0
         for name in sorted(tensors):
             crc = zlib.crc32(name.encode(), crc)
-            crc = zlib.crc32(tensors[name].detach().contiguous().numpy().tobytes(), crc)
+            t = tensors[name].detach().contiguous()
+            if t.dtype == torch.bfloat16:  # numpy has no bf16: the same bytes as int16
+                t = t.view(torch.int16)
+            crc = zlib.crc32(t.numpy().tobytes(), crc)
+        # int8 exports: weights packed for this process's quantized engine; their state
+        # (int8 weights, per-row scales, biases) is what was written.
+        for name in packed:
+            crc = zlib.crc32(name.encode(), crc)
+            crc = packed_crc(getattr(self.module, name), crc)
         if crc != expected:
             raise ExportError(f"{path} is corrupted: its weights do not match their checksum")
 
@@ -471,7 +498,11 @@ def main():
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--logits", action="store_true",
                         help="print each line's logits as a JSON list (for checks)")
+    parser.add_argument("--quantized-engine", choices=torch.backends.quantized.supported_engines,
+                        help="int8 exports: the engine their weights are packed for at load")
     args = parser.parse_args()
+    if args.quantized_engine:
+        torch.backends.quantized.engine = args.quantized_engine
     try:
         model = Classifier(args.model)
     except ExportError as e:

@@ -11,12 +11,12 @@ std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
   return fmt::format(R"(
 def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
     bags = {}
-    return torch.linear(bags, {}, {})
+    return {}
 
 def predict_proba(self, ids: Tensor, offsets: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, offsets), 1)
 )",
-                     bags, w.weight("output.weight"), w.weight("output.bias"));
+                     bags, w.output(w.linear("bags", "output")));
 }
 
 }  // namespace sift

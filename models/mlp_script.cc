@@ -12,18 +12,16 @@ std::string mlp_script(const ModelConfig& config, ScriptWriter& w) {
   const std::string bags = w.bag_mean("embedding.weight");
   std::string body = fmt::format("    x = {}\n", bags);
   for (int64_t i = 0; i < config.layers; ++i) {
-    body += fmt::format("    x = torch.relu(torch.linear(x, {}, {}))\n",
-                        w.weight(fmt::format("hidden_{}.weight", i)),
-                        w.weight(fmt::format("hidden_{}.bias", i)));
+    body += fmt::format("    x = torch.relu({})\n", w.linear("x", fmt::format("hidden_{}", i)));
   }
   return fmt::format(R"(
 def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
-{}    return torch.linear(x, {}, {})
+{}    return {}
 
 def predict_proba(self, ids: Tensor, offsets: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, offsets), 1)
 )",
-                     body, w.weight("output.weight"), w.weight("output.bias"));
+                     body, w.output(w.linear("x", "output")));
 }
 
 }  // namespace sift

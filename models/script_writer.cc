@@ -1,7 +1,12 @@
 #include "models/script_writer.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
+#include <torch/csrc/jit/frontend/resolver.h>
 
+#include <algorithm>
+
+#include "core/crc32.h"
 #include "core/error.h"
 
 namespace sift {
@@ -16,24 +21,109 @@ std::string attribute_name(const std::string& name) {
   return out;
 }
 
-// Symmetric int8 with one scale per output row (dim 0): a row's largest weight maps to
-// 127. Rows of zeros (the padding embedding) keep scale 1.
+// One scale per output row (dim 0) of symmetric int8: a row's largest weight maps to 127.
+// Rows of zeros (the padding embedding) keep scale 1.
+torch::Tensor row_scales(const torch::Tensor& w) {
+  auto scale = w.reshape({w.size(0), -1}).abs().amax(1) / 127.0;
+  return torch::where(scale > 0, scale, torch::ones_like(scale));
+}
+
 std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& w) {
   auto flat = w.reshape({w.size(0), -1});
-  auto scale = flat.abs().amax(1) / 127.0;
-  scale = torch::where(scale > 0, scale, torch::ones_like(scale));
+  auto scale = row_scales(w);
   auto q = torch::round(flat / scale.unsqueeze(1)).clamp(-127, 127).to(torch::kInt8);
   std::vector<int64_t> scale_shape(static_cast<size_t>(w.dim()), 1);
   scale_shape[0] = w.size(0);
   return {q.view(w.sizes()).contiguous(), scale.view(scale_shape).contiguous()};
 }
 
+// Calls a registered operator (quantized::linear_prepack, ...) by name: its C++ headers
+// are not all installed, and the dispatcher needs none.
+c10::IValue call_op(const char* name, torch::jit::Stack stack) {
+  const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+  op.callBoxed(&stack);
+  return stack.at(0);
+}
+
+bool is_packed(const c10::IValue& v) {
+  if (v.isObject()) return !v.toObject()->type()->is_module();
+  if (v.isList()) {
+    auto list = v.toListRef();
+    return !list.empty() && std::all_of(list.begin(), list.end(), [](const c10::IValue& e) {
+      return e.isObject() && !e.toObject()->type()->is_module();
+    });
+  }
+  return false;
+}
+
+uint32_t tensor_crc(uint32_t crc, const torch::Tensor& value) {
+  torch::Tensor t = value.detach().to(torch::kCPU);
+  if (t.is_quantized()) {
+    const torch::Tensor scales = t.qscheme() == at::kPerChannelAffine
+                                     ? t.q_per_channel_scales().to(torch::kDouble).contiguous()
+                                     : torch::tensor({t.q_scale()}, torch::kDouble);
+    t = t.int_repr().contiguous();
+    crc = crc32_update(crc, t.data_ptr(), t.nbytes());
+    return crc32_update(crc, scales.data_ptr(), scales.nbytes());
+  }
+  t = t.contiguous();
+  return crc32_update(crc, t.data_ptr(), t.nbytes());
+}
+
+// `torch` as the default resolver has it, plus `quantized` for the quantized:: operators
+// (quantized.linear_dynamic): the default resolver knows only `torch`, and
+// `torch.ops.quantized...` does not resolve in C++. Saved files spell them
+// ops.quantized..., which Python and C++ load.
+struct QuantizedOpsResolver : torch::jit::Resolver {
+  std::shared_ptr<torch::jit::SugaredValue> resolveValue(const std::string& name,
+                                                         torch::jit::GraphFunction&,
+                                                         const torch::jit::SourceRange&) override {
+    if (name == "torch") return std::make_shared<torch::jit::BuiltinModule>("aten");
+    if (name == "quantized") return std::make_shared<torch::jit::BuiltinModule>("quantized");
+    return nullptr;
+  }
+  c10::TypePtr resolveType(const std::string&, const torch::jit::SourceRange&) override {
+    return nullptr;
+  }
+};
+
 }  // namespace
 
 std::string script_number(double value) { return fmt::format("{:.17g}", value); }
 
-ScriptWriter::ScriptWriter(std::map<std::string, torch::Tensor> tensors, bool int8)
-    : tensors_(std::move(tensors)), int8_(int8), module_("sift.Classifier") {}
+std::vector<std::string> packed_attributes(const torch::jit::Module& module) {
+  std::vector<std::string> names;
+  const auto type = module.type();
+  for (size_t i = 0; i < type->numAttributes(); ++i) {
+    const std::string name = type->getAttributeName(i);
+    if (is_packed(module.attr(name))) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+uint32_t packed_crc(uint32_t crc, const c10::IValue& value) {
+  if (value.isTensor()) return tensor_crc(crc, value.toTensor());
+  if (value.isTuple()) {
+    for (const auto& e : value.toTupleRef().elements()) crc = packed_crc(crc, e);
+  } else if (value.isList()) {
+    for (const auto& e : value.toListRef()) crc = packed_crc(crc, e);
+  } else if (value.isObject()) {
+    auto* getstate = value.toObject()->type()->findMethod("__getstate__");
+    if (!getstate) return crc;
+    torch::jit::Stack stack{value};
+    getstate->run(stack);
+    crc = packed_crc(crc, stack.back());
+  }
+  return crc;  // numbers and strings of a state are not weights
+}
+
+ScriptWriter::ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format,
+                           int64_t int8_min_macs)
+    : tensors_(std::move(tensors)),
+      format_(format),
+      module_("sift.Classifier"),
+      int8_min_macs_(int8_min_macs) {}
 
 const torch::Tensor& ScriptWriter::tensor(const std::string& name) const {
   auto it = tensors_.find(name);
@@ -46,7 +136,7 @@ const torch::Tensor& ScriptWriter::tensor(const std::string& name) const {
 std::string ScriptWriter::attribute(const std::string& name) {
   const torch::Tensor& t = tensor(name);
   const std::string attr = attribute_name(name);
-  const bool quantized = int8_ && t.dim() >= 2;
+  const bool quantized = int8() && t.dim() >= 2;
   const std::string probe = quantized ? attr + "_q" : attr;
   if (module_.hasattr(probe)) return attr;
   if (quantized) {
@@ -54,39 +144,105 @@ std::string ScriptWriter::attribute(const std::string& name) {
     module_.register_buffer(attr + "_q", q);
     module_.register_buffer(attr + "_s", scale);
   } else {
-    module_.register_parameter(attr, t.detach().to(torch::kCPU).clone(), /*is_buffer=*/false);
+    torch::Tensor copy = t.detach().to(torch::kCPU).clone();
+    if (format_ == WeightFormat::bf16 && copy.is_floating_point()) copy = copy.to(torch::kBFloat16);
+    module_.register_parameter(attr, copy, /*is_buffer=*/false);
   }
   return attr;
 }
 
 std::string ScriptWriter::weight(const std::string& name) {
   const std::string attr = attribute(name);
-  if (int8_ && tensor(name).dim() >= 2) {
+  if (int8() && tensor(name).dim() >= 2) {
     return fmt::format("(self.{0}_q.float() * self.{0}_s)", attr);
   }
   return "self." + attr;
 }
 
+torch::Tensor ScriptWriter::fp32(const std::string& name) const {
+  return tensor(name).detach().to(torch::kCPU, torch::kFloat).contiguous();
+}
+
+c10::IValue ScriptWriter::pack_linear(const std::string& weight, const std::string& bias) const {
+  const torch::Tensor w = fp32(weight);
+  const torch::Tensor scale = row_scales(w).to(torch::kDouble);
+  const torch::Tensor q = at::quantize_per_channel(
+      w.contiguous(), scale, torch::zeros({w.size(0)}, torch::kLong), 0, torch::kQInt8);
+  // A zero bias when the layer has none: QNNPACK packs a zero bias of its own, so the
+  // object's state (and the weights checksum) would differ between engines otherwise.
+  const torch::Tensor b = bias.empty() ? torch::zeros({w.size(0)}) : fp32(bias);
+  return call_op("quantized::linear_prepack", {q, b});
+}
+
+std::string ScriptWriter::linear(const std::string& x, const std::string& prefix, bool bias) {
+  const std::string dotted = prefix + ".";
+  if (!int8()) {
+    return fmt::format("torch.linear({}, {}, {})", x, weight(dotted + "weight"),
+                       bias ? weight(dotted + "bias") : "None");
+  }
+  // Packed for the engine of the process that writes; the packed object's state is the
+  // plain int8 weights, scales and bias, re-packed for the loading process's engine.
+  const std::string attr = attribute_name(dotted + "weight") + "_packed";
+  const std::string method = "linear_" + attribute_name(prefix);
+  if (!module_.hasattr(attr)) {
+    const c10::IValue packed = pack_linear(dotted + "weight", bias ? dotted + "bias" : "");
+    module_.register_attribute(attr, packed.type(), packed);
+    // Measured on LibTorch 1.13 (one thread): oneDNN's quantized::linear_dynamic costs
+    // about 140 us a call whatever its size (it builds its primitive each call), and is
+    // about 3x faster than fp32 beyond that; a 512x128 layer on one row took 150 us
+    // against 5 us in fp32. So small products (batch 1, fastText's output layer) run in
+    // fp32 on the weights unpacked from the same object (dequantized: 1 us a 10k
+    // weights), and only those of at least int8_min_macs_ multiply-adds use the int8 kernel.
+    methods_ += fmt::format(
+        "\ndef {0}(self, x: Tensor) -> Tensor:\n"
+        "    if x.numel() * {1} >= {2}:\n"
+        "        return quantized.linear_dynamic(x, self.{3})\n"
+        "    return torch.linear(x, quantized.linear_unpack(self.{3})[0].dequantize(), {4})\n",
+        method, tensor(dotted + "weight").size(0), int8_min_macs_, attr,
+        bias ? weight(dotted + "bias") : "None");
+  }
+  return fmt::format("self.{}({})", method, x);
+}
+
+std::string ScriptWriter::output(const std::string& logits) const {
+  return format_ == WeightFormat::bf16 ? "(" + logits + ").float()" : logits;
+}
+
 std::string ScriptWriter::rows(const std::string& name, const std::string& index) {
   const std::string attr = attribute(name);
-  if (int8_) return fmt::format("(self.{0}_q[{1}].float() * self.{0}_s[{1}])", attr, index);
+  // torch.embedding (index_select) rather than table[index]: on a 2M x 10 int8 table and
+  // 3,200 ids, 264 us against 543 us for advanced indexing (fp32 embedding_bag: 52 us).
+  if (int8()) {
+    return fmt::format(
+        "(torch.embedding(self.{0}_q, {1}).float() * torch.embedding(self.{0}_s, {1}))", attr,
+        index);
+  }
   return fmt::format("torch.embedding(self.{}, {})", attr, index);
 }
 
 std::string ScriptWriter::bag_mean(const std::string& name) {
   // mode 1 is the mean. The int8 table is dequantized for the looked-up rows only, which
   // are then averaged by the same op as bags of one row each.
-  if (int8_) {
-    return fmt::format("torch.embedding_bag({}, torch.arange(ids.size(0), device=ids.device), "
-                       "offsets, False, 1, False, None, False)[0]",
-                       rows(name, "ids"));
+  if (int8()) {
+    return fmt::format(
+        "torch.embedding_bag({}, torch.arange(ids.size(0), device=ids.device), "
+        "offsets, False, 1, False, None, False)[0]",
+        rows(name, "ids"));
+  }
+  // embedding_bag has no bf16 kernel on the CPU (LibTorch 1.13): the looked-up rows are
+  // averaged in fp32, then the computation goes on in bf16.
+  if (format_ == WeightFormat::bf16) {
+    return fmt::format(
+        "torch.embedding_bag({}.float(), torch.arange(ids.size(0), device=ids.device), "
+        "offsets, False, 1, False, None, False)[0].to({}.dtype)",
+        rows(name, "ids"), weight(name));
   }
   return fmt::format("torch.embedding_bag({}, ids, offsets, False, 1, False, None, False)[0]",
                      weight(name));
 }
 
 torch::jit::Module ScriptWriter::finish(const std::string& source) {
-  module_.define(source);
+  module_.define(source + methods_, std::make_shared<QuantizedOpsResolver>());
   module_.eval();
   return module_;
 }

@@ -8,20 +8,43 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
 namespace sift {
 
+// How an export stores and computes with its weights.
+//  fp32: as trained.
+//  int8: Linear layers as int8 weights with one scale per output row, packed for the
+//        loading process's quantized engine and run by the dynamic quantized kernel
+//        (quantized::linear_dynamic) when the product is large enough; embedding tables,
+//        positions, convolution kernels and LSTM/GRU gates as int8 with a scale per row,
+//        dequantized by the source (no int8 kernel serves them, or none pays: rnn_script.cc).
+//  bf16: every floating-point tensor in bf16 and the computation with it; logits come
+//        back as fp32.
+enum class WeightFormat { fp32, int8, bf16 };
+
+// int8 Linear products of fewer multiply-adds run in fp32 (ScriptWriter::linear): at
+// oneDNN's measured 140 us a call and about 3x the fp32 speed beyond it, the int8 kernel
+// pays from about 10M multiply-adds (LibTorch 1.13, one thread).
+inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
+
 class ScriptWriter {
  public:
   // `tensors`: the trained parameters and buffers by their module names
-  // ("layers.0.ff_in.weight"). With int8, every matrix (and convolution kernel) is
-  // stored as int8 with one fp32 scale per output row, and dequantized by the source.
-  ScriptWriter(std::map<std::string, torch::Tensor> tensors, bool int8);
+  // ("layers.0.ff_in.weight").
+  ScriptWriter(std::map<std::string, torch::Tensor> tensors, WeightFormat format,
+               int64_t int8_min_macs = kInt8MinMacs);
 
-  // An expression for the fp32 tensor `name`, registering it on first use.
+  // An expression for the tensor `name` (fp32, or bf16 in a bf16 export), registering it
+  // on first use. int8 matrices are dequantized.
   std::string weight(const std::string& name);
+  // torch.linear(x, <prefix>.weight, <prefix>.bias) as an expression; with int8, a
+  // helper method that runs the dynamic quantized kernel on weights packed when the file
+  // is loaded, or fp32 on them dequantized when the product is too small to pay for the
+  // kernel's fixed cost.
+  std::string linear(const std::string& x, const std::string& prefix, bool bias = true);
   // An expression for the rows `index` (an int64 tensor expression of any shape) of the
   // table `name`: [index..., dim]. Only the rows looked up are dequantized, so a
   // 2M-row fastText table costs nothing extra per call.
@@ -29,8 +52,11 @@ class ScriptWriter {
   // An expression for the mean of the rows of the table `name` over each bag of the
   // source's `ids` and `offsets` (torch::nn::EmbeddingBag in mean mode): [bags, dim].
   std::string bag_mean(const std::string& name);
+  // `logits` as fp32 (a bf16 export computes in bf16).
+  std::string output(const std::string& logits) const;
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
-  bool int8() const { return int8_; }
+  bool int8() const { return format_ == WeightFormat::int8; }
+  WeightFormat format() const { return format_; }
   const torch::Tensor& tensor(const std::string& name) const;
 
   // Defines `source` (whole methods) on the module and returns it.
@@ -38,13 +64,25 @@ class ScriptWriter {
 
  private:
   std::string attribute(const std::string& name);  // registers and returns its name
+  torch::Tensor fp32(const std::string& name) const;
+  // quantized::linear_prepack of the matrix `weight` (per-row int8) and `bias` ("": none).
+  c10::IValue pack_linear(const std::string& weight, const std::string& bias) const;
 
   std::map<std::string, torch::Tensor> tensors_;
-  bool int8_;
+  WeightFormat format_;
   torch::jit::Module module_;
+  int64_t int8_min_macs_;
+  std::string methods_;  // helper methods the expressions call (int8 Linear layers)
 };
 
 // A double as TorchScript source, read back to the same value.
 std::string script_number(double value);
+
+// Names of the module's attributes that hold packed weights (custom-class objects or
+// lists of them), sorted: what weights_crc hashes after the parameters and buffers.
+std::vector<std::string> packed_attributes(const torch::jit::Module& module);
+// CRC-32 update over a packed attribute's state (its __getstate__: int8 weights, their
+// scales and biases), the same whatever engine packed it.
+uint32_t packed_crc(uint32_t crc, const c10::IValue& value);
 
 }  // namespace sift

@@ -26,16 +26,18 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     length = ids.size(1)
     lengths = lengths.to(ids.device)
     valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
-    x = {} * valid.unsqueeze(2).float()
+    x = {}
+    x = x * valid.unsqueeze(2).to(x.dtype)
     x = x.transpose(1, 2)
     lens = lengths.unsqueeze(1)
-{}    return torch.linear(torch.cat([{}], 1), {}, {})
+{}    features = torch.cat([{}], 1)
+    return {}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
                      w.rows("embedding.weight", "ids"), body, fmt::join(pooled, ", "),
-                     w.weight("output.weight"), w.weight("output.bias"));
+                     w.output(w.linear("features", "output")));
 }
 
 }  // namespace sift

@@ -11,17 +11,38 @@
 namespace sift {
 namespace {
 
-std::string block_call(int64_t layer, ScriptWriter& w) {
+// One method per encoder layer over its own attributes (its Linear layers may be packed
+// int8 objects, which a shared method would need typed arguments for).
+std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
-  std::vector<std::string> args;
-  for (const char* name :
-       {"attention_norm.weight", "attention_norm.bias", "attention.in_proj.weight",
-        "attention.in_proj.bias", "attention.out_proj.weight", "attention.out_proj.bias",
-        "ff_norm.weight", "ff_norm.bias", "ff_in.weight", "ff_in.bias", "ff_out.weight",
-        "ff_out.bias"}) {
-    args.push_back(w.weight(p + name));
-  }
-  return fmt::format("    x = self.encoder_block(x, key_bias, {})\n", fmt::join(args, ", "));
+  const int64_t head_dim = config.dim / config.heads;
+  const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  const std::string normed =
+      fmt::format("torch.layer_norm(x, [{}], {}, {}, 1e-05)", config.dim,
+                  w.weight(p + "attention_norm.weight"), w.weight(p + "attention_norm.bias"));
+  const std::string ff_normed =
+      fmt::format("torch.layer_norm(h, [{}], {}, {}, 1e-05)", config.dim,
+                  w.weight(p + "ff_norm.weight"), w.weight(p + "ff_norm.bias"));
+  return fmt::format(
+      R"(
+def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
+    batch = x.size(0)
+    length = x.size(1)
+    qkv = {qkv}.view(batch, length, 3, {heads}, {head_dim}).permute(2, 0, 3, 1, 4)
+    q = qkv[0] * {qscale}
+    scores = torch.matmul(q, qkv[1].transpose(-2, -1)) + key_bias
+    weights = torch.softmax(scores, -1)
+    attended = torch.matmul(weights, qkv[2]).transpose(1, 2).reshape(batch, length, {dim})
+    h = x + {out}
+    ff = {ff}
+    return h + ff
+)",
+      fmt::arg("layer", layer), fmt::arg("qkv", w.linear(normed, p + "attention.in_proj")),
+      fmt::arg("heads", config.heads), fmt::arg("head_dim", head_dim),
+      fmt::arg("qscale", script_number(query_scale)), fmt::arg("dim", config.dim),
+      fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
+      fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
+                              p + "ff_out")));
 }
 
 std::string pooling(const std::string& kind) {
@@ -38,8 +59,6 @@ std::string pooling(const std::string& kind) {
 
 std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   const int64_t dim = config.dim;
-  const int64_t head_dim = dim / config.heads;
-  const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   const bool cls = config.pooling == "cls";
   std::string prefix;
   if (cls) {
@@ -51,21 +70,13 @@ std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   }
   const std::string positions =
       w.has("positions.weight") ? w.weight("positions.weight") : w.weight("sinusoidal_positions");
-  std::string blocks;
-  for (int64_t i = 0; i < config.layers; ++i) blocks += block_call(i, w);
-  return fmt::format(R"(
-def encoder_block(self, x: Tensor, key_bias: Tensor, n1w: Tensor, n1b: Tensor, inw: Tensor, inb: Tensor, outw: Tensor, outb: Tensor, n2w: Tensor, n2b: Tensor, f1w: Tensor, f1b: Tensor, f2w: Tensor, f2b: Tensor) -> Tensor:
-    batch = x.size(0)
-    length = x.size(1)
-    qkv = torch.linear(torch.layer_norm(x, [{dim}], n1w, n1b, 1e-05), inw, inb).view(batch, length, 3, {heads}, {head_dim}).permute(2, 0, 3, 1, 4)
-    q = qkv[0] * {qscale}
-    scores = torch.matmul(q, qkv[1].transpose(-2, -1)) + key_bias
-    weights = torch.softmax(scores, -1)
-    attended = torch.matmul(weights, qkv[2]).transpose(1, 2).reshape(batch, length, {dim})
-    h = x + torch.linear(attended, outw, outb)
-    ff = torch.linear(torch.gelu(torch.linear(torch.layer_norm(h, [{dim}], n2w, n2b, 1e-05), f1w, f1b)), f2w, f2b)
-    return h + ff
-
+  std::string blocks, methods;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
+    methods += block_method(config, i, w);
+  }
+  return methods +
+         fmt::format(R"(
 def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     if ids.size(1) > {max_tokens}:
         ids = ids.narrow(1, 0, {max_tokens})
@@ -79,15 +90,12 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
     x = x + {positions}.narrow(0, 0, total).unsqueeze(0)
     key_bias = torch.zeros([batch, 1, 1, total], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(key_valid).view(batch, 1, 1, total), float("-inf"))
 {blocks}    x = torch.layer_norm(x, [{dim}], {fnw}, {fnb}, 1e-05)
-{pooling}    return torch.linear(pooled, {ow}, {ob})
+{pooling}    return {out}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                     fmt::arg("dim", dim), fmt::arg("heads", config.heads),
-                     fmt::arg("head_dim", head_dim),
-                     fmt::arg("qscale", script_number(query_scale)),
-                     fmt::arg("max_tokens", config.max_positions),
+                     fmt::arg("dim", dim), fmt::arg("max_tokens", config.max_positions),
                      fmt::arg("embed", w.rows("embedding.weight", "ids")),
                      fmt::arg("xscale", script_number(std::sqrt(static_cast<double>(dim)))),
                      fmt::arg("prefix", prefix), fmt::arg("first", cls ? 1 : 0),
@@ -95,8 +103,7 @@ def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
                      fmt::arg("fnw", w.weight("final_norm.weight")),
                      fmt::arg("fnb", w.weight("final_norm.bias")),
                      fmt::arg("pooling", pooling(config.pooling)),
-                     fmt::arg("ow", w.weight("output.weight")),
-                     fmt::arg("ob", w.weight("output.bias")));
+                     fmt::arg("out", w.output(w.linear("pooled", "output"))));
 }
 
 }  // namespace sift

@@ -3,15 +3,16 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <map>
 #include <sstream>
 
+#include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/crc32.h"
-#include "core/file_bytes.h"
-#include "config/loader.h"
-#include "datasets/unicode.h"
 #include "core/error.h"
+#include "core/file_bytes.h"
+#include "datasets/unicode.h"
 #include "framework/runtime/export_format.h"
 #include "models/model.h"
 #include "models/script_writer.h"
@@ -31,6 +32,13 @@ std::string labels_text(const LabelSet& labels) {
   return out.str();
 }
 
+// "ONEDNN" -> "onednn", as Python's torch.backends.quantized.engine spells it.
+std::string engine_name(at::QEngine engine) {
+  std::string name = c10::toString(engine);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
 }  // namespace
 
 uint32_t weights_crc(const torch::jit::Module& module) {
@@ -44,21 +52,62 @@ uint32_t weights_crc(const torch::jit::Module& module) {
     crc = crc32_update(crc, name);
     crc = crc32_update(crc, t.data_ptr(), t.nbytes());
   }
+  for (const auto& name : packed_attributes(module)) {
+    crc = crc32_update(crc, name);
+    crc = packed_crc(crc, module.attr(name));
+  }
   return crc;
+}
+
+std::vector<std::string> quantized_engines() {
+  std::vector<std::string> names;
+  for (const at::QEngine engine : at::globalContext().supportedQEngines()) {
+    if (engine != at::QEngine::NoQEngine) names.push_back(engine_name(engine));
+  }
+  return names;
+}
+
+std::string quantized_engine() { return engine_name(at::globalContext().qEngine()); }
+
+void use_quantized_engine(const std::string& name) {
+  for (const at::QEngine engine : at::globalContext().supportedQEngines()) {
+    if (engine != at::QEngine::NoQEngine && engine_name(engine) == name) {
+      at::globalContext().setQEngine(engine);
+      return;
+    }
+  }
+  throw Error(
+      fmt::format("--quantized-engine: this LibTorch has no quantized engine '{}'; it "
+                  "has {}",
+                  name, fmt::join(quantized_engines(), ", ")));
 }
 
 torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
   if (options.quantize != "none" && options.quantize != "int8") {
     throw Error(fmt::format("--quantize: expected none or int8, not '{}'", options.quantize));
   }
+  if (options.dtype != "fp32" && options.dtype != "bf16") {
+    throw Error(fmt::format("--dtype: expected fp32 or bf16, not '{}'", options.dtype));
+  }
+  if (options.dtype == "bf16" && options.quantize != "none") {
+    throw Error(
+        fmt::format("--dtype bf16 --quantize {}: a bf16 export keeps its weights in "
+                    "bf16; choose one of the two",
+                    options.quantize));
+  }
+  if (options.quantize == "int8" && quantized_engines().empty()) {
+    throw Error("--quantize int8: this LibTorch has no quantized engine to run int8 kernels");
+  }
+  const WeightFormat format = options.quantize == "int8" ? WeightFormat::int8
+                              : options.dtype == "bf16"  ? WeightFormat::bf16
+                                                         : WeightFormat::fp32;
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
   for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
-  ScriptWriter writer(std::move(tensors), options.quantize == "int8");
+  ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
   const ModelSpec& spec = find_model(bundle.config.model.type);
   if (!spec.script) {
-    throw Error(fmt::format("model.type: model '{}' has no TorchScript export",
-                            spec.traits.name));
+    throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));
   }
   const std::string source = spec.script(bundle.config.model, writer);
   return writer.finish(source);
@@ -84,8 +133,14 @@ int64_t export_run(const ModelBundle& bundle, const std::string& out,
   } else {
     files[kExportUnicodeFile] = unicode_tables_json(bundle.task.encoder.tokenizer.nfkc).dump();
   }
-  const auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind,
-                                  options.quantize, weights_crc(module), files);
+  auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind, options.quantize,
+                            weights_crc(module), files);
+  // Written only when used, so that fp32 exports keep their bytes.
+  if (options.dtype != "fp32") format["dtype"] = options.dtype;
+  // The packed int8 weights, which readers that cannot list a module's attributes
+  // (Python) need to check the weights' checksum.
+  const auto packed = packed_attributes(module);
+  if (!packed.empty()) format["packed"] = packed;
   torch::jit::ExtraFilesMap extra(files.begin(), files.end());
   extra[kExportFormatFile] = format.dump(2);
   std::ostringstream bytes;

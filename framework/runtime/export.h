@@ -9,12 +9,27 @@
 #include <vector>
 
 #include "framework/runtime/model_bundle.h"
+#include "models/script_writer.h"
 
 namespace sift {
 
 struct ExportOptions {
-  std::string quantize = "none";  // "none" or "int8" (weights of every matrix)
+  // "none" or "int8": Linear layers and RNN gates run by the dynamic quantized kernels,
+  // embedding tables and convolutions stored int8 and dequantized (models/script_writer.h).
+  std::string quantize = "none";
+  std::string dtype = "fp32";  // "fp32" or "bf16" (weights and computation; fp32 logits)
+  // int8 Linear products of fewer multiply-adds run in fp32 on the unpacked weights (0:
+  // always the int8 kernel, as tests use to exercise it).
+  int64_t int8_min_macs = kInt8MinMacs;
 };
+
+// The quantized engines this LibTorch has ("fbgemm", "onednn", "qnnpack"), and the one
+// in use: int8 exports pack their weights for it when loaded.
+std::vector<std::string> quantized_engines();
+std::string quantized_engine();
+// Makes `name` the engine for int8 exports loaded from now on; sift::Error naming the
+// engines this LibTorch has when it lacks `name`.
+void use_quantized_engine(const std::string& name);
 
 // The model of a bundle as a TorchScript module with forward(ids, offsets | lengths)
 // -> logits and predict_proba(...) -> probabilities (eval mode, on the CPU).
@@ -26,7 +41,8 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
 int64_t export_run(const ModelBundle& bundle, const std::string& out,
                    const ExportOptions& options = {});
 
-// CRC-32 over the names and bytes of a module's parameters and buffers.
+// CRC-32 over the names and bytes of a module's parameters and buffers, then over the
+// names and states (int8 weights, scales, biases) of its packed int8 weights.
 uint32_t weights_crc(const torch::jit::Module& module);
 
 // A run's model as its exported TorchScript module sees it: a Classifier whose forward

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "tests/models/bag_batch.h"
 #include "models/script_writer.h"
+#include "tests/models/bag_batch.h"
 
 namespace sift {
 namespace {
@@ -87,7 +87,8 @@ TEST(Mlp, ScriptAgreesWithTheModule) {
     model->eval();
     std::map<std::string, torch::Tensor> tensors;
     for (const auto& p : model->named_parameters()) tensors[p.key()] = p.value();
-    ScriptWriter writer(tensors, int8);
+    ScriptWriter writer(tensors, int8 ? WeightFormat::int8 : WeightFormat::fp32,
+                        /*int8_min_macs=*/0);
     torch::jit::Module script = writer.finish(mlp_script(c, writer));
     const ModelInput in = bags();
     torch::NoGradGuard no_grad;

@@ -2,20 +2,22 @@
 // export loaded in C++ and of the export loaded in Python (examples/classify.py under
 // /usr/bin/python3, with its own tokenizer) agree on real TREC questions; and each kind
 // of bad file gets one clear error.
+#include "framework/runtime/export.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "datasets/sentencepiece.h"
 #include "config/loader.h"
 #include "core/error.h"
+#include "datasets/sentencepiece.h"
 #include "framework/runtime/collate.h"
-#include "framework/runtime/export.h"
 #include "framework/runtime/export_format.h"
 #include "framework/runtime/task.h"
 #include "tests/test_files.h"
@@ -112,24 +114,26 @@ torch::Tensor logits_of(ModelBundle& b, const std::vector<std::string>& texts) {
 }
 
 // The logits examples/classify.py computes for `texts` from the exported file alone.
-torch::Tensor python_logits(const std::string& model, const std::vector<std::string>& texts) {
+torch::Tensor python_logits(const std::string& model, const std::vector<std::string>& texts,
+                            const std::string& args = "") {
   const std::string input = model + ".texts", output = model + ".logits", err = model + ".err";
   std::string lines;
   for (const auto& t : texts) lines += t + "\n";
   testing::write_file(input, lines);
   const std::string command = "/usr/bin/python3 " + kSource + "/examples/classify.py " + model +
-                              " " + input + " --logits >" + output + " 2>" + err;
+                              " " + input + " --logits " + args + " >" + output + " 2>" + err;
   const int status = std::system(command.c_str());
   EXPECT_EQ(status, 0) << testing::slurp(err);
   std::vector<torch::Tensor> rows;
   std::istringstream in(testing::slurp(output));
   for (std::string line; std::getline(in, line);) {
-    rows.push_back(torch::tensor(nlohmann::json::parse(line).get<std::vector<double>>(),
-                                 torch::kFloat64));
+    rows.push_back(
+        torch::tensor(nlohmann::json::parse(line).get<std::vector<double>>(), torch::kFloat64));
   }
   if (rows.size() != texts.size()) {
     ADD_FAILURE() << "classify.py printed " << rows.size() << " rows for " << texts.size()
-                  << " texts\n" << testing::slurp(err);
+                  << " texts\n"
+                  << testing::slurp(err);
     return torch::zeros({0});
   }
   return torch::stack(rows).to(torch::kFloat32);
@@ -179,25 +183,111 @@ TEST_P(ExportEveryModel, TrainingModuleCppExportAndPythonExportAgree) {
   EXPECT_TRUE(torch::equal(python.argmax(1), expected.argmax(1)));
 }
 
-// int8 weights: a smaller file whose C++ and Python logits agree with each other and stay
-// close to fp32's.
+// int8 logits stay within this fraction of the largest fp32 logit: weights are rounded to
+// 1/254 of their row's range and activations to 1/255 of the batch's, layer after layer.
+constexpr double kInt8Tolerance = 0.1;
+
+// The packed int8 weights of an export, as its sift_format.json lists them.
+std::vector<std::string> packed_of(const std::string& path) {
+  torch::jit::ExtraFilesMap extra{{kExportFormatFile, ""}};
+  torch::jit::load(path, torch::kCPU, extra);
+  return nlohmann::json::parse(extra[kExportFormatFile])
+      .value("packed", std::vector<std::string>{});
+}
+
+// int8 with every Linear product on the int8 kernel (the default leaves the small products
+// of these small models in fp32).
+ExportOptions int8_options() {
+  ExportOptions options;
+  options.quantize = "int8";
+  options.int8_min_macs = 0;
+  return options;
+}
+
+// Sets the process's quantized engine for one scope.
+class EngineScope {
+ public:
+  explicit EngineScope(const std::string& name) : saved_(quantized_engine()) {
+    use_quantized_engine(name);
+  }
+  ~EngineScope() { use_quantized_engine(saved_); }
+
+ private:
+  std::string saved_;
+};
+
+// int8: a smaller file whose Linear layers run packed int8 kernels, whose C++ and Python
+// logits agree with each other (same engine) and stay close to fp32's.
 TEST_P(ExportEveryModel, Int8ExportIsSmallerAndAgreesAcrossLanguages) {
   ModelBundle trained = fresh_bundle(GetParam().overrides);
   const std::string fp32 = temp_dir() + "/" + GetParam().name + "_fp32.pt";
   const std::string int8 = temp_dir() + "/" + GetParam().name + "_int8.pt";
   export_run(trained, fp32);
-  export_run(trained, int8, ExportOptions{"int8"});
+  export_run(trained, int8, int8_options());
   EXPECT_LT(fs::file_size(int8), fs::file_size(fp32));
+  // Every model's output layer at least is packed for the int8 kernels.
+  const auto packed = packed_of(int8);
+  EXPECT_NE(std::find(packed.begin(), packed.end(), "output_weight_packed"), packed.end());
   const auto texts = test_texts(trained.config);
   const torch::Tensor expected = logits_of(trained, texts);
   ModelBundle loaded = load_export(int8);
-  // 1 byte a weight instead of 4, plus a 4-byte scale per row (12 of 32 bytes at dim 8).
-  EXPECT_LT(weight_bytes(loaded), 0.4 * weight_bytes(load_export(fp32)));
   const torch::Tensor cpp = logits_of(loaded, texts);
   const double scale = expected.abs().max().item<double>();
-  EXPECT_LT(max_diff(cpp, expected), 0.1 * scale);
+  EXPECT_LT(max_diff(cpp, expected), kInt8Tolerance * scale);
   EXPECT_GT(max_diff(cpp, expected), 0.0) << "int8 should not be bit-identical";
-  const torch::Tensor python = python_logits(int8, texts);
+  const torch::Tensor python =
+      python_logits(int8, texts, "--quantized-engine " + quantized_engine());
+  ASSERT_EQ(python.sizes(), cpp.sizes());
+  EXPECT_LT(max_diff(python, cpp), kTolerance);
+}
+
+// A file written under this process's engine loads, checks its weights and predicts in a
+// process (C++ and Python) that set another engine.
+TEST_P(ExportEveryModel, Int8ExportRunsUnderEveryOtherEngine) {
+  ModelBundle trained = fresh_bundle(GetParam().overrides);
+  const std::string int8 = temp_dir() + "/" + GetParam().name + "_engines.pt";
+  export_run(trained, int8, int8_options());
+  const auto texts = test_texts(trained.config);
+  const torch::Tensor expected = logits_of(trained, texts);
+  const double scale = expected.abs().max().item<double>();
+  const std::string writer = quantized_engine();
+  for (const auto& engine : quantized_engines()) {
+    if (engine == writer) continue;
+    SCOPED_TRACE("engine " + engine);
+    EngineScope scope(engine);
+    ModelBundle loaded = load_export(int8);
+    const torch::Tensor cpp = logits_of(loaded, texts);
+    EXPECT_LT(max_diff(cpp, expected), kInt8Tolerance * scale);
+    const torch::Tensor python = python_logits(int8, texts, "--quantized-engine " + engine);
+    ASSERT_EQ(python.sizes(), cpp.sizes());
+    EXPECT_LT(max_diff(python, cpp), kTolerance);
+  }
+}
+
+// bf16: half the bytes, fp32 logits close to fp32's, the same in C++ and Python.
+TEST_P(ExportEveryModel, Bf16ExportComputesInBf16AndAgreesAcrossLanguages) {
+  ModelBundle trained = fresh_bundle(GetParam().overrides);
+  const std::string path = temp_dir() + "/" + GetParam().name + "_bf16.pt";
+  ExportOptions options;
+  options.dtype = "bf16";
+  export_run(trained, path, options);
+  const auto texts = test_texts(trained.config);
+  const torch::Tensor expected = logits_of(trained, texts);
+  const std::string fp32 = temp_dir() + "/" + GetParam().name + "_fp32_too.pt";
+  export_run(trained, fp32);
+  ModelBundle loaded = load_export(path);
+  EXPECT_LT(weight_bytes(loaded), 0.51 * weight_bytes(load_export(fp32)));
+  auto& module = static_cast<ScriptedClassifierImpl&>(*loaded.model).script();
+  for (const auto& p : module.named_parameters(false)) {
+    if (p.value.is_floating_point()) {
+      EXPECT_EQ(p.value.scalar_type(), torch::kBFloat16) << p.name;
+    }
+  }
+  const torch::Tensor cpp = logits_of(loaded, texts);
+  EXPECT_EQ(cpp.scalar_type(), torch::kFloat);
+  // bf16 keeps 8 bits of mantissa: about 0.4% a rounding, over a few layers.
+  EXPECT_LT(max_diff(cpp, expected), 0.05 * expected.abs().max().item<double>());
+  const torch::Tensor python = python_logits(path, texts);
   ASSERT_EQ(python.sizes(), cpp.sizes());
   EXPECT_LT(max_diff(python, cpp), kTolerance);
 }
@@ -206,22 +296,20 @@ INSTANTIATE_TEST_SUITE_P(
     Models, ExportEveryModel,
     ::testing::Values(
         ModelCase{"fasttext_bigrams",
-                  {"model.type=fasttext", "model.dim=16", "model.ngrams=2",
-                   "model.buckets=20000", "data.max_length=12"}},
+                  {"model.type=fasttext", "model.dim=16", "model.ngrams=2", "model.buckets=20000",
+                   "data.max_length=12"}},
         ModelCase{"fasttext_pieces",
-                  {"model.type=fasttext", "model.dim=16", "model.ngrams=3",
-                   "model.buckets=5000", "tokenizer.type=sentencepiece",
-                   "tokenizer.model=PIECES"}},
+                  {"model.type=fasttext", "model.dim=16", "model.ngrams=3", "model.buckets=5000",
+                   "tokenizer.type=sentencepiece", "tokenizer.model=PIECES"}},
         ModelCase{"mlp_bigrams",
                   {"model.type=mlp", "model.dim=16", "model.hidden=12", "model.layers=2",
                    "model.ngrams=2", "model.buckets=20000", "model.dropout=0.3"}},
-        ModelCase{"textcnn",
-                  {"model.type=textcnn", "model.dim=16", "model.filters=8",
-                   "model.widths=[1, 3, 5]"}},
+        ModelCase{
+            "textcnn",
+            {"model.type=textcnn", "model.dim=16", "model.filters=8", "model.widths=[1, 3, 5]"}},
         ModelCase{"textcnn_pieces",
                   {"model.type=textcnn", "model.dim=12", "model.filters=6",
-                   "tokenizer.type=sentencepiece", "tokenizer.model=PIECES",
-                   "data.max_length=10"}},
+                   "tokenizer.type=sentencepiece", "tokenizer.model=PIECES", "data.max_length=10"}},
         ModelCase{"bilstm_max",
                   {"model.type=rnn", "model.cell=lstm", "model.dim=16", "model.hidden=12",
                    "model.layers=2", "model.bidirectional=true", "model.pooling=max"}},
@@ -233,17 +321,35 @@ INSTANTIATE_TEST_SUITE_P(
                    "model.layers=1", "model.bidirectional=true", "model.pooling=attention",
                    "tokenizer.lowercase=false", "tokenizer.split_punctuation=false"}},
         ModelCase{"transformer_cls_learned",
-                  {"model.type=transformer", "model.dim=16", "model.heads=4",
-                   "model.layers=2", "model.ff_dim=32", "model.pooling=cls",
-                   "model.positions=learned", "model.max_positions=64"}},
+                  {"model.type=transformer", "model.dim=16", "model.heads=4", "model.layers=2",
+                   "model.ff_dim=32", "model.pooling=cls", "model.positions=learned",
+                   "model.max_positions=64"}},
         ModelCase{"transformer_mean_sinusoidal",
-                  {"model.type=transformer", "model.dim=16", "model.heads=2",
-                   "model.layers=1", "model.ff_dim=24", "model.pooling=mean",
-                   "model.positions=sinusoidal", "model.max_positions=8"}},
+                  {"model.type=transformer", "model.dim=16", "model.heads=2", "model.layers=1",
+                   "model.ff_dim=24", "model.pooling=mean", "model.positions=sinusoidal",
+                   "model.max_positions=8"}},
         ModelCase{"transformer_max",
                   {"model.type=transformer", "model.dim=8", "model.heads=2", "model.layers=2",
                    "model.ff_dim=16", "model.pooling=max", "model.max_positions=32"}}),
     [](const ::testing::TestParamInfo<ModelCase>& param_info) { return param_info.param.name; });
+
+TEST(ExportOptionsCheck, Bf16WithInt8AndUnknownEnginesAreRefusedByName) {
+  ModelBundle b = fresh_bundle({"model.type=fasttext", "model.dim=8"});
+  ExportOptions options;
+  options.dtype = "bf16";
+  options.quantize = "int8";
+  std::string message = error_of([&] { export_run(b, temp_dir() + "/both.pt", options); });
+  EXPECT_NE(message.find("--dtype bf16 --quantize int8"), std::string::npos) << message;
+  options = ExportOptions{};
+  options.dtype = "fp16";
+  message = error_of([&] { export_run(b, temp_dir() + "/fp16.pt", options); });
+  EXPECT_NE(message.find("--dtype"), std::string::npos) << message;
+  message = error_of([] { use_quantized_engine("tpu"); });
+  EXPECT_NE(message.find("no quantized engine 'tpu'"), std::string::npos) << message;
+  for (const auto& engine : quantized_engines()) {
+    EXPECT_NE(message.find(engine), std::string::npos) << message;
+  }
+}
 
 // ---- bad files ------------------------------------------------------------------------
 
@@ -251,8 +357,8 @@ class ExportFile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     path_ = new std::string(temp_dir() + "/good.pt");
-    ModelBundle b = fresh_bundle({"model.type=fasttext", "model.dim=16", "model.ngrams=2",
-                                  "model.buckets=20000"});
+    ModelBundle b = fresh_bundle(
+        {"model.type=fasttext", "model.dim=16", "model.ngrams=2", "model.buckets=20000"});
     export_run(b, *path_);
   }
   static void TearDownTestSuite() { delete path_; }
@@ -296,8 +402,7 @@ TEST_F(ExportFile, FilesThatAreNotOursAreRefused) {
       << message;
 
   message = error_of([&] { load_model(temp_dir() + "/missing.pt"); });
-  EXPECT_NE(message.find("missing.pt is not a run folder or an exported model"),
-            std::string::npos)
+  EXPECT_NE(message.find("missing.pt is not a run folder or an exported model"), std::string::npos)
       << message;
 }
 
@@ -320,9 +425,9 @@ TEST_F(ExportFile, NewerFormatVersionIsRefusedByCppAndPython) {
       << message;
 
   const std::string err = newer + ".err";
-  const int status = std::system(("/usr/bin/python3 " + kSource + "/examples/classify.py " +
-                                  newer + " </dev/null 2>" + err)
-                                     .c_str());
+  const int status = std::system(
+      ("/usr/bin/python3 " + kSource + "/examples/classify.py " + newer + " </dev/null 2>" + err)
+          .c_str());
   EXPECT_NE(status, 0);
   EXPECT_NE(testing::slurp(err).find("format version 2"), std::string::npos) << testing::slurp(err);
 }

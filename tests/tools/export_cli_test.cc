@@ -28,7 +28,6 @@ using Result = testing::SiftResult;
 using testing::CleanSiftError;
 using testing::operator<<;
 
-
 // Two `predict` outputs for the 600 test texts: the same label and score on every line.
 void expect_same_predictions(const std::string& out_a, const std::string& out_b) {
   const auto a = lines_of(out_a), b = lines_of(out_b);
@@ -56,10 +55,10 @@ class ExportCli : public ::testing::Test {
     write_file(dir_ + "/test.tsv", test);
     write_file(dir_ + "/texts.txt", texts);
     run_dir_ = dir_ + "/sms";
-    const Result train =
-        sift("train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=200000"
-             " --set run.dir=" + quote(dir_) + " --set run.name=sms --set data.test.path=" +
-             quote(dir_ + "/test.tsv"));
+    const Result train = sift(
+        "train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=200000"
+        " --set run.dir=" +
+        quote(dir_) + " --set run.name=sms --set data.test.path=" + quote(dir_ + "/test.tsv"));
     ASSERT_EQ(train.status, 0) << train;
   }
   void TearDown() override {
@@ -84,10 +83,10 @@ TEST_F(ExportCli, PredictAndEvalFromTheFileEqualTheRunFolder) {
   EXPECT_FALSE(fs::exists(model + ".tmp"));
 
   const std::string texts = quote(dir_ + "/texts.txt");
-  const Result from_run = sift("predict --model " + quote(run_dir_) + " --input " + texts +
-                               " --top-k 2");
-  const Result from_file = sift("predict --model " + quote(model) + " --input " + texts +
-                                " --top-k 2");
+  const Result from_run =
+      sift("predict --model " + quote(run_dir_) + " --input " + texts + " --top-k 2");
+  const Result from_file =
+      sift("predict --model " + quote(model) + " --input " + texts + " --top-k 2");
   ASSERT_EQ(from_run.status, 0) << from_run;
   ASSERT_EQ(from_file.status, 0) << from_file;
   EXPECT_EQ(lines_of(from_file.out).size(), 600u);
@@ -107,8 +106,7 @@ TEST_F(ExportCli, PredictAndEvalFromTheFileEqualTheRunFolder) {
 TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   const std::string fp32 = dir_ + "/fp32.pt", int8 = dir_ + "/int8.pt";
   ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
-  const Result q = sift("export " + quote(run_dir_) + " --out " + quote(int8) +
-                        " --quantize int8");
+  const Result q = sift("export " + quote(run_dir_) + " --out " + quote(int8) + " --quantize int8");
   ASSERT_EQ(q.status, 0) << q;
   // 200k x 10 embedding: 4 bytes a weight against 1, plus 4 per row for the scale.
   EXPECT_LT(fs::file_size(int8), fs::file_size(fp32) * 45 / 100);
@@ -123,7 +121,64 @@ TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   }
   EXPECT_GE(same, 594u);  // at least 99% the same label
   EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
-                         {"--quantize", "int4"}));
+                             {"--quantize", "int4"}));
+}
+
+// An int8 file predicts the same labels whichever quantized engine loads it (forced by
+// flag or by environment), and the Python example agrees with sift predict under each;
+// a bf16 file predicts almost as fp32; refused combinations and engines are named.
+TEST_F(ExportCli, Int8AndBf16FilesPredictUnderEveryEngineAndRefuseWhatDoesNotApply) {
+  const std::string fp32 = dir_ + "/fp32.pt", int8 = dir_ + "/int8.pt", bf16 = dir_ + "/bf16.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(int8) + " --quantize int8").status,
+            0);
+  const Result b = sift("export " + quote(run_dir_) + " --out " + quote(bf16) + " --dtype bf16");
+  ASSERT_EQ(b.status, 0) << b;
+  EXPECT_NE(b.out.find("bf16"), std::string::npos) << b;
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result base = sift("predict --model " + quote(fp32) + " --input " + texts);
+  ASSERT_EQ(base.status, 0) << base;
+  const auto labels_of = [](const std::string& out) {
+    std::vector<std::string> labels;
+    for (const auto& line : lines_of(out)) labels.push_back(line.substr(0, line.find('\t')));
+    return labels;
+  };
+  const auto expected = labels_of(base.out);
+  const auto agree = [&](const std::string& out) {
+    const auto got = labels_of(out);
+    size_t same = 0;
+    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) same += got[i] == expected[i];
+    return got.size() == expected.size() && same >= expected.size() * 99 / 100;
+  };
+  const Result from_bf16 = sift("predict --model " + quote(bf16) + " --input " + texts);
+  ASSERT_EQ(from_bf16.status, 0) << from_bf16;
+  EXPECT_TRUE(agree(from_bf16.out));
+  for (const std::string engine : {"onednn", "qnnpack"}) {
+    SCOPED_TRACE(engine);
+    const Result flag = sift("predict --model " + quote(int8) + " --input " + texts +
+                             " --quantized-engine " + engine);
+    ASSERT_EQ(flag.status, 0) << flag;
+    EXPECT_TRUE(agree(flag.out));
+    const Result env =
+        testing::run_command("SIFT_QUANTIZED_ENGINE=" + engine + " " + quote(SIFT_BINARY) +
+                                 " predict --model " + quote(int8) + " --input " + texts,
+                             dir_, "", kSource);
+    EXPECT_EQ(env.out, flag.out);
+    const Result python = testing::run_command(
+        "/usr/bin/python3 examples/classify.py " + quote(int8) + " --quantized-engine " + engine,
+        dir_, read_file(dir_ + "/texts.txt"), kSource);
+    ASSERT_EQ(python.status, 0) << python;
+    expect_same_predictions(flag.out, python.out);
+  }
+  EXPECT_TRUE(CleanSiftError(
+      sift("predict --model " + quote(int8) + " --input " + texts + " --quantized-engine tpu"),
+      {"--quantized-engine", "'tpu'", "onednn", "qnnpack"}));
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) +
+                                  " --out x.pt --dtype bf16 "
+                                  "--quantize int8"),
+                             {"--dtype bf16 --quantize int8"}));
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --dtype fp16"),
+                             {"--dtype", "fp16"}));
 }
 
 TEST_F(ExportCli, PythonExampleClassifiesLikeSiftPredict) {
@@ -143,9 +198,9 @@ TEST_F(ExportCli, StopWordsTravelWithTheRunAndTheExport) {
   write_file(words, "# test list\nthe a to you i u\n");
   const Result train = sift(
       "train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=200000"
-      " --set tokenizer.drop_punctuation=true --set tokenizer.stopwords=" + quote(words) +
-      " --set run.dir=" + quote(dir_) + " --set run.name=stop --set data.test.path=" +
-      quote(dir_ + "/test.tsv"));
+      " --set tokenizer.drop_punctuation=true --set tokenizer.stopwords=" +
+      quote(words) + " --set run.dir=" + quote(dir_) +
+      " --set run.name=stop --set data.test.path=" + quote(dir_ + "/test.tsv"));
   ASSERT_EQ(train.status, 0) << train;
   fs::remove(words);
   const std::string run_dir = dir_ + "/stop";
@@ -195,7 +250,8 @@ std::string multilingual_lines(unsigned seed, size_t per_label, bool with_labels
       {"ar", {"مَرْحَبًا،", "كيف", "حالك؟", "السلام", "ﻻ", "١٢٣", "كتاب", "عالم"}},
       {"de", {"Straße", "STRASSE", "Maß", "GRÜẞE", "“Grüße”", "ﬁsch", "Ｆｉｓｃｈ", "über"}},
   };
-  const std::vector<std::string> extras = {"👍🏽", "❤️", "👨‍👩‍👧", "!", "…", "—", "ok", "\u3000"};
+  const std::vector<std::string> extras = {
+      "👍🏽", "❤️", "👨‍👩‍👧", "!", "…", "—", "ok", "\u3000"};
   std::mt19937 rng(seed);
   std::string out;
   for (size_t i = 0; i < per_label; ++i) {
@@ -221,18 +277,18 @@ TEST_F(ExportCliUnicode, PythonExampleClassifiesMultilingualTextLikeSiftPredict)
     const std::string name = "multi_" + normalize;
     const Result train = sift(
         "train configs/sms_spam.yaml --quiet --set train.epochs=3 --set model.buckets=20000"
-        " --set data.train.path=" + quote(dir_ + "/train.tsv") +
-        " --set tokenizer.normalize=" + normalize + " --set run.dir=" + quote(dir_) +
-        " --set run.name=" + name);
+        " --set data.train.path=" +
+        quote(dir_ + "/train.tsv") + " --set tokenizer.normalize=" + normalize +
+        " --set run.dir=" + quote(dir_) + " --set run.name=" + name);
     ASSERT_EQ(train.status, 0) << train;
     const std::string model = dir_ + "/" + name + ".pt";
     const Result exported = sift("export " + quote(dir_ + "/" + name) + " --out " + quote(model));
     ASSERT_EQ(exported.status, 0) << exported;
-    const Result cpp = sift("predict --model " + quote(model) + " --input " + quote(texts) +
-                            " --top-k 6");
-    const Result python = testing::run_command(
-        "/usr/bin/python3 examples/classify.py " + quote(model) + " --top-k 6", dir_,
-        read_file(texts), kSource);
+    const Result cpp =
+        sift("predict --model " + quote(model) + " --input " + quote(texts) + " --top-k 6");
+    const Result python =
+        testing::run_command("/usr/bin/python3 examples/classify.py " + quote(model) + " --top-k 6",
+                             dir_, read_file(texts), kSource);
     ASSERT_EQ(cpp.status, 0) << cpp;
     ASSERT_EQ(python.status, 0) << python;
     const auto a = lines_of(cpp.out), b = lines_of(python.out);
@@ -262,14 +318,14 @@ TEST_F(ExportCli, BadFilesGetOneClearError) {
   const std::string truncated = dir_ + "/truncated.pt";
   write_file(truncated, bytes.substr(0, bytes.size() / 3));
   EXPECT_TRUE(CleanSiftError(sift("predict --model " + quote(truncated) + " </dev/null"),
-                         {truncated, "truncated or corrupted"}));
+                             {truncated, "truncated or corrupted"}));
   const std::string text = dir_ + "/texts.txt";
   EXPECT_TRUE(CleanSiftError(sift("eval --model " + quote(text) + " --data " + quote(text)),
-                         {text, "is not a Sift export"}));
+                             {text, "is not a Sift export"}));
   EXPECT_TRUE(CleanSiftError(sift("predict --model " + quote(dir_ + "/none.pt") + " </dev/null"),
-                         {dir_ + "/none.pt", "is not a run folder or an exported model"}));
+                             {dir_ + "/none.pt", "is not a run folder or an exported model"}));
   EXPECT_TRUE(CleanSiftError(sift("export " + quote(dir_ + "/no_run") + " --out x.pt"),
-                         {dir_ + "/no_run"}));
+                             {dir_ + "/no_run"}));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ namespace {
 
 struct EvalArgs {
   std::string model;
+  std::string quantized_engine;  // empty: LibTorch's default
   std::vector<std::string> data;
   std::string format, label, encoding, label_mapping;
   std::vector<std::string> text;
@@ -79,6 +80,7 @@ void run_eval(EvalArgs args) {
     if (!stdin_copy) stdin_copy = std::make_unique<StdinCopy>();
     path = stdin_copy->path;
   }
+  if (!args.quantized_engine.empty()) use_quantized_engine(args.quantized_engine);
   ModelBundle bundle = load_model(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
   const TextEncoder encoder = make_encoder(bundle.task);
@@ -121,6 +123,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "Override a key of the run's config")
       ->type_name("KEY=VALUE");
   cmd->add_flag("--json", args->json, "Print a machine-readable summary on stdout");
+  cmd->add_option("--quantized-engine", args->quantized_engine,
+                  "int8 exports: the quantized engine their weights are packed for when "
+                  "loaded (onednn, qnnpack or fbgemm, as this LibTorch has; default: "
+                  "LibTorch's own choice)")
+      ->envname("SIFT_QUANTIZED_ENGINE");
   cmd->add_option("--k", args->k,
                   "Also report precision@k and recall@k as `fasttext test` does: the top k "
                   "labels of every example against its gold labels");

@@ -38,9 +38,11 @@ void run_export(const ExportArgs& args) {
   ModelBundle bundle = load_run(args.run_dir);
   bundle.model->to(torch::kCPU);
   const int64_t bytes = export_run(bundle, args.out, args.options);
-  std::cout << fmt::format(
-      "wrote {} ({} model, {}, {:.1f} MB)\n", args.out, bundle.config.model.type,
-      args.options.quantize == "int8" ? "int8 weights" : "fp32", static_cast<double>(bytes) / 1e6);
+  const std::string weights = args.options.quantize == "int8" ? "int8 weights"
+                              : args.options.dtype == "bf16"  ? "bf16"
+                                                              : "fp32";
+  std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB)\n", args.out,
+                           bundle.config.model.type, weights, static_cast<double>(bytes) / 1e6);
 }
 
 }  // namespace
@@ -52,7 +54,13 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("run_dir", args->run_dir, "Run folder of a trained model")->required();
   cmd->add_option("--out", args->out, "The TorchScript file to write")->required();
   cmd->add_option("--quantize", args->options.quantize,
-                  "none, or int8: every weight matrix stored as int8 with a scale per row")
+                  "none, or int8: Linear layers and RNN gates run by int8 kernels (packed for "
+                  "the loading process's quantized engine), embedding tables and convolutions "
+                  "stored as int8 with a scale per row")
+      ->capture_default_str();
+  cmd->add_option("--dtype", args->options.dtype,
+                  "fp32, or bf16: weights and computation in bf16, logits in fp32 (not with "
+                  "--quantize)")
       ->capture_default_str();
   cmd->callback([args] { run_export(*args); });
 }

@@ -3,13 +3,13 @@
 #include <fstream>
 #include <iostream>
 
-#include "datasets/batch.h"
 #include "core/error.h"
+#include "datasets/batch.h"
+#include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
-#include "framework/runtime/collate.h"
 
 namespace sift::cli {
 namespace {
@@ -20,6 +20,7 @@ struct PredictArgs {
   int64_t top_k = 1;
   double threshold = -1.0;  // < 0: multi-label the run's train.threshold, single-label none
   bool json = false;
+  std::string quantized_engine;  // empty: LibTorch's default
 };
 
 // {"label", "score"} as Hugging Face pipelines write them; "probability" is the old name of
@@ -41,7 +42,9 @@ void drop_label_tokens(std::string& line) {
   if (line.find(kPrefix) == std::string::npos) return;
   std::string out;
   size_t i = 0;
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; };
+  const auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+  };
   while (i < line.size()) {
     size_t start = i;
     while (i < line.size() && space(line[i])) ++i;
@@ -92,8 +95,8 @@ void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
     } else {
       std::string line;
       for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
-        line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "", b.task.labels.name(idx[j].item<int64_t>()),
-                            v[j].item<double>());
+        line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "",
+                            b.task.labels.name(idx[j].item<int64_t>()), v[j].item<double>());
       }
       std::cout << line << "\n";
     }
@@ -101,6 +104,7 @@ void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
 }
 
 void run_predict(const PredictArgs& args) {
+  if (!args.quantized_engine.empty()) use_quantized_engine(args.quantized_engine);
   ModelBundle bundle = load_model(args.model);
   apply_threads(bundle.config.run.threads);
   if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
@@ -132,7 +136,8 @@ void run_predict(const PredictArgs& args) {
       auto probs = torch::sigmoid(logits.to(torch::kFloat32)).to(torch::kCPU).contiguous();
       print_multi_label(bundle, texts, probs, threshold, args.json);
     } else {
-      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, threshold, args.json);
+      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, threshold,
+                  args.json);
     }
     texts.clear();
     batch.clear();
@@ -154,9 +159,11 @@ void run_predict(const PredictArgs& args) {
 
 void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
-  auto* cmd = app.add_subcommand(
-      "predict", "Classify lines of text (one per line) from a file or stdin.");
-  cmd->add_option("--model", args->model, "Run folder of a trained model, or a file from `sift export`")->required();
+  auto* cmd =
+      app.add_subcommand("predict", "Classify lines of text (one per line) from a file or stdin.");
+  cmd->add_option("--model", args->model,
+                  "Run folder of a trained model, or a file from `sift export`")
+      ->required();
   cmd->add_option("--input", args->input, "Text file, one text per line; - for stdin")
       ->capture_default_str();
   cmd->add_option("--top-k", args->top_k, "Labels to print per line (single-label models)")
@@ -169,6 +176,11 @@ void add_predict_command(CLI::App& app) {
                 "One JSON object per line: {\"text\", \"predictions\": [{\"label\", \"score\"}]} "
                 "as Hugging Face pipelines; \"probability\" repeats \"score\" under its old name "
                 "for this release only (deprecated, removed in 0.2)");
+  cmd->add_option("--quantized-engine", args->quantized_engine,
+                  "int8 exports: the quantized engine their weights are packed for when "
+                  "loaded (onednn, qnnpack or fbgemm, as this LibTorch has; default: "
+                  "LibTorch's own choice)")
+      ->envname("SIFT_QUANTIZED_ENGINE");
   cmd->callback([args] { run_predict(*args); });
 }
 
