@@ -4,8 +4,10 @@
 
 #include <cfloat>
 #include <cmath>
+#include <filesystem>
 
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift {
 
@@ -65,10 +67,13 @@ bool nonfinite_guard(Run& run, bool loss_finite) {
   }
   const int64_t step = s.step + 1;  // the step being taken, as the log counts them
   if (run.config.train.on_nonfinite == OnNonfinite::stop) {
+    const bool saved = std::filesystem::exists(run_file(run.dir, kLastCheckpointFile));
     throw Error(fmt::format(
         "training diverged: non-finite (NaN/inf) loss or gradient at step {} (epoch {}); "
-        "stopped before the update, last.ckpt keeps the last saved state; {}",
-        step, s.epoch, nonfinite_advice()));
+        "stopped before the update, {}; {}",
+        step, s.epoch,
+        saved ? "last.ckpt keeps the last saved state" : "no checkpoint was saved before it",
+        nonfinite_advice()));
   }
   ++s.skipped_batches;
   if (++run.nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {

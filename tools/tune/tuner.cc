@@ -510,40 +510,40 @@ nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_
   return Search(o, models, program, std::move(done), spent).run(budget);
 }
 
-double parse_duration(const std::string& text) {
+namespace {
+
+// A positive number with an optional unit from `units` (unit -> scale; "" for none).
+double parse_quantity(const std::string& text, const std::map<std::string, double>& units,
+                      const std::string& what) {
   size_t used = 0;
   double v = -1;
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
   }
-  const std::string unit = text.substr(std::min(used, text.size()));
-  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
-  if (v <= 0 || scale < 0) {
-    throw Error(
-        fmt::format("--budget: expected a duration such as 90s, 10m or 1h, not '{}'", text));
-  }
-  return v * scale;
+  const auto unit = units.find(text.substr(std::min(used, text.size())));
+  if (v <= 0 || unit == units.end()) throw Error(fmt::format("{}, not '{}'", what, text));
+  return v * unit->second;
+}
+
+}  // namespace
+
+double parse_duration(const std::string& text) {
+  return parse_quantity(text, {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}},
+                        "--budget: expected a duration such as 90s, 10m or 1h");
 }
 
 double parse_size(const std::string& text) {
-  size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-  }
-  const std::string unit = text.substr(std::min(used, text.size()));
-  const double scale = unit.empty() || unit == "B"   ? 1
-                       : unit == "K" || unit == "KB" ? 1e3
-                       : unit == "M" || unit == "MB" ? 1e6
-                       : unit == "G" || unit == "GB" ? 1e9
-                                                     : -1;
-  if (v <= 0 || scale < 0) {
-    throw Error(
-        fmt::format("--max-model-size: expected a size such as 500K, 2M or 1G, not '{}'", text));
-  }
-  return v * scale;
+  return parse_quantity(text,
+                        {{"", 1},
+                         {"B", 1},
+                         {"K", 1e3},
+                         {"KB", 1e3},
+                         {"M", 1e6},
+                         {"MB", 1e6},
+                         {"G", 1e9},
+                         {"GB", 1e9}},
+                        "--max-model-size: expected a size such as 500K, 2M or 1G");
 }
 
 }  // namespace sift
