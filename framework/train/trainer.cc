@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <ctime>
 #include <limits>
 #include <thread>
@@ -129,7 +129,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     s.epoch_loss_examples += batch.size();
     if (run.fused) {
       run.log_this_step = s.step % progress.log_every() == 0;  // fused_step counted it
-      run.grad_norm = std::nan("");                              // not computed there
+      run.grad_norm = std::nan("");                            // not computed there
     } else {
       if (++micro < t.accumulate) continue;
       micro = 0;
