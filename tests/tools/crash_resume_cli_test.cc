@@ -142,7 +142,9 @@ TEST_F(CrashResume, TenSigkillsAtRandomMomentsEachResumedEndWithTheUninterrupted
   std::uniform_real_distribution<double> moment(first_save_seconds_,
                                                 first_save_seconds_ + training / 10);
   int kills = 0, resumed = 0;  // resumed: kills of a --resume (not of a new start)
-  for (int round = 0; round < 40 && kills < 10; ++round) {
+  // A run that ends before its kill (timings under load differ from the reference's) is
+  // checked against the reference and started again, until ten kills have landed.
+  for (int round = 0; round < 60 && kills < 10; ++round) {
     const std::vector<std::string> args = continue_args(dir_);
     const bool resuming = args[1] == "--resume";
     const pid_t pid = start_sift(dir_, args);
@@ -154,11 +156,12 @@ TEST_F(CrashResume, TenSigkillsAtRandomMomentsEachResumedEndWithTheUninterrupted
       resumed += resuming ? 1 : 0;
     } else {
       ASSERT_EQ(status, 0) << "round " << round << ": " << slurp(dir_ + "/err");
-      break;  // it finished before the kill
+      expect_reference_outcome();
+      fs::remove_all(dir_ + "/runs");
     }
   }
-  EXPECT_GE(kills, 10) << "the run ended before ten kills; lengthen it";
-  EXPECT_GE(resumed, 5) << "most kills should land in resumed runs";
+  EXPECT_GE(kills, 10) << "fewer than ten kills landed in 60 rounds";
+  EXPECT_GE(resumed, 3) << "kills should land in resumed runs too";
   std::cout << kills << " kills, " << resumed << " of them of a resumed run (first save after "
             << first_save_seconds_ << " s, run " << reference_seconds_ << " s)\n";
   ASSERT_EQ(wait_for(start_sift(dir_, continue_args(dir_))), 0) << slurp(dir_ + "/err");
