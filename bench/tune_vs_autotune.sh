@@ -73,8 +73,9 @@ EOF
   echo "== $name: fastText autotune, $SECS s" >&2
   start=$(date +%s.%N)
   # Capped at FT_MEM_GB of address space (default 8, half of the 16 GB laptop the project
-  # is for): unbounded, its autotune grew to 21 GB on TREC here and the kernel killed it.
-  if ! (ulimit -v $((${FT_MEM_GB:-8} * 1024 * 1024)); fasttext supervised -input "$TMP/$name.fit.ft" \
+  # is for): unbounded, its autotune grew to 21 GB on TREC here and the kernel killed it;
+  # and stopped at twice its budget plus a minute (it overran 120 s by minutes here).
+  if ! (ulimit -v $((${FT_MEM_GB:-8} * 1024 * 1024)); timeout $((SECS * 2 + 60)) fasttext supervised -input "$TMP/$name.fit.ft" \
       -output "$TMP/ft_$name" -autotune-validation "$TMP/$name.valid.ft" \
       -autotune-duration "$SECS" -thread 2 -verbose 0 >"$TMP/ft_$name.log" 2>&1); then
     tail -3 "$TMP/ft_$name.log" >&2
