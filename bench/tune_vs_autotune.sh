@@ -80,6 +80,7 @@ EOF
       -autotune-duration "$SECS" -thread 2 -verbose 0 >"$TMP/ft_$name.log" 2>&1); then
     tail -3 "$TMP/ft_$name.log" >&2
     echo "   fastText autotune died on $name (memory cap ${FT_MEM_GB:-8} GB?)" >&2
+    rm -f "$TMP/ft_$name.bin"  # possibly half-written
   fi
   ft_wall=$(echo "$(date +%s.%N) - $start" | bc)
   ft_acc=nan
