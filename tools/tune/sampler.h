@@ -35,8 +35,6 @@ class Sampler {
   std::map<std::string, std::string> propose(int64_t trial, const std::vector<ScoredTrial>& scored,
                                              int64_t attempt = 0) const;
 
-  const std::vector<TunedParam>& params() const { return params_; }
-
  private:
   std::vector<TunedParam> params_;
   uint64_t seed_;

@@ -15,11 +15,10 @@ namespace {
 // A model.* key the model does not read cannot be tuned for it (the trial would refuse
 // it anyway, after the search had started).
 void check_applies(const std::string& key, const ModelTraits& traits) {
-  if (key.rfind("model.", 0) != 0 || key == "model.type") {
-    if (key == "model.type")
-      throw Error("tune: model.type cannot be tuned; tune one model type per search");
-    return;
+  if (key == "model.type") {
+    throw Error("tune: model.type cannot be tuned; tune one model type per search");
   }
+  if (key.rfind("model.", 0) != 0) return;
   if (std::find(traits.options.begin(), traits.options.end(), key) == traits.options.end()) {
     throw Error(fmt::format("tune: {} does not apply to model.type {} (it reads {})", key,
                             traits.name, fmt::join(traits.options, ", ")));

@@ -103,6 +103,14 @@ struct Running {
   TrialRecord record;
   std::unique_ptr<TrialProcess> process;
   double first_validation = -1;  // seconds from start to its first validation
+  // Each signal goes once: a second SIGTERM makes `sift train` end at once, without the
+  // save the first one asked for.
+  bool terminated = false, killed = false;
+  void stop(int sig) {
+    bool& sent = sig == SIGKILL ? killed : terminated;
+    if (!sent) process->signal(sig);
+    sent = true;
+  }
 };
 
 // One search: starts trials while the budget allows, prunes at the rungs, records.
@@ -130,12 +138,14 @@ class Search {
   void step();
   bool may_start(double now) const;
   void start_trial();
-  void watch(Running& r, double now);
+  void watch(Running& r);
   void prune_at_rung(Running& r, const Validation& v);
   void end_trial(Running& r);
   void stop_all(int signal);
   std::vector<ScoredTrial> scored() const;
   std::map<std::string, std::string> propose();
+  // The base config with a trial's values: what its `sift train --set ...` resolves to.
+  SiftConfig config_with(const std::map<std::string, std::string>& values) const;
   std::vector<std::string> trial_argv(const std::string& name,
                                       const std::map<std::string, std::string>& values) const;
   nlohmann::json finish();
@@ -172,8 +182,7 @@ std::vector<std::string> Search::trial_argv(
   sets.push_back("run.name=" + name);
   sets.push_back(fmt::format("run.threads={}", threads));
   sets.push_back("train.eval_every=0");  // a validation at every epoch's end: the rungs
-  if (o_.metric != "micro_f1" || base_.data.multi_label)
-    sets.push_back("train.best_metric=" + o_.metric);
+  sets.push_back("train.best_metric=" + o_.metric);
   for (const auto& s : sets) {
     argv.push_back("--set");
     argv.push_back(s);
@@ -189,15 +198,20 @@ std::vector<ScoredTrial> Search::scored() const {
   return out;
 }
 
+SiftConfig Search::config_with(const std::map<std::string, std::string>& values) const {
+  SiftConfig c = base_;
+  for (const auto& [k, v] : values) apply_override(c, k + "=" + v);
+  check_options(c);
+  return c;
+}
+
 // A proposal whose model alone is over --max-model-size is drawn again (50 tries).
 std::map<std::string, std::string> Search::propose() {
   const auto done = scored();
   for (int64_t attempt = 0;; ++attempt) {
     auto values = sampler_.propose(next_, done, attempt);
     if (o_.max_model_bytes <= 0 || attempt >= 50 || !traits_.parameters) return values;
-    std::vector<std::string> sets = o_.overrides;
-    for (const auto& [k, v] : values) sets.push_back(k + "=" + v);
-    if (traits_.parameters(load_config(o_.config, sets).model) <= o_.max_model_bytes) return values;
+    if (traits_.parameters(config_with(values).model) <= o_.max_model_bytes) return values;
   }
 }
 
@@ -245,10 +259,10 @@ void Search::prune_at_rung(Running& r, const Validation& v) {
   r.record.status = TrialStatus::pruned;
   r.record.reason = fmt::format("epoch {}: {:.4f} is outside the best 1/{} at that rung ({:.4f})",
                                 v.epoch, v.metric, o_.eta, bar);
-  r.process->signal(SIGTERM);
+  r.stop(SIGTERM);
 }
 
-void Search::watch(Running& r, double now) {
+void Search::watch(Running& r) {
   for (const Validation& v : r.process->new_validations()) {
     if (r.first_validation < 0) {
       r.first_validation = r.process->seconds();
@@ -260,7 +274,6 @@ void Search::watch(Running& r, double now) {
     say(fmt::format("trial {} epoch {}: {} {:.4f}", r.record.number, v.epoch, o_.metric, v.metric));
     if (r.record.status == TrialStatus::finished) prune_at_rung(r, v);
   }
-  (void)now;
 }
 
 void Search::end_trial(Running& r) {
@@ -271,9 +284,7 @@ void Search::end_trial(Running& r) {
     r.record.reason = fmt::format("exit code {}: {}", code, last_error(r.record.run_dir));
   }
   if (fs::exists(run_file(r.record.run_dir, kVocabFile))) {
-    std::vector<std::string> sets = o_.overrides;
-    for (const auto& [k, v] : r.record.values) sets.push_back(k + "=" + v);
-    r.record.model_bytes = model_bytes(load_config(o_.config, sets), traits_, r.record.run_dir);
+    r.record.model_bytes = model_bytes(config_with(r.record.values), traits_, r.record.run_dir);
   }
   say(fmt::format("trial {} {}: {} {}{}", r.record.number, to_string(r.record.status), o_.metric,
                   r.record.has_metric ? fmt::format("{:.4f}", r.record.metric) : "-",
@@ -290,7 +301,7 @@ void Search::stop_all(int sig) {
       r->record.status = TrialStatus::budget;
       r->record.reason = "stopped at the end of the budget";
     }
-    r->process->signal(sig);
+    r->stop(sig);
   }
 }
 
@@ -299,13 +310,13 @@ void Search::step() {
   if (now >= budget_ - stop_margin(budget_)) stop_all(SIGTERM);
   if (now >= budget_ - stop_margin(budget_) / 2) stop_all(SIGKILL);
   while (may_start(now)) start_trial();
-  for (auto& r : running_) watch(*r, now);
+  for (auto& r : running_) watch(*r);
   for (auto it = running_.begin(); it != running_.end();) {
     if ((*it)->process->running()) {
       ++it;
       continue;
     }
-    watch(**it, now);  // the lines written before it ended
+    watch(**it);  // the lines written before it ended
     end_trial(**it);
     it = running_.erase(it);
   }
@@ -405,9 +416,7 @@ nlohmann::json Search::finish() {
                     "{}.log); give a longer --budget",
                     budget_, records_.empty() ? o_.out : records_.front().run_dir));
   }
-  std::vector<std::string> sets = o_.overrides;
-  for (const auto& [k, v] : winner->values) sets.push_back(k + "=" + v);
-  SiftConfig best = load_config(o_.config, sets);
+  SiftConfig best = config_with(winner->values);
   best.run.name = fs::path(o_.config).stem().string() + "-tuned";
   write_file_atomically(run_file(o_.out, kBestConfigFile), dump_config(best));
   summary["best"] = {{"trial", winner->number},
