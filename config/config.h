@@ -129,7 +129,10 @@ struct TrainConfig {
   LossReduction loss_reduction = LossReduction::mean;
   int64_t max_steps = 0;
   int64_t log_every = 0;
-  bool tensorboard = false;  // RUN/tb/ event files with metrics.csv's scalars
+  bool tensorboard = false;   // RUN/tb/ event files with metrics.csv's scalars
+  bool profile = false;       // RUN/profile/trace.json of profile_steps steps
+  int64_t profile_from = 10;  // the first step profiled (after the first steps' warm-up)
+  int64_t profile_steps = 5;
   double checkpoint_minutes = 10.0;
   SaveLast save_last = SaveLast::epoch;  // last.ckpt at each epoch's end, or only at the end
   int64_t accumulate = 1;

@@ -352,6 +352,17 @@ std::vector<Option> declare() {
                  at_least(0));
   t.add<bool>("train.tensorboard", SIFT_FIELD(train.tensorboard),
               "Also write metrics.csv's scalars as TensorBoard event files under RUN/tb/.");
+  t.add<bool>("train.profile", SIFT_FIELD(train.profile),
+              "Record train.profile_steps steps with LibTorch's profiler into "
+              "RUN/profile/trace.json (Chrome trace: chrome://tracing or ui.perfetto.dev), "
+              "operators inside named phases (data_wait, copy, forward, backward, allreduce, "
+              "optimizer, checkpoint, validation). Off: no cost.");
+  t.add<int64_t>("train.profile_from", SIFT_FIELD(train.profile_from),
+                 "The first step train.profile records (steps before it warm up caches and "
+                 "allocators).",
+                 at_least(0));
+  t.add<int64_t>("train.profile_steps", SIFT_FIELD(train.profile_steps),
+                 "How many steps train.profile records.", at_least(1));
   t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
                 "Minutes between saves of last.ckpt and best.ckpt inside an epoch (checked "
                 "after every optimizer step; 0: after every step), with either "

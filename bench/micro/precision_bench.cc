@@ -13,14 +13,11 @@
 //    and precision act on. It does not depend on how malloc returns memory to the system.
 //  - RSS: the process's VmHWM at the end minus VmRSS before the first step, which also
 //    sees oneDNN/OpenBLAS scratch buffers and allocator slack: what the machine must have.
-#include <CLI/CLI.hpp>
-#include <c10/core/CPUAllocator.h>
-#include <c10/core/impl/alloc_cpu.h>
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -29,43 +26,13 @@
 #include <vector>
 
 #include "config/enums.h"
+#include "framework/runtime/tensor_memory.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
-#include "models/recompute.h"
 #include "models/model.h"
+#include "models/recompute.h"
 
 namespace {
-
-std::atomic<int64_t> live_bytes{0};
-std::atomic<int64_t> peak_bytes{0};
-
-// LibTorch's default CPU allocation (c10::alloc_cpu: 64-byte aligned) with a 64-byte
-// header that holds the size. Some kernels take raw pointers (raw_allocate), which needs
-// the data pointer to be the deleter's context: the header keeps the size without a map.
-class CountingAllocator final : public c10::Allocator {
- public:
-  static constexpr size_t kHeader = 64;
-
-  c10::DataPtr allocate(size_t n) const override {
-    auto* base = static_cast<char*>(c10::alloc_cpu(n + kHeader));
-    *reinterpret_cast<int64_t*>(base) = static_cast<int64_t>(n);
-    const int64_t now = live_bytes += static_cast<int64_t>(n);
-    int64_t peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
-    void* data = base + kHeader;
-    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
-
- private:
-  static void release(void* data) {
-    if (data == nullptr) return;
-    char* base = static_cast<char*>(data) - kHeader;
-    live_bytes -= *reinterpret_cast<int64_t*>(base);
-    c10::free_cpu(base);
-  }
-};
 
 // A field of /proc/self/status in kB ("VmRSS", "VmHWM").
 int64_t status_kb(const std::string& field) {
@@ -112,8 +79,7 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", hidden, "BiLSTM hidden size per direction");
   CLI11_PARSE(app, argc, argv);
 
-  static CountingAllocator counting;
-  c10::SetCPUAllocator(&counting, /*priority=*/100);
+  sift::count_tensor_memory();
   at::set_num_threads(static_cast<int>(threads));
   torch::manual_seed(1);
 
@@ -148,16 +114,17 @@ int main(int argc, char** argv) {
   input.lengths = torch::full({batch}, length, torch::kInt64);
   const auto labels = torch::randint(0, 4, {batch}, torch::kInt64);
 
-  const int64_t base_tensor = live_bytes.load();
+  const int64_t base_tensor = sift::live_tensor_bytes();
   const int64_t base_rss = status_kb("VmRSS");
-  peak_bytes = base_tensor;
+  sift::reset_peak_tensor_bytes();
   std::vector<double> seconds, cpu;
   int64_t steady_tensor = base_tensor, steady_peak = 0;
   for (int64_t s = 0; s < warmup + steps; ++s) {
     if (s == warmup) {
       // Weights, gradients and optimizer state now exist: what remains is activations.
-      steady_tensor = live_bytes.load();
-      steady_peak = peak_bytes.exchange(steady_tensor);
+      steady_tensor = sift::live_tensor_bytes();
+      steady_peak = sift::peak_tensor_bytes();
+      sift::reset_peak_tensor_bytes();
     }
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
@@ -189,9 +156,9 @@ int main(int argc, char** argv) {
                    "\"base_rss_mb\": {:.1f}, \"peak_rss_mb\": {:.1f}}}",
                    model_name, precision, checkpointing, batch, length, threads, params,
                    fmt::join(seconds, ", "), median(seconds), median(cpu), base_tensor / 1048576.0,
-                   (std::max(steady_peak, peak_bytes.load()) - base_tensor) / 1048576.0,
+                   (std::max(steady_peak, sift::peak_tensor_bytes()) - base_tensor) / 1048576.0,
                    (steady_tensor - base_tensor) / 1048576.0,
-                   (peak_bytes.load() - steady_tensor) / 1048576.0, base_rss / 1024.0,
+                   (sift::peak_tensor_bytes() - steady_tensor) / 1048576.0, base_rss / 1024.0,
                    (status_kb("VmHWM") - base_rss) / 1024.0)
             << std::endl;
   return 0;

@@ -15,6 +15,7 @@ LabelMode label_mode(const SiftConfig& config) {
 
 nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
   nlohmann::json j = multi_label ? multi.to_json(names) : confusion.to_json(names);
+  if (!multi_label && calibration.examples() > 0) j["calibration"] = calibration.to_json();
   if (top_k > 0) {
     j["k"] = top_k;
     j["precision_at_k"] = precision_at_k();
@@ -74,10 +75,12 @@ void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation&
   const int64_t* idx = top.data_ptr<int64_t>();
   const bool lists = !batch.label_starts.empty();
   for (int64_t i = 0; i < batch.size(); ++i) {
-    const int64_t* gold = lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
+    const int64_t* gold =
+        lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
     const int64_t gold_count = lists ? batch.label_list_end(i) - batch.label_starts[i] : 1;
     for (int64_t j = 0; j < k; ++j) {
-      if (std::find(gold, gold + gold_count, idx[i * k + j]) != gold + gold_count) ++result.top_k_correct;
+      if (std::find(gold, gold + gold_count, idx[i * k + j]) != gold + gold_count)
+        ++result.top_k_correct;
     }
     result.top_k_predicted += k;
     result.gold_labels += gold_count;
@@ -92,7 +95,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   const bool was_training = model->is_training();
   model->eval();
   Evaluation result{ConfusionMatrix(mode.multi_label ? 0 : classes),
-                    MultiLabelCounts(mode.multi_label ? classes : 0), mode.multi_label, 0.0};
+                    MultiLabelCounts(mode.multi_label ? classes : 0), mode.multi_label, 0.0, {}};
   LossOptions loss_options;
   loss_options.multi_label = mode.multi_label;
   loss_options.sum = true;
@@ -108,9 +111,17 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
       count_multi_label(logits, batch, mode.threshold, result.multi);
       continue;
     }
-    auto predicted = logits.argmax(1).to(torch::kCPU);
+    auto predicted = logits.argmax(1);
+    // The predicted class's probability (argmax of the logits, so predictions stay as they were).
+    auto top = torch::softmax(logits.to(torch::kFloat32), 1).gather(1, predicted.unsqueeze(1));
+    predicted = predicted.to(torch::kCPU);
+    top = top.to(torch::kCPU, torch::kFloat64).contiguous();
     const int64_t* p = predicted.data_ptr<int64_t>();
-    for (int64_t i = 0; i < batch.size(); ++i) result.confusion.add(batch.labels[i], p[i]);
+    const double* confidence = top.data_ptr<double>();
+    for (int64_t i = 0; i < batch.size(); ++i) {
+      result.confusion.add(batch.labels[i], p[i]);
+      result.calibration.add(confidence[i], p[i] == batch.labels[i]);
+    }
   }
   if (result.examples() > 0) result.loss = loss_sum / static_cast<double>(result.examples());
   if (was_training) model->train();

@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "datasets/sharded_stream.h"
+#include "framework/runtime/calibration.h"
 #include "framework/runtime/metrics.h"
 #include "framework/runtime/multilabel_metrics.h"
 #include "models/model.h"
@@ -30,6 +31,7 @@ struct Evaluation {
   MultiLabelCounts multi;     // multi-label
   bool multi_label = false;
   double loss = 0.0;  // mean loss per example (cross-entropy, or BCE summed over labels)
+  Calibration calibration;  // single-label: top probability against correctness
   // With LabelMode::top_k: fastText's P@k and R@k. Every example predicts its min(k, classes)
   // most probable labels; a prediction is correct when it is one of the example's gold labels.
   int64_t top_k = 0;
@@ -44,7 +46,8 @@ struct Evaluation {
   }
 
   int64_t examples() const { return multi_label ? multi.examples() : confusion.total(); }
-  // The split's report: metrics, per-class table (and the confusion matrix).
+  // The split's report: metrics, per-class table (and the confusion matrix, and the
+  // reliability diagram's bins).
   nlohmann::json to_json(const std::vector<std::string>& names) const;
   std::string to_text(const std::vector<std::string>& names) const;
   // The headline figures: loss, accuracy, macro_f1 (multi-label also micro_f1, hamming_loss).

@@ -22,6 +22,9 @@ inline constexpr const char* kStepLogFile = "metrics.csv";
 inline constexpr const char* kTrainLogFile = "train.log";
 // train.tensorboard: a folder of TensorBoard event files (tensorboard.h).
 inline constexpr const char* kTensorBoardFolder = "tb";
+// train.profile: the profiler's Chrome trace of the steps it recorded (profiler.h).
+inline constexpr const char* kProfileFolder = "profile";
+inline constexpr const char* kProfileTraceFile = "trace.json";
 inline constexpr const char* kBestCheckpointFile = "best.ckpt";  // may name last.ckpt's weights
 inline constexpr const char* kLastCheckpointFile = "last.ckpt";  // the state to resume from
 inline constexpr const char* kReportJsonFile = "report.json";

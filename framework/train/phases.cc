@@ -1,7 +1,10 @@
 #include "framework/train/phases.h"
 
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
+
+#include "framework/runtime/tensor_memory.h"
 
 namespace sift {
 namespace {
@@ -16,6 +19,21 @@ constexpr double kDataBoundShare = 0.3;
 
 }  // namespace
 
+const char* phase_name(Phase phase) { return kPhaseNames[static_cast<size_t>(phase)]; }
+
+PhaseTimer::PhaseTimer(PhaseTimes& times, Phase phase)
+    : times_(times), phase_(phase), start_(std::chrono::steady_clock::now()) {
+  reset_peak_tensor_bytes();
+  if (!times.traced()) return;
+  range_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (range_->isActive()) range_->before(phase_name(phase));
+}
+
+PhaseTimer::~PhaseTimer() {
+  range_.reset();  // closes the range before the clock stops
+  times_.add(phase_, std::chrono::steady_clock::now() - start_, peak_tensor_bytes());
+}
+
 int64_t peak_rss_bytes() {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
@@ -25,19 +43,21 @@ int64_t peak_rss_bytes() {
 nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
   nlohmann::json table = nlohmann::json::array();
   double measured = 0.0, step_seconds = 0.0;
-  auto row = [&](const std::string& name, double s) {
+  const bool counted = tensor_memory_counted();
+  auto row = [&](const std::string& name, double s, int64_t peak) {
     table.push_back({{"phase", name},
                      {"seconds", s},
                      {"share", wall_seconds > 0 ? s / wall_seconds : 0.0},
                      {"ms_per_step", steps > 0 ? 1000.0 * s / static_cast<double>(steps) : 0.0}});
+    if (counted && peak >= 0) table.back()["peak_tensor_bytes"] = peak;
   };
   for (size_t i = 0; i < kPhaseCount; ++i) {
     const double s = seconds(static_cast<Phase>(i));
     measured += s;
     if (i < kStepPhases) step_seconds += s;
-    row(kPhaseNames[i], s);
+    row(kPhaseNames[i], s, peak_bytes_[i]);
   }
-  row("other", std::max(0.0, wall_seconds - measured));
+  row("other", std::max(0.0, wall_seconds - measured), -1);
   nlohmann::json j = {{"wall_seconds", wall_seconds},
                       {"steps", steps},
                       {"table", table},
@@ -56,11 +76,17 @@ std::string phase_table_text(const nlohmann::json& phases) {
   std::string text =
       fmt::format("== where the time went ({:.2f} s, {} steps) ==\n",
                   phases["wall_seconds"].get<double>(), phases["steps"].get<int64_t>());
-  text += fmt::format("{:<12} {:>10} {:>7} {:>12}\n", "phase", "seconds", "share", "ms/step");
+  text += fmt::format("{:<12} {:>10} {:>7} {:>12} {:>14}\n", "phase", "seconds", "share", "ms/step",
+                      "peak tensors");
   for (const auto& r : phases["table"]) {
-    text += fmt::format("{:<12} {:>10.3f} {:>6.1f}% {:>12.4f}\n", r["phase"].get<std::string>(),
-                        r["seconds"].get<double>(), 100.0 * r["share"].get<double>(),
-                        r["ms_per_step"].get<double>());
+    const std::string peak =
+        r.contains("peak_tensor_bytes")
+            ? fmt::format("{:.1f} MiB",
+                          static_cast<double>(r["peak_tensor_bytes"].get<int64_t>()) / (1 << 20))
+            : "";
+    text += fmt::format("{:<12} {:>10.3f} {:>6.1f}% {:>12.4f} {:>14}\n",
+                        r["phase"].get<std::string>(), r["seconds"].get<double>(),
+                        100.0 * r["share"].get<double>(), r["ms_per_step"].get<double>(), peak);
   }
   text += fmt::format("peak RSS: {:.1f} MiB\n",
                       static_cast<double>(phases["peak_rss_bytes"].get<int64_t>()) / (1 << 20));

@@ -1,14 +1,22 @@
 // Where a run's wall time goes: steady_clock around each phase of the training loop,
 // always on (two clock reads per phase and batch: about 50 ns against steps of 100 us
 // and more), reported as share of wall time and ms per step, with the peak RSS, in
-// report.json and report.txt. A run that mostly waits on its data says so.
+// report.json and report.txt. A run that mostly waits on its data says so. With
+// tensor_memory.h counting, each phase also gets the peak bytes held by CPU tensors while
+// it ran; with train.profile, each phase is a named range in the trace (profiler.h).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+
+namespace at {
+class RecordFunction;
+}
 
 namespace sift {
 
@@ -26,30 +34,41 @@ inline constexpr size_t kPhaseCount = 8;
 
 class PhaseTimes {
  public:
-  void add(Phase phase, std::chrono::steady_clock::duration d) {
-    totals_[static_cast<size_t>(phase)] += d;
+  void add(Phase phase, std::chrono::steady_clock::duration d, int64_t peak_tensor_bytes = 0) {
+    const auto i = static_cast<size_t>(phase);
+    totals_[i] += d;
+    peak_bytes_[i] = std::max(peak_bytes_[i], peak_tensor_bytes);
   }
   double seconds(Phase phase) const {
     return std::chrono::duration<double>(totals_[static_cast<size_t>(phase)]).count();
   }
   // The table over `wall_seconds` of training and `steps` optimizer steps, with
-  // "other" (the rest of the wall time), peak_rss_bytes and, when data wait is a large
+  // "other" (the rest of the wall time), each phase's peak tensor bytes (when counted),
+  // peak_rss_bytes and, when data wait is a large
   // share of the step time, "bottleneck": the sentence the report shows.
   nlohmann::json to_json(double wall_seconds, int64_t steps) const;
 
+  // train.profile: phases open named ranges for the profiler while it records.
+  void set_traced(bool traced) { traced_ = traced; }
+  bool traced() const { return traced_; }
+
  private:
   std::array<std::chrono::steady_clock::duration, kPhaseCount> totals_{};
+  std::array<int64_t, kPhaseCount> peak_bytes_{};
+  bool traced_ = false;
 };
+
+const char* phase_name(Phase phase);
 
 // report.json's "phases" as report.txt's table.
 std::string phase_table_text(const nlohmann::json& phases);
 
-// Adds the time from construction to destruction to `phase`.
+// Adds the time from construction to destruction to `phase`, and the peak of tensor
+// bytes in between.
 class PhaseTimer {
  public:
-  PhaseTimer(PhaseTimes& times, Phase phase)
-      : times_(times), phase_(phase), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() { times_.add(phase_, std::chrono::steady_clock::now() - start_); }
+  PhaseTimer(PhaseTimes& times, Phase phase);
+  ~PhaseTimer();
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
 
@@ -57,6 +76,7 @@ class PhaseTimer {
   PhaseTimes& times_;
   Phase phase_;
   std::chrono::steady_clock::time_point start_;
+  std::unique_ptr<at::RecordFunction> range_;  // only while a profiler records
 };
 
 // The process's peak resident set size so far (getrusage), in bytes.

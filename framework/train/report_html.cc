@@ -261,6 +261,80 @@ std::string per_class_table(const nlohmann::json& split) {
   return html + "</table>";
 }
 
+// The reliability diagram: each bin's accuracy as a bar against the diagonal a calibrated
+// model would follow, with its examples in the tooltip.
+std::string reliability_diagram(const nlohmann::json& calibration) {
+  const double size = 220, left = 40, top = 10, bottom = 30;
+  std::string svg = fmt::format(
+      "<figure class=\"chart\" id=\"reliability\"><figcaption>reliability: accuracy by "
+      "confidence (ECE {:.4f})</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{}\" height=\"{}\" role=\"img\">",
+      calibration.value("ece", 0.0), left + size + 20, top + size + bottom);
+  auto px = [&](double x) { return left + x * size; };
+  auto py = [&](double y) { return top + (1 - y) * size; };
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>", left,
+      top, size, size);
+  for (const auto& bin : calibration["bins"]) {
+    if (bin.value("examples", int64_t{0}) == 0) continue;
+    const double from = bin.value("from", 0.0), to = bin.value("to", 0.0);
+    const double accuracy = bin.value("accuracy", 0.0);
+    svg += fmt::format(
+        "<rect class=\"bin\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"#1f77b4\" stroke=\"#fff\"><title>confidence {:.1f}-{:.1f}: {} examples, mean "
+        "confidence {:.3f}, accuracy {:.3f}</title></rect>",
+        px(from), py(accuracy), px(to) - px(from), py(0) - py(accuracy), from, to,
+        bin.value("examples", int64_t{0}), bin.value("confidence", 0.0), accuracy);
+  }
+  svg += fmt::format(
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d62728\" "
+      "stroke-dasharray=\"4\"/>",
+      px(0), py(0), px(1), py(1));
+  for (int i = 0; i <= 4; ++i) {
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:.2g}</text>"
+        "<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{:.2g}</text>",
+        left - 4, py(i / 4.0) + 4, i / 4.0, px(i / 4.0), top + size + 14, i / 4.0);
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">confidence (top "
+      "probability); bars: accuracy, dashed: calibrated</text>",
+      left + size / 2, top + size + 28);
+  return svg + "</svg></figure>";
+}
+
+// The confusion matrix's largest off-diagonal cells: which labels the model mixes up.
+std::string confused_pairs(const nlohmann::json& split, const std::vector<std::string>& labels) {
+  struct Pair {
+    size_t truth, predicted;
+    int64_t count, row_total;
+  };
+  std::vector<Pair> pairs;
+  const auto& m = split["confusion"];
+  for (size_t t = 0; t < m.size(); ++t) {
+    int64_t row_total = 0;
+    for (const auto& v : m[t]) row_total += v.get<int64_t>();
+    for (size_t p = 0; p < m[t].size(); ++p) {
+      const int64_t count = m[t][p].get<int64_t>();
+      if (p != t && count > 0) pairs.push_back({t, p, count, row_total});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair& a, const Pair& b) { return a.count > b.count; });
+  if (pairs.size() > 8) pairs.resize(8);
+  if (pairs.empty()) return "";
+  auto name = [&](size_t i) { return escape(i < labels.size() ? labels[i] : std::to_string(i)); };
+  std::string html =
+      "<h3>Most confused pairs</h3><table id=\"confused\"><tr><th>true label</th>"
+      "<th>predicted as</th><th>examples</th><th>share of the true label</th></tr>";
+  for (const auto& p : pairs) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>", name(p.truth),
+                        name(p.predicted), p.count,
+                        100.0 * static_cast<double>(p.count) / static_cast<double>(p.row_total));
+  }
+  return html + "</table>";
+}
+
 std::string evaluation_section(const RunFiles& r) {
   std::string name;
   const nlohmann::json& split = split_of(r, &name);
@@ -271,8 +345,10 @@ std::string evaluation_section(const RunFiles& r) {
       fmt::format("<section id=\"evaluation\"><h2>Evaluation on the {} split</h2>", name);
   if (split.contains("confusion")) {
     html += "<div id=\"confusion\"><h3>Confusion matrix</h3>" + heat_map(split, labels) + "</div>";
+    html += confused_pairs(split, labels);
   }
   if (split.contains("per_class")) html += "<h3>Per class</h3>" + per_class_table(split);
+  if (split.contains("calibration")) html += reliability_diagram(split["calibration"]);
   return html + "</section>";
 }
 
@@ -290,16 +366,27 @@ std::string phases_section(const RunFiles& r) {
   if (p.contains("bottleneck")) {
     html += "<p class=\"warn\">" + escape(p["bottleneck"].get<std::string>()) + "</p>";
   }
+  if (const auto trace = r.report["train"].value("profile", nlohmann::json()); trace.is_object()) {
+    html += fmt::format(
+        "<p id=\"profile\">Profiler trace of {} steps from step {}: <a href=\"{}\">{}</a> (open it "
+        "in chrome://tracing or ui.perfetto.dev)</p>",
+        trace.value("steps", int64_t{0}), trace.value("first_step", int64_t{0}),
+        escape(trace.value("trace", "")), escape(trace.value("trace", "")));
+  }
   html +=
       "<table><tr><th>phase</th><th>seconds</th><th>share of wall time</th><th>ms per step</th>"
-      "</tr>";
+      "<th>peak tensor MiB</th></tr>";
   for (const auto& row : p["table"]) {
     const double share = row.value("share", 0.0);
     html += fmt::format(
         "<tr><td>{}</td><td>{:.3f}</td><td><svg width=\"160\" height=\"12\"><rect width=\"{:.1f}\" "
-        "height=\"12\" fill=\"#1f77b4\"/></svg> {:.1f}%</td><td>{:.4f}</td></tr>",
+        "height=\"12\" fill=\"#1f77b4\"/></svg> {:.1f}%</td><td>{:.4f}</td><td>{}</td></tr>",
         escape(row.value("phase", "")), row.value("seconds", 0.0), 160 * share, 100 * share,
-        row.value("ms_per_step", 0.0));
+        row.value("ms_per_step", 0.0),
+        row.contains("peak_tensor_bytes")
+            ? fmt::format("{:.1f}",
+                          static_cast<double>(row["peak_tensor_bytes"].get<int64_t>()) / (1 << 20))
+            : "");
   }
   return html + "</table></section>";
 }

@@ -15,6 +15,7 @@
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
+#include "framework/runtime/tensor_memory.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
@@ -89,6 +90,7 @@ void validate_for_training(const SiftConfig& config) { validate(config, model_tr
 
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
   validate_for_training(config);
+  count_tensor_memory();  // the phase table's peak tensor bytes (one atomic add per tensor)
   apply_threads(config.run.threads);
   run.dist = join_for_training(config);
   torch::manual_seed(static_cast<uint64_t>(config.run.seed + run.dist->rank()));

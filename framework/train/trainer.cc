@@ -22,6 +22,7 @@
 #include "framework/train/fast_path.h"
 #include "framework/train/hogwild.h"
 #include "framework/train/optimization.h"
+#include "framework/train/profiler.h"
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
 #include "framework/train/run.h"
@@ -57,7 +58,12 @@ struct Loop {
   std::chrono::duration<double> save_interval{0};
   Clock::time_point last_save;
   bool stopped = false;
+  std::unique_ptr<StepProfiler> profiler;  // train.profile, on rank 0
 };
+
+void profile(Loop& loop, int64_t step) {
+  if (loop.profiler) loop.profiler->before_step(step);
+}
 
 // Whether a periodic save is due; in a group rank 0's clock decides for all, as a save
 // gathers every rank's data position.
@@ -114,6 +120,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
   RawBatch batch;
   int64_t micro = 0;  // batches accumulated since the last optimizer step
   bool more = true;
+  profile(loop, s.step);
   while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
     const double lr = scheduled_lr(t, s.step, loop.total_steps);
     double loss = 0.0;
@@ -147,6 +154,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     const int stop = stop_signal(run);
     if (stop != 0 || save_due(run, loop)) save(run, loop, false);
     if (stop != 0) throw interrupted(run, stop);
+    profile(loop, s.step);
   }
   run.log_this_step = false;
   if (micro > 0) optimizer_step(run);  // the epoch's last, partial accumulation
@@ -236,6 +244,23 @@ void log_ending(const Run& run, const Loop& loop, Progress& progress) {
   }
 }
 
+// report.json's "profile": where the trace is, or why there is none.
+nlohmann::json profile_summary(const Run& run, const Loop& loop, Progress& progress) {
+  nlohmann::json j = loop.profiler->to_json();
+  if (j.is_null()) {
+    progress.log(
+        fmt::format("train.profile: nothing recorded: the run ended at step {}, before "
+                    "train.profile_from ({})",
+                    run.state.step, run.config.train.profile_from));
+  } else {
+    progress.log(fmt::format("train.profile: steps {} to {} traced in {}",
+                             j["first_step"].get<int64_t>(),
+                             j["first_step"].get<int64_t>() + j["steps"].get<int64_t>() - 1,
+                             run_file(run.dir, j["trace"].get<std::string>())));
+  }
+  return j;
+}
+
 // The epoch loop, from where `run` stands (`data_state`: a mid-epoch data position).
 nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::string& data_state) {
   const auto& t = run.config.train;
@@ -256,6 +281,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.config),
                     run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "");
+  if (primary && t.profile) {
+    loop.profiler = std::make_unique<StepProfiler>(
+        run.dir, ProfileWindow{t.profile_from, t.profile_steps}, run.phases);
+  }
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch && trains_hogwild(run)) {
     throw Error(fmt::format(
@@ -271,8 +300,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
     if (!run_epoch(run, loop, progress, resume_mid_epoch)) break;
     resume_mid_epoch = false;
   }
+  if (loop.profiler) loop.profiler->finish(run.state.step);
   log_ending(run, loop, progress);
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
+  if (loop.profiler) summary["profile"] = profile_summary(run, loop, progress);
   summary["phases"] =
       run.phases.to_json(progress.elapsed_seconds(), run.state.step - loop.first_step);
   if (summary["phases"].contains("bottleneck")) {
@@ -315,6 +346,10 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   if (!run.dist->is_primary()) return report;
   report["environment"] = environment(run);
   text += "\n" + phase_table_text(report["train"]["phases"]);
+  if (const auto p = report["train"].value("profile", nlohmann::json()); !p.is_null()) {
+    text += fmt::format("profile: {} steps from step {} in {}\n", p["steps"].get<int64_t>(),
+                        p["first_step"].get<int64_t>(), p["trace"].get<std::string>());
+  }
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);
   write_file_atomically(run_file(run.dir, kReportHtmlFile), report_html({run.dir}));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -150,6 +151,58 @@ TEST_F(WatchCli, TheReportShowsWhereTheTimeWentPhaseByPhase) {
   const std::string text = testing::slurp(dir_ + "/r/report.txt");
   EXPECT_NE(text.find("== where the time went"), std::string::npos) << text;
   EXPECT_NE(text.find("peak RSS:"), std::string::npos) << text;
+}
+
+TEST_F(WatchCli, TrainProfileTracesTheChosenStepsWithEachPhaseAsANamedRange) {
+  const auto r = sift(train_args("r",
+                                 " --set train.epochs=1 --set train.profile=true "
+                                 "--set train.profile_from=2 --set train.profile_steps=3"));
+  ASSERT_EQ(r.status, 0) << r;
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  const auto& profile = report["train"]["profile"];
+  EXPECT_EQ(profile["first_step"], 2);
+  EXPECT_EQ(profile["steps"], 3);
+  EXPECT_EQ(profile["trace"], "profile/trace.json");
+  // Chrome's trace format: an array of complete ("X") events.
+  const auto trace = nlohmann::json::parse(testing::slurp(dir_ + "/r/profile/trace.json"));
+  ASSERT_TRUE(trace.is_array());
+  std::map<std::string, int> count;
+  for (const auto& e : trace) ++count[e["name"].get<std::string>()];
+  for (const char* phase : {"data_wait", "copy", "forward", "backward", "optimizer"}) {
+    EXPECT_EQ(count[phase], 3) << phase;  // once per recorded step
+  }
+  EXPECT_GT(count["aten::embedding_bag"] + count["aten::_embedding_bag"], 0);
+  EXPECT_NE(testing::slurp(dir_ + "/r/report.txt").find("profile: 3 steps from step 2"),
+            std::string::npos);
+  EXPECT_NE(testing::slurp(dir_ + "/r/report.html").find("id=\"profile\""), std::string::npos);
+}
+
+TEST_F(WatchCli, AProfileWindowPastTheEndOfTheRunRecordsNothingAndSaysSo) {
+  const auto r = sift(train_args(
+      "r", " --set train.epochs=1 --set train.profile=true --set train.profile_from=1000000"));
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_FALSE(fs::exists(dir_ + "/r/profile"));
+  EXPECT_NE(testing::slurp(dir_ + "/r/train.log").find("train.profile: nothing recorded"),
+            std::string::npos);
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  EXPECT_TRUE(report["train"]["profile"].is_null());
+}
+
+TEST_F(WatchCli, TheReportHoldsAReliabilityDiagramAndTheMostConfusedPairs) {
+  ASSERT_EQ(sift(train_args("r", " --set train.epochs=1")).status, 0);
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  const auto& calibration = report["splits"]["valid"]["calibration"];
+  int64_t examples = 0;
+  for (const auto& bin : calibration["bins"]) examples += bin["examples"].get<int64_t>();
+  EXPECT_EQ(examples, report["splits"]["valid"]["examples"].get<int64_t>());
+  EXPECT_GE(calibration["ece"].get<double>(), 0.0);
+  EXPECT_LE(calibration["ece"].get<double>(), 1.0);
+  const std::string html = testing::slurp(dir_ + "/r/report.html");
+  EXPECT_NE(html.find("id=\"reliability\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"bin\""), std::string::npos);
+  const auto& m = report["splits"]["valid"]["confusion"];
+  const bool mistakes = m[0][1].get<int64_t>() + m[1][0].get<int64_t>() > 0;
+  EXPECT_EQ(html.find("id=\"confused\"") != std::string::npos, mistakes);
 }
 
 // What a page must never hold: a script, or anything fetched over the network.

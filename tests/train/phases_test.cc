@@ -1,6 +1,9 @@
 #include "framework/train/phases.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "framework/runtime/tensor_memory.h"
 
 namespace sift {
 namespace {
@@ -33,6 +36,22 @@ TEST(PhaseTimes, ARunWaitingOnDataSaysSoWithTheShareOfStepTime) {
   EXPECT_EQ(j["bottleneck"],
             "data-bound: 61% of step time waiting for batches; raise data.workers");
   EXPECT_NE(phase_table_text(j).find("data-bound: 61%"), std::string::npos);
+}
+
+TEST(PhaseTimes, APhaseRecordsThePeakOfTheTensorBytesItHeld) {
+  count_tensor_memory();
+  PhaseTimes t;
+  {
+    PhaseTimer timer(t, Phase::forward);
+    auto big = torch::zeros({1 << 20}, torch::kFloat64);  // 8 MiB, freed inside the phase
+  }
+  { PhaseTimer timer(t, Phase::backward); }
+  const nlohmann::json j = t.to_json(1.0, 1);
+  const int64_t forward = j["table"][2]["peak_tensor_bytes"].get<int64_t>();
+  const int64_t backward = j["table"][3]["peak_tensor_bytes"].get<int64_t>();
+  EXPECT_GE(forward, 8 << 20);
+  EXPECT_GE(forward - backward, 8 << 20);  // the tensor was gone before backward began
+  EXPECT_FALSE(j["table"].back().contains("peak_tensor_bytes"));  // "other" has none
 }
 
 }  // namespace
