@@ -7,10 +7,14 @@ namespace sift {
 namespace {
 
 constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
-    "data_wait", "copy",      "forward",    "backward",
-    "allreduce", "optimizer", "checkpoint", "validation"};
+    "data_wait", "copy",       "forward",    "backward", "allreduce",
+    "optimizer", "checkpoint", "validation", "teacher"};
+// The table's order: the teacher's forward comes before the student's.
+constexpr std::array<Phase, kPhaseCount> kTableOrder = {
+    Phase::data_wait, Phase::copy,      Phase::teacher,    Phase::forward,   Phase::backward,
+    Phase::allreduce, Phase::optimizer, Phase::checkpoint, Phase::validation};
 // The phases of a step: what "step time" sums (saves and validations are not steps).
-constexpr size_t kStepPhases = 6;
+bool is_step_phase(Phase p) { return p != Phase::checkpoint && p != Phase::validation; }
 // Data wait above this share of step time names the data as the bottleneck.
 constexpr double kDataBoundShare = 0.3;
 
@@ -31,11 +35,12 @@ nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
                      {"share", wall_seconds > 0 ? s / wall_seconds : 0.0},
                      {"ms_per_step", steps > 0 ? 1000.0 * s / static_cast<double>(steps) : 0.0}});
   };
-  for (size_t i = 0; i < kPhaseCount; ++i) {
-    const double s = seconds(static_cast<Phase>(i));
+  for (const Phase p : kTableOrder) {
+    const double s = seconds(p);
     measured += s;
-    if (i < kStepPhases) step_seconds += s;
-    row(kPhaseNames[i], s);
+    if (is_step_phase(p)) step_seconds += s;
+    // A teacher row only in runs that distil (train.distill.teacher).
+    if (p != Phase::teacher || s > 0) row(kPhaseNames[static_cast<size_t>(p)], s);
   }
   row("other", std::max(0.0, wall_seconds - measured));
   nlohmann::json j = {{"wall_seconds", wall_seconds},

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Knowledge distillation (train.distill, issue #14): a BiLSTM teacher teaches fastText
+# and TextCNN students; each student is trained alone and distilled, on the same data
+# with the same seeds. GLUE SST-2: accuracy on the GLUE validation set (872 sentences;
+# GLUE's test labels are not public); AG News: on its test set (7,600). Every run keeps
+# the epoch that is best on a hashed 5% dev share of its training lines
+# (data.valid_split), never chosen on the reported set. Writes the distill section of
+# bench/RESULTS.md.
+#
+#   tools/get_data.sh sst2 --from ../shared/data    # once (and ag_news)
+#   bench/distill_bench.sh                          # seeds 1 2 3, writes RESULTS.md
+#   SEEDS="1" STUDENTS="fasttext" DATASETS=sst2 bench/distill_bench.sh --no-write
+#   bench/distill_bench.sh --from FILE              # the table from kept JSON lines
+#
+# Variables: SIFT (default build/sift), SEEDS (default "1 2 3"), STUDENTS (default
+# "fasttext textcnn"), DATASETS (default "sst2 ag_news"), TRAIN_LINES (SST-2: lines
+# sampled from GLUE's 67,349 training phrases, default 20000, since the teacher's forward
+# on every student batch is the cost on a 2-core machine; AG News: the 10,000-line sample
+# that tools/get_data.sh fetches), ALPHA (0.5), TEMPERATURE (2), OUT (the JSON lines,
+# default bench/results/distill.jsonl; rows already there are not run again), WORK (a
+# folder kept between runs, whose teachers a rerun reuses; default a temporary one).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+WRITE=1
+FROM=
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --no-write) WRITE=0; shift ;;
+    --from) FROM="$2"; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
+    *) echo "distill_bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+SIFT=${SIFT:-build/sift}
+SEEDS=${SEEDS:-1 2 3}
+STUDENTS=${STUDENTS:-fasttext textcnn}
+DATASETS=${DATASETS:-sst2 ag_news}
+TRAIN_LINES=${TRAIN_LINES:-20000}
+ALPHA=${ALPHA:-0.5}
+TEMPERATURE=${TEMPERATURE:-2}
+OUT=${OUT:-bench/results/distill.jsonl}
+if [[ -n $FROM ]]; then
+  OUT=$FROM
+  DATASETS=
+fi
+[[ -z $DATASETS || -x $SIFT ]] || { echo "distill_bench.sh: $SIFT is missing" >&2; exit 1; }
+if [[ -n ${WORK:-} ]]; then  # kept: a rerun reuses its teachers
+  TMP=$WORK
+  mkdir -p "$TMP"
+else
+  TMP=$(mktemp -d /tmp/siftdistill.XXXXXX)
+  trap 'rm -rf "$TMP"' EXIT
+fi
+touch "$OUT"
+
+# One YAML per data set and model: the same training lines, dev share and test set.
+data_yaml() {  # data_yaml DATA
+  if [[ $1 == sst2 ]]; then
+    printf '%s\n' "data:" "  train: {path: $TMP/sst2_train.tsv}" \
+      "  test: {path: data/sst2/glue_validation.tsv}" "  format: tsv" "  header: true" \
+      "  text: sentence" "  label: label" "  valid_split: 0.05"
+  else
+    printf '%s\n' "data:" \
+      "  train: {path: data/ag_news/train_sample_10k.tsv, format: tsv, text: 0, label: 1}" \
+      "  test: {path: data/ag_news/test.csv, format: csv, text: [1, 2], label: 0, label_mapping: index1}" \
+      "  labels: data/ag_news/classes.txt" "  valid_split: 0.05"
+  fi
+}
+write_configs() {  # write_configs DATA
+  local ds=$1
+  { echo "run: {dir: $TMP/runs, threads: 2}"; data_yaml "$ds"
+    echo "model: {type: rnn, dim: 128, cell: lstm, hidden: 128, bidirectional: true, pooling: max, dropout: 0.5}"
+    echo "train: {epochs: 3, batch_size: 64, loss_reduction: mean, optimizer: {type: adam, lr: 0.002}}"
+  } > "$TMP/$ds-teacher.yaml"
+  # fastText as configs/sst2_glue.yaml (one thread: LibTorch's pool spin-waits on it).
+  { echo "run: {dir: $TMP/runs, threads: 1}"; data_yaml "$ds"
+    echo "model: {type: fasttext, dim: 10, ngrams: 2, buckets: 200000}"
+    echo "train: {epochs: 5, batch_size: 16, loss_reduction: sum, optimizer: {type: sgd, lr: 0.5}, scheduler: {type: linear}}"
+  } > "$TMP/$ds-fasttext.yaml"
+  { echo "run: {dir: $TMP/runs, threads: 2}"; data_yaml "$ds"
+    echo "model: {type: textcnn, dim: 64, widths: [3, 4, 5], filters: 50, dropout: 0.5}"
+    echo "train: {epochs: 3, batch_size: 50, loss_reduction: mean, optimizer: {type: adam, lr: 0.001}}"
+  } > "$TMP/$ds-textcnn.yaml"
+}
+
+# result DATA MODEL MODE SEED REPORT: one JSON line.
+result() {
+  /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[5]))
+print(json.dumps({"data": sys.argv[1], "model": sys.argv[2], "mode": sys.argv[3],
+                  "seed": int(sys.argv[4]), "records": r["train"]["records"],
+                  "dev": r["splits"]["valid"]["accuracy"], "accuracy": r["splits"]["test"]["accuracy"],
+                  "seconds": r["train"]["seconds"]}))
+' "$@"
+}
+done_before() { grep -q "\"data\": \"$1\", \"model\": \"$2\", \"mode\": \"$3\", \"seed\": $4," "$OUT"; }
+
+# run DATA MODEL MODE SEED [--set ...]: trains, appends one JSON line to $OUT.
+run() {
+  local ds=$1 model=$2 mode=$3 seed=$4
+  shift 4
+  if done_before "$ds" "$model" "$mode" "$seed"; then return; fi
+  echo "$ds $model $mode seed $seed" >&2
+  "$SIFT" train "$TMP/$ds-$model.yaml" --json --quiet --overwrite \
+    --set "run.name=$ds-$model-$mode-$seed" --set "run.seed=$seed" "$@" > "$TMP/last.json"
+  result "$ds" "$model" "$mode" "$seed" "$TMP/last.json" >> "$OUT"
+}
+
+for ds in $DATASETS; do
+  case $ds in
+    sst2) need=data/sst2/glue_validation.tsv ;;
+    ag_news) need=data/ag_news/test.csv ;;
+    *) echo "distill_bench.sh: unknown data set $ds" >&2; exit 2 ;;
+  esac
+  [[ -f $need ]] || { echo "distill_bench.sh: $need is missing: tools/get_data.sh $ds" >&2; exit 1; }
+  if [[ $ds == sst2 ]]; then
+    # TRAIN_LINES phrases drawn without replacement (a fixed generator) from both GLUE files.
+    /usr/bin/python3 - "$TRAIN_LINES" "$TMP/sst2_train.tsv" <<'PY'
+import random, sys
+lines = []
+for name in ("data/sst2/glue_train_part1.tsv", "data/sst2/glue_train_part2.tsv"):
+    lines += open(name, encoding="utf-8").read().splitlines()[1:]
+n = min(int(sys.argv[1]), len(lines))
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    out.write("sentence\tlabel\n")
+    out.writelines(l + "\n" for l in random.Random(14).sample(lines, n))
+PY
+  fi
+  write_configs "$ds"
+  # The teacher: one BiLSTM (seed 1), reported on the same test set.
+  if [[ ! -f $TMP/runs/$ds-teacher/report.json ]]; then
+    echo "$ds teacher" >&2
+    "$SIFT" train "$TMP/$ds-teacher.yaml" --json --quiet --overwrite \
+      --set "run.name=$ds-teacher" --set run.seed=1 > /dev/null
+  fi
+  if ! done_before "$ds" bilstm teacher 1; then
+    result "$ds" bilstm teacher 1 "$TMP/runs/$ds-teacher/report.json" >> "$OUT"
+  fi
+  for student in $STUDENTS; do
+    for seed in $SEEDS; do
+      run "$ds" "$student" alone "$seed"
+      run "$ds" "$student" distilled "$seed" --set "train.distill.teacher=$TMP/runs/$ds-teacher" \
+        --set "train.distill.alpha=$ALPHA" --set "train.distill.temperature=$TEMPERATURE"
+    done
+  done
+done
+
+/usr/bin/python3 - "$OUT" "$WRITE" "$ALPHA" "$TEMPERATURE" <<'PY'
+import json, statistics, sys, datetime
+sys.path.insert(0, "bench")
+from results_section import write_section
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+write, alpha, temperature = sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+names = {"sst2": "SST-2 (GLUE validation)", "ag_news": "AG News (test)"}
+def stats(xs):
+    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+lines = ["| data | model | seeds | alone | distilled | gain (points) | teacher's lead closed | dev alone / distilled | train s alone / distilled |",
+         "|---|---|---|---|---|---|---|---|---|"]
+notes = []
+for ds in dict.fromkeys(r["data"] for r in rows):
+    teacher = [r for r in rows if r["data"] == ds and r["mode"] == "teacher"]
+    t_acc = teacher[0]["accuracy"] if teacher else float("nan")
+    if teacher:
+        t = teacher[0]
+        lines.append(f"| {names.get(ds, ds)} | BiLSTM teacher | 1 | {t_acc:.4f} | | | | {t['dev']:.4f} | {t['seconds']:.0f} |")
+        notes.append(f"{names.get(ds, ds).split(' (')[0]}: {t['records']}")
+    for model in ("fasttext", "textcnn"):
+        def pick(mode):
+            return {r["seed"]: r for r in rows if r["data"] == ds and r["model"] == model and r["mode"] == mode}
+        alone, dist = pick("alone"), pick("distilled")
+        seeds = sorted(set(alone) & set(dist))
+        if not seeds:
+            continue
+        am, asd = stats([alone[s]["accuracy"] for s in seeds])
+        dm, dsd = stats([dist[s]["accuracy"] for s in seeds])
+        gap = t_acc - am
+        closed = f"{100 * (dm - am) / gap:.0f}%" if gap > 0 else "n/a (teacher not ahead)"
+        lines.append(f"| {names.get(ds, ds)} | {model} student | {len(seeds)} | {am:.4f} ± {asd:.4f} | "
+                     f"{dm:.4f} ± {dsd:.4f} | {100 * (dm - am):+.2f} | {closed} | "
+                     f"{statistics.mean(alone[s]['dev'] for s in seeds):.4f} / "
+                     f"{statistics.mean(dist[s]['dev'] for s in seeds):.4f} | "
+                     f"{statistics.mean(alone[s]['seconds'] for s in seeds):.0f} / "
+                     f"{statistics.mean(dist[s]['seconds'] for s in seeds):.0f} |")
+lines.append("")
+lines.append("Accuracy: mean ± standard deviation over the seeds (run.seed: initialisation, shuffling, "
+             "dropout); teacher: one BiLSTM run (dim 128, hidden 128, max pooling, 3 epochs, Adam 2e-3). "
+             "Students: fastText (dim 10, bigrams, 5 epochs, SGD 0.5, batch 16) and TextCNN (dim 64, "
+             "widths 3/4/5 x 50 filters, 3 epochs, Adam 1e-3). Every run keeps its epoch with the best "
+             "accuracy on a hashed 5% dev share of its training lines; teacher and students train on "
+             f"the same lines (training records: {', '.join(notes)}; SST-2: a fixed random sample of "
+             "GLUE's 67,349 training phrases; AG News: the 10,000-line sample of tools/get_data.sh). "
+             f"Distilled: train.distill.alpha {alpha}, temperature {temperature}, chosen before the "
+             f"runs, not tuned. {datetime.date.today()}, `bench/distill_bench.sh`.")
+table = "\n".join(lines)
+print(table)
+if write:
+    write_section("distill", "Knowledge distillation (issue #14)", table)
+PY
