@@ -14,7 +14,7 @@
 #
 # Variables: SIFT (default build/sift), SEEDS (default "1 2 3"), STUDENTS (default
 # "fasttext textcnn"), DATASETS (default "sst2 ag_news"), TRAIN_LINES (SST-2: lines
-# sampled from GLUE's 67,349 training phrases, default 20000, since the teacher's forward
+# sampled from GLUE's 67,349 training phrases, default 6000, since the teacher's forward
 # on every student batch is the cost on a 2-core machine; AG News: the 10,000-line sample
 # that tools/get_data.sh fetches), ALPHA (0.5), TEMPERATURE (2), OUT (the JSON lines,
 # default bench/results/distill.jsonl; rows already there are not run again), WORK (a
@@ -36,7 +36,7 @@ SIFT=${SIFT:-build/sift}
 SEEDS=${SEEDS:-1 2 3}
 STUDENTS=${STUDENTS:-fasttext textcnn}
 DATASETS=${DATASETS:-sst2 ag_news}
-TRAIN_LINES=${TRAIN_LINES:-20000}
+TRAIN_LINES=${TRAIN_LINES:-6000}
 ALPHA=${ALPHA:-0.5}
 TEMPERATURE=${TEMPERATURE:-2}
 OUT=${OUT:-bench/results/distill.jsonl}
@@ -69,8 +69,8 @@ data_yaml() {  # data_yaml DATA
 }
 write_configs() {  # write_configs DATA
   local ds=$1
-  { echo "run: {dir: $TMP/runs, threads: 2}"; data_yaml "$ds"
-    echo "model: {type: rnn, dim: 128, cell: lstm, hidden: 128, bidirectional: true, pooling: max, dropout: 0.5}"
+  { echo "run: {dir: $TMP/runs, threads: 1}"; data_yaml "$ds"
+    echo "model: {type: rnn, dim: 64, cell: lstm, hidden: 64, bidirectional: true, pooling: max, dropout: 0.5}"
     echo "train: {epochs: 3, batch_size: 64, loss_reduction: mean, optimizer: {type: adam, lr: 0.002}}"
   } > "$TMP/$ds-teacher.yaml"
   # fastText as configs/sst2_glue.yaml (one thread: LibTorch's pool spin-waits on it).
@@ -78,7 +78,7 @@ write_configs() {  # write_configs DATA
     echo "model: {type: fasttext, dim: 10, ngrams: 2, buckets: 200000}"
     echo "train: {epochs: 5, batch_size: 16, loss_reduction: sum, optimizer: {type: sgd, lr: 0.5}, scheduler: {type: linear}}"
   } > "$TMP/$ds-fasttext.yaml"
-  { echo "run: {dir: $TMP/runs, threads: 2}"; data_yaml "$ds"
+  { echo "run: {dir: $TMP/runs, threads: 1}"; data_yaml "$ds"
     echo "model: {type: textcnn, dim: 64, widths: [3, 4, 5], filters: 50, dropout: 0.5}"
     echo "train: {epochs: 3, batch_size: 50, loss_reduction: mean, optimizer: {type: adam, lr: 0.001}}"
   } > "$TMP/$ds-textcnn.yaml"
@@ -185,7 +185,7 @@ for ds in dict.fromkeys(r["data"] for r in rows):
                      f"{statistics.mean(dist[s]['seconds'] for s in seeds):.0f} |")
 lines.append("")
 lines.append("Accuracy: mean ± standard deviation over the seeds (run.seed: initialisation, shuffling, "
-             "dropout); teacher: one BiLSTM run (dim 128, hidden 128, max pooling, 3 epochs, Adam 2e-3). "
+             "dropout); teacher: one BiLSTM run (dim 64, hidden 64, max pooling, 3 epochs, Adam 2e-3). "
              "Students: fastText (dim 10, bigrams, 5 epochs, SGD 0.5, batch 16) and TextCNN (dim 64, "
              "widths 3/4/5 x 50 filters, 3 epochs, Adam 1e-3). Every run keeps its epoch with the best "
              "accuracy on a hashed 5% dev share of its training lines; teacher and students train on "

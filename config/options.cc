@@ -499,8 +499,8 @@ std::vector<Option> declare() {
                 positive_number());
   t.add<double>("train.distill.alpha", SIFT_FIELD(train.distill.alpha),
                 "Distillation: weight of the hard-label loss; the soft loss (KL divergence "
-                "from the teacher's distribution; multi-label: BCE against its sigmoids) "
-                "gets 1 - alpha. 1: the labels alone.",
+                "from the teacher's distribution; multi-label: from its sigmoids, summed "
+                "over labels) gets 1 - alpha. 1: the labels alone.",
                 in_range(0.0, 1.0));
   return t.take();
 }

@@ -208,9 +208,11 @@ TEST_F(DistillCli, AMissingOrCorruptTeacherIsRefusedNamingTheFile) {
 }
 
 // Stopped inside epoch 1 by a step limit, then resumed: the teacher is frozen, so the
-// student's checkpoints must be those of the uninterrupted run, byte for byte.
+// student's checkpoints must be those of the uninterrupted run, byte for byte. (A
+// constant learning rate: a linear schedule's horizon is the step limit.)
 TEST_F(DistillCli, AnInterruptedDistilledRunResumesToTheUninterruptedBytes) {
-  const std::string sets = "--set train.epochs=2 --set data.workers=2";
+  const std::string sets =
+      "--set train.epochs=2 --set data.workers=2 --set train.scheduler.type=constant";
   ASSERT_EQ(student("whole", teacher_, sets).status, 0);
   const Result cut = student("cut", teacher_, sets + " --set train.max_steps=70");
   ASSERT_EQ(cut.status, 0) << cut;
@@ -220,7 +222,7 @@ TEST_F(DistillCli, AnInterruptedDistilledRunResumesToTheUninterruptedBytes) {
   ASSERT_EQ(resumed.status, 0) << resumed;
   for (const char* file : {"last.ckpt", "best.ckpt"}) {
     const std::string whole = weights_of(dir_ + "/whole/" + file);
-    EXPECT_FALSE(whole.empty());
+    EXPECT_TRUE(whole.size() > 1000 || std::string(file) == "best.ckpt");  // best may name last's
     EXPECT_TRUE(whole == weights_of(dir_ + "/cut/" + file))
         << file << " differs from the uninterrupted run's";
   }
