@@ -15,8 +15,9 @@
 # Variables: SIFT (default build/sift), SEEDS (default "1 2 3"), STUDENTS (default
 # "fasttext textcnn"), DATASETS (default "sst2 ag_news"), TRAIN_LINES (SST-2: lines
 # sampled from GLUE's 67,349 training phrases, default 6000, since the teacher's forward
-# on every student batch is the cost on a 2-core machine; AG News: the 10,000-line sample
-# that tools/get_data.sh fetches), ALPHA (0.5), TEMPERATURE (2), OUT (the JSON lines,
+# on every student batch is the cost on a 2-core machine), AG_LINES (AG News: lines
+# sampled from the 10,000-line sample that tools/get_data.sh fetches, default 2500: its
+# texts are 4x longer), ALPHA (0.5), TEMPERATURE (2), OUT (the JSON lines,
 # default bench/results/distill.jsonl; rows already there are not run again), WORK (a
 # folder kept between runs, whose teachers a rerun reuses; default a temporary one).
 set -euo pipefail
@@ -37,6 +38,7 @@ SEEDS=${SEEDS:-1 2 3}
 STUDENTS=${STUDENTS:-fasttext textcnn}
 DATASETS=${DATASETS:-sst2 ag_news}
 TRAIN_LINES=${TRAIN_LINES:-6000}
+AG_LINES=${AG_LINES:-2500}
 ALPHA=${ALPHA:-0.5}
 TEMPERATURE=${TEMPERATURE:-2}
 OUT=${OUT:-bench/results/distill.jsonl}
@@ -62,7 +64,7 @@ data_yaml() {  # data_yaml DATA
       "  text: sentence" "  label: label" "  valid_split: 0.05"
   else
     printf '%s\n' "data:" \
-      "  train: {path: data/ag_news/train_sample_10k.tsv, format: tsv, text: 0, label: 1}" \
+      "  train: {path: $TMP/ag_news_train.tsv, format: tsv, text: 0, label: 1}" \
       "  test: {path: data/ag_news/test.csv, format: csv, text: [1, 2], label: 0, label_mapping: index1}" \
       "  labels: data/ag_news/classes.txt" "  valid_split: 0.05"
   fi
@@ -82,6 +84,21 @@ write_configs() {  # write_configs DATA
     echo "model: {type: textcnn, dim: 64, widths: [3, 4, 5], filters: 50, dropout: 0.5}"
     echo "train: {epochs: 3, batch_size: 50, loss_reduction: mean, optimizer: {type: adam, lr: 0.001}}"
   } > "$TMP/$ds-textcnn.yaml"
+}
+
+# sample N OUT HEADER FILE...: N lines of the FILEs (each with HEADER header lines, kept
+# once) drawn without replacement by a fixed generator.
+sample() {
+  /usr/bin/python3 - "$@" <<'PY'
+import random, sys
+n, out_path, header, files = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+head, lines = [], []
+for name in files:
+    text = open(name, encoding="utf-8").read().splitlines()
+    head, lines = text[:header], lines + text[header:]
+with open(out_path, "w", encoding="utf-8") as out:
+    out.writelines(l + "\n" for l in head + random.Random(14).sample(lines, min(n, len(lines))))
+PY
 }
 
 # result DATA MODEL MODE SEED REPORT: one JSON line.
@@ -115,18 +132,12 @@ for ds in $DATASETS; do
     *) echo "distill_bench.sh: unknown data set $ds" >&2; exit 2 ;;
   esac
   [[ -f $need ]] || { echo "distill_bench.sh: $need is missing: tools/get_data.sh $ds" >&2; exit 1; }
+  # The training lines: drawn without replacement (a fixed generator) from the data's files.
   if [[ $ds == sst2 ]]; then
-    # TRAIN_LINES phrases drawn without replacement (a fixed generator) from both GLUE files.
-    /usr/bin/python3 - "$TRAIN_LINES" "$TMP/sst2_train.tsv" <<'PY'
-import random, sys
-lines = []
-for name in ("data/sst2/glue_train_part1.tsv", "data/sst2/glue_train_part2.tsv"):
-    lines += open(name, encoding="utf-8").read().splitlines()[1:]
-n = min(int(sys.argv[1]), len(lines))
-with open(sys.argv[2], "w", encoding="utf-8") as out:
-    out.write("sentence\tlabel\n")
-    out.writelines(l + "\n" for l in random.Random(14).sample(lines, n))
-PY
+    sample "$TRAIN_LINES" "$TMP/sst2_train.tsv" 1 data/sst2/glue_train_part1.tsv \
+      data/sst2/glue_train_part2.tsv
+  else
+    sample "$AG_LINES" "$TMP/ag_news_train.tsv" 0 data/ag_news/train_sample_10k.tsv
   fi
   write_configs "$ds"
   # The teacher: one BiLSTM (seed 1), reported on the same test set.
@@ -189,8 +200,8 @@ lines.append("Accuracy: mean ± standard deviation over the seeds (run.seed: ini
              "Students: fastText (dim 10, bigrams, 5 epochs, SGD 0.5, batch 16) and TextCNN (dim 64, "
              "widths 3/4/5 x 50 filters, 3 epochs, Adam 1e-3). Every run keeps its epoch with the best "
              "accuracy on a hashed 5% dev share of its training lines; teacher and students train on "
-             f"the same lines (training records: {', '.join(notes)}; SST-2: a fixed random sample of "
-             "GLUE's 67,349 training phrases; AG News: the 10,000-line sample of tools/get_data.sh). "
+             f"the same lines (training records: {', '.join(notes)}; fixed random samples of "
+             "GLUE SST-2's 67,349 training phrases and of the 10,000 AG News lines of tools/get_data.sh). "
              f"Distilled: train.distill.alpha {alpha}, temperature {temperature}, chosen before the "
              f"runs, not tuned. {datetime.date.today()}, `bench/distill_bench.sh`.")
 table = "\n".join(lines)
