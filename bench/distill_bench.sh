@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Knowledge distillation (train.distill, issue #14): a BiLSTM teacher teaches fastText
 # and TextCNN students; each student is trained alone and distilled, on the same data
-# with the same seeds. GLUE SST-2: accuracy on the GLUE validation set (872 sentences;
+# with the same seeds. Two teachers per data set: one trained on the students' lines
+# only ("same lines"), one on those and MORE_LINES more ("more lines": the usual case of
+# a big model trained on more data than the small one gets). GLUE SST-2: accuracy on the GLUE validation set (872 sentences;
 # GLUE's test labels are not public); AG News: on its test set (7,600). Every run keeps
 # the epoch that is best on a hashed 5% dev share of its training lines
 # (data.valid_split), never chosen on the reported set. Writes the distill section of
@@ -17,7 +19,9 @@
 # sampled from GLUE's 67,349 training phrases, default 6000, since the teacher's forward
 # on every student batch is the cost on a 2-core machine), AG_LINES (AG News: lines
 # sampled from the 10,000-line sample that tools/get_data.sh fetches, default 2500: its
-# texts are 4x longer), ALPHA (0.5), TEMPERATURE (2), OUT (the JSON lines,
+# texts are 4x longer), SST2_MORE / AG_MORE (the second teacher's extra lines, default
+# 14000 / 7500, all of the AG sample), TEACHERS (default "same more"), ALPHA (0.5),
+# TEMPERATURE (2), OUT (the JSON lines,
 # default bench/results/distill.jsonl; rows already there are not run again), WORK (a
 # folder kept between runs, whose teachers a rerun reuses; default a temporary one).
 set -euo pipefail
@@ -39,6 +43,9 @@ STUDENTS=${STUDENTS:-fasttext textcnn}
 DATASETS=${DATASETS:-sst2 ag_news}
 TRAIN_LINES=${TRAIN_LINES:-6000}
 AG_LINES=${AG_LINES:-2500}
+SST2_MORE=${SST2_MORE:-14000}
+AG_MORE=${AG_MORE:-7500}
+TEACHERS=${TEACHERS:-same more}
 ALPHA=${ALPHA:-0.5}
 TEMPERATURE=${TEMPERATURE:-2}
 OUT=${OUT:-bench/results/distill.jsonl}
@@ -75,6 +82,8 @@ write_configs() {  # write_configs DATA
     echo "model: {type: rnn, dim: 64, cell: lstm, hidden: 64, bidirectional: true, pooling: max, dropout: 0.5}"
     echo "train: {epochs: 3, batch_size: 64, loss_reduction: mean, optimizer: {type: adam, lr: 0.002}}"
   } > "$TMP/$ds-teacher.yaml"
+  sed "s|  train: {path: \([^,}]*\)|  train: {path: [\1, \1.more]|" "$TMP/$ds-teacher.yaml" \
+    > "$TMP/$ds-teacher-more.yaml"
   # fastText as configs/sst2_glue.yaml (one thread: LibTorch's pool spin-waits on it).
   { echo "run: {dir: $TMP/runs, threads: 1}"; data_yaml "$ds"
     echo "model: {type: fasttext, dim: 10, ngrams: 2, buckets: 200000}"
@@ -86,18 +95,23 @@ write_configs() {  # write_configs DATA
   } > "$TMP/$ds-textcnn.yaml"
 }
 
-# sample N OUT HEADER FILE...: N lines of the FILEs (each with HEADER header lines, kept
-# once) drawn without replacement by a fixed generator.
+# sample N MORE OUT HEADER FILE...: N lines of the FILEs (each with HEADER header lines,
+# kept once) drawn without replacement by a fixed generator into OUT, and MORE others
+# into OUT.more.
 sample() {
   /usr/bin/python3 - "$@" <<'PY'
 import random, sys
-n, out_path, header, files = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+n, more, out_path, header, files = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 head, lines = [], []
 for name in files:
     text = open(name, encoding="utf-8").read().splitlines()
     head, lines = text[:header], lines + text[header:]
-with open(out_path, "w", encoding="utf-8") as out:
-    out.writelines(l + "\n" for l in head + random.Random(14).sample(lines, min(n, len(lines))))
+chosen = random.Random(14).sample(range(len(lines)), min(n, len(lines)))
+rest = sorted(set(range(len(lines))) - set(chosen))
+extra = random.Random(15).sample(rest, min(more, len(rest)))
+for path, picked in ((out_path, chosen), (out_path + ".more", extra)):
+    with open(path, "w", encoding="utf-8") as out:
+        out.writelines(l + "\n" for l in head + [lines[i] for i in picked])
 PY
 }
 
@@ -134,26 +148,34 @@ for ds in $DATASETS; do
   [[ -f $need ]] || { echo "distill_bench.sh: $need is missing: tools/get_data.sh $ds" >&2; exit 1; }
   # The training lines: drawn without replacement (a fixed generator) from the data's files.
   if [[ $ds == sst2 ]]; then
-    sample "$TRAIN_LINES" "$TMP/sst2_train.tsv" 1 data/sst2/glue_train_part1.tsv \
+    sample "$TRAIN_LINES" "$SST2_MORE" "$TMP/sst2_train.tsv" 1 data/sst2/glue_train_part1.tsv \
       data/sst2/glue_train_part2.tsv
   else
-    sample "$AG_LINES" "$TMP/ag_news_train.tsv" 0 data/ag_news/train_sample_10k.tsv
+    sample "$AG_LINES" "$AG_MORE" "$TMP/ag_news_train.tsv" 0 data/ag_news/train_sample_10k.tsv
   fi
   write_configs "$ds"
-  # The teacher: one BiLSTM (seed 1), reported on the same test set.
-  if [[ ! -f $TMP/runs/$ds-teacher/report.json ]]; then
-    echo "$ds teacher" >&2
-    "$SIFT" train "$TMP/$ds-teacher.yaml" --json --quiet --overwrite \
-      --set "run.name=$ds-teacher" --set run.seed=1 > /dev/null
-  fi
-  if ! done_before "$ds" bilstm teacher 1; then
-    result "$ds" bilstm teacher 1 "$TMP/runs/$ds-teacher/report.json" >> "$OUT"
-  fi
+  # The teachers: one BiLSTM each (seed 1), reported on the same test set.
+  for variant in $TEACHERS; do
+    name=$ds-teacher$([[ $variant == same ]] || echo "-$variant")
+    if [[ ! -f $TMP/runs/$name/report.json ]]; then
+      echo "$ds teacher ($variant lines)" >&2
+      "$SIFT" train "$TMP/$name.yaml" --json --quiet --overwrite --set "run.name=$name" \
+        --set run.seed=1 > /dev/null
+    fi
+    mode=teacher$([[ $variant == same ]] || echo "_$variant")
+    if ! done_before "$ds" bilstm "$mode" 1; then
+      result "$ds" bilstm "$mode" 1 "$TMP/runs/$name/report.json" >> "$OUT"
+    fi
+  done
   for student in $STUDENTS; do
     for seed in $SEEDS; do
       run "$ds" "$student" alone "$seed"
-      run "$ds" "$student" distilled "$seed" --set "train.distill.teacher=$TMP/runs/$ds-teacher" \
-        --set "train.distill.alpha=$ALPHA" --set "train.distill.temperature=$TEMPERATURE"
+      for variant in $TEACHERS; do
+        name=$ds-teacher$([[ $variant == same ]] || echo "-$variant")
+        run "$ds" "$student" "distilled$([[ $variant == same ]] || echo "_$variant")" "$seed" \
+          --set "train.distill.teacher=$TMP/runs/$name" --set "train.distill.alpha=$ALPHA" \
+          --set "train.distill.temperature=$TEMPERATURE"
+      done
     done
   done
 done
@@ -167,41 +189,47 @@ write, alpha, temperature = sys.argv[2] == "1", sys.argv[3], sys.argv[4]
 names = {"sst2": "SST-2 (GLUE validation)", "ag_news": "AG News (test)"}
 def stats(xs):
     return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
-lines = ["| data | model | seeds | alone | distilled | gain (points) | teacher's lead closed | dev alone / distilled | train s alone / distilled |",
-         "|---|---|---|---|---|---|---|---|---|"]
+lines = ["| data | teacher trained on | model | seeds | alone | distilled | gain (points) | teacher's lead closed | dev alone / distilled | train s alone / distilled |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
 notes = []
 for ds in dict.fromkeys(r["data"] for r in rows):
-    teacher = [r for r in rows if r["data"] == ds and r["mode"] == "teacher"]
-    t_acc = teacher[0]["accuracy"] if teacher else float("nan")
-    if teacher:
-        t = teacher[0]
-        lines.append(f"| {names.get(ds, ds)} | BiLSTM teacher | 1 | {t_acc:.4f} | | | | {t['dev']:.4f} | {t['seconds']:.0f} |")
-        notes.append(f"{names.get(ds, ds).split(' (')[0]}: {t['records']}")
-    for model in ("fasttext", "textcnn"):
-        def pick(mode):
-            return {r["seed"]: r for r in rows if r["data"] == ds and r["model"] == model and r["mode"] == mode}
-        alone, dist = pick("alone"), pick("distilled")
-        seeds = sorted(set(alone) & set(dist))
-        if not seeds:
+    for variant, words in (("", "the students' lines"), ("_more", "those and more")):
+        teacher = [r for r in rows if r["data"] == ds and r["mode"] == "teacher" + variant]
+        if not teacher:
             continue
-        am, asd = stats([alone[s]["accuracy"] for s in seeds])
-        dm, dsd = stats([dist[s]["accuracy"] for s in seeds])
-        gap = t_acc - am
-        closed = f"{100 * (dm - am) / gap:.0f}%" if gap > 0 else "n/a (teacher not ahead)"
-        lines.append(f"| {names.get(ds, ds)} | {model} student | {len(seeds)} | {am:.4f} ± {asd:.4f} | "
-                     f"{dm:.4f} ± {dsd:.4f} | {100 * (dm - am):+.2f} | {closed} | "
-                     f"{statistics.mean(alone[s]['dev'] for s in seeds):.4f} / "
-                     f"{statistics.mean(dist[s]['dev'] for s in seeds):.4f} | "
-                     f"{statistics.mean(alone[s]['seconds'] for s in seeds):.0f} / "
-                     f"{statistics.mean(dist[s]['seconds'] for s in seeds):.0f} |")
+        t = teacher[0]
+        t_acc = t["accuracy"]
+        lines.append(f"| {names.get(ds, ds)} | {words} | BiLSTM teacher | 1 | {t_acc:.4f} | | | | {t['dev']:.4f} | {t['seconds']:.0f} |")
+        notes.append(f"{names.get(ds, ds).split(' (')[0]} teacher on {words}: {t['records']}")
+        for model in ("fasttext", "textcnn"):
+            def pick(mode):
+                return {r["seed"]: r for r in rows if r["data"] == ds and r["model"] == model and r["mode"] == mode}
+            alone, dist = pick("alone"), pick("distilled" + variant)
+            seeds = sorted(set(alone) & set(dist))
+            if not seeds:
+                continue
+            am, asd = stats([alone[s]["accuracy"] for s in seeds])
+            dm, dsd = stats([dist[s]["accuracy"] for s in seeds])
+            gap = t_acc - am
+            closed = f"{100 * (dm - am) / gap:.0f}%" if gap > 0 else "n/a (teacher not ahead)"
+            lines.append(f"| {names.get(ds, ds)} | {words} | {model} student | {len(seeds)} | {am:.4f} ± {asd:.4f} | "
+                         f"{dm:.4f} ± {dsd:.4f} | {100 * (dm - am):+.2f} | {closed} | "
+                         f"{statistics.mean(alone[s]['dev'] for s in seeds):.4f} / "
+                         f"{statistics.mean(dist[s]['dev'] for s in seeds):.4f} | "
+                         f"{statistics.mean(alone[s]['seconds'] for s in seeds):.0f} / "
+                         f"{statistics.mean(dist[s]['seconds'] for s in seeds):.0f} |")
+    students = [r for r in rows if r["data"] == ds and r["mode"] == "alone"]
+    if students:
+        notes.append(f"{names.get(ds, ds).split(' (')[0]} students: {students[0]['records']}")
 lines.append("")
 lines.append("Accuracy: mean ± standard deviation over the seeds (run.seed: initialisation, shuffling, "
              "dropout); teacher: one BiLSTM run (dim 64, hidden 64, max pooling, 3 epochs, Adam 2e-3). "
              "Students: fastText (dim 10, bigrams, 5 epochs, SGD 0.5, batch 16) and TextCNN (dim 64, "
              "widths 3/4/5 x 50 filters, 3 epochs, Adam 1e-3). Every run keeps its epoch with the best "
-             "accuracy on a hashed 5% dev share of its training lines; teacher and students train on "
-             f"the same lines (training records: {', '.join(notes)}; fixed random samples of "
-             "GLUE SST-2's 67,349 training phrases and of the 10,000 AG News lines of tools/get_data.sh). "
+             "accuracy on a hashed 5% dev share of its training lines. Training records (seed 1): "
+             f"{'; '.join(notes)}; fixed random samples of GLUE SST-2's 67,349 training phrases and "
+             "of the 10,000 AG News lines of tools/get_data.sh, the second teacher's extra lines "
+             "drawn from the rest. "
              f"Distilled: train.distill.alpha {alpha}, temperature {temperature}, chosen before the "
              f"runs, not tuned. {datetime.date.today()}, `bench/distill_bench.sh`.")
 table = "\n".join(lines)
