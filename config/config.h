@@ -123,6 +123,13 @@ struct SchedulerConfig {
   double warmup_ratio = 0.0;
 };
 
+// train.distill: knowledge distillation from a trained teacher (Hinton et al. 2015).
+struct DistillConfig {
+  std::string teacher;       // a run folder or an exported .pt; empty: no distillation
+  double temperature = 2.0;  // softens both distributions of the soft loss
+  double alpha = 0.5;        // weight of the hard-label loss; the soft loss gets 1 - alpha
+};
+
 struct TrainConfig {
   int64_t epochs = 5;
   int64_t batch_size = 32;
@@ -161,6 +168,7 @@ struct TrainConfig {
   int64_t fast_path_threads = 1;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
+  DistillConfig distill;
 };
 
 struct SiftConfig {

@@ -497,6 +497,22 @@ std::vector<Option> declare() {
   t.add<double>("train.scheduler.final_lr_ratio", SIFT_FIELD(train.scheduler.final_lr_ratio),
                 "Final learning rate of the linear schedule, as a share of lr.",
                 in_range(0.0, 1.0));
+  t.add<std::string>(
+      "train.distill.teacher", SIFT_FIELD(train.distill.teacher),
+      "Knowledge distillation: a trained run folder or `sift export` file whose predictions "
+      "the model learns from as well as the labels (any model type and tokenizer: the "
+      "teacher reads each text with its own encoder). Its labels must be the data's. "
+      "Empty: off.");
+  t.add<double>("train.distill.temperature", SIFT_FIELD(train.distill.temperature),
+                "Distillation temperature T: teacher and student logits are divided by T "
+                "before the softmax (multi-label: sigmoid) of the soft loss, which is scaled "
+                "by T^2 (Hinton et al. 2015).",
+                positive_number());
+  t.add<double>("train.distill.alpha", SIFT_FIELD(train.distill.alpha),
+                "Distillation: weight of the hard-label loss; the soft loss (KL divergence "
+                "from the teacher's distribution; multi-label: from its sigmoids, summed "
+                "over labels) gets 1 - alpha. 1: the labels alone.",
+                in_range(0.0, 1.0));
   return t.take();
 }
 

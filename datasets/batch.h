@@ -16,6 +16,10 @@ struct RawBatch {
   // every example's label ids concatenated, and where each example's list starts.
   std::vector<int64_t> label_lists;
   std::vector<int64_t> label_starts;
+  // Distillation only (empty otherwise): the same examples as the teacher's own encoder
+  // reads them, concatenated, and where each starts (train.distill.teacher).
+  std::vector<int64_t> teacher_ids;
+  std::vector<int64_t> teacher_offsets;
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 
   // Where example i's ids, and (multi-label) its label list, end: the next example's
@@ -36,8 +40,16 @@ struct RawBatch {
     label_lists.insert(label_lists.end(), more.begin(), more.end());
   }
 
+  // Distillation: appends the last added example's ids in the teacher's encoding.
+  void add_teacher_ids(const std::vector<int64_t>& example_ids) {
+    teacher_offsets.push_back(static_cast<int64_t>(teacher_ids.size()));
+    teacher_ids.insert(teacher_ids.end(), example_ids.begin(), example_ids.end());
+  }
+
   void clear() {
     ids.clear();
+    teacher_ids.clear();
+    teacher_offsets.clear();
     offsets.clear();
     labels.clear();
     label_lists.clear();

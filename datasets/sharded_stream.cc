@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
@@ -53,10 +54,13 @@ nlohmann::json records_json(const std::vector<EncodedRecord>& records) {
   for (const auto& r : records) {
     nlohmann::json item = nlohmann::json::array({r.label});
     for (auto id : r.ids) item.push_back(id);
-    if (r.more_labels.empty()) {
+    if (r.more_labels.empty() && r.teacher_ids.empty()) {
       out.push_back(std::move(item));
     } else {  // an object, so that single-label states keep their compact form
-      out.push_back({{"record", std::move(item)}, {"more_labels", r.more_labels}});
+      nlohmann::json object = {{"record", std::move(item)}};
+      if (!r.more_labels.empty()) object["more_labels"] = r.more_labels;
+      if (!r.teacher_ids.empty()) object["teacher"] = r.teacher_ids;
+      out.push_back(std::move(object));
     }
   }
   return out;
@@ -68,7 +72,12 @@ void records_from_json(const nlohmann::json& in, Container& out) {
   for (const auto& entry : in) {
     EncodedRecord r;
     const nlohmann::json& item = entry.is_object() ? entry["record"] : entry;
-    if (entry.is_object()) r.more_labels = entry["more_labels"].get<std::vector<int64_t>>();
+    if (entry.is_object() && entry.contains("more_labels")) {
+      r.more_labels = entry["more_labels"].get<std::vector<int64_t>>();
+    }
+    if (entry.is_object() && entry.contains("teacher")) {
+      r.teacher_ids = entry["teacher"].get<std::vector<int64_t>>();
+    }
     r.label = item[0].get<int64_t>();
     for (size_t i = 1; i < item.size(); ++i) r.ids.push_back(item[i].get<int64_t>());
     out.push_back(std::move(r));
@@ -96,10 +105,12 @@ struct ShardedStream::Worker {
 };
 
 ShardedStream::ShardedStream(std::vector<std::string> files, StreamOptions options,
-                             const TextEncoder& encoder, const LabelSet& labels)
+                             const TextEncoder& encoder, const LabelSet& labels,
+                             const TextEncoder* teacher)
     : shards_(describe_shards(files)),
       options_(std::move(options)),
       encoder_(encoder),
+      teacher_(teacher),
       labels_(labels),
       buffer_(static_cast<size_t>(std::max<int64_t>(options_.shuffle_buffer, 1))) {
   if (options_.workers < 1) throw Error("data.workers: The number of workers must be >= 1.");
@@ -149,6 +160,8 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
           RecordReader reader(plan_[k], options_.format, options_.label_names);
           reader.seek(worker->consumed);
           TextEncoder encoder = encoder_;  // each thread its own token buffers
+          std::optional<TextEncoder> teacher;
+          if (teacher_ != nullptr) teacher.emplace(*teacher_);
           const uint64_t threshold = valid_threshold(options_.valid_split);
           Example example;
           // Hands the chunk to the consumer; false when the stream is stopping.
@@ -188,6 +201,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
               }
             }
             encoder.encode(example.text, record.ids);
+            if (teacher) teacher->encode(example.text, record.teacher_ids);
             record.after = reader.position();
             chunk.push_back(std::move(record));
             if (chunk.size() >= kChunkRecords && !hand_over()) return;
@@ -314,6 +328,7 @@ void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch
     longest = longer;
     batch.add(r.ids, r.label);
     if (options_.multi_label) batch.add_label_list(r.label, r.more_labels);
+    if (teacher_ != nullptr) batch.add_teacher_ids(r.teacher_ids);
     source.pop_front();
   }
 }

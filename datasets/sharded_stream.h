@@ -37,13 +37,13 @@ struct StreamOptions {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t workers = 1;
-  int64_t prefetch = 256;        // records each worker may read ahead
-  int64_t shuffle_buffer = 0;    // <= 1: file order
-  bool shuffle_shards = false;   // reshuffle shard order each epoch
+  int64_t prefetch = 256;       // records each worker may read ahead
+  int64_t shuffle_buffer = 0;   // <= 1: file order
+  bool shuffle_shards = false;  // reshuffle shard order each epoch
   int64_t batch_size = 32;
-  int64_t max_tokens = 0;        // > 0: cut batches at this many padded tokens
-  int64_t bucket_window = 0;     // > 1: sort this many batches' worth by length
-  bool multi_label = false;      // records may carry several labels (RawBatch::label_lists)
+  int64_t max_tokens = 0;     // > 0: cut batches at this many padded tokens
+  int64_t bucket_window = 0;  // > 1: sort this many batches' worth by length
+  bool multi_label = false;   // records may carry several labels (RawBatch::label_lists)
 };
 
 // One encoded record and where its reader stands after it.
@@ -51,13 +51,16 @@ struct EncodedRecord {
   std::vector<int64_t> ids;
   int64_t label = 0;
   std::vector<int64_t> more_labels;  // multi-label: the ids after the first
+  std::vector<int64_t> teacher_ids;  // distillation: the text in the teacher's encoding
   ReadPosition after;
 };
 
 class ShardedStream {
  public:
-  ShardedStream(std::vector<std::string> files, StreamOptions options,
-                const TextEncoder& encoder, const LabelSet& labels);
+  // `teacher` (distillation): a second encoder whose ids each batch also carries
+  // (RawBatch::teacher_ids), computed by the workers; it must outlive the stream.
+  ShardedStream(std::vector<std::string> files, StreamOptions options, const TextEncoder& encoder,
+                const LabelSet& labels, const TextEncoder* teacher = nullptr);
   ~ShardedStream();
   ShardedStream(const ShardedStream&) = delete;
   ShardedStream& operator=(const ShardedStream&) = delete;
@@ -88,6 +91,7 @@ class ShardedStream {
   std::vector<ShardInfo> shards_;
   StreamOptions options_;
   const TextEncoder& encoder_;
+  const TextEncoder* teacher_;  // null: no teacher encoding
   const LabelSet& labels_;
   uint64_t epoch_ = 0;
   std::vector<std::vector<FilePiece>> plan_;  // this rank's workers' pieces this epoch

@@ -1,5 +1,7 @@
 #include "framework/runtime/loss.h"
 
+#include <algorithm>
+
 namespace sift {
 
 LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_weights) {
@@ -17,7 +19,8 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
   float* t = targets.data_ptr<float>();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t end = batch.label_list_end(i);
-    for (int64_t k = batch.label_starts[i]; k < end; ++k) t[i * classes + batch.label_lists[k]] = 1.0f;
+    for (int64_t k = batch.label_starts[i]; k < end; ++k)
+      t[i * classes + batch.label_lists[k]] = 1.0f;
   }
   return targets;
 }
@@ -29,9 +32,9 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
     auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
     if (options.sum) o.reduction(torch::kSum);
     if (options.class_weights.defined()) o.weight(options.class_weights);
-    auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()},
-                                   torch::kInt64)
-                      .to(logits.device());
+    auto labels =
+        torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()}, torch::kInt64)
+            .to(logits.device());
     return F::cross_entropy(logits, labels, o);
   }
   auto targets = multi_hot(batch, logits.size(1)).to(logits.device());
@@ -42,6 +45,34 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
   if (options.class_weights.defined()) o.pos_weight(options.class_weights);
   auto loss = F::binary_cross_entropy_with_logits(logits.to(torch::kFloat32), targets, o);
   return options.sum ? loss : loss / static_cast<double>(batch.size());
+}
+
+torch::Tensor distill_loss(const torch::Tensor& student, const torch::Tensor& teacher,
+                           double temperature, bool multi_label, bool sum) {
+  namespace F = torch::nn::functional;
+  const torch::Tensor s = student.to(torch::kFloat32) / temperature;
+  const torch::Tensor t = teacher.to(torch::kFloat32).detach() / temperature;
+  torch::Tensor total;
+  if (!multi_label) {
+    total = F::kl_div(torch::log_softmax(s, 1), torch::softmax(t, 1),
+                      F::KLDivFuncOptions().reduction(torch::kSum));
+  } else {
+    const torch::Tensor p = torch::sigmoid(t);
+    auto o = F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum);
+    total =
+        F::binary_cross_entropy_with_logits(s, p, o) - F::binary_cross_entropy_with_logits(t, p, o);
+  }
+  total = total * (temperature * temperature);
+  return sum ? total : total / static_cast<double>(std::max<int64_t>(student.size(0), 1));
+}
+
+DistilledLoss distilled_loss(const torch::Tensor& hard, const torch::Tensor& student,
+                             const torch::Tensor& teacher, double alpha, double temperature,
+                             bool multi_label, bool sum) {
+  DistilledLoss out;
+  out.soft = distill_loss(student, teacher, temperature, multi_label, sum);
+  out.total = alpha * hard + (1.0 - alpha) * out.soft;
+  return out;
 }
 
 torch::Tensor balanced_pos_weight(const std::vector<uint64_t>& label_counts, uint64_t records) {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "datasets/batch.h"
 #include "config/config.h"
+#include "datasets/batch.h"
 
 namespace sift {
 
@@ -28,6 +28,25 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes);
 // so that loss values and learning rates stay comparable with single-label runs.
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
                          const LossOptions& options);
+
+// Knowledge distillation's soft loss (Hinton et al. 2015) of student logits against a
+// teacher's, both [batch, classes]: T^2 * KL(softmax(teacher/T) || softmax(student/T))
+// per example; multi-label: T^2 * the KL divergence between the Bernoulli distributions
+// sigmoid(teacher/T) and sigmoid(student/T), summed over labels (the BCE against the
+// teacher's sigmoids less its own entropy, so 0 when the student matches). The T^2 keeps
+// its gradients' scale as T changes. Reduced over examples like batch_loss: the mean, or
+// with `sum` the sum.
+torch::Tensor distill_loss(const torch::Tensor& student, const torch::Tensor& teacher,
+                           double temperature, bool multi_label, bool sum);
+
+// A distilled batch's loss: alpha * hard + (1 - alpha) * soft, with soft = distill_loss.
+struct DistilledLoss {
+  torch::Tensor total;
+  torch::Tensor soft;
+};
+DistilledLoss distilled_loss(const torch::Tensor& hard, const torch::Tensor& student,
+                             const torch::Tensor& teacher, double alpha, double temperature,
+                             bool multi_label, bool sum);
 
 // train.class_weights: balanced for multi-label data: pos_weight = negatives / positives
 // of each label (0 for a label never seen).

@@ -67,7 +67,8 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
 
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
-                                           bool training, int64_t rank, int64_t world_size) {
+                                           bool training, int64_t rank, int64_t world_size,
+                                           const TextEncoder* teacher) {
   auto source = split_files(config, from_string<Split>(split, "split"));
   if (!source) return nullptr;
   StreamOptions o;
@@ -89,7 +90,7 @@ std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::
     o.max_tokens = config.data.max_tokens;
     o.bucket_window = config.data.bucket_window;
   }
-  return std::make_unique<ShardedStream>(source->files, o, encoder, labels);
+  return std::make_unique<ShardedStream>(source->files, o, encoder, labels, teacher);
 }
 
 std::string empty_split_message(const std::string& split, const ShardedStream& stream) {

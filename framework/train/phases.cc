@@ -10,10 +10,14 @@ namespace sift {
 namespace {
 
 constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
-    "data_wait", "copy",      "forward",    "backward",
-    "allreduce", "optimizer", "checkpoint", "validation"};
+    "data_wait", "copy",       "forward",    "backward", "allreduce",
+    "optimizer", "checkpoint", "validation", "teacher"};
+// The table's order: the teacher's forward comes before the student's.
+constexpr std::array<Phase, kPhaseCount> kTableOrder = {
+    Phase::data_wait, Phase::copy,      Phase::teacher,    Phase::forward,   Phase::backward,
+    Phase::allreduce, Phase::optimizer, Phase::checkpoint, Phase::validation};
 // The phases of a step: what "step time" sums (saves and validations are not steps).
-constexpr size_t kStepPhases = 6;
+bool is_step_phase(Phase p) { return p != Phase::checkpoint && p != Phase::validation; }
 // Data wait above this share of step time names the data as the bottleneck.
 constexpr double kDataBoundShare = 0.3;
 
@@ -51,11 +55,14 @@ nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
                      {"ms_per_step", steps > 0 ? 1000.0 * s / static_cast<double>(steps) : 0.0}});
     if (counted && peak >= 0) table.back()["peak_tensor_bytes"] = peak;
   };
-  for (size_t i = 0; i < kPhaseCount; ++i) {
-    const double s = seconds(static_cast<Phase>(i));
+  for (const Phase p : kTableOrder) {
+    const double s = seconds(p);
     measured += s;
-    if (i < kStepPhases) step_seconds += s;
-    row(kPhaseNames[i], s, peak_bytes_[i]);
+    if (is_step_phase(p)) step_seconds += s;
+    // A teacher row only in runs that distil (train.distill.teacher).
+    if (p != Phase::teacher || s > 0) {
+      row(kPhaseNames[static_cast<size_t>(p)], s, peak_bytes_[static_cast<size_t>(p)]);
+    }
   }
   row("other", std::max(0.0, wall_seconds - measured), -1);
   nlohmann::json j = {{"wall_seconds", wall_seconds},

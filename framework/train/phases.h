@@ -29,8 +29,9 @@ enum class Phase {
   optimizer,   // unscale, clip, step, zero_grad
   checkpoint,  // saving last.ckpt / best.ckpt
   validation,  // validations during training
+  teacher,     // distillation: the teacher's forward (a step phase; listed after copy)
 };
-inline constexpr size_t kPhaseCount = 8;
+inline constexpr size_t kPhaseCount = 9;
 
 class PhaseTimes {
  public:

@@ -72,9 +72,10 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, double loss
   const double rate = elapsed > 0 ? examples / elapsed : 0.0;
   std::string eta = "--:--";
   if (total_steps_ > 0 && step > 0) eta = clock_text(elapsed * (total_steps_ - step) / step);
+  const std::string note = note_.empty() ? "" : " " + note_;
   const std::string line =
-      fmt::format("epoch {} step {}/{} loss {:.4f} lr {:.3g} {:.0f} ex/s elapsed {} ETA {}", epoch,
-                  step, total_steps_, loss, lr, rate, clock_text(elapsed), eta);
+      fmt::format("epoch {} step {}/{} loss {:.4f} lr {:.3g} {:.0f} ex/s{} elapsed {} ETA {}",
+                  epoch, step, total_steps_, loss, lr, rate, note, clock_text(elapsed), eta);
   if (log_step) to_log_file(line);
   if (quiet_) return;
   if (terminal_ && !last && now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -84,9 +85,10 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, double loss
     const int width = 24;
     const int filled = total_steps_ > 0 ? static_cast<int>(width * step / total_steps_) : 0;
     const std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
-    std::fprintf(stderr, "\r[%s] epoch %lld step %lld/%lld  loss %.4f  lr %.3g  %.0f ex/s  ETA %s ",
+    std::fprintf(stderr,
+                 "\r[%s] epoch %lld step %lld/%lld  loss %.4f  lr %.3g  %.0f ex/s%s  ETA %s ",
                  bar.c_str(), static_cast<long long>(epoch), static_cast<long long>(step),
-                 static_cast<long long>(total_steps_), loss, lr, rate, eta.c_str());
+                 static_cast<long long>(total_steps_), loss, lr, rate, note.c_str(), eta.c_str());
     bar_open_ = true;
   } else {
     std::fprintf(stderr, "%s\n", line.c_str());

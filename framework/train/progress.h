@@ -20,6 +20,8 @@ class Progress {
   // or not, on a terminal or not.
   void open_log_file(const std::string& path);
   void update(int64_t step, int64_t epoch, int64_t examples, double loss, double lr);
+  // Words added to the following progress lines (distillation: the teacher's share).
+  void set_note(std::string note) { note_ = std::move(note); }
   // Ends the bar's line before other output.
   void finish_line();
   // A log line that does not collide with the bar.
@@ -37,6 +39,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
   std::FILE* log_file_ = nullptr;
+  std::string note_;
 
   void to_log_file(const std::string& message);
 };

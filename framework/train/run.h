@@ -22,6 +22,8 @@
 
 namespace sift {
 
+struct Teacher;  // distill.h
+
 // The weights of the best validation so far, kept in memory: writing every improvement
 // to disk would cost more than training small models.
 struct BestWeights {
@@ -46,7 +48,8 @@ struct Run {
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
   torch::Device device{torch::kCPU};
-  torch::Tensor class_weights;  // undefined: all labels weigh the same
+  torch::Tensor class_weights;       // undefined: all labels weigh the same
+  std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
   TrainingState state;
   BestWeights best;
   LossScaler scaler;                  // train.loss_scaling; disabled by default

@@ -16,6 +16,7 @@
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/tensor_memory.h"
+#include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
@@ -132,12 +133,20 @@ void prepare_training(Run& run) {
   run.model->set_recompute(recompute_policy(run.config.train.gradient_checkpointing,
                                             run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
+  if (!run.config.train.distill.teacher.empty()) {  // every rank its own
+    run.teacher = load_teacher(run.config, run.task, run.device);
+  }
   choose_training_path(run);
 }
 
 void refuse_shape_changes(const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
+    if (key == "train.distill.teacher") {
+      throw Error(
+          "--set train.distill.teacher: a resumed run keeps its teacher (the saved data "
+          "position holds texts in that teacher's encoding); start a new run instead");
+    }
     if (key.rfind("model.", 0) == 0 || key.rfind("tokenizer.", 0) == 0 || key == "data.labels" ||
         key == "data.multi_label") {
       throw Error(

@@ -5,6 +5,7 @@
 
 #include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
+#include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/max_norm.h"
 #include "framework/train/nonfinite.h"
@@ -25,11 +26,32 @@ bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
   return all.any;
 }
 
+namespace {
+
+// alpha * hard + (1 - alpha) * soft (train.distill); counts the soft loss for metrics.csv.
+torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch::Tensor& logits,
+                                const torch::Tensor& teacher, int64_t examples) {
+  const auto& d = run.config.train.distill;
+  const bool sum = run.config.train.loss_reduction == LossReduction::sum;
+  const DistilledLoss loss = distilled_loss(hard, logits, teacher, d.alpha, d.temperature,
+                                            run.config.data.multi_label, sum);
+  const double soft = loss.soft.item<double>() / (sum ? static_cast<double>(examples) : 1.0);
+  run.step_log.count_distill(examples, soft);
+  return loss.total;
+}
+
+}  // namespace
+
 double accumulate_batch(Run& run, const RawBatch& batch) {
   if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
   const auto& t = run.config.train;
   std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
   const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
+  torch::Tensor teacher;
+  if (run.teacher) {
+    timer.emplace(run.phases, Phase::teacher);
+    teacher = teacher_logits(*run.teacher, batch, t.precision, run.device);
+  }
   timer.emplace(run.phases, Phase::forward);
   torch::Tensor logits;
   {
@@ -38,6 +60,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   }
   logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
   auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
+  if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
   timer.emplace(run.phases, Phase::backward);
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);

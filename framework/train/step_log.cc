@@ -61,8 +61,10 @@ StepLog::~StepLog() {
 }
 
 void StepLog::open(const std::string& path, const std::vector<std::string>& valid_columns,
-                   int64_t keep_up_to_step, const std::string& tb_dir) {
+                   int64_t keep_up_to_step, const std::string& tb_dir, bool distill) {
   columns_ = kTrainColumns;
+  if (distill) columns_.push_back("distill_loss");
+  train_columns_ = columns_.size();
   for (const auto& c : valid_columns) columns_.push_back("valid_" + c);
   last_row_ = std::chrono::steady_clock::now();
   if (path.empty()) return;
@@ -104,9 +106,13 @@ void StepLog::train_row(const StepRow& row) {
       cell(seconds > 0 ? static_cast<double>(tokens_) / seconds : nan),
       cell(row.grad_norm),
       cell(row.loss_scale)};
+  if (train_columns_ > kTrainColumns.size()) {
+    cells.push_back(
+        cell(distill_examples_ > 0 ? distill_sum_ / static_cast<double>(distill_examples_) : nan));
+  }
   cells.resize(columns_.size());
-  examples_ = tokens_ = 0;
-  loss_sum_ = 0.0;
+  examples_ = tokens_ = distill_examples_ = 0;
+  loss_sum_ = distill_sum_ = 0.0;
   write_row(cells);
 }
 
@@ -114,7 +120,7 @@ void StepLog::valid_row(int64_t step, int64_t epoch, const nlohmann::json& recor
   std::vector<std::string> cells(columns_.size());
   cells[0] = std::to_string(step);
   cells[1] = std::to_string(epoch);
-  for (size_t i = kTrainColumns.size(); i < columns_.size(); ++i) {
+  for (size_t i = train_columns_; i < columns_.size(); ++i) {
     auto it = record.find(columns_[i]);
     if (it != record.end() && it->is_number()) cells[i] = cell(it->get<double>());
   }

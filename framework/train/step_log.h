@@ -37,8 +37,9 @@ class StepLog {
   // it are kept, and a partly written last line or a file with other columns is dropped.
   // An empty path: counts but writes nothing (ranks other than 0). A tb_dir: every
   // non-empty cell also goes there as a TensorBoard scalar tagged with its column.
+  // `distill`: a distill_loss column after the training ones (the soft loss's mean).
   void open(const std::string& path, const std::vector<std::string>& valid_columns,
-            int64_t keep_up_to_step, const std::string& tb_dir = "");
+            int64_t keep_up_to_step, const std::string& tb_dir = "", bool distill = false);
   const std::vector<std::string>& columns() const { return columns_; }
 
   // One batch of the step in progress: its examples, ids (tokens) and mean loss.
@@ -46,6 +47,11 @@ class StepLog {
     examples_ += examples;
     tokens_ += tokens;
     loss_sum_ += loss * static_cast<double>(examples);
+  }
+  // Distillation: one batch's mean soft loss (counted with its examples).
+  void count_distill(int64_t examples, double soft_loss) {
+    distill_examples_ += examples;
+    distill_sum_ += soft_loss * static_cast<double>(examples);
   }
   // A training row from what was counted since the last one.
   void train_row(const StepRow& row);
@@ -62,6 +68,9 @@ class StepLog {
   int64_t examples_ = 0;
   int64_t tokens_ = 0;
   double loss_sum_ = 0.0;
+  size_t train_columns_ = 0;  // the columns before the valid_* ones
+  int64_t distill_examples_ = 0;
+  double distill_sum_ = 0.0;
   std::chrono::steady_clock::time_point last_row_ = std::chrono::steady_clock::now();
 };
 

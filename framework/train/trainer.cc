@@ -18,6 +18,7 @@
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
+#include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
 #include "framework/train/hogwild.h"
@@ -144,6 +145,10 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
       optimizer_step(run);
     }
     if (run.log_this_step) log_step(run, lr);
+    if (run.teacher) {
+      progress.set_note(
+          teacher_note(run.phases.seconds(Phase::teacher), progress.elapsed_seconds()));
+    }
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
     if (t.eval_every > 0 && s.step % t.eval_every == 0) {
       validate(run, loop.valid.get(), progress, false);
@@ -267,7 +272,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const int64_t rank = run.dist->rank(), world = run.dist->world_size();
   Loop loop;
   loop.encoder = &encoder;
-  loop.batches = open_stream(run.config, "train", encoder, run.task.labels, true, rank, world);
+  loop.batches = open_stream(run.config, "train", encoder, run.task.labels, true, rank, world,
+                             run.teacher ? &run.teacher->encoder : nullptr);
   loop.valid = open_stream(run.config, "valid", encoder, run.task.labels, false, rank, world);
   loop.total_steps = total_steps_of(run);
   loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
@@ -280,7 +286,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
   run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.config),
                     run.state.step,
-                    primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "");
+                    primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
+                    run.teacher != nullptr);
   if (primary && t.profile) {
     loop.profiler = std::make_unique<StepProfiler>(
         run.dir, ProfileWindow{t.profile_from, t.profile_steps}, run.phases);

@@ -11,10 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "datasets/partition.h"
 #include "datasets/record_reader.h"
 #include "datasets/vocab.h"
-#include "core/error.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -24,9 +24,7 @@ namespace fs = std::filesystem;
 
 class ShardFixture : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = sift::testing::make_temp_dir("sift_shards");
-  }
+  void SetUp() override { dir_ = sift::testing::make_temp_dir("sift_shards"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Line i of the corpus: a label and words that make every line distinct.
@@ -56,8 +54,8 @@ class ShardFixture : public ::testing::Test {
   }
 
   std::vector<std::string> uneven_shards() {
-    return {write_shard("a.txt", 0, 211, 'p'), write_shard("b.txt", 211, 37, 'p'),
-            write_shard("c.txt.gz", 248, 90, 'g'), write_shard("d.txt", 338, 5, 'p'),
+    return {write_shard("a.txt", 0, 211, 'p'),      write_shard("b.txt", 211, 37, 'p'),
+            write_shard("c.txt.gz", 248, 90, 'g'),  write_shard("d.txt", 338, 5, 'p'),
             write_shard("e.txt.zst", 343, 64, 'z'), write_shard("empty.txt", 0, 0, 'p')};
   }
   static constexpr int kLines = 407;
@@ -172,8 +170,8 @@ TEST_F(StreamFixture, ResumeFromAnyBatchGivesTheSameBatches) {
   const size_t per_epoch = expected.size() / 2;
   // Cut points: before the first batch, while the shuffle buffer is still full of the
   // first fill, mid-epoch, while it drains at the end of epoch 1, and in epoch 2.
-  for (size_t cut : {size_t{0}, size_t{1}, size_t{3}, per_epoch / 2, per_epoch - 2, per_epoch,
-                     per_epoch + 5}) {
+  for (size_t cut :
+       {size_t{0}, size_t{1}, size_t{3}, per_epoch / 2, per_epoch - 2, per_epoch, per_epoch + 5}) {
     ShardedStream first(files_, options(2), *encoder_, labels_);
     std::vector<std::string> got;
     RawBatch b;
@@ -195,6 +193,46 @@ TEST_F(StreamFixture, ResumeFromAnyBatchGivesTheSameBatches) {
     }
     EXPECT_EQ(got, expected) << "resumed after batch " << cut;
   }
+}
+
+// Distillation: a second (teacher) encoder's ids ride with every record, also through
+// the shuffle buffer and a saved and restored position.
+TEST_F(StreamFixture, TeacherIdsRideWithEveryRecordAndSurviveAResume) {
+  TextEncoderOptions bag;  // another encoding of the same texts: a bag with bigram buckets
+  bag.ngrams = 2;
+  bag.buckets = 1000;
+  TextEncoder teacher(std::make_shared<Vocab>(encoder_->vocab()), bag);
+  auto keys_with_teacher = [](const RawBatch& b) {
+    std::string k = key(b) + "|";
+    for (auto v : b.teacher_ids) k += std::to_string(v) + ",";
+    k += "|";
+    for (auto v : b.teacher_offsets) k += std::to_string(v) + ",";
+    return k;
+  };
+  ShardedStream reference(files_, options(2), *encoder_, labels_, &teacher);
+  reference.start_epoch(1);
+  std::vector<std::string> expected;
+  RawBatch b;
+  while (reference.next(b)) {
+    ASSERT_EQ(b.teacher_offsets.size(), b.offsets.size());
+    for (int64_t i = 0; i < b.size(); ++i) {  // words first, then buckets: more ids
+      const size_t end = i + 1 < b.size() ? b.teacher_offsets[i + 1] : b.teacher_ids.size();
+      EXPECT_GE(static_cast<int64_t>(end) - b.teacher_offsets[i], b.ids_end(i) - b.offsets[i]);
+    }
+    expected.push_back(keys_with_teacher(b));
+  }
+  ShardedStream first(files_, options(2), *encoder_, labels_, &teacher);
+  first.start_epoch(1);
+  std::vector<std::string> got;
+  for (int i = 0; i < 5 && first.next(b); ++i) got.push_back(keys_with_teacher(b));
+  ShardedStream second(files_, options(2), *encoder_, labels_, &teacher);
+  second.restore_state(first.save_state());
+  while (second.next(b)) got.push_back(keys_with_teacher(b));
+  EXPECT_EQ(got, expected);
+  ShardedStream plain(files_, options(2), *encoder_, labels_);  // no teacher: none carried
+  plain.start_epoch(1);
+  ASSERT_TRUE(plain.next(b));
+  EXPECT_TRUE(b.teacher_ids.empty() && b.teacher_offsets.empty());
 }
 
 TEST_F(StreamFixture, RanksTogetherSeeEveryRecordOnce) {
