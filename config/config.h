@@ -123,6 +123,16 @@ struct SchedulerConfig {
   double warmup_ratio = 0.0;
 };
 
+// train.prune: gradual magnitude pruning (Zhu & Gupta 2017). Off while structure is empty.
+struct PruneConfig {
+  std::vector<PruneStructure> structure;  // what is pruned, each to `sparsity`
+  double sparsity = 0.0;                  // final share of units (or weights) pruned
+  int64_t start_step = 0;                 // first mask update (optimizer steps)
+  int64_t end_step = 1000;                // the final sparsity is reached here
+  int64_t every = 100;                    // steps between mask updates
+  std::vector<std::string> params;        // unstructured: parameter name patterns
+};
+
 struct TrainConfig {
   int64_t epochs = 5;
   int64_t batch_size = 32;
@@ -158,6 +168,7 @@ struct TrainConfig {
   int64_t fast_path_threads = 1;
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
+  PruneConfig prune;
 };
 
 struct SiftConfig {

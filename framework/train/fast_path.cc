@@ -34,6 +34,7 @@ std::string fast_path_refusal(const Run& run) {
   if (t.max_norm > 0) return "train.max_norm > 0";
   if (t.accumulate > 1) return "train.accumulate > 1";
   if (!t.freeze.empty()) return "train.freeze";
+  if (!t.prune.structure.empty()) return "train.prune";
   return "";
 }
 

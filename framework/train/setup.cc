@@ -130,6 +130,9 @@ void prepare_training(Run& run) {
   run.model->set_recompute(recompute_policy(run.config.train.gradient_checkpointing,
                                             run.config.train.gradient_checkpointing_every));
   run.scaler = make_loss_scaler(run.config.train);
+  if (!run.config.train.prune.structure.empty()) {
+    run.pruner = std::make_unique<Pruner>(run.config, *run.model);
+  }
   choose_training_path(run);
 }
 
