@@ -45,12 +45,13 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // lines of metrics.jsonl it has seen, cut back to on resume) and the export's config
 // lists train.save_last; best.ckpt and all weights keep their bytes. The export's config
 // also lists train.tensorboard (#16) and train.fast_path(_threads) (#18); golden.yaml sets
-// fast_path: off, so these digests pin the autograd path.
+// fast_path: off, so these digests pin the autograd path. The export's config also lists
+// train.prune.* (#14); the checkpoints keep their bytes (no masks without pruning).
 constexpr const char* kLastCkpt =
     "211f55eee0a550fca606f4668ebb4fe5efc14e0ac069624f8dd0c0f37c7e2979";
 constexpr const char* kBestCkpt =
     "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
-constexpr const char* kExport = "5fd8d2f5cad8d3378847932ba4edd0704acab522621cb6eb578c43d10ec66d53";
+constexpr const char* kExport = "cfc9745cb1078ab5c9fb2b5f231c5ee62b9e190592bd9ee6139f404fe6e0bd5e";
 
 class GoldenRun : public ::testing::Test {
  protected:
