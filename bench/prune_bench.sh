@@ -106,7 +106,8 @@ for m in "${MODELS[@]}"; do
     cpp=$("$BUILD/sift-latency-bench" --model "$file" --texts "$TMP/texts.txt" \
           --threads "$THREADS" --single "$SINGLE" --batches "$BATCHES")
     rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$run/time.txt")
-    echo "{\"model\": \"$m\", \"variant\": \"$v\", \"bytes\": $(stat -c %s "$file"), \"rss_kb\": $rss, \"cpp\": $cpp, \"report\": $(cat "$run/report.json")}" >> "$TMP/rows.jsonl"
+    report=$("$PY" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$run/report.json")
+    echo "{\"model\": \"$m\", \"variant\": \"$v\", \"bytes\": $(stat -c %s "$file"), \"rss_kb\": $rss, \"cpp\": $cpp, \"report\": $report}" >> "$TMP/rows.jsonl"
   done
 done
 

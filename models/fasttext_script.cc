@@ -2,22 +2,24 @@
 #include <fmt/format.h>
 
 #include "models/fasttext.h"
+#include "models/kept_rows.h"
 #include "models/script_writer.h"
 
 namespace sift {
 
 std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
-  // Rows pruned by train.prune: the table holds the kept rows and one zero row last, and
-  // kept_ids their sorted ids; every other id reads the zero row (it still counts in its
-  // bag's mean, as the masked row did).
+  // Rows pruned by train.prune: the table holds the kept rows and one zero row last; an
+  // id's row is the kept rows before its block plus its rank in the block, and a pruned
+  // id reads the zero row (it still counts in its bag's mean, as the masked row did).
   std::string remap;
-  if (w.has("embedding.kept_ids")) {
+  if (w.has("embedding.kept_rank")) {
     remap = fmt::format(
-        "    kept = {}\n"
-        "    ids32 = ids.int()\n"
-        "    pos = torch.searchsorted(kept, ids32).clamp(0, kept.size(0) - 1)\n"
-        "    ids = torch.where(kept[pos] == ids32, pos, torch.full_like(pos, kept.size(0)))\n",
-        w.weight("embedding.kept_ids"));
+        "    rank = torch.index_select({0}, 0, ids).long()\n"
+        "    row = torch.index_select({1}, 0, torch.div(ids, {2}, rounding_mode=\"floor\")) + "
+        "rank\n"
+        "    ids = torch.where(rank == {3}, torch.full_like(row, {4}), row)\n",
+        w.weight("embedding.kept_rank"), w.weight("embedding.kept_before"), kKeptBlock,
+        static_cast<int>(kPrunedRank), w.tensor("embedding.weight").size(0) - 1);
   }
   const std::string bags = w.bag_mean("embedding.weight");
   return fmt::format(R"(

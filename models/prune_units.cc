@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "models/kept_rows.h"
 
 namespace sift {
 
@@ -46,14 +47,30 @@ void mask_units(const TensorMap& tensors, const UnitGroup& group, const torch::T
 
 namespace {
 
-// The ids of the kept rows of a lookup table, and the table reduced to them plus one zero
-// row that every pruned id reads.
-void compact_lookup(TensorMap& tensors, const UnitSlice& slice, const torch::Tensor& kept) {
+// A lookup table reduced to its kept rows plus one zero row that every pruned id reads,
+// and the map from an id to its new row in two parts: per block of kKeptBlock ids, the
+// kept rows before the block (int64), and per id its rank among the block's kept rows
+// (uint8; kPrunedRank when pruned). One byte per id: 2.5% of a dim-10 fp32 table. A
+// binary search over the kept ids (4 bytes each) instead cost 590 us for 6,400 ids
+// against 88 us for the whole dense bag lookup (measured, one thread).
+void compact_lookup(TensorMap& tensors, const UnitSlice& slice, const torch::Tensor& alive) {
   torch::Tensor& table = tensors.at(slice.param);
-  const auto rows = table.index_select(0, kept);
+  const int64_t n = table.size(0), blocks = (n + kKeptBlock - 1) / kKeptBlock;
+  auto rank = torch::full({n}, kPrunedRank, torch::kUInt8);
+  auto before = torch::zeros({blocks}, torch::kInt64);
+  const bool* a = alive.data_ptr<bool>();
+  auto* r = rank.data_ptr<uint8_t>();
+  auto* b = before.data_ptr<int64_t>();
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % kKeptBlock == 0) b[i / kKeptBlock] = kept;
+    if (a[i]) r[i] = static_cast<uint8_t>(kept++ - b[i / kKeptBlock]);
+  }
+  const auto rows = table.index_select(0, alive.nonzero().view({-1}));
   table = torch::cat({rows, torch::zeros({1, table.size(1)}, table.options())});
   const std::string prefix = slice.param.substr(0, slice.param.rfind('.'));
-  tensors[prefix + ".kept_ids"] = kept.to(torch::kInt32);
+  tensors[prefix + ".kept_rank"] = rank;
+  tensors[prefix + ".kept_before"] = before;
 }
 
 }  // namespace
@@ -66,7 +83,7 @@ TensorMap remove_pruned_units(TensorMap tensors, const std::vector<UnitGroup>& g
     const auto alive = unit_norms(tensors, g) > 0;
     if (!alive.any().item<bool>()) continue;
     if (g.lookup) {
-      compact_lookup(tensors, g.slices.at(0), alive.nonzero().view({-1}));
+      compact_lookup(tensors, g.slices.at(0), alive.contiguous());
       continue;
     }
     const auto* a = alive.data_ptr<bool>();

@@ -30,8 +30,8 @@ struct UnitGroup {
   std::string name;  // "layers.0.heads"
   int64_t units = 0;
   std::vector<UnitSlice> slices;
-  // Rows of a table looked up by id (fastText): an export keeps the surviving rows with
-  // their ids ("<table>.kept_ids", sorted int32) and one zero row for the others.
+  // Rows of a table looked up by id (fastText): an export keeps the surviving rows, a zero
+  // row for the others and a map from ids to rows (kept_rank, kept_before: kept_rows.h).
   bool lookup = false;
 };
 

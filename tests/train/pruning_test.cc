@@ -162,7 +162,7 @@ TEST_P(PrunedExport, RemovesThePrunedUnitsAndKeepsTheMaskedLogits) {
   if (size < 0) {  // fastText rows: the kept rows and one zero row
     const int64_t rows = masked.model->named_parameters()["embedding.weight"].size(0);
     size = rows - static_cast<int64_t>(0.9 * static_cast<double>(rows)) + 1;
-    EXPECT_TRUE(shapes.count("embedding_kept_ids"));
+    EXPECT_TRUE(shapes.count("embedding_kept_rank"));
   }
   EXPECT_EQ(shapes.at(c.tensor).at(static_cast<size_t>(c.dim)), size);
 
