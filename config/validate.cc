@@ -184,8 +184,8 @@ void check_prune(const SiftConfig& config, const ModelTraits& model) {
   }
   if (config.train.fast_path_threads > 1) {
     throw Error(
-        "train.fast_path_threads: Pruning trains through autograd, which has one thread; set "
-        "it to 1.");
+        "train.fast_path_threads: Pruned runs train through autograd, not the fast path "
+        "these threads belong to; set it to 1.");
   }
 }
 
