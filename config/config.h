@@ -130,6 +130,16 @@ struct DistillConfig {
   double alpha = 0.5;        // weight of the hard-label loss; the soft loss gets 1 - alpha
 };
 
+// train.prune: gradual magnitude pruning (Zhu & Gupta 2017). Off while structure is empty.
+struct PruneConfig {
+  std::vector<PruneStructure> structure;  // what is pruned, each to `sparsity`
+  double sparsity = 0.0;                  // final share of units (or weights) pruned
+  int64_t start_step = 0;                 // first mask update (optimizer steps)
+  int64_t end_step = 1000;                // the final sparsity is reached here
+  int64_t every = 100;                    // steps between mask updates
+  std::vector<std::string> params;        // unstructured: parameter name patterns
+};
+
 struct TrainConfig {
   int64_t epochs = 5;
   int64_t batch_size = 32;
@@ -169,6 +179,7 @@ struct TrainConfig {
   OptimizerConfig optimizer;
   SchedulerConfig scheduler;
   DistillConfig distill;
+  PruneConfig prune;
 };
 
 struct SiftConfig {

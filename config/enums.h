@@ -22,6 +22,9 @@ enum class SaveLast { epoch, end };
 // Whether fastText-style runs train through the fused SGD loop (train.fast_path): "auto"
 // when the config qualifies, or off (always autograd).
 enum class FastPath { automatic, off };
+// What train.prune removes: single weights by magnitude (unstructured), or whole units
+// (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows).
+enum class PruneStructure { unstructured, filters, heads, ffn, rows };
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss };
 enum class TokenizerType { word, sentencepiece };
 
@@ -97,6 +100,7 @@ SIFT_DECLARE_ENUM_NAMES(LossReduction)
 SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
 SIFT_DECLARE_ENUM_NAMES(SaveLast)
 SIFT_DECLARE_ENUM_NAMES(FastPath)
+SIFT_DECLARE_ENUM_NAMES(PruneStructure)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)
 SIFT_DECLARE_ENUM_NAMES(FileFormat)

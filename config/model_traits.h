@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
 #include "config/search_space.h"
 
 namespace sift {
@@ -38,6 +39,8 @@ struct ModelTraits {
     std::optional<SearchSpace> space;
   };
   std::vector<Tuned> tuned = {};
+  // The structures train.prune.structure may name for this model (unstructured: any).
+  std::vector<PruneStructure> prune = {PruneStructure::unstructured};
 };
 
 }  // namespace sift

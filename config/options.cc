@@ -65,6 +65,35 @@ class Table {
     options_.push_back(std::move(o));
   }
 
+  // A list of an enum's values, parsed and written through its string table.
+  template <class E, class Get>
+  void add_enum_list(std::string name, Get get, std::string help) {
+    Option o;
+    o.name = std::move(name);
+    o.type = "list";
+    o.help = std::move(help);
+    o.parse = [get](SiftConfig& c, const YAML::Node& n) -> std::string {
+      const std::string expected =
+          fmt::format("a list of values from {}", fmt::join(enum_names<E>(), ", "));
+      std::vector<std::string> texts;
+      if (!option_types::read(n, texts).empty()) return expected;
+      std::vector<E>& field = get(c);
+      field.clear();
+      for (const auto& text : texts) {
+        E value{};
+        if (!try_from_string(text, value)) return expected;
+        field.push_back(value);
+      }
+      return "";
+    };
+    o.emit = [get](const SiftConfig& c) {
+      std::vector<std::string> texts;
+      for (const E value : get(const_cast<SiftConfig&>(c))) texts.push_back(to_string<E>(value));
+      return option_types::write(texts);
+    };
+    options_.push_back(std::move(o));
+  }
+
   // The default search space of the option declared last.
   void tunable(SearchSpace space) { options_.back().space = std::move(space); }
 
@@ -513,6 +542,36 @@ std::vector<Option> declare() {
                 "from the teacher's distribution; multi-label: from its sigmoids, summed "
                 "over labels) gets 1 - alpha. 1: the labels alone.",
                 in_range(0.0, 1.0));
+  // train.prune.*: gradual magnitude pruning (issue #14, framework/train/pruning.cc).
+  t.add_enum_list<PruneStructure>(
+      "train.prune.structure", SIFT_FIELD(train.prune.structure),
+      "What gradual magnitude pruning removes, each to train.prune.sparsity (empty: no "
+      "pruning): unstructured (single weights of train.prune.params), filters (TextCNN), "
+      "heads and ffn (Transformer attention heads and feed-forward units: both may be "
+      "listed), rows (fastText embedding rows, the words' and the n-gram buckets'). Units "
+      "are ranked by the L2 norm of their weights within each layer; sift export removes "
+      "pruned units from the matrices.");
+  t.add<double>("train.prune.sparsity", SIFT_FIELD(train.prune.sparsity),
+                "Final share of each layer's units (or of each parameter's weights) pruned, "
+                "in [0, 1), reached at train.prune.end_step on Zhu & Gupta's cubic schedule "
+                "s_t = s (1 - (1 - (t - start_step) / (end_step - start_step))^3).",
+                [](const double& v) {
+                  return v >= 0.0 && v < 1.0
+                             ? std::string()
+                             : fmt::format("The value must be in [0, 1) (got {}).", v);
+                });
+  t.add<int64_t>("train.prune.start_step", SIFT_FIELD(train.prune.start_step),
+                 "Optimizer step of the first mask update.", at_least(0));
+  t.add<int64_t>("train.prune.end_step", SIFT_FIELD(train.prune.end_step),
+                 "Optimizer step at which the final sparsity is reached; the masks stay fixed "
+                 "after it, and only validations from it on can choose best.ckpt.",
+                 at_least(1));
+  t.add<int64_t>("train.prune.every", SIFT_FIELD(train.prune.every),
+                 "Optimizer steps between mask updates.", at_least(1));
+  t.add<std::vector<std::string>>(
+      "train.prune.params", SIFT_FIELD(train.prune.params),
+      "Unstructured pruning: the parameters pruned, by name pattern (shell wildcards: "
+      "\"layers.*.weight\"); each parameter gets its own mask.");
   return t.take();
 }
 

@@ -149,6 +149,46 @@ void check_memory(const SiftConfig& config, const ModelTraits& model) {
       to_string(config.train.optimizer.type), gib(static_cast<double>(limit.bytes)), limit.source));
 }
 
+// train.prune.*: each refusal names its key.
+void check_prune(const SiftConfig& config, const ModelTraits& model) {
+  const PruneConfig& p = config.train.prune;
+  if (p.structure.empty()) {
+    if (p.sparsity > 0) {
+      throw Error(
+          "train.prune.structure: train.prune.sparsity is set but nothing is pruned; list "
+          "what to prune (unstructured, filters, heads, ffn, rows).");
+    }
+    return;
+  }
+  for (const PruneStructure s : p.structure) {
+    if (std::find(model.prune.begin(), model.prune.end(), s) != model.prune.end()) continue;
+    std::vector<std::string> names;
+    for (const PruneStructure m : model.prune) names.push_back(to_string(m));
+    throw Error(
+        fmt::format("train.prune.structure: The {} model cannot prune {} (it can prune: {}).",
+                    model.name, to_string(s), fmt::join(names, ", ")));
+  }
+  const bool unstructured = std::find(p.structure.begin(), p.structure.end(),
+                                      PruneStructure::unstructured) != p.structure.end();
+  if (unstructured != !p.params.empty()) {
+    throw Error(unstructured ? "train.prune.params: Unstructured pruning needs the parameters to "
+                               "prune, by name pattern (\"layers.*.weight\")."
+                             : "train.prune.params: Parameter patterns apply to unstructured "
+                               "pruning only; add unstructured to train.prune.structure.");
+  }
+  if (p.end_step <= p.start_step) {
+    throw Error(fmt::format(
+        "train.prune.end_step: The final sparsity is reached at end_step, which must come "
+        "after train.prune.start_step ({} is not after {}).",
+        p.end_step, p.start_step));
+  }
+  if (config.train.fast_path_threads > 1) {
+    throw Error(
+        "train.fast_path_threads: Pruned runs train through autograd, not the fast path "
+        "these threads belong to; set it to 1.");
+  }
+}
+
 }  // namespace
 
 void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) {
@@ -157,6 +197,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_precision(config, models, model);
   check_memory(config, model);
   check_folds(config.data);
+  check_prune(config, model);
   if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
     throw Error(
         "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "

@@ -13,6 +13,7 @@
 #include "config/model_traits.h"
 #include "datasets/text_encoder.h"
 #include "models/fused_sgd.h"
+#include "models/prune_units.h"
 #include "models/recompute.h"
 
 namespace sift {
@@ -69,6 +70,8 @@ struct ModelSpec {
   ScriptSource script;
   // Its training step without autograd (train.fast_path); null: autograd only.
   FusedSgdFactory fused_sgd = nullptr;
+  // Its units for structured pruning (traits.prune lists the structures); null: none.
+  PruneUnits prune_units = nullptr;
 };
 
 // Factory for a `FooImpl` + TORCH_MODULE(Foo) model built as Foo(config, shape).

@@ -69,6 +69,13 @@ ModelTraits sized(ModelTraits traits, double (*parameters)(const ModelConfig&),
   return traits;
 }
 
+// Gives the model registered last the structured pruning of `structures`.
+void prunable(std::vector<ModelSpec>& registry, PruneUnits units,
+              std::vector<PruneStructure> structures) {
+  registry.back().prune_units = std::move(units);
+  for (const PruneStructure s : structures) registry.back().traits.prune.push_back(s);
+}
+
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
   // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
@@ -89,6 +96,7 @@ std::vector<ModelSpec> registered_models() {
              {"model.buckets", {}},
              {"tokenizer.min_count", {}}}),
       InputKind::bag, fasttext_script, fasttext_sgd);
+  prunable(r, fasttext_units, {PruneStructure::rows});
   register_model<TextCnn>(
       r,
       tuned(sized({"textcnn",
@@ -107,6 +115,7 @@ std::vector<ModelSpec> registered_models() {
              {"train.batch_size", {}},
              {"train.epochs", SearchSpace::integer(2, 20)}}),
       InputKind::sequence, textcnn_script);
+  prunable(r, textcnn_units, {PruneStructure::filters});
   register_model<Rnn>(
       r,
       tuned(
@@ -149,6 +158,7 @@ std::vector<ModelSpec> registered_models() {
              {"train.batch_size", {}},
              {"train.epochs", SearchSpace::integer(2, 15)}}),
       InputKind::sequence, transformer_script);
+  prunable(r, transformer_units, {PruneStructure::heads, PruneStructure::ffn});
   register_model<Mlp>(
       r,
       tuned(sized({"mlp",

@@ -16,6 +16,8 @@ namespace {
 std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
   const int64_t head_dim = config.dim / config.heads;
+  // Heads left by structured pruning (train.prune): sift export removes pruned ones.
+  const int64_t heads = w.tensor(p + "attention.in_proj.weight").size(0) / (3 * head_dim);
   const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   const std::string normed =
       fmt::format("torch.layer_norm(x, [{}], {}, {}, 1e-05)", config.dim,
@@ -32,13 +34,13 @@ def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
     q = qkv[0] * {qscale}
     scores = torch.matmul(q, qkv[1].transpose(-2, -1)) + key_bias
     weights = torch.softmax(scores, -1)
-    attended = torch.matmul(weights, qkv[2]).transpose(1, 2).reshape(batch, length, {dim})
+    attended = torch.matmul(weights, qkv[2]).transpose(1, 2).reshape(batch, length, {width})
     h = x + {out}
     ff = {ff}
     return h + ff
 )",
       fmt::arg("layer", layer), fmt::arg("qkv", w.linear(normed, p + "attention.in_proj")),
-      fmt::arg("heads", config.heads), fmt::arg("head_dim", head_dim),
+      fmt::arg("heads", heads), fmt::arg("head_dim", head_dim), fmt::arg("width", heads * head_dim),
       fmt::arg("qscale", script_number(query_scale)), fmt::arg("dim", config.dim),
       fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
       fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),

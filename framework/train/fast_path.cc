@@ -35,6 +35,7 @@ std::string fast_path_refusal(const Run& run) {
   if (t.accumulate > 1) return "train.accumulate > 1";
   if (!t.freeze.empty()) return "train.freeze";
   if (!t.distill.teacher.empty()) return "train.distill.teacher";
+  if (!t.prune.structure.empty()) return "train.prune";
   return "";
 }
 

@@ -15,6 +15,7 @@
 #include "framework/train/distributed.h"
 #include "framework/train/phases.h"
 #include "framework/train/precision.h"
+#include "framework/train/pruning.h"
 #include "framework/train/step_log.h"
 #include "framework/train/trainer.h"
 #include "framework/train/training_state.h"
@@ -62,6 +63,7 @@ struct Run {
   StepLog step_log;                   // metrics.csv (rank 0 writes)
   bool log_this_step = false;         // the step in progress gets a metrics.csv row
   double grad_norm = 0.0;             // its gradients' L2 norm (NaN: not measured or skipped)
+  std::unique_ptr<Pruner> pruner;     // train.prune; null when nothing is pruned
 };
 
 }  // namespace sift

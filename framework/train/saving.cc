@@ -54,6 +54,8 @@ void save_best(Run& run, bool same_as_last) {
   } else {
     c.tensor_blobs["model"] = run.best.weights;
   }
+  // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
+  if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
   save_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
 }
 
@@ -71,6 +73,7 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   task_counts_to_meta(run.task, c.meta);
   // Serialised while the file is written (a device's tensors are copied to the CPU).
   c.tensor_blobs["model"] = named_tensors(*run.model);
+  if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
   if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
   for (auto& [name, bytes] : rank_blobs) c.blobs[name] = std::move(bytes);
@@ -179,6 +182,7 @@ std::string restore_last(Run& run, const Checkpoint& last, const std::string& pa
   load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
   set_rng_state(blob_of(last, rank_blob("rng", rank), path));
   if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
+  if (run.pruner) run.pruner->load(blob_of(last, kPruneMasksSection, path), path);
   if (epoch_complete_in(meta, path)) return "";
   const std::string& data = blob_of(last, rank_blob("data", rank), path);
   if (data.empty()) throw Error(fmt::format("{} holds no data position", path));

@@ -136,6 +136,9 @@ void prepare_training(Run& run) {
   if (!run.config.train.distill.teacher.empty()) {  // every rank its own
     run.teacher = load_teacher(run.config, run.task, run.device);
   }
+  if (!run.config.train.prune.structure.empty()) {
+    run.pruner = std::make_unique<Pruner>(run.config, *run.model);
+  }
   choose_training_path(run);
 }
 

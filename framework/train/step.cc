@@ -98,6 +98,7 @@ void optimizer_step(Run& run) {
   run.losses_finite = true;
   run.grad_norm = std::nan("");
   if (take) {
+    if (run.pruner) run.pruner->mask_gradients();  // before clipping measures them
     if (run.config.train.clip_norm > 0) {
       run.grad_norm =
           torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
@@ -106,10 +107,12 @@ void optimizer_step(Run& run) {
       run.grad_norm = gradient_norm(*run.model);
     }
     run.optimizer->step();
+    if (run.pruner) run.pruner->apply();
     if (run.config.train.max_norm > 0) apply_max_norm(*run.model, run.config.train.max_norm);
   }
   run.optimizer->zero_grad();
   ++run.state.step;
+  if (run.pruner) run.pruner->update(run.state.step);
 }
 
 }  // namespace sift

@@ -343,8 +343,10 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   report["run_dir"] = run.dir;
   report["train"] = train_epochs(run, encoder, data_state);
   report["train"]["vocabulary"] = run.task.vocab->size();
+  if (run.pruner) report["train"]["pruning"] = run.pruner->report();
   report["labels"] = run.task.labels.names();
   std::string text = fmt::format("Run {}\nTraining: {}\n\n", run.dir, run.training_path);
+  if (run.pruner) text += run.pruner->report_text();
   report["splits"] = final_evaluation(run, encoder, text);
   if (run.task.train_empty_texts > 0) {
     text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",

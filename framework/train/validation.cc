@@ -51,6 +51,11 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
   line += ", valid " + e.headline();
   const double value = record["valid_" + to_string(run.config.train.best_metric)].get<double>();
+  // While pruning is on its way the weights are not those the run ends with.
+  if (run.pruner && !run.pruner->at_final_sparsity(run.state.step)) {
+    line += " (before the final sparsity: not a best candidate)";
+    return;
+  }
   if (!improves(run, value)) {
     ++run.state.bad_validations;
     return;

@@ -45,14 +45,14 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // lines of metrics.jsonl it has seen, cut back to on resume) and the export's config
 // lists train.save_last; best.ckpt and all weights keep their bytes. The export's config
 // also lists train.tensorboard (#16) and train.fast_path(_threads) (#18); golden.yaml sets
-// fast_path: off, so these digests pin the autograd path. And train.distill.teacher,
-// temperature and alpha (#14): only the export's config changed; checkpoints and weights
-// keep their bytes.
+// fast_path: off, so these digests pin the autograd path. The export's config also lists
+// train.distill.*, train.prune.* (#14) and train.profile* (#16); the checkpoints keep
+// their bytes.
 constexpr const char* kLastCkpt =
     "211f55eee0a550fca606f4668ebb4fe5efc14e0ac069624f8dd0c0f37c7e2979";
 constexpr const char* kBestCkpt =
     "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
-constexpr const char* kExport = "f4f244da1824851502c1294193ce6187910878741e054a6f71717f3f19bede29";
+constexpr const char* kExport = "873b1f89132e67001af024345de1c756ef641fb6fc44a21b320cd1c0e04012cc";
 
 class GoldenRun : public ::testing::Test {
  protected:
