@@ -20,33 +20,10 @@
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
-BUILD=${BUILD:-build}
-DATA=${DATA:-data}
-THREADS=${THREADS:-1}
-SINGLE=${SINGLE:-1000}
-BATCHES=${BATCHES:-40}
 read -r -a MODELS <<< "${MODELS:-transformer textcnn fasttext}"
-PY=/usr/bin/python3
-WRITE=1
-die() { echo "prune_bench.sh: $*" >&2; exit 1; }
-while (($#)); do
-  case "$1" in
-    --no-write) WRITE=0 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument '$1'" ;;
-  esac
-  shift
-done
-[[ -f CMakeLists.txt && -d bench ]] || die "run this from the repository root"
-for b in sift sift-latency-bench; do
-  [[ -x $BUILD/$b ]] || die "$BUILD/$b is missing: cmake --build $BUILD"
-done
-[[ -f $DATA/ag_news/test.csv ]] || die "$DATA/ag_news is missing: tools/get_data.sh ag_news"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sift-prune-bench.XXXXXX")
-if [[ "${KEEP_TMP:-0}" == 1 ]]; then echo "temporary files kept in $TMP" >&2
-else trap 'rm -rf "$TMP"' EXIT; fi
-SIFT=$BUILD/sift
+NAME=prune_bench.sh HELP_LINES=2,21p
+# shellcheck source=lib/latency_common.sh
+source "$(dirname "$0")/lib/latency_common.sh"
 RUNS=${RUNS:-$TMP/runs}
 
 # --- configs: one per model; the pruned run adds its train.prune section ---------------
