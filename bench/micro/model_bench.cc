@@ -154,7 +154,7 @@ struct ModelCase {
     raw = random_batch(batch_size, bag, 42);
     input = sift::to_input(raw, kind, torch::kCPU);
     labels = torch::tensor(raw.labels, torch::kInt64);
-    opt = sift::create_optimizer(variant.train, model->parameters());
+    opt = sift::create_optimizer(variant.train.optimizer, model->parameters());
   }
 
   torch::Tensor loss() {

@@ -4,15 +4,6 @@
 
 namespace sift {
 
-LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_weights) {
-  LossOptions o;
-  o.multi_label = config.data.multi_label;
-  o.label_smoothing = config.train.label_smoothing;
-  o.sum = config.train.loss_reduction == LossReduction::sum;
-  o.class_weights = class_weights;
-  return o;
-}
-
 torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
   const int64_t n = batch.size();
   auto targets = torch::zeros({n, classes}, torch::kFloat32);

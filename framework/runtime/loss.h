@@ -19,8 +19,6 @@ struct LossOptions {
   torch::Tensor class_weights;  // single-label: weight per class; multi-label: pos_weight
 };
 
-LossOptions loss_options(const SiftConfig& config, const torch::Tensor& class_weights);
-
 // [batch, classes] float targets, 1 for each of a record's labels (multi-label batches).
 torch::Tensor multi_hot(const RawBatch& batch, int64_t classes);
 

@@ -6,26 +6,22 @@
 #include <filesystem>
 
 #include "config/loader.h"
-#include "config/validate.h"
 #include "core/error.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/run_folder.h"
 
 namespace sift {
 
-void check_model_options(const SiftConfig& config) { validate(config, model_traits()); }
-
-Classifier create_model(const SiftConfig& config, const Task& task) {
-  const ModelSpec& spec = find_model(config.model.type);
+Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, const Task& task) {
+  const ModelSpec& spec = find_model(model.type);
   ModelShape shape;
   TextEncoder encoder = make_encoder(task);
   shape.num_ids = encoder.num_ids();
   shape.num_classes = task.labels.size();
   shape.vocab = task.vocab;
-  const auto& o = config.train.optimizer;
   shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
-  return spec.create(config.model, shape);
+  return spec.create(model, shape);
 }
 
 namespace {
@@ -121,7 +117,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   if (!encoder_config.tokenizer.stopwords.empty()) {
     encoder_config.tokenizer.stopwords = run_file(run_dir, kStopwordsFile);
   }
-  b.task.encoder = encoder_options(encoder_config);
+  b.task.encoder = resolve_data(encoder_config).encoder;
   if (b.config.tokenizer.type == TokenizerType::sentencepiece) {
     b.task.pieces = SentencePieceModel::open(run_file(run_dir, kTokenizerModelFile));
   }
@@ -133,9 +129,9 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
                             b.config.model.type));
   }
   // The weights come from the checkpoint: word vectors need not be read (or still exist).
-  SiftConfig model_config = b.config;
-  model_config.model.pretrained.clear();
-  b.model = create_model(model_config, b.task);
+  ModelConfig model_config = b.config.model;
+  model_config.pretrained.clear();
+  b.model = create_model(model_config, b.config.train.optimizer, b.task);
   load_model_weights(*b.model, checkpoint, path);
   refuse_nonfinite_weights(b.model, path);
   b.device = parse_device(b.config.run.device);

@@ -31,11 +31,9 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path = null
 // best) from a run folder. `overrides` are --set assignments applied to its config.
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
-// validate() against the registered models: among others, refuses model.* keys given
-// explicitly that the chosen model does not read.
-void check_model_options(const SiftConfig& config);
-
-// Builds the model a config and task describe (weights freshly initialised).
-Classifier create_model(const SiftConfig& config, const Task& task);
+// Builds the model `model` and the task describe (weights freshly initialised), with
+// sparse embedding gradients when the model has them and `optimizer` is plain SGD.
+Classifier create_model(const ModelConfig& model, const OptimizerConfig& optimizer,
+                        const Task& task);
 
 }  // namespace sift

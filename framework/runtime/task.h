@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "framework/runtime/data_plan.h"
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
 #include "datasets/sharded_stream.h"
@@ -30,29 +30,23 @@ struct Task {
   std::vector<uint64_t> label_counts;  // training records per label id
 };
 
-// Cross-validation folds (data.folds, data.fold).
-Folds folds_of(const SiftConfig& config);
-
-// The resolved reading options of a split.
-TextFormat text_format(const SiftConfig& config, Split split);
-
-// The files of a split and how to read them, or nothing when the config gives no data
-// for it. Without data.valid.path, validation is the hashed share of the training files.
+// The files of a split and how to read them, or nothing when the plan has no data for
+// it (its patterns expanded now).
 struct SplitFiles {
   std::vector<std::string> files;
   TextFormat format;
   HashPart part = HashPart::all;
 };
-std::optional<SplitFiles> split_files(const SiftConfig& config, Split split);
+std::optional<SplitFiles> split_files(const DataPlan& plan, Split split);
 
 // A split's records one by one (the vocabulary pass).
-std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
+std::optional<ExampleStream> open_split(const DataPlan& plan, Split split,
                                         const LabelSet& declared_labels);
 
 // A split's batches, read by data.workers threads. Training streams shuffle; others
-// keep the file order. `split` is "train", "valid" or "test". In a group of `world_size` processes,
-// only rank `rank`'s part. `teacher`: distillation's second encoder (ShardedStream).
-std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
+// keep the file order. In a group of `world_size` processes, only rank `rank`'s part.
+// `teacher`: distillation's second encoder (ShardedStream).
+std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank = 0, int64_t world_size = 1,
                                            const TextEncoder* teacher = nullptr);
@@ -65,13 +59,10 @@ TextEncoder make_encoder(const Task& task);
 
 // Writes a uniform sample (reservoir sampling over every shard, not the first lines) of
 // at most `lines` training texts to `path`, one per line; returns how many it wrote.
-uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const std::string& path);
-
-// Encoder options from the tokenizer and model options.
-TextEncoderOptions encoder_options(const SiftConfig& config);
+uint64_t sample_training_text(const DataPlan& plan, uint64_t lines, const std::string& path);
 
 // One streaming pass over the training part: counts words into a bounded vocabulary,
 // collects labels (unless data.labels declares them) and counts records.
-Task build_task(const SiftConfig& config);
+Task build_task(const DataPlan& plan);
 
 }  // namespace sift

@@ -46,9 +46,8 @@ torch::Tensor label_columns(const LabelSet& run, const LabelSet& teacher, const 
 Teacher::Teacher(ModelBundle loaded)
     : bundle(std::move(loaded)), encoder(make_encoder(bundle.task)) {}
 
-std::shared_ptr<Teacher> load_teacher(const SiftConfig& config, const Task& task,
-                                      torch::Device device) {
-  const std::string& path = config.train.distill.teacher;
+std::shared_ptr<Teacher> load_teacher(const std::string& path, bool multi_label,
+                                      const Task& task, torch::Device device) {
   if (!std::filesystem::exists(path)) {
     throw Error(
         fmt::format("{}: {} does not exist (a run folder or a `sift export` file)", kKey, path));
@@ -59,12 +58,12 @@ std::shared_ptr<Teacher> load_teacher(const SiftConfig& config, const Task& task
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", kKey, e.what()));
   }
-  if (bundle.config.data.multi_label != config.data.multi_label) {
+  if (bundle.config.data.multi_label != multi_label) {
     throw Error(fmt::format(
         "{}: the teacher {} is {} (data.multi_label: {}), this run is {}; both must be alike", kKey,
         path, bundle.config.data.multi_label ? "multi-label" : "single-label",
         bundle.config.data.multi_label ? "true" : "false",
-        config.data.multi_label ? "multi-label" : "single-label"));
+        multi_label ? "multi-label" : "single-label"));
   }
   auto teacher = std::make_shared<Teacher>(std::move(bundle));
   teacher->columns = label_columns(task.labels, teacher->bundle.task.labels, path);

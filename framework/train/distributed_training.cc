@@ -31,7 +31,7 @@ std::string task_bytes(const Task& task) {
   return j.dump();
 }
 
-Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
+Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
   const auto j = nlohmann::json::parse(bytes);
   Task task;
   task.labels = LabelSet(j["labels"].get<std::vector<std::string>>());
@@ -46,28 +46,19 @@ Task task_from_bytes(const SiftConfig& config, const std::string& bytes) {
     vocab->add(words[i].get<std::string>(), counts[i].get<uint64_t>());
   }
   task.vocab = std::move(vocab);
-  task.encoder = encoder_options(config);
-  if (config.tokenizer.type == TokenizerType::sentencepiece) {
-    task.pieces = SentencePieceModel::open(config.tokenizer.model);
+  task.encoder = plan.encoder;
+  if (plan.tokenizer == TokenizerType::sentencepiece) {
+    task.pieces = SentencePieceModel::open(plan.tokenizer_model);
   }
   return task;
 }
 
 }  // namespace
 
-DistributedOptions distributed_options(const SiftConfig& config) {
-  DistributedOptions o;
-  o.timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
-  o.backend = config.run.dist_backend;
-  o.bucket_mb = config.train.bucket_mb;
-  o.device = parse_device(config.run.device);
-  return o;
-}
-
-std::shared_ptr<Distributed> join_for_training(const SiftConfig& config) {
-  auto dist = join_from_environment(distributed_options(config));
-  if (dist->is_group() && config.run.threads == 0) {
+std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options,
+                                               int64_t threads) {
+  auto dist = join_from_environment(options);
+  if (dist->is_group() && threads == 0) {
     const char* local = std::getenv("LOCAL_WORLD_SIZE");
     const int64_t ranks_here = local ? std::max<int64_t>(1, std::atoll(local)) : 1;
     const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -95,14 +86,14 @@ std::string on_primary(Distributed& dist, const std::string& key,
   return dist.share_from_primary(key, value);
 }
 
-Task build_shared_task(const SiftConfig& config, Distributed& dist) {
-  if (!dist.is_group()) return build_task(config);
+Task build_shared_task(const DataPlan& plan, Distributed& dist) {
+  if (!dist.is_group()) return build_task(plan);
   Task built;
   const std::string bytes = on_primary(dist, "task", [&] {
-    built = build_task(config);
+    built = build_task(plan);
     return task_bytes(built);
   });
-  return dist.is_primary() ? built : task_from_bytes(config, bytes);
+  return dist.is_primary() ? built : task_from_bytes(plan, bytes);
 }
 
 double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t total_examples,

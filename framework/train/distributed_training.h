@@ -11,18 +11,17 @@
 #include <map>
 #include <string>
 
-#include "config/config.h"
 #include "framework/train/distributed.h"
 #include "framework/runtime/task.h"
 #include "framework/runtime/evaluation.h"
 
 namespace sift {
 
-DistributedOptions distributed_options(const SiftConfig& config);
-
-// Joins the group the environment describes (a group of one when there is none). With run.threads
-// 0 ("all cores") the LOCAL_WORLD_SIZE ranks of one machine share its cores.
-std::shared_ptr<Distributed> join_for_training(const SiftConfig& config);
+// Joins the group the environment describes (a group of one when there is none). With
+// `threads` (run.threads) 0, "all cores", the LOCAL_WORLD_SIZE ranks of one machine share
+// its cores.
+std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options,
+                                               int64_t threads);
 
 // Rank 0 runs `make` and every rank gets its result; an error on rank 0 becomes an error
 // on every rank (instead of the others waiting for the timeout).
@@ -32,7 +31,7 @@ std::string on_primary(Distributed& dist, const std::string& key,
 // The labels, vocabulary and counts. In a group rank 0 makes the one pass over the
 // training data and shares the result: every rank gets the identical vocabulary, and
 // the other ranks do not repeat a pass whose result they would throw away.
-Task build_shared_task(const SiftConfig& config, Distributed& dist);
+Task build_shared_task(const DataPlan& plan, Distributed& dist);
 
 // The factor on a rank's batch loss that makes the averaged gradient equal to one
 // process's over all ranks' examples together: world x n / total for a mean loss (ranks

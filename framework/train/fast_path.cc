@@ -10,7 +10,7 @@
 namespace sift {
 
 std::string fast_path_refusal(const Run& run) {
-  const auto& c = run.config;
+  const RunPlan& c = run.plan;
   const auto& t = c.train;
   const auto& o = t.optimizer;
   if (t.fast_path == FastPath::off) return "train.fast_path: off";
@@ -25,7 +25,7 @@ std::string fast_path_refusal(const Run& run) {
   if (t.precision != Precision::fp32)
     return fmt::format("train.precision {}", to_string(t.precision));
   if (run.scaler.enabled()) return "train.loss_scaling";
-  if (!run.device.is_cpu()) return fmt::format("run.device {}", c.run.device);
+  if (!run.device.is_cpu()) return fmt::format("run.device {}", run.device.str());
   if (run.dist->is_group()) return "distributed training";
   if (c.data.multi_label) return "data.multi_label";
   if (!t.class_weights.empty()) return "train.class_weights";
@@ -41,7 +41,7 @@ std::string fast_path_refusal(const Run& run) {
 
 void choose_training_path(Run& run) {
   const std::string refusal = fast_path_refusal(run);
-  const int64_t threads = run.config.train.fast_path_threads;
+  const int64_t threads = run.plan.train.fast_path_threads;
   if (!refusal.empty()) {
     if (threads > 1) {
       throw Error(fmt::format(
@@ -53,13 +53,13 @@ void choose_training_path(Run& run) {
     run.training_path = fmt::format("autograd ({})", refusal);
     return;
   }
-  run.fused = find_model(run.config.model.type).fused_sgd(*run.model);
+  run.fused = find_model(run.plan.model.type).fused_sgd(*run.model);
   run.training_path =
       fmt::format("fast path: fused SGD, {} thread{}", threads, threads == 1 ? "" : "s");
 }
 
 double fused_step(Run& run, const RawBatch& batch, double lr) {
-  const bool sum = run.config.train.loss_reduction == LossReduction::sum;
+  const bool sum = run.plan.loss.sum;
   const double n = static_cast<double>(batch.size());
   const double loss = run.fused->gradient(batch, sum ? 1.0 : 1.0 / n);
   if (nonfinite_guard(run, std::isfinite(loss))) run.fused->apply(batch, lr);

@@ -37,8 +37,8 @@ struct Shared {
 // without locks. Thread 0 draws the progress.
 void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const HogwildPlan& plan,
                     Shared& shared, Tally& tally, Progress* progress) {
-  const auto& t = run.config.train;
-  const bool sum = t.loss_reduction == LossReduction::sum;
+  const auto& t = run.plan.train;
+  const bool sum = run.plan.loss.sum;
   RawBatch batch;
   int64_t nonfinite_in_a_row = 0;
   while (!shared.stop.load(std::memory_order_relaxed) && stream.next(batch)) {
@@ -78,16 +78,16 @@ void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const Hogw
 }  // namespace
 
 bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
-  const int64_t threads = run.config.train.fast_path_threads;
-  SiftConfig one_reader = run.config;
-  one_reader.data.workers = 1;  // each training thread has its own reader
+  const int64_t threads = run.plan.train.fast_path_threads;
+  DataPlan one_reader = run.plan.data;
+  one_reader.train_stream.workers = 1;  // each training thread has its own reader
   std::vector<std::unique_ptr<ShardedStream>> streams;
   std::vector<std::unique_ptr<FusedSgd>> steps;
   for (int64_t k = 0; k < threads; ++k) {
     streams.push_back(
-        open_stream(one_reader, "train", *plan.encoder, run.task.labels, true, k, threads));
+        open_stream(one_reader, Split::train, *plan.encoder, run.task.labels, true, k, threads));
     streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
-    steps.push_back(find_model(run.config.model.type).fused_sgd(*run.model));
+    steps.push_back(find_model(run.plan.model.type).fused_sgd(*run.model));
   }
   Shared shared;
   shared.step = run.state.step;
@@ -122,7 +122,7 @@ bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
 }
 
 bool trains_hogwild(const Run& run) {
-  return run.fused != nullptr && run.config.train.fast_path_threads > 1;
+  return run.fused != nullptr && run.plan.train.fast_path_threads > 1;
 }
 
 }  // namespace sift

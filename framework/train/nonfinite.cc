@@ -66,7 +66,7 @@ bool nonfinite_guard(Run& run, bool loss_finite) {
     return true;
   }
   const int64_t step = s.step + 1;  // the step being taken, as the log counts them
-  if (run.config.train.on_nonfinite == OnNonfinite::stop) {
+  if (run.plan.train.on_nonfinite == OnNonfinite::stop) {
     const bool saved = std::filesystem::exists(run_file(run.dir, kLastCheckpointFile));
     throw Error(fmt::format(
         "training diverged: non-finite (NaN/inf) loss or gradient at step {} (epoch {}); "

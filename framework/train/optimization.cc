@@ -6,13 +6,12 @@
 
 namespace sift {
 
-std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& config,
+std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& o,
                                                           const std::vector<torch::Tensor>& all) {
   std::vector<torch::Tensor> params;
   for (const auto& p : all) {
     if (p.requires_grad()) params.push_back(p);
   }
-  const auto& o = config.optimizer;
   if (o.type == OptimizerType::adam) {
     return std::make_unique<torch::optim::Adam>(
         params, torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(

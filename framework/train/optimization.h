@@ -10,8 +10,8 @@
 
 namespace sift {
 
-// Optimizes the parameters that require gradients (frozen ones are left out).
-std::unique_ptr<torch::optim::Optimizer> create_optimizer(const TrainConfig& config,
+// train.optimizer over the parameters that require gradients (frozen ones are left out).
+std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& optimizer,
                                                           const std::vector<torch::Tensor>& params);
 
 // The learning rate at optimizer step `step` (0-based) of `total_steps`:

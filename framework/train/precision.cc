@@ -87,11 +87,5 @@ bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
          (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
 }
 
-LossScaler make_loss_scaler(const TrainConfig& train) {
-  if (!loss_scaling_enabled(train.loss_scaling, train.precision)) return LossScaler();
-  LossScalerOptions options;
-  options.growth_interval = train.loss_scale_growth_interval;
-  return LossScaler(options);
-}
 
 }  // namespace sift

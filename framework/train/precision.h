@@ -59,7 +59,4 @@ class LossScaler {
 // Whether train.loss_scaling turns loss scaling on for `precision`: auto scales fp16 only.
 bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision);
 
-// The loss scaler train.* asks for (disabled unless loss scaling is on).
-LossScaler make_loss_scaler(const TrainConfig& train);
-
 }  // namespace sift

@@ -48,15 +48,16 @@ double scheduled_sparsity(const PruneConfig& config, int64_t step) {
   return config.sparsity * (1.0 - std::pow(1.0 - done, 3));
 }
 
-Pruner::Pruner(const SiftConfig& config, ClassifierImpl& model) : config_(config.train.prune) {
+Pruner::Pruner(const PruneConfig& prune, const OptimizerConfig& o, const ModelConfig& config,
+               ClassifierImpl& model)
+    : config_(prune) {
   for (const auto& p : model.named_parameters()) params_[p.key()] = p.value();
-  const auto& o = config.train.optimizer;
   sparse_rows_stay_ = o.type == OptimizerType::sgd && o.momentum == 0 && o.weight_decay == 0;
-  const ModelSpec& spec = find_model(config.model.type);
+  const ModelSpec& spec = find_model(config.type);
   const auto options = torch::TensorOptions().device(params_.begin()->second.device());
   for (const PruneStructure s : config_.structure) {
     if (s == PruneStructure::unstructured || !spec.prune_units) continue;
-    for (auto& g : spec.prune_units(config.model, s, params_)) {
+    for (auto& g : spec.prune_units(config, s, params_)) {
       auto keep = masks_.register_buffer(buffer_name(to_string(s), g.name),
                                          torch::ones({g.units}, options));
       structured_.push_back({std::move(g), keep});
@@ -73,7 +74,7 @@ Pruner::Pruner(const SiftConfig& config, ClassifierImpl& model) : config_(config
     }
     if (!matched) {
       throw Error(fmt::format("train.prune.params: '{}' matches no parameter of the {} model",
-                              pattern, config.model.type));
+                              pattern, config.type));
     }
   }
 }

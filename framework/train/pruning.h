@@ -29,7 +29,9 @@ class Pruner {
  public:
   // The model's units for each structure and the parameters matching train.prune.params;
   // sift::Error naming train.prune.params for a pattern that matches no parameter.
-  Pruner(const SiftConfig& config, ClassifierImpl& model);
+  // `optimizer`: whether pruned rows of sparse gradients stay zero without re-masking.
+  Pruner(const PruneConfig& prune, const OptimizerConfig& optimizer, const ModelConfig& model,
+         ClassifierImpl& classifier);
 
   // Before the optimizer step: zero the gradients of pruned weights.
   void mask_gradients();

@@ -16,6 +16,7 @@
 #include "framework/train/phases.h"
 #include "framework/train/precision.h"
 #include "framework/train/pruning.h"
+#include "framework/train/run_plan.h"
 #include "framework/train/step_log.h"
 #include "framework/train/trainer.h"
 #include "framework/train/training_state.h"
@@ -36,7 +37,7 @@ struct BestWeights {
 };
 
 struct Run {
-  SiftConfig config;
+  RunPlan plan;  // the run's options, resolved once (run_plan.h)
   TrainOptions options;
   std::string dir;
   std::unique_ptr<RunFolderLock> lock;  // rank 0's, on the run folder it writes
@@ -49,7 +50,6 @@ struct Run {
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
   torch::Device device{torch::kCPU};
-  torch::Tensor class_weights;       // undefined: all labels weigh the same
   std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
   TrainingState state;
   BestWeights best;

@@ -33,7 +33,7 @@ void set_rng_state(const std::string& bytes) {
 }
 
 nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
-  nlohmann::json meta = checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
+  nlohmann::json meta = checkpoint_meta(run.plan.model.type, run.task.labels.size(), epoch, step);
   meta["run_files"] = run.file_hashes;  // checked on load: check_run_file_hashes
   return meta;
 }

@@ -21,6 +21,7 @@
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
+#include "framework/train/run_plan.h"
 
 namespace sift {
 namespace {
@@ -87,29 +88,26 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 
 }  // namespace
 
-void validate_for_training(const SiftConfig& config) { validate(config, model_traits()); }
-
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
-  validate_for_training(config);
+  run.plan = resolve_run(config);  // every check between options, then each part once
   count_tensor_memory();  // the phase table's peak tensor bytes (one atomic add per tensor)
-  apply_threads(config.run.threads);
-  run.dist = join_for_training(config);
-  torch::manual_seed(static_cast<uint64_t>(config.run.seed + run.dist->rank()));
-  run.config = config;
+  apply_threads(run.plan.threads);
+  run.dist = join_for_training(run.plan.distributed, run.plan.threads);
+  torch::manual_seed(run.plan.seed + static_cast<uint64_t>(run.dist->rank()));
   run.options = options;
   run.options.quiet = options.quiet || !run.dist->is_primary();
-  run.device = parse_device(config.run.device);
+  run.device = run.plan.device;
 }
 
 void write_run_folder(Run& run) {
-  const SiftConfig& config = run.config;
+  const SiftConfig& config = run.plan.given;  // written out, not read for options
   run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config, run.lock); });
   if (!run.dist->is_primary()) return;
   write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
   run.task.labels.save(run_file(run.dir, kLabelsFile));
   run.task.vocab->save(run_file(run.dir, kVocabFile));
   if (run.task.pieces) {
-    copy_file_atomically(config.tokenizer.model, run_file(run.dir, kTokenizerModelFile));
+    copy_file_atomically(run.plan.data.tokenizer_model, run_file(run.dir, kTokenizerModelFile));
   }
   const auto& stopwords = run.task.encoder.tokenizer.stopwords;
   if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
@@ -124,20 +122,20 @@ void init_from(torch::nn::Module& model, const std::string& from) {
 }
 
 void prepare_training(Run& run) {
-  freeze(*run.model, run.config.train.freeze);
+  freeze(*run.model, run.plan.train.freeze);
   run.model->to(run.device);
   run.dist->broadcast_parameters(*run.model);
-  const torch::Tensor w = class_weights(run.config.train, run.task, run.config.data.multi_label);
-  if (w.defined()) run.class_weights = w.to(run.device);
-  run.optimizer = create_optimizer(run.config.train, run.model->parameters());
-  run.model->set_recompute(recompute_policy(run.config.train.gradient_checkpointing,
-                                            run.config.train.gradient_checkpointing_every));
-  run.scaler = make_loss_scaler(run.config.train);
-  if (!run.config.train.distill.teacher.empty()) {  // every rank its own
-    run.teacher = load_teacher(run.config, run.task, run.device);
+  const TrainConfig& t = run.plan.train;
+  const torch::Tensor w = class_weights(t, run.task, run.plan.data.multi_label);
+  if (w.defined()) run.plan.loss.class_weights = w.to(run.device);
+  run.optimizer = create_optimizer(t.optimizer, run.model->parameters());
+  run.model->set_recompute(run.plan.precision.recompute);
+  run.scaler = run.plan.precision.make_scaler();
+  if (!t.distill.teacher.empty()) {  // every rank its own
+    run.teacher = load_teacher(t.distill.teacher, run.plan.data.multi_label, run.task, run.device);
   }
-  if (!run.config.train.prune.structure.empty()) {
-    run.pruner = std::make_unique<Pruner>(run.config, *run.model);
+  if (!t.prune.structure.empty()) {
+    run.pruner = std::make_unique<Pruner>(t.prune, t.optimizer, run.plan.model, *run.model);
   }
   choose_training_path(run);
 }

@@ -21,7 +21,7 @@ bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
     batch.clear();
   }
   const BatchAgreement all = run.dist->agree_on_batch(has, batch.size());
-  run.loss_scale = rank_loss_scale(run.config.train.loss_reduction, batch.size(), all.examples,
+  run.loss_scale = rank_loss_scale(run.plan.train.loss_reduction, batch.size(), all.examples,
                                    run.dist->world_size());
   return all.any;
 }
@@ -31,10 +31,10 @@ namespace {
 // alpha * hard + (1 - alpha) * soft (train.distill); counts the soft loss for metrics.csv.
 torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch::Tensor& logits,
                                 const torch::Tensor& teacher, int64_t examples) {
-  const auto& d = run.config.train.distill;
-  const bool sum = run.config.train.loss_reduction == LossReduction::sum;
+  const auto& d = run.plan.train.distill;
+  const bool sum = run.plan.loss.sum;
   const DistilledLoss loss = distilled_loss(hard, logits, teacher, d.alpha, d.temperature,
-                                            run.config.data.multi_label, sum);
+                                            run.plan.data.multi_label, sum);
   const double soft = loss.soft.item<double>() / (sum ? static_cast<double>(examples) : 1.0);
   run.step_log.count_distill(examples, soft);
   return loss.total;
@@ -44,22 +44,22 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
 
 double accumulate_batch(Run& run, const RawBatch& batch) {
   if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
   const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
   torch::Tensor teacher;
   if (run.teacher) {
     timer.emplace(run.phases, Phase::teacher);
-    teacher = teacher_logits(*run.teacher, batch, t.precision, run.device);
+    teacher = teacher_logits(*run.teacher, batch, run.plan.precision.autocast, run.device);
   }
   timer.emplace(run.phases, Phase::forward);
   torch::Tensor logits;
   {
-    AutocastGuard autocast(t.precision, run.device);
+    AutocastGuard autocast(run.plan.precision.autocast, run.device);
     logits = run.model->forward(input);
   }
   logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
-  auto loss = batch_loss(logits, batch, loss_options(run.config, run.class_weights));
+  auto loss = batch_loss(logits, batch, run.plan.loss);
   if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
   timer.emplace(run.phases, Phase::backward);
   const torch::Tensor scaled =
@@ -67,7 +67,7 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
   const double value = loss.item<double>();  // on a GPU: waits for the backward
   run.losses_finite = run.losses_finite && std::isfinite(value);
-  return value / (t.loss_reduction == LossReduction::sum ? batch.size() : 1);
+  return value / (run.plan.loss.sum ? batch.size() : 1);
 }
 
 namespace {
@@ -99,16 +99,16 @@ void optimizer_step(Run& run) {
   run.grad_norm = std::nan("");
   if (take) {
     if (run.pruner) run.pruner->mask_gradients();  // before clipping measures them
-    if (run.config.train.clip_norm > 0) {
+    if (run.plan.train.clip_norm > 0) {
       run.grad_norm =
-          torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+          torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.plan.train.clip_norm);
     } else if (run.log_this_step) {
       // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
       run.grad_norm = gradient_norm(*run.model);
     }
     run.optimizer->step();
     if (run.pruner) run.pruner->apply();
-    if (run.config.train.max_norm > 0) apply_max_norm(*run.model, run.config.train.max_norm);
+    if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
   }
   run.optimizer->zero_grad();
   ++run.state.step;

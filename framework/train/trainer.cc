@@ -38,7 +38,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int64_t total_steps_of(const Run& run) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   const int64_t per_batch = t.batch_size * run.dist->world_size();  // over all ranks
   const int64_t batches =
       (static_cast<int64_t>(run.task.train_records) + per_batch - 1) / per_batch;
@@ -105,9 +105,9 @@ void log_step(Run& run, double lr) {
 }
 
 // metrics.csv's validation columns: what Evaluation::summary reports in this label mode.
-std::vector<std::string> valid_columns(const SiftConfig& config) {
+std::vector<std::string> valid_columns(const LabelMode& labels) {
   Evaluation e;
-  e.multi_label = config.data.multi_label;
+  e.multi_label = labels.multi_label;
   const nlohmann::json summary = e.summary();
   std::vector<std::string> names;
   for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());
@@ -116,7 +116,7 @@ std::vector<std::string> valid_columns(const SiftConfig& config) {
 
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Run& run, Loop& loop, Progress& progress) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   TrainingState& s = run.state;
   RawBatch batch;
   int64_t micro = 0;  // batches accumulated since the last optimizer step
@@ -168,7 +168,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
 
 // One epoch, its validation and its save. Returns false when training ends inside it.
 bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   TrainingState& s = run.state;
   const bool hogwild = trains_hogwild(run);  // its threads open streams of their own
   if (!resume_mid_epoch) {
@@ -199,7 +199,7 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
 }
 
 nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   const int64_t steps = run.state.step - loop.first_step;
   const int64_t world = run.dist->world_size();
   std::vector<int64_t> examples{run.state.examples_seen};  // over all ranks
@@ -214,7 +214,7 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
                            {"records", run.task.train_records},
                            {"skipped_records", run.task.train_skipped},
                            {"empty_texts", run.task.train_empty_texts},
-                           {"workers", run.config.data.workers},
+                           {"workers", run.plan.data.train_stream.workers},
                            {"stopped_early", loop.stopped},
                            {"precision", to_string(t.precision)},
                            {"training_path", run.training_path},
@@ -231,7 +231,7 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
 }
 
 void log_ending(const Run& run, const Loop& loop, Progress& progress) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   progress.finish_line();
   if (loop.stopped) {
     progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
@@ -256,7 +256,7 @@ nlohmann::json profile_summary(const Run& run, const Loop& loop, Progress& progr
     progress.log(
         fmt::format("train.profile: nothing recorded: the run ended at step {}, before "
                     "train.profile_from ({})",
-                    run.state.step, run.config.train.profile_from));
+                    run.state.step, run.plan.train.profile_from));
   } else {
     progress.log(fmt::format("train.profile: steps {} to {} traced in {}",
                              j["first_step"].get<int64_t>(),
@@ -268,13 +268,13 @@ nlohmann::json profile_summary(const Run& run, const Loop& loop, Progress& progr
 
 // The epoch loop, from where `run` stands (`data_state`: a mid-epoch data position).
 nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::string& data_state) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   const int64_t rank = run.dist->rank(), world = run.dist->world_size();
   Loop loop;
   loop.encoder = &encoder;
-  loop.batches = open_stream(run.config, "train", encoder, run.task.labels, true, rank, world,
+  loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank, world,
                              run.teacher ? &run.teacher->encoder : nullptr);
-  loop.valid = open_stream(run.config, "valid", encoder, run.task.labels, false, rank, world);
+  loop.valid = open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
   loop.total_steps = total_steps_of(run);
   loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
   loop.first_step = run.state.step;
@@ -284,7 +284,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
-  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.config),
+  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.plan.labels),
                     run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     run.teacher != nullptr);
@@ -333,7 +333,7 @@ nlohmann::json environment(const Run& run) {
           {"threads", at::get_num_threads()},
           {"hardware_threads", std::thread::hardware_concurrency()},
           {"world_size", run.dist->world_size()},
-          {"data_workers", run.config.data.workers}};
+          {"data_workers", run.plan.data.train_stream.workers}};
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
@@ -374,13 +374,13 @@ void apply_threads(int64_t threads) {
 }
 
 nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
-  check_model_options(config);  // a resumed run's saved config lists every option
   Run run;
-  start_run(run, config, options);
-  run.task = build_shared_task(config, *run.dist);  // the data's labels and vocabulary
+  start_run(run, config, options);  // resolves the config: nothing below reads it
+  const RunPlan& plan = run.plan;
+  run.task = build_shared_task(plan.data, *run.dist);  // the data's labels and vocabulary
   write_run_folder(run);
-  run.model = create_model(config, run.task);
-  if (!config.train.init_from.empty()) init_from(*run.model, config.train.init_from);
+  run.model = create_model(plan.model, plan.train.optimizer, run.task);
+  if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);
   prepare_training(run);
   return finish_run(run, "");
 }
@@ -389,7 +389,7 @@ namespace {
 
 // Why a resumed run has nothing left to train and what to change, or "".
 std::string nothing_left(const Run& run) {
-  const auto& t = run.config.train;
+  const auto& t = run.plan.train;
   const TrainingState& s = run.state;
   const std::string again = "sift train --resume " + run.dir;
   if (t.max_steps > 0 && s.step >= t.max_steps) {
@@ -447,7 +447,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
     run.state.metrics_rows = cut_metrics_back(run.dir, run.state.metrics_rows);
   }
   if (!overrides.empty() && run.dist->is_primary()) {
-    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
+    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.plan.given));
   }
   if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
   repair_best(run, last);

@@ -32,9 +32,6 @@ struct TrainOptions {
   const std::atomic<int>* stop_signal = nullptr;
 };
 
-// Checks the options a training run needs together (one full sentence each).
-void validate_for_training(const SiftConfig& config);
-
 // Trains, evaluates the best model on the validation and test data and returns the
 // report (also written to RUN_DIR/report.json): run folder, metrics per split.
 nlohmann::json train(const SiftConfig& config, const TrainOptions& options = {});

@@ -37,20 +37,20 @@ void append_line(const std::string& path, const std::string& line) {
 // Whether `value` of train.best_metric beats the best so far by train.min_delta.
 bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
-  const double delta = run.config.train.min_delta;
-  return run.config.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
+  const double delta = run.plan.train.min_delta;
+  return run.plan.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
                                                           : value > run.state.best_value + delta;
 }
 
 // Adds the validation split's metrics to `record`; keeps the weights when they improve.
 void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, std::string& line) {
   Evaluation e = evaluate(run.model, valid, run.task.encoder.kind, run.task.labels.size(),
-                          run.device, label_mode(run.config));
+                          run.device, run.plan.labels);
   reduce_evaluation(*run.dist, e);
   const nlohmann::json summary = e.summary();
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
   line += ", valid " + e.headline();
-  const double value = record["valid_" + to_string(run.config.train.best_metric)].get<double>();
+  const double value = record["valid_" + to_string(run.plan.train.best_metric)].get<double>();
   // While pruning is on its way the weights are not those the run ends with.
   if (run.pruner && !run.pruner->at_final_sparsity(run.state.step)) {
     line += " (before the final sparsity: not a best candidate)";
@@ -93,7 +93,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
 }
 
 bool stop_early(const Run& run) {
-  return run.config.train.patience > 0 && run.state.bad_validations >= run.config.train.patience;
+  return run.plan.train.patience > 0 && run.state.bad_validations >= run.plan.train.patience;
 }
 
 int64_t cut_metrics_back(const std::string& run_dir, int64_t rows) {
@@ -119,11 +119,11 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
   for (const std::string name : {"valid", "test"}) {
-    auto stream = open_stream(run.config, name, encoder, run.task.labels, false, run.dist->rank(),
+    auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder, run.task.labels, false, run.dist->rank(),
                               run.dist->world_size());
     if (!stream) continue;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
-                            run.device, label_mode(run.config));
+                            run.device, run.plan.labels);
     reduce_evaluation(*run.dist, e);
     if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
     std::vector<int64_t> skipped{static_cast<int64_t>(stream->skipped())};

@@ -53,7 +53,7 @@ const std::string& piece_model() {
   static const std::string path = [] {
     const SiftConfig config = load_config("", trec_options());
     const std::string text = temp_dir() + "/trec.txt";
-    sample_training_text(config, 100000, text);
+    sample_training_text(resolve_data(config), 100000, text);
     const std::string prefix = temp_dir() + "/trec_pieces";
     train_sentencepiece(text, prefix, 500, "unigram", {{"shrinking_factor", "0.5"}});
     return prefix + ".model";
@@ -71,9 +71,9 @@ ModelBundle fresh_bundle(std::vector<std::string> overrides) {
   options.insert(options.end(), overrides.begin(), overrides.end());
   ModelBundle b;
   b.config = load_config("", options);
-  b.task = build_task(b.config);
+  b.task = build_task(resolve_data(b.config));
   torch::manual_seed(7);
-  b.model = create_model(b.config, b.task);
+  b.model = create_model(b.config.model, b.config.train.optimizer, b.task);
   torch::NoGradGuard no_grad;
   for (auto& p : b.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
   b.model->eval();
@@ -83,7 +83,7 @@ ModelBundle fresh_bundle(std::vector<std::string> overrides) {
 // TREC test questions, plus texts that test the tokenizers' corners: empty, only unknown
 // words, capitals outside ASCII, punctuation, and a long text.
 std::vector<std::string> test_texts(const SiftConfig& config) {
-  auto split = open_split(config, Split::test, LabelSet());
+  auto split = open_split(resolve_data(config), Split::test, LabelSet());
   std::vector<std::string> texts;
   std::string long_text;
   Example example;

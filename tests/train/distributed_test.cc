@@ -270,13 +270,14 @@ TEST_F(Distributed2, RanksTogetherReadEveryTrainingRecordOncePerEpoch) {
   const SiftConfig config = load_config(
       "", {"data.train.path=" + dir_ + "/shard*.txt.gz", "data.valid_split=0",
            "data.workers=2", "data.shuffle_buffer=50", "train.batch_size=7"});
-  const Task task = build_task(config);
+  const DataPlan plan = resolve_data(config);
+  const Task task = build_task(plan);
   const TextEncoder encoder = make_encoder(task);
   for (uint64_t epoch = 1; epoch <= 2; ++epoch) {
     std::vector<int> seen(static_cast<size_t>(task.vocab->size()), 0);
     std::vector<int64_t> per_rank;
     for (int64_t rank = 0; rank < 2; ++rank) {
-      auto stream = open_stream(config, "train", encoder, task.labels, true, rank, 2);
+      auto stream = open_stream(plan, Split::train, encoder, task.labels, true, rank, 2);
       stream->start_epoch(epoch);
       RawBatch batch;
       int64_t n = 0;

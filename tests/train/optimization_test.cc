@@ -55,7 +55,7 @@ TEST(Optimizer, FrozenParametersAreLeftOut) {
   for (const char* type : {"sgd", "adam", "adamw", "adagrad", "rmsprop"}) {
     TrainConfig t;
     t.optimizer.type = from_string<OptimizerType>(type, "train.optimizer.type");
-    auto optimizer = create_optimizer(t, {a, b});
+    auto optimizer = create_optimizer(t.optimizer, {a, b});
     ASSERT_EQ(optimizer->param_groups().size(), 1u) << type;
     EXPECT_EQ(optimizer->param_groups()[0].params().size(), 1u) << type;
   }
@@ -68,7 +68,7 @@ TEST(Optimizer, NesterovSgdStepsDifferFromPlainMomentum) {
     t.optimizer.lr = 0.1;
     t.optimizer.momentum = 0.9;
     t.optimizer.nesterov = nesterov;
-    auto optimizer = create_optimizer(t, {w});
+    auto optimizer = create_optimizer(t.optimizer, {w});
     for (int i = 0; i < 3; ++i) {
       optimizer->zero_grad();
       (w * w).sum().backward();

@@ -69,9 +69,9 @@ ModelBundle pruned_bundle(const std::vector<std::string>& overrides, Pruner** ou
   static std::unique_ptr<Pruner> pruner;
   ModelBundle b;
   b.config = load_config("", trec_options(overrides));
-  b.task = build_task(b.config);
+  b.task = build_task(resolve_data(b.config));
   torch::manual_seed(7);
-  b.model = create_model(b.config, b.task);
+  b.model = create_model(b.config.model, b.config.train.optimizer, b.task);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : b.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
@@ -84,7 +84,7 @@ ModelBundle pruned_bundle(const std::vector<std::string>& overrides, Pruner** ou
 }
 
 std::vector<std::string> texts_of(const SiftConfig& config) {
-  auto split = open_split(config, Split::test, LabelSet());
+  auto split = open_split(resolve_data(config), Split::test, LabelSet());
   std::vector<std::string> texts;
   Example example;
   while (split->next(example) && texts.size() < 60) texts.push_back(example.text);

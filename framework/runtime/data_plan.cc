@@ -1,0 +1,113 @@
+#include "framework/runtime/data_plan.h"
+
+#include <filesystem>
+
+#include "config/loader.h"
+#include "datasets/stopwords.h"
+#include "models/model.h"
+
+namespace sift {
+namespace {
+
+TextFormat text_format(const SiftConfig& config, Split split) {
+  const FormatConfig f = resolved_format(config, split);
+  TextFormat t;
+  t.format = f.format;
+  t.text_columns = f.text;
+  t.label_column = f.label;
+  t.header = f.header;
+  t.encoding = f.encoding;
+  t.unescape = f.unescape;
+  t.label_mapping = f.label_mapping;
+  t.max_line_bytes = static_cast<uint64_t>(config.data.max_line_bytes);
+  t.on_bad_line = config.data.on_bad_line;
+  t.truncate_long_lines = config.data.truncate_long_lines;
+  t.label_separator = config.data.label_separator;
+  return t;
+}
+
+SplitSource source_of(const SiftConfig& config, Split files, HashPart part) {
+  return {split_config(config.data, files).path, "data." + to_string(files) + ".path",
+          text_format(config, files), part};
+}
+
+// Without data.valid.path, validation is the hashed share of the training files; with
+// data.folds and no data.test.path, the test split is the held-out fold of them.
+std::optional<SplitSource> split_source(const SiftConfig& config, Split split) {
+  const DataConfig& d = config.data;
+  const bool hashed_valid = d.valid.path.empty() && d.valid_split > 0.0;
+  const bool folds = d.folds > 0;
+  if (split == Split::test && folds && d.test.path.empty()) {
+    return source_of(config, Split::train, HashPart::held_out);
+  }
+  if (split == Split::valid && d.valid.path.empty()) {
+    if (!hashed_valid || d.train.path.empty()) return std::nullopt;
+    return source_of(config, Split::train, HashPart::valid);
+  }
+  if (split_config(d, split).path.empty()) return std::nullopt;
+  const bool carved = split == Split::train && (hashed_valid || folds);
+  return source_of(config, split, carved ? HashPart::train : HashPart::all);
+}
+
+StreamOptions stream_options(const SiftConfig& config, bool training) {
+  const DataConfig& d = config.data;
+  StreamOptions o;
+  o.valid_split = d.valid_split;
+  o.folds = {d.folds, d.fold};
+  o.seed = static_cast<uint64_t>(config.run.seed);
+  o.workers = d.workers;
+  o.prefetch = d.prefetch;
+  o.batch_size = training ? config.train.batch_size : 256;
+  o.multi_label = d.multi_label;
+  if (training) {
+    o.shuffle_buffer = d.shuffle_buffer;
+    o.shuffle_shards = d.shuffle_shards;
+    o.max_tokens = d.max_tokens;
+    o.bucket_window = d.bucket_window;
+  }
+  return o;
+}
+
+TextEncoderOptions encoder_options(const SiftConfig& config) {
+  TextEncoderOptions e;
+  e.tokenizer.lowercase = config.tokenizer.lowercase;
+  e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
+  e.tokenizer.drop_punctuation = config.tokenizer.drop_punctuation;
+  e.tokenizer.nfkc = config.tokenizer.normalize == "nfkc";
+  e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
+  e.kind = find_model(config.model.type).input;
+  e.ngrams = static_cast<int>(config.model.ngrams);
+  e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
+  e.max_length = config.data.max_length;
+  e.fasttext_compat = config.tokenizer.fasttext_compat;
+  return e;
+}
+
+}  // namespace
+
+const std::optional<SplitSource>& DataPlan::source(Split split) const {
+  return split == Split::train ? train : split == Split::valid ? valid : test;
+}
+
+DataPlan resolve_data(const SiftConfig& config) {
+  DataPlan p;
+  p.train = split_source(config, Split::train);
+  p.valid = split_source(config, Split::valid);
+  p.test = split_source(config, Split::test);
+  p.train_stream = stream_options(config, true);
+  p.eval_stream = stream_options(config, false);
+  p.labels = config.data.labels;
+  p.multi_label = config.data.multi_label;
+  p.encoder = encoder_options(config);
+  p.tokenizer = config.tokenizer.type;
+  p.tokenizer_model = config.tokenizer.model;
+  p.vocab = {static_cast<uint64_t>(config.tokenizer.count_limit),
+             static_cast<uint64_t>(config.tokenizer.min_count),
+             static_cast<uint64_t>(config.tokenizer.max_size)};
+  const std::string& from = config.train.init_from;
+  const bool pieces = p.tokenizer == TokenizerType::sentencepiece;
+  if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
+  return p;
+}
+
+}  // namespace sift

@@ -1,0 +1,57 @@
+// How a run reads its data, resolved once from the config (data.*, tokenizer.*, the
+// model's input options, run.seed, train.batch_size and train.init_from) by
+// resolve_data. Everything that opens a split or builds a vocabulary takes this plan,
+// so no reader below looks at those keys again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "datasets/example_stream.h"
+#include "datasets/sharded_stream.h"
+#include "datasets/text_encoder.h"
+#include "datasets/text_format.h"
+
+namespace sift {
+
+// Where a split's records come from: file patterns (expanded when the split is opened,
+// so a missing file is reported by the reader that needs it), how to read them and
+// which hashed part of them belongs to the split.
+struct SplitSource {
+  std::vector<std::string> patterns;
+  std::string key;  // the option that named them ("data.train.path")
+  TextFormat format;
+  HashPart part = HashPart::all;  // all: the split has files of its own
+};
+
+// The vocabulary pass's limits (tokenizer.count_limit, min_count, max_size).
+struct VocabLimits {
+  uint64_t count_limit = 0;
+  uint64_t min_count = 1;
+  uint64_t max_size = 0;
+};
+
+struct DataPlan {
+  std::optional<SplitSource> train, valid, test;  // absent: the config gives no data
+  // Stream options of training (shuffled, train.batch_size) and of evaluation (file
+  // order, batches of 256); the split's format, labels, part and rank are set on opening.
+  StreamOptions train_stream, eval_stream;
+  std::vector<std::string> labels;  // data.labels: declared label names (or a names file)
+  bool multi_label = false;
+  TextEncoderOptions encoder;
+  TokenizerType tokenizer = TokenizerType::word;
+  std::string tokenizer_model;  // SentencePiece model file
+  VocabLimits vocab;
+  // A run folder whose vocabulary and labels a fine-tuning run keeps (train.init_from);
+  // empty: built from the training data.
+  std::string vocabulary_from;
+
+  const std::optional<SplitSource>& source(Split split) const;
+};
+
+DataPlan resolve_data(const SiftConfig& config);
+
+}  // namespace sift

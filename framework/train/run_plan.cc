@@ -1,0 +1,50 @@
+#include "framework/train/run_plan.h"
+
+#include "config/validate.h"
+#include "framework/runtime/device.h"
+#include "models/model.h"
+
+namespace sift {
+namespace {
+
+PrecisionPlan precision_plan(const TrainConfig& t) {
+  PrecisionPlan p;
+  p.autocast = t.precision;
+  p.recompute = recompute_policy(t.gradient_checkpointing, t.gradient_checkpointing_every);
+  p.loss_scaling = loss_scaling_enabled(t.loss_scaling, t.precision);
+  p.scaler.growth_interval = t.loss_scale_growth_interval;
+  return p;
+}
+
+DistributedOptions distributed_plan(const SiftConfig& config) {
+  DistributedOptions o;
+  o.timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
+  o.backend = config.run.dist_backend;
+  o.bucket_mb = config.train.bucket_mb;
+  o.device = parse_device(config.run.device);
+  return o;
+}
+
+}  // namespace
+
+RunPlan resolve_run(const SiftConfig& config) {
+  validate(config, model_traits());
+  RunPlan p;
+  p.given = config;
+  p.data = resolve_data(config);
+  p.model = config.model;
+  p.train = config.train;
+  p.loss.multi_label = config.data.multi_label;
+  p.loss.label_smoothing = config.train.label_smoothing;
+  p.loss.sum = config.train.loss_reduction == LossReduction::sum;
+  p.labels = label_mode(config);
+  p.precision = precision_plan(config.train);
+  p.distributed = distributed_plan(config);
+  p.threads = config.run.threads;
+  p.seed = static_cast<uint64_t>(config.run.seed);
+  p.device = p.distributed.device;
+  return p;
+}
+
+}  // namespace sift
