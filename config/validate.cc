@@ -189,6 +189,19 @@ void check_prune(const SiftConfig& config, const ModelTraits& model) {
   }
 }
 
+// train.distill.*: the soft loss's settings mean nothing without a teacher; given alone
+// they were ignored silently.
+void check_distill(const SiftConfig& config) {
+  if (!config.train.distill.teacher.empty()) return;
+  for (const char* key : {"train.distill.temperature", "train.distill.alpha"}) {
+    if (!is_set(config, key)) continue;
+    throw Error(fmt::format(
+        "{}: Set without train.distill.teacher, so nothing is distilled; give the teacher "
+        "(a run folder or an exported .pt) or leave {} out.",
+        key, key));
+  }
+}
+
 }  // namespace
 
 void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) {
@@ -198,6 +211,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_memory(config, model);
   check_folds(config.data);
   check_prune(config, model);
+  check_distill(config);
   if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
     throw Error(
         "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "

@@ -50,6 +50,14 @@ TEST(Validate, Fp16OnTheCpuIsRefusedNamingTheKey) {
   EXPECT_EQ(error_of({"train.precision=bf16"}), "");
 }
 
+TEST(Validate, DistillationSettingsWithoutATeacherAreRefusedNamingTheKey) {
+  const std::string t = error_of({"train.distill.temperature=4"});
+  EXPECT_TRUE(starts_with(t, "train.distill.temperature: Set without train.distill.teacher")) << t;
+  const std::string a = error_of({"train.distill.alpha=0.2"});
+  EXPECT_TRUE(starts_with(a, "train.distill.alpha: Set without train.distill.teacher")) << a;
+  EXPECT_EQ(error_of({"train.distill.teacher=teacher_run", "train.distill.alpha=0.2"}), "");
+}
+
 TEST(Validate, APrecisionTheModelDoesNotTrainInIsRefused) {
   const std::string m = error_of({"train.precision=fp16", "run.device=cuda", "model.type=rnn"});
   EXPECT_TRUE(starts_with(m, "train.precision: The rnn model does not train in fp16")) << m;

@@ -47,7 +47,7 @@ TEST(RunPlan, TrainingStreamsShuffleInTheirBatchSizeAndEvaluationStreamsKeepFile
 
 TEST(RunPlan, EachPartGetsItsOptionsFromTheConfig) {
   const RunPlan p = plan_of({"data.train.path=a.txt", "model.type=transformer",
-                             "train.precision=fp16", "train.loss_reduction=sum",
+                             "train.precision=bf16", "train.loss_reduction=sum",
                              "train.label_smoothing=0.1", "data.multi_label=true",
                              "train.threshold=0.3", "run.dist_timeout_seconds=12",
                              "train.gradient_checkpointing=every",
@@ -57,18 +57,21 @@ TEST(RunPlan, EachPartGetsItsOptionsFromTheConfig) {
   EXPECT_DOUBLE_EQ(p.loss.label_smoothing, 0.1);
   EXPECT_TRUE(p.labels.multi_label);
   EXPECT_DOUBLE_EQ(p.labels.threshold, 0.3);
-  EXPECT_EQ(p.precision.autocast, Precision::fp16);
-  EXPECT_TRUE(p.precision.loss_scaling);  // auto: on for fp16
+  EXPECT_EQ(p.precision.autocast, Precision::bf16);
+  EXPECT_FALSE(p.precision.loss_scaling);  // auto: on for fp16 only
+  EXPECT_FALSE(p.precision.make_scaler().enabled());
   EXPECT_EQ(p.precision.scaler.growth_interval, 77);
   EXPECT_EQ(p.distributed.timeout.count(), 12000);
   EXPECT_EQ(p.model.type, "transformer");
   EXPECT_EQ(p.data.encoder.kind, InputKind::sequence);
 }
 
-TEST(RunPlan, BfloatRunsScaleNoLossByDefault) {
-  const RunPlan p = plan_of({"data.train.path=a.txt", "train.precision=bf16"});
-  EXPECT_FALSE(p.precision.loss_scaling);
-  EXPECT_FALSE(p.precision.make_scaler().enabled());
+TEST(RunPlan, DynamicLossScalingGivesAnEnabledScalerWithTheGrowthInterval) {
+  const RunPlan p = plan_of({"data.train.path=a.txt", "train.loss_scaling=dynamic",
+                             "train.loss_scale_growth_interval=5"});
+  EXPECT_TRUE(p.precision.loss_scaling);
+  EXPECT_TRUE(p.precision.make_scaler().enabled());
+  EXPECT_EQ(p.precision.scaler.growth_interval, 5);
 }
 
 TEST(RunPlan, ResolvingRefusesOptionsThatDoNotGoTogetherNamingTheKey) {
