@@ -190,9 +190,9 @@ void check_prune(const SiftConfig& config, const ModelTraits& model) {
 }
 
 // train.distill.*: the soft loss's settings mean nothing without a teacher; given alone
-// they were ignored silently.
+// they were ignored silently. A dumped config lists them all and is not refused.
 void check_distill(const SiftConfig& config) {
-  if (!config.train.distill.teacher.empty()) return;
+  if (!config.train.distill.teacher.empty() || gives_every_option(config)) return;
   for (const char* key : {"train.distill.temperature", "train.distill.alpha"}) {
     if (!is_set(config, key)) continue;
     throw Error(fmt::format(

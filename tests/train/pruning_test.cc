@@ -76,7 +76,8 @@ ModelBundle pruned_bundle(const std::vector<std::string>& overrides, Pruner** ou
     torch::NoGradGuard no_grad;
     for (auto& p : b.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
   }
-  pruner = std::make_unique<Pruner>(b.config, *b.model);
+  const TrainConfig& t = b.config.train;
+  pruner = std::make_unique<Pruner>(t.prune, t.optimizer, b.config.model, *b.model);
   pruner->update(b.config.train.prune.end_step);
   b.model->eval();
   if (out) *out = pruner.get();
