@@ -68,7 +68,7 @@ std::optional<ExampleStream> open_split(const SiftConfig& config, Split split,
 std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::string& split,
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank, int64_t world_size,
-                                           const TextEncoder* teacher) {
+                                           const TextEncoder* teacher, bool keep_text) {
   auto source = split_files(config, from_string<Split>(split, "split"));
   if (!source) return nullptr;
   StreamOptions o;
@@ -84,6 +84,7 @@ std::unique_ptr<ShardedStream> open_stream(const SiftConfig& config, const std::
   o.prefetch = config.data.prefetch;
   o.batch_size = training ? config.train.batch_size : 256;
   o.multi_label = config.data.multi_label;
+  o.keep_text = keep_text;
   if (training) {
     o.shuffle_buffer = config.data.shuffle_buffer;
     o.shuffle_shards = config.data.shuffle_shards;
