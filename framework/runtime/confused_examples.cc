@@ -31,14 +31,14 @@ bool ConfusedExamples::make_room(const Cell& cell, const ConfusionMatrix& counts
   if (cells_.size() < max_pairs_) return true;
   auto smallest = cells_.end();
   for (auto it = cells_.begin(); it != cells_.end(); ++it) {
-    if (smallest == cells_.end() || counts.count(it->first.first, it->first.second) <
-                                        counts.count(smallest->first.first, smallest->first.second)) {
+    if (smallest == cells_.end() ||
+        counts.count(it->first.first, it->first.second) <
+            counts.count(smallest->first.first, smallest->first.second)) {
       smallest = it;
     }
   }
-  if (smallest == cells_.end() ||
-      counts.count(smallest->first.first, smallest->first.second) >=
-          counts.count(cell.first, cell.second)) {
+  if (smallest == cells_.end() || counts.count(smallest->first.first, smallest->first.second) >=
+                                      counts.count(cell.first, cell.second)) {
     return false;
   }
   cells_.erase(smallest);
@@ -46,7 +46,7 @@ bool ConfusedExamples::make_room(const Cell& cell, const ConfusionMatrix& counts
 }
 
 std::vector<std::string>* ConfusedExamples::slot(int64_t truth, int64_t predicted,
-                                                const ConfusionMatrix& counts) {
+                                                 const ConfusionMatrix& counts) {
   if (per_pair_ == 0 || truth == predicted) return nullptr;
   const Cell cell{truth, predicted};
   auto it = cells_.find(cell);
@@ -59,7 +59,8 @@ std::vector<std::string>* ConfusedExamples::slot(int64_t truth, int64_t predicte
 
 void ConfusedExamples::add(int64_t truth, int64_t predicted, std::string_view text,
                            const ConfusionMatrix& counts) {
-  if (auto* texts = slot(truth, predicted, counts)) texts->push_back(text_snippet(text, max_chars_));
+  if (auto* texts = slot(truth, predicted, counts))
+    texts->push_back(text_snippet(text, max_chars_));
 }
 
 const std::vector<std::string>& ConfusedExamples::texts(int64_t truth, int64_t predicted) const {

@@ -2,9 +2,8 @@
 // and F1, macro-F1. Plain integers, so that ranks can sum matrices later.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -341,9 +341,8 @@ std::string confused_pairs(const RunFiles& r, std::string name, const nlohmann::
     }
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td class=\"texts\">{}</td></tr>",
-        escape(p.value("true", "")), escape(p.value("predicted", "")),
-        p.value("count", int64_t{0}), 100.0 * p.value("share_of_true", 0.0),
-        texts.empty() ? "" : "<ul>" + texts + "</ul>");
+        escape(p.value("true", "")), escape(p.value("predicted", "")), p.value("count", int64_t{0}),
+        100.0 * p.value("share_of_true", 0.0), texts.empty() ? "" : "<ul>" + texts + "</ul>");
   }
   return html + "</table>";
 }
@@ -464,8 +463,7 @@ std::string summary_table(const std::vector<RunFiles>& runs) {
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>",
         escape(r.name), name, number(get(split, "accuracy")), number(get(split, "macro_f1")),
-        multi ? "<td>" + number(get(split, "micro_f1")) + "</td>" : "",
-        number(get(split, "loss")),
+        multi ? "<td>" + number(get(split, "micro_f1")) + "</td>" : "", number(get(split, "loss")),
         get(train, "steps").is_number() ? get(train, "steps").dump() : "",
         number(get(train, "seconds"), "{:.2f}"),
         number(get(train, "examples_per_second"), "{:.0f}"));
@@ -509,7 +507,8 @@ constexpr const char* kStyle =
     ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
     ".note{color:#666;font-style:italic}.warn{color:#b00;font-weight:600}"
     "pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:400px}"
-    "td.texts{text-align:left;max-width:700px;font-size:12px}td.texts ul{margin:0;padding-left:16px}";
+    "td.texts{text-align:left;max-width:700px;font-size:12px}td.texts "
+    "ul{margin:0;padding-left:16px}";
 
 }  // namespace
 

@@ -84,7 +84,8 @@ nlohmann::json most_confused(Run& run, const ConfusedExamples& mine, const Evalu
 
 // report.txt's lines for them: "true -> predicted: count (share)" and the texts indented.
 std::string most_confused_text(const nlohmann::json& pairs) {
-  std::string text = pairs.empty() ? "" : "most confused pairs (true -> predicted), with examples\n";
+  std::string text =
+      pairs.empty() ? "" : "most confused pairs (true -> predicted), with examples\n";
   for (const auto& p : pairs) {
     text += fmt::format("{} -> {}: {} ({:.1f}% of {})\n", p["true"].get<std::string>(),
                         p["predicted"].get<std::string>(), p["count"].get<int64_t>(),

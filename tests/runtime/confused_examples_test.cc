@@ -39,7 +39,10 @@ TEST(ConfusedExamples, ASnippetIsCutOnACharacterBoundaryAndEndsInAnEllipsis) {
 }
 
 TEST(ConfusedExamples, ControlBytesBecomeSpacesAndBytesThatAreNotUtf8TheReplacementCharacter) {
-  EXPECT_EQ(text_snippet("a\tb\nc\x7f" "d", 200), "a b c d");
+  EXPECT_EQ(text_snippet("a\tb\nc\x7f"
+                         "d",
+                         200),
+            "a b c d");
   EXPECT_EQ(text_snippet("x\xFFy", 200), "x\xEF\xBF\xBDy");
   EXPECT_EQ(text_snippet("\xC3", 200), "\xEF\xBF\xBD");  // a sequence cut short
 }

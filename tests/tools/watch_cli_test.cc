@@ -2,8 +2,8 @@
 // profile in report.json/report.txt, driven through the `sift` executable.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -244,8 +244,9 @@ const std::string kEllipsis = "\xE2\x80\xA6";
 
 TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheModelMisreads) {
   // Few steps: a model that still errs. Two data workers: texts travel with their records.
-  ASSERT_EQ(sift(train_args("r", " --set train.epochs=1 --set train.max_steps=12 "
-                                 "--set data.workers=2 --set run.seed=3"))
+  ASSERT_EQ(sift(train_args("r",
+                            " --set train.epochs=1 --set train.max_steps=12 "
+                            "--set data.workers=2 --set run.seed=3"))
                 .status,
             0);
   const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
@@ -269,8 +270,8 @@ TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheM
     for (const auto& text_json : pair["texts"]) {
       std::string text = text_json.get<std::string>();
       ++shown;
-      const bool cut = text.size() > kEllipsis.size() &&
-                       text.compare(text.size() - 3, 3, kEllipsis) == 0;
+      const bool cut =
+          text.size() > kEllipsis.size() && text.compare(text.size() - 3, 3, kEllipsis) == 0;
       if (cut) text.resize(text.size() - 3);
       const auto it = part.lower_bound(text);  // a cut text is a prefix of its record's
       ASSERT_TRUE(it != part.end() && it->first.compare(0, text.size(), text) == 0) << text;
@@ -285,7 +286,8 @@ TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheM
   const auto predicted = sift("predict --model " + quote(dir_ + "/r"), whole);
   ASSERT_EQ(predicted.status, 0) << predicted;
   std::string labels_out;
-  for (const auto& line : lines_of(predicted.out)) labels_out += line.substr(0, line.find('\t')) + "\n";
+  for (const auto& line : lines_of(predicted.out))
+    labels_out += line.substr(0, line.find('\t')) + "\n";
   EXPECT_EQ(labels_out, expected);
   const std::string text = testing::slurp(dir_ + "/r/report.txt");
   EXPECT_NE(text.find("most confused pairs"), std::string::npos) << text;
@@ -293,22 +295,26 @@ TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheM
   const std::string html = testing::slurp(dir_ + "/r/report.html");
   EXPECT_NE(html.find("Most confused pairs on the valid split"), std::string::npos);
   size_t items = 0;
-  for (size_t at = html.find("id=\"confused\""); (at = html.find("<li>", at + 1)) != std::string::npos;)
+  for (size_t at = html.find("id=\"confused\"");
+       (at = html.find("<li>", at + 1)) != std::string::npos;)
     ++items;
   EXPECT_EQ(items, shown);
 }
 
 TEST_F(WatchCli, ConfusedTextsFromAValidationFileAreCutToTwoHundredCharactersAndEscaped) {
   std::string train;
-  for (int i = 0; i < 100; ++i) train += "pos\tsunny bright happy day\nneg\tgloomy dark sad night\n";
+  for (int i = 0; i < 100; ++i)
+    train += "pos\tsunny bright happy day\nneg\tgloomy dark sad night\n";
   std::string long_text;
   while (long_text.size() < 300) long_text += "gloomy dark ";
   testing::write_file(dir_ + "/train.tsv", train);
   testing::write_file(dir_ + "/valid.tsv", "pos\tgloomy <b>dark</b> & sad\npos\t" + long_text +
                                                "\nneg\tgloomy dark sad night\n");
-  const auto r = sift(train_args("r", " --set train.epochs=3 --set data.valid_split=0 "
-                                      "--set data.train.path=" + quote(dir_ + "/train.tsv") +
-                                      " --set data.valid.path=" + quote(dir_ + "/valid.tsv")));
+  const auto r = sift(train_args("r",
+                                 " --set train.epochs=3 --set data.valid_split=0 "
+                                 "--set data.train.path=" +
+                                     quote(dir_ + "/train.tsv") +
+                                     " --set data.valid.path=" + quote(dir_ + "/valid.tsv")));
   ASSERT_EQ(r.status, 0) << r;
   const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
   const auto& pairs = report["splits"]["valid"]["confused_examples"];
