@@ -42,8 +42,8 @@ class WatchCli : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  testing::SiftResult sift(const std::string& args) {
-    return testing::run_sift(args, dir_, "", kSource);
+  testing::SiftResult sift(const std::string& args, const std::string& input = "") {
+    return testing::run_sift(args, dir_, input, kSource);
   }
   // SMS spam, a small table, a row every 10 steps, into dir_/NAME. Through autograd
   // (train.fast_path: off): the fused SGD loop of the fastText model has no separate
