@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "datasets/example_stream.h"
+#include "datasets/unicode.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -226,17 +227,39 @@ void expect_self_contained(const std::string& html) {
   }
 }
 
+// A record's text as the report shows it: control characters (C0, DEL, C1) as spaces and
+// bytes that are not UTF-8 as U+FFFD. SMS spam has one: U+0093 in the INTERFLORA text.
+std::string as_shown(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = decode_utf8(text, i);
+    if (c.cp < 0) {
+      out += "\xEF\xBF\xBD";
+    } else if (c.cp < 0x20 || c.cp == 0x7f || (c.cp >= 0x80 && c.cp < 0xa0)) {
+      out += ' ';
+    } else {
+      out.append(text, i, c.length);
+    }
+    i += c.length;
+  }
+  return out;
+}
+
+struct Record {
+  std::string text, label;
+};
+
 // The validation part of SMS spam as a run with data.valid_split 0.1 and `seed` holds it
-// out, read through the datasets layer: text -> label.
-std::map<std::string, std::string> sms_validation_part(uint64_t seed) {
+// out, read through the datasets layer: shown text -> the record.
+std::map<std::string, Record> sms_validation_part(uint64_t seed) {
   TextFormat format;
   format.format = FileFormat::tsv;
   format.text_columns = {"1"};
   format.label_column = "0";
   ExampleStream valid({kSource + "/data/sms_spam/SMSSpamCollection"}, format, {}, HashPart::valid,
                       0.1, seed);
-  std::map<std::string, std::string> part;
-  for (Example e; valid.next(e);) part[e.text] = e.labels.at(0);
+  std::map<std::string, Record> part;
+  for (Example e; valid.next(e);) part[as_shown(e.text)] = {e.text, e.labels.at(0)};
   return part;
 }
 
@@ -275,10 +298,10 @@ TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheM
       if (cut) text.resize(text.size() - 3);
       const auto it = part.lower_bound(text);  // a cut text is a prefix of its record's
       ASSERT_TRUE(it != part.end() && it->first.compare(0, text.size(), text) == 0) << text;
-      EXPECT_EQ(it->second, truth) << text;
+      EXPECT_EQ(it->second.label, truth) << text;
       if (cut) continue;
       EXPECT_EQ(it->first, text);
-      whole += text + "\n";
+      whole += it->second.text + "\n";  // the record itself, as the model read it
       expected += pair["predicted"].get<std::string>() + "\n";
     }
   }
