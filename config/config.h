@@ -123,11 +123,22 @@ struct SchedulerConfig {
   double warmup_ratio = 0.0;
 };
 
+// train.distill.augment: Tang et al. 2019's transfer-set augmentation of the training
+// texts (word masking, n-gram sampling); the augmented texts are scored by the teacher only.
+struct AugmentConfig {
+  double copies = 0.0;  // augmented examples per labelled one in each batch; 0: off
+  double mask = 0.1;    // each word becomes the mask token with this probability
+  double ngram = 0.25;  // with this probability only a random n-gram (n in 1..5) is kept
+};
+
 // train.distill: knowledge distillation from a trained teacher (Hinton et al. 2015).
 struct DistillConfig {
   std::string teacher;       // a run folder or an exported .pt; empty: no distillation
   double temperature = 2.0;  // softens both distributions of the soft loss
   double alpha = 0.5;        // weight of the hard-label loss; the soft loss gets 1 - alpha
+  std::vector<std::string> unlabeled;  // files of texts without labels, one per line
+  double unlabeled_ratio = 1.0;        // unlabelled examples per labelled one in each batch
+  AugmentConfig augment;
 };
 
 // train.prune: gradual magnitude pruning (Zhu & Gupta 2017). Off while structure is empty.

@@ -50,6 +50,16 @@ struct RawBatch {
     teacher_ids.insert(teacher_ids.end(), example_ids.begin(), example_ids.end());
   }
 
+  // Appends another batch's examples after this one's (distillation: the transfer set's
+  // unlabelled rows after the labelled ones).
+  void append(const RawBatch& other) {
+    append_rows(offsets, ids, other.offsets, other.ids);
+    labels.insert(labels.end(), other.labels.begin(), other.labels.end());
+    append_rows(label_starts, label_lists, other.label_starts, other.label_lists);
+    append_rows(teacher_offsets, teacher_ids, other.teacher_offsets, other.teacher_ids);
+    texts.insert(texts.end(), other.texts.begin(), other.texts.end());
+  }
+
   void clear() {
     ids.clear();
     teacher_ids.clear();
@@ -62,6 +72,13 @@ struct RawBatch {
   }
 
  private:
+  static void append_rows(std::vector<int64_t>& starts, std::vector<int64_t>& all,
+                          const std::vector<int64_t>& more_starts,
+                          const std::vector<int64_t>& more) {
+    const auto shift = static_cast<int64_t>(all.size());
+    for (const int64_t start : more_starts) starts.push_back(start + shift);
+    all.insert(all.end(), more.begin(), more.end());
+  }
   static int64_t row_end(const std::vector<int64_t>& starts, const std::vector<int64_t>& all,
                          int64_t i) {
     return i + 1 < static_cast<int64_t>(starts.size()) ? starts[static_cast<std::size_t>(i) + 1]

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "datasets/augment.h"
 #include "datasets/batch.h"
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
@@ -45,6 +46,16 @@ struct StreamOptions {
   int64_t bucket_window = 0;  // > 1: sort this many batches' worth by length
   bool multi_label = false;   // records may carry several labels (RawBatch::label_lists)
   bool keep_text = false;     // batches carry their texts too (RawBatch::texts)
+  // Distillation's transfer set: records carry the label -1 and no label is looked up
+  // (their files may hold none: TextFormat::text_only); the teacher alone scores them.
+  bool unlabeled = false;
+  // Applied to each text before it is encoded (both encoders see the same augmented
+  // text), seeded by the run's seed, the epoch and the record's position, so an epoch
+  // reads the same augmented texts however it is cut by saves and resumes.
+  AugmentOptions augment;
+  // Mixed into the seed of the shard order and the shuffle (not of the hashed split):
+  // a second stream over the same files takes an order of its own.
+  uint64_t order_salt = 0;
 };
 
 // One encoded record and where its reader stands after it.

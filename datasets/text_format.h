@@ -25,6 +25,9 @@ struct TextFormat {
   uint64_t max_line_bytes = 1 << 20;  // longer records are malformed (bounded memory)
   BadLinePolicy on_bad_line = BadLinePolicy::error;
   bool truncate_long_lines = false;  // keep a too-long record's first max_line_bytes
+  // Each record is one text and nothing else: no label is parsed, `format` and its
+  // columns are ignored (train.distill.unlabeled).
+  bool text_only = false;
 };
 
 }  // namespace sift

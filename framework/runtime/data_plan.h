@@ -34,6 +34,17 @@ struct VocabLimits {
   uint64_t max_size = 0;
 };
 
+// Distillation's transfer set (train.distill.unlabeled, train.distill.augment): texts
+// without labels that only the teacher scores. Each source is read by a stream of its own
+// whose batches of stream.batch_size rows are appended to every labelled batch; it runs
+// across the labelled epochs (which the labelled data alone defines), starting its own
+// epoch again whenever it ends.
+struct TransferSource {
+  std::string name;  // "unlabeled" or "augment": its data position in last.ckpt is data_<name>
+  SplitSource source;
+  StreamOptions stream;  // unlabeled, augment, order_salt, batch_size set; rank on opening
+};
+
 struct DataPlan {
   std::optional<SplitSource> train, valid, test;  // absent: the config gives no data
   // Stream options of training (shuffled, train.batch_size) and of evaluation (file
@@ -48,6 +59,7 @@ struct DataPlan {
   // A run folder whose vocabulary and labels a fine-tuning run keeps (train.init_from);
   // empty: built from the training data.
   std::string vocabulary_from;
+  std::vector<TransferSource> transfer;  // empty without train.distill.unlabeled/augment
 
   const std::optional<SplitSource>& source(Split split) const;
 };

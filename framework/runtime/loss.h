@@ -19,11 +19,15 @@ struct LossOptions {
   torch::Tensor class_weights;  // single-label: weight per class; multi-label: pos_weight
 };
 
-// [batch, classes] float targets, 1 for each of a record's labels (multi-label batches).
+// [rows, classes] float targets, 1 for each of a record's labels (multi-label batches):
+// the rows with a label list (unlabelled rows appended after them have none).
 torch::Tensor multi_hot(const RawBatch& batch, int64_t classes);
 
 // A multi-label loss sums over labels, then reduces over examples like cross-entropy,
-// so that loss values and learning rates stay comparable with single-label runs.
+// so that loss values and learning rates stay comparable with single-label runs. Only
+// the rows with a label count (the mean is over them): distillation's unlabelled rows
+// (label -1, after the labelled ones: RawBatch::append) add nothing; a batch without
+// labelled rows has a hard loss of 0.
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
                          const LossOptions& options);
 

@@ -53,6 +53,15 @@ std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
                                            const TextEncoder* teacher = nullptr,
                                            bool keep_text = false);
 
+// A transfer source's stream (data_plan.h TransferSource): this rank's part of its files,
+// each text also in the teacher's encoding. A pattern that matches no file is refused
+// naming its key (train.distill.unlabeled) and the pattern.
+std::unique_ptr<ShardedStream> open_transfer_stream(const TransferSource& transfer,
+                                                    const TextEncoder& encoder,
+                                                    const LabelSet& labels,
+                                                    const TextEncoder& teacher, int64_t rank,
+                                                    int64_t world_size);
+
 // "the test data (a.tsv, b.tsv) holds no record".
 std::string empty_split_message(const std::string& split, const ShardedStream& stream);
 

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,6 +37,13 @@ struct BestWeights {
   bool is_reference = false;
 };
 
+// A stream of distillation's transfer set (data_plan.h TransferSource), opened by the
+// epoch loop; next_batch appends its next batch to each labelled one.
+struct TransferStream {
+  std::string name;  // TransferSource::name
+  std::unique_ptr<ShardedStream> stream;
+};
+
 struct Run {
   RunPlan plan;  // the run's options, resolved once (run_plan.h)
   TrainOptions options;
@@ -51,6 +59,9 @@ struct Run {
   std::string training_path;
   torch::Device device{torch::kCPU};
   std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
+  std::vector<TransferStream> transfer;  // train.distill.unlabeled, augment (empty: none)
+  // Resume: the transfer streams' positions last.ckpt holds, by name (restore_last).
+  std::map<std::string, std::string> transfer_states;
   TrainingState state;
   BestWeights best;
   LossScaler scaler;                  // train.loss_scaling; disabled by default
