@@ -542,6 +542,38 @@ std::vector<Option> declare() {
                 "from the teacher's distribution; multi-label: from its sigmoids, summed "
                 "over labels) gets 1 - alpha. 1: the labels alone.",
                 in_range(0.0, 1.0));
+  // The transfer set (issue #14): texts without labels that only the teacher scores.
+  t.add<std::vector<std::string>>(
+      "train.distill.unlabeled", SIFT_FIELD(train.distill.unlabeled),
+      "Distillation: files (patterns, folders or lists, as data.train.path) of texts "
+      "without labels, one per line, plain, .gz or .zst, read as a stream. The teacher "
+      "labels them on the fly; each batch gets train.distill.unlabeled_ratio of them per "
+      "labelled example, which only the soft loss sees. They run across the labelled "
+      "epochs, starting over when they end. Empty: off.");
+  t.add<double>("train.distill.unlabeled_ratio", SIFT_FIELD(train.distill.unlabeled_ratio),
+                "Unlabelled examples (train.distill.unlabeled) per labelled one in each "
+                "batch: round(ratio x train.batch_size) rows, at least 1, appended to every "
+                "batch.",
+                [](const double& v) {
+                  return v > 0.0 && v <= 64.0
+                             ? std::string()
+                             : fmt::format("The value must be in (0, 64] (got {}).", v);
+                });
+  t.add<double>("train.distill.augment.copies", SIFT_FIELD(train.distill.augment.copies),
+                "Distillation's transfer-set augmentation (Tang et al. 2019): augmented "
+                "training texts per labelled example in each batch (round(copies x "
+                "train.batch_size) rows appended to every batch, read from the training "
+                "data in an order of their own, augmented anew each pass). The teacher "
+                "scores them; only the soft loss sees them. 0: off.",
+                in_range(0.0, 64.0));
+  t.add<double>("train.distill.augment.mask", SIFT_FIELD(train.distill.augment.mask),
+                "Augmentation: the probability that a word of an augmented text becomes "
+                "the mask token <mask>.",
+                in_range(0.0, 1.0));
+  t.add<double>("train.distill.augment.ngram", SIFT_FIELD(train.distill.augment.ngram),
+                "Augmentation: the probability that an augmented text keeps only n "
+                "consecutive words (n uniform in 1..5), after masking.",
+                in_range(0.0, 1.0));
   // train.prune.*: gradual magnitude pruning (issue #14, framework/train/pruning.cc).
   t.add_enum_list<PruneStructure>(
       "train.prune.structure", SIFT_FIELD(train.prune.structure),

@@ -192,13 +192,41 @@ void check_prune(const SiftConfig& config, const ModelTraits& model) {
 // train.distill.*: the soft loss's settings mean nothing without a teacher; given alone
 // they were ignored silently. A dumped config lists them all and is not refused.
 void check_distill(const SiftConfig& config) {
-  if (!config.train.distill.teacher.empty() || gives_every_option(config)) return;
+  const DistillConfig& d = config.train.distill;
+  const bool teacher = !d.teacher.empty();
+  // A transfer set without a teacher has no labels at all: refused even in a dump.
+  if (!teacher && (!d.unlabeled.empty() || d.augment.copies > 0)) {
+    const char* key =
+        !d.unlabeled.empty() ? "train.distill.unlabeled" : "train.distill.augment.copies";
+    throw Error(fmt::format(
+        "{}: Unlabelled texts are scored by the teacher alone, and there is none; give "
+        "train.distill.teacher (a run folder or an exported .pt) or leave {} out.",
+        key, key));
+  }
+  if (gives_every_option(config)) return;
   for (const char* key : {"train.distill.temperature", "train.distill.alpha"}) {
-    if (!is_set(config, key)) continue;
+    if (teacher || !is_set(config, key)) continue;
     throw Error(fmt::format(
         "{}: Set without train.distill.teacher, so nothing is distilled; give the teacher "
         "(a run folder or an exported .pt) or leave {} out.",
         key, key));
+  }
+  if (d.unlabeled.empty() && is_set(config, "train.distill.unlabeled_ratio")) {
+    throw Error(
+        "train.distill.unlabeled_ratio: Set without train.distill.unlabeled, so there is "
+        "nothing to mix in; give the files of unlabelled texts or leave it out.");
+  }
+  for (const char* key : {"train.distill.augment.mask", "train.distill.augment.ngram"}) {
+    if (d.augment.copies > 0 || !is_set(config, key)) continue;
+    throw Error(fmt::format(
+        "{}: Set while train.distill.augment.copies is 0, so nothing is augmented; set "
+        "copies (augmented texts per labelled one) or leave {} out.",
+        key, key));
+  }
+  if (d.augment.copies > 0 && d.augment.mask == 0 && d.augment.ngram == 0) {
+    throw Error(
+        "train.distill.augment.copies: Both train.distill.augment.mask and .ngram are 0, so "
+        "the augmented texts would be the training texts again; raise one of them.");
   }
 }
 

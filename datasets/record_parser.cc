@@ -110,6 +110,11 @@ void RecordParser::set_header(std::string_view line) {
 
 std::string RecordParser::parse(std::string_view record, Example& out) {
   out.text.clear();
+  if (format_.text_only) {
+    out.labels.clear();
+    append_text(out.text, trim(record));
+    return {};
+  }
   switch (format_.format) {
     case FileFormat::fasttext:
       return parse_fasttext(record, out);

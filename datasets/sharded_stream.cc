@@ -143,7 +143,8 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
   const bool splittable = options_.format.format != FileFormat::csv;
   const auto all =
       partition_shards(shards_, static_cast<size_t>(options_.world_size * options_.workers),
-                       splittable, options_.seed, epoch_, options_.shuffle_shards);
+                       splittable, options_.seed ^ options_.order_salt, epoch_,
+                       options_.shuffle_shards);
   plan_.assign(all.begin() + options_.rank * options_.workers,
                all.begin() + (options_.rank + 1) * options_.workers);
   for (size_t k = 0; k < plan_.size(); ++k) {
@@ -154,7 +155,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
     w->done = !done.empty() && done[k];
     Worker* worker = w.get();
     if (!worker->done) {
-      w->thread = std::thread([this, worker, k] {
+      w->thread = std::thread([this, worker, k, epoch = epoch_] {
         std::vector<EncodedRecord> chunk;
         try {
           RecordReader reader(plan_[k], options_.format, options_.label_names);
@@ -183,10 +184,14 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds)) {
               continue;
             }
-            check_label_count(example.labels, options_.multi_label,
-                              [&] { return reader.location(example); });
             EncodedRecord record;
-            for (size_t i = 0; i < example.labels.size(); ++i) {
+            if (options_.unlabeled) {
+              record.label = -1;
+            } else {
+              check_label_count(example.labels, options_.multi_label,
+                                [&] { return reader.location(example); });
+            }
+            for (size_t i = 0; !options_.unlabeled && i < example.labels.size(); ++i) {
               const int64_t id = labels_.id(example.labels[i]);
               if (id < 0) {
                 throw Error(
@@ -200,10 +205,17 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
                 record.more_labels.push_back(id);
               }
             }
+            record.after = reader.position();
+            if (options_.augment.enabled()) {
+              const uint64_t seed =
+                  augment_seed(options_.seed ^ options_.order_salt, epoch,
+                               record_hash(example.text, options_.seed), record.after.piece,
+                               record.after.offset);
+              example.text = augment_text(example.text, options_.augment, seed);
+            }
             encoder.encode(example.text, record.ids);
             if (teacher) teacher->encode(example.text, record.teacher_ids);
             if (options_.keep_text) record.text = std::move(example.text);
-            record.after = reader.position();
             chunk.push_back(std::move(record));
             if (chunk.size() >= kChunkRecords && !hand_over()) return;
           }
@@ -234,7 +246,7 @@ void ShardedStream::start_epoch(uint64_t epoch) {
   turn_ = 0;
   window_.clear();
   input_done_ = false;
-  buffer_.reset(options_.seed * 1000003ULL + epoch);
+  buffer_.reset((options_.seed ^ options_.order_salt) * 1000003ULL + epoch);
   start_workers({}, {});
 }
 

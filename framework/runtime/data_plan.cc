@@ -1,5 +1,7 @@
 #include "framework/runtime/data_plan.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "config/loader.h"
@@ -83,6 +85,55 @@ TextEncoderOptions encoder_options(const SiftConfig& config) {
   return e;
 }
 
+// Rows per labelled batch: round(share x batch_size), at least 1.
+int64_t rows_per_batch(double share, int64_t batch_size) {
+  return std::max<int64_t>(1, std::llround(share * static_cast<double>(batch_size)));
+}
+
+// train.distill.unlabeled and train.distill.augment: the transfer set's streams, shuffled
+// as the training data, each in an order of its own (order_salt), never multi-label (the
+// teacher's soft loss reads no label).
+std::vector<TransferSource> transfer_sources(const SiftConfig& config,
+                                             const std::optional<SplitSource>& train,
+                                             const StreamOptions& training) {
+  const DistillConfig& d = config.train.distill;
+  std::vector<TransferSource> out;
+  if (d.teacher.empty()) return out;
+  StreamOptions base = training;
+  base.unlabeled = true;
+  base.multi_label = false;
+  base.max_tokens = 0;  // the labelled batch alone is cut by size
+  if (!d.unlabeled.empty()) {
+    TransferSource t;
+    t.name = "unlabeled";
+    t.source.patterns = d.unlabeled;
+    t.source.key = "train.distill.unlabeled";
+    // The training data's encoding, line limit and bad-line policy; the rest is one text
+    // per line (a plain format: no csv quotes spanning lines, no header, no escapes).
+    const TextFormat data = text_format(config, Split::train);
+    t.source.format.text_only = true;
+    t.source.format.encoding = data.encoding;
+    t.source.format.max_line_bytes = data.max_line_bytes;
+    t.source.format.on_bad_line = data.on_bad_line;
+    t.source.format.truncate_long_lines = data.truncate_long_lines;
+    t.stream = base;
+    t.stream.order_salt = 0x756E6C6162656C64ULL;  // "unlabeld"
+    t.stream.batch_size = rows_per_batch(d.unlabeled_ratio, config.train.batch_size);
+    out.push_back(std::move(t));
+  }
+  if (d.augment.copies > 0 && train) {
+    TransferSource t;
+    t.name = "augment";
+    t.source = *train;  // the training part only: validation texts stay unseen
+    t.stream = base;
+    t.stream.augment = {d.augment.mask, d.augment.ngram};
+    t.stream.order_salt = 0x6175676D656E7421ULL;  // "augment!"
+    t.stream.batch_size = rows_per_batch(d.augment.copies, config.train.batch_size);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::optional<SplitSource>& DataPlan::source(Split split) const {
@@ -107,6 +158,7 @@ DataPlan resolve_data(const SiftConfig& config) {
   const std::string& from = config.train.init_from;
   const bool pieces = p.tokenizer == TokenizerType::sentencepiece;
   if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
+  p.transfer = transfer_sources(config, p.train, p.train_stream);
   return p;
 }
 

@@ -4,8 +4,20 @@
 
 namespace sift {
 
+namespace {
+
+// The leading rows that carry a label: distillation's unlabelled rows (label -1) are
+// appended after them.
+int64_t labelled_rows(const RawBatch& batch) {
+  int64_t n = 0;
+  while (n < batch.size() && batch.labels[static_cast<size_t>(n)] >= 0) ++n;
+  return n;
+}
+
+}  // namespace
+
 torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
-  const int64_t n = batch.size();
+  const auto n = static_cast<int64_t>(batch.label_starts.size());
   auto targets = torch::zeros({n, classes}, torch::kFloat32);
   float* t = targets.data_ptr<float>();
   for (int64_t i = 0; i < n; ++i) {
@@ -19,23 +31,26 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
                          const LossOptions& options) {
   namespace F = torch::nn::functional;
+  const int64_t rows = labelled_rows(batch);
+  if (rows == 0) return logits.sum() * 0.0;  // zero, and still a part of the graph
+  const torch::Tensor labelled = rows < logits.size(0) ? logits.narrow(0, 0, rows) : logits;
   if (!options.multi_label) {
     auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
     if (options.sum) o.reduction(torch::kSum);
     if (options.class_weights.defined()) o.weight(options.class_weights);
     auto labels =
-        torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()}, torch::kInt64)
+        torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {rows}, torch::kInt64)
             .to(logits.device());
-    return F::cross_entropy(logits, labels, o);
+    return F::cross_entropy(labelled, labels, o);
   }
-  auto targets = multi_hot(batch, logits.size(1)).to(logits.device());
+  auto targets = multi_hot(batch, logits.size(1)).narrow(0, 0, rows).to(logits.device());
   if (options.label_smoothing > 0) {
     targets = targets * (1.0 - options.label_smoothing) + 0.5 * options.label_smoothing;
   }
   auto o = F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum);
   if (options.class_weights.defined()) o.pos_weight(options.class_weights);
-  auto loss = F::binary_cross_entropy_with_logits(logits.to(torch::kFloat32), targets, o);
-  return options.sum ? loss : loss / static_cast<double>(batch.size());
+  auto loss = F::binary_cross_entropy_with_logits(labelled.to(torch::kFloat32), targets, o);
+  return options.sum ? loss : loss / static_cast<double>(rows);
 }
 
 torch::Tensor distill_loss(const torch::Tensor& student, const torch::Tensor& teacher,

@@ -48,6 +48,21 @@ std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
   return std::make_unique<ShardedStream>(source->files, o, encoder, labels, teacher);
 }
 
+std::unique_ptr<ShardedStream> open_transfer_stream(const TransferSource& transfer,
+                                                    const TextEncoder& encoder,
+                                                    const LabelSet& labels,
+                                                    const TextEncoder& teacher, int64_t rank,
+                                                    int64_t world_size) {
+  StreamOptions o = transfer.stream;
+  o.rank = rank;
+  o.world_size = world_size;
+  o.format = transfer.source.format;
+  o.label_names = labels.names();
+  o.part = transfer.source.part;
+  return std::make_unique<ShardedStream>(
+      expand_paths(transfer.source.patterns, transfer.source.key), o, encoder, labels, &teacher);
+}
+
 std::string empty_split_message(const std::string& split, const ShardedStream& stream) {
   std::vector<std::string> paths;
   for (const auto& s : stream.shards()) paths.push_back(s.path);

@@ -17,6 +17,9 @@
 namespace sift {
 namespace {
 
+// A transfer stream's data position in last.ckpt (one per rank, as "data").
+std::string transfer_blob(const std::string& name) { return "data_" + name; }
+
 std::string rng_state() {
   auto generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
@@ -64,6 +67,8 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   std::map<std::string, std::string> mine{{"rng", rng_state()},
                                           {"state", run.state.rank_counters()}};
   if (!epoch_complete) mine["data"] = stream.save_state();
+  // The transfer set's streams run across epochs: their positions are saved at each save.
+  for (const auto& t : run.transfer) mine[transfer_blob(t.name)] = t.stream->save_state();
   auto rank_blobs = gather_rank_blobs(*run.dist, mine);
   if (!run.dist->is_primary()) return;
   Checkpoint c;
@@ -183,6 +188,12 @@ std::string restore_last(Run& run, const Checkpoint& last, const std::string& pa
   set_rng_state(blob_of(last, rank_blob("rng", rank), path));
   if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
   if (run.pruner) run.pruner->load(blob_of(last, kPruneMasksSection, path), path);
+  run.transfer_states.clear();
+  for (const auto& t : run.plan.data.transfer) {
+    // Absent when the transfer source was added on resuming: it starts at its beginning.
+    const auto it = last.blobs.find(rank_blob(transfer_blob(t.name), rank));
+    if (it != last.blobs.end()) run.transfer_states[t.name] = it->second;
+  }
   if (epoch_complete_in(meta, path)) return "";
   const std::string& data = blob_of(last, rank_blob("data", rank), path);
   if (data.empty()) throw Error(fmt::format("{} holds no data position", path));

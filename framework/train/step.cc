@@ -1,8 +1,11 @@
 #include "framework/train/step.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 
+#include "core/error.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distill.h"
@@ -13,12 +16,34 @@
 
 namespace sift {
 
+namespace {
+
+// Appends each transfer stream's next batch (train.distill.unlabeled, augment) to a
+// labelled one; a stream that ends starts its next epoch.
+void append_transfer(Run& run, RawBatch& batch) {
+  RawBatch more;
+  for (auto& t : run.transfer) {
+    if (!t.stream->next(more)) {
+      t.stream->start_epoch(t.stream->epoch() + 1);
+      if (!t.stream->next(more)) {
+        throw Error(fmt::format("train.distill.{}: {}", t.name == "augment" ? "augment.copies" : t.name,
+                                empty_split_message("distillation's " + t.name, *t.stream)));
+      }
+    }
+    batch.append(more);
+  }
+}
+
+}  // namespace
+
 bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
   PhaseTimer timer(run.phases, Phase::data_wait);
   const bool has = !run.data_done && stream.next(batch);
   if (!has) {
     run.data_done = true;
     batch.clear();
+  } else {
+    append_transfer(run, batch);
   }
   const BatchAgreement all = run.dist->agree_on_batch(has, batch.size());
   run.loss_scale = rank_loss_scale(run.plan.train.loss_reduction, batch.size(), all.examples,

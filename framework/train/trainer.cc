@@ -14,6 +14,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "datasets/paths.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/runtime/run_folder.h"
@@ -266,6 +267,31 @@ nlohmann::json profile_summary(const Run& run, const Loop& loop, Progress& progr
   return j;
 }
 
+// Opens the streams of distillation's transfer set, each at its saved position on resume
+// (run.transfer_states) or at the start of its first epoch.
+void open_transfer(Run& run, const TextEncoder& encoder) {
+  run.transfer.clear();
+  for (const auto& source : run.plan.data.transfer) {
+    TransferStream t{source.name,
+                     open_transfer_stream(source, encoder, run.task.labels, run.teacher->encoder,
+                                          run.dist->rank(), run.dist->world_size())};
+    const auto saved = run.transfer_states.find(source.name);
+    if (saved != run.transfer_states.end()) {
+      t.stream->restore_state(saved->second);
+    } else {
+      t.stream->start_epoch(1);
+    }
+    run.transfer.push_back(std::move(t));
+  }
+}
+
+int64_t transfer_rows(const Run& run, const std::string& name) {
+  for (const auto& source : run.plan.data.transfer) {
+    if (source.name == name) return source.stream.batch_size;
+  }
+  return 0;
+}
+
 // The epoch loop, from where `run` stands (`data_state`: a mid-epoch data position).
 nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::string& data_state) {
   const auto& t = run.plan.train;
@@ -275,6 +301,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank, world,
                              run.teacher ? &run.teacher->encoder : nullptr);
   loop.valid = open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
+  open_transfer(run, encoder);
   loop.total_steps = total_steps_of(run);
   loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
   loop.first_step = run.state.step;
@@ -310,6 +337,11 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   if (loop.profiler) loop.profiler->finish(run.state.step);
   log_ending(run, loop, progress);
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
+  for (const auto& t : run.transfer) {
+    summary["transfer"][t.name] = {{"rows_per_batch", transfer_rows(run, t.name)},
+                                   {"epoch", t.stream->epoch()}};
+  }
+  run.transfer.clear();  // their readers stop here; the encoders they hold are this call's
   if (loop.profiler) summary["profile"] = profile_summary(run, loop, progress);
   summary["phases"] =
       run.phases.to_json(progress.elapsed_seconds(), run.state.step - loop.first_step);
@@ -378,6 +410,8 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   start_run(run, config, options);  // resolves the config: nothing below reads it
   const RunPlan& plan = run.plan;
   run.task = build_shared_task(plan.data, *run.dist);  // the data's labels and vocabulary
+  // The transfer set's files (train.distill.unlabeled) are refused before the run folder.
+  for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
   write_run_folder(run);
   run.model = create_model(plan.model, plan.train.optimizer, run.task);
   if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);

@@ -58,6 +58,42 @@ TEST(Validate, DistillationSettingsWithoutATeacherAreRefusedNamingTheKey) {
   EXPECT_EQ(error_of({"train.distill.teacher=teacher_run", "train.distill.alpha=0.2"}), "");
 }
 
+TEST(Validate, ATransferSetWithoutATeacherIsRefusedNamingTheKey) {
+  const std::string u = error_of({"train.distill.unlabeled=[more.txt]"});
+  EXPECT_TRUE(starts_with(u, "train.distill.unlabeled: Unlabelled texts are scored by the teacher"))
+      << u;
+  const std::string a = error_of({"train.distill.augment.copies=1"});
+  EXPECT_TRUE(starts_with(a, "train.distill.augment.copies: Unlabelled texts")) << a;
+  EXPECT_EQ(error_of({"train.distill.teacher=t", "train.distill.unlabeled=[more.txt]",
+                      "train.distill.unlabeled_ratio=2", "train.distill.augment.copies=0.5",
+                      "train.distill.augment.mask=0.2", "train.distill.augment.ngram=0"}),
+            "");
+}
+
+TEST(Validate, TransferSettingsWithoutWhatTheyTuneAreRefusedNamingTheKey) {
+  const std::string r = error_of({"train.distill.teacher=t", "train.distill.unlabeled_ratio=2"});
+  EXPECT_TRUE(starts_with(r, "train.distill.unlabeled_ratio: Set without train.distill.unlabeled"))
+      << r;
+  const std::string m = error_of({"train.distill.teacher=t", "train.distill.augment.mask=0.3"});
+  EXPECT_TRUE(starts_with(m, "train.distill.augment.mask: Set while train.distill.augment.copies"))
+      << m;
+  const std::string zero =
+      error_of({"train.distill.teacher=t", "train.distill.augment.copies=1",
+                "train.distill.augment.mask=0", "train.distill.augment.ngram=0"});
+  EXPECT_TRUE(starts_with(zero, "train.distill.augment.copies: Both")) << zero;
+}
+
+TEST(Validate, TransferRatiosAndProbabilitiesOutOfRangeAreRefusedNamingTheKey) {
+  for (const char* bad :
+       {"train.distill.unlabeled_ratio=0", "train.distill.unlabeled_ratio=-1",
+        "train.distill.augment.mask=1.5", "train.distill.augment.ngram=-0.1",
+        "train.distill.augment.copies=-1"}) {
+    const std::string key = std::string(bad).substr(0, std::string(bad).find('='));
+    const std::string m = error_of({"train.distill.teacher=t", bad});
+    EXPECT_NE(m.find(key), std::string::npos) << bad << ": " << m;
+  }
+}
+
 TEST(Validate, APrecisionTheModelDoesNotTrainInIsRefused) {
   const std::string m = error_of({"train.precision=fp16", "run.device=cuda", "model.type=rnn"});
   EXPECT_TRUE(starts_with(m, "train.precision: The rnn model does not train in fp16")) << m;

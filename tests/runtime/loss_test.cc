@@ -54,6 +54,48 @@ TEST(Loss, SingleLabelIsCrossEntropyOfTheFirstLabel) {
   EXPECT_NEAR(batch_loss(logits, b, LossOptions{}).item<double>(), expected, 1e-6);
 }
 
+// Distillation's unlabelled rows (label -1, appended after the labelled ones) add nothing
+// to the hard loss: its mean is over the labelled rows (hand-computed), and their logits
+// get no gradient from it.
+TEST(Loss, UnlabelledRowsAreLeftOutOfTheHardLoss) {
+  // Row 0: logits (0, ln 3), label 1: -ln(3/4). Row 1: (0, 0), label 0: ln 2.
+  auto logits = torch::tensor({{0.0f, std::log(3.0f)}, {0.0f, 0.0f}, {50.0f, -50.0f},
+                               {-50.0f, 50.0f}})
+                    .requires_grad_();
+  RawBatch b;
+  b.add({1}, 1);
+  b.add({2}, 0);
+  RawBatch unlabelled;
+  unlabelled.add({3}, -1);
+  unlabelled.add({4}, -1);
+  b.append(unlabelled);
+  const double row0 = -std::log(0.75), row1 = std::log(2.0);
+  auto mean = batch_loss(logits, b, LossOptions{});
+  EXPECT_NEAR(mean.item<double>(), (row0 + row1) / 2, 1e-6);
+  mean.backward();
+  EXPECT_EQ(logits.grad().narrow(0, 2, 2).abs().sum().item<double>(), 0.0);
+  LossOptions sum;
+  sum.sum = true;
+  EXPECT_NEAR(batch_loss(logits, b, sum).item<double>(), row0 + row1, 1e-6);
+  // A batch of unlabelled rows only: a hard loss of 0 (not NaN), still differentiable.
+  auto none = batch_loss(logits, unlabelled, LossOptions{});
+  EXPECT_EQ(none.item<double>(), 0.0);
+  EXPECT_TRUE(none.requires_grad());
+}
+
+TEST(Loss, MultiLabelUnlabelledRowsAreLeftOutToo) {
+  auto logits = torch::tensor({{2.0f, -1.0f, 0.5f}, {0.0f, 1.5f, -3.0f}, {9.0f, 9.0f, 9.0f}});
+  RawBatch b = two_records();
+  RawBatch unlabelled;
+  unlabelled.add({7}, -1);
+  b.append(unlabelled);
+  const double r0 = bce(2.0, 1) + bce(-1.0, 0) + bce(0.5, 1);
+  const double r1 = bce(0.0, 0) + bce(1.5, 1) + bce(-3.0, 0);
+  LossOptions o;
+  o.multi_label = true;
+  EXPECT_NEAR(batch_loss(logits, b, o).item<double>(), (r0 + r1) / 2, 1e-5);
+}
+
 TEST(Loss, BalancedPosWeightIsNegativesOverPositives) {
   auto w = balanced_pos_weight({25, 50, 0}, 100);
   EXPECT_FLOAT_EQ(w[0].item<float>(), 3.0f);

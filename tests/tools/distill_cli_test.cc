@@ -236,6 +236,100 @@ TEST_F(DistillCli, ChangingTheTeacherOfAResumedRunIsRefused) {
   EXPECT_TRUE(testing::CleanSiftError(r, {"train.distill.teacher"}));
 }
 
+// The transfer set (train.distill.unlabeled, augment): texts without labels the teacher
+// scores. `lines` of the SMS texts without their labels, one per line, in `dir`.
+std::string unlabeled_file(const std::string& dir, size_t lines) {
+  const auto all = testing::lines_of(slurp(kSms));
+  std::string text;
+  for (size_t i = 0; i < lines && i < all.size(); ++i) {
+    const std::string& line = all[all.size() - 1 - i];  // from the end: another order
+    text += line.substr(line.find('\t') + 1) + "\n";
+  }
+  const std::string path = dir + "/unlabeled.txt";
+  testing::write_file(path, text);
+  return path;
+}
+
+TEST_F(DistillCli, UnlabelledTextsJoinEachBatchAndTheSoftLossGoesDown) {
+  const std::string unlabeled = unlabeled_file(dir_, 600);
+  const Result r = student("u", teacher_,
+                           "--set train.epochs=2 --set train.log_every=10 "
+                           "--set train.distill.unlabeled=[" + quote(unlabeled) +
+                               "] --set train.distill.unlabeled_ratio=0.5");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto transfer = summary["train"]["transfer"]["unlabeled"];
+  EXPECT_EQ(transfer["rows_per_batch"], 16) << summary["train"].dump();
+  // 600 texts in 16-row batches: about 300 steps ran through them 8 times.
+  EXPECT_GE(transfer["epoch"].get<int64_t>(), 7) << transfer.dump();
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.95) << r.out;
+  const auto soft = column(slurp(dir_ + "/u/metrics.csv"), "distill_loss");
+  ASSERT_GE(soft.size(), 20u);
+  EXPECT_LT(mean_of(soft, soft.size() - 5, soft.size()), 0.7 * mean_of(soft, 0, 5));
+}
+
+TEST_F(DistillCli, AugmentedTrainingTextsJoinEachBatchAndTheSoftLossGoesDown) {
+  const Result r = student("a", teacher_,
+                           "--set train.epochs=2 --set train.log_every=10 "
+                           "--set train.distill.augment.copies=1");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto transfer = summary["train"]["transfer"]["augment"];
+  EXPECT_EQ(transfer["rows_per_batch"], 32) << summary["train"].dump();
+  EXPECT_GE(transfer["epoch"].get<int64_t>(), 2) << transfer.dump();
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.95) << r.out;
+  const auto soft = column(slurp(dir_ + "/a/metrics.csv"), "distill_loss");
+  ASSERT_GE(soft.size(), 20u);
+  EXPECT_LT(mean_of(soft, soft.size() - 5, soft.size()), 0.7 * mean_of(soft, 0, 5));
+}
+
+// Stopped mid-epoch with both transfer streams inside their own epochs (the unlabelled
+// one past its third), then resumed: the checkpoints of the uninterrupted run, byte for
+// byte (each stream's position is in last.ckpt).
+TEST_F(DistillCli, AnInterruptedRunWithATransferSetResumesToTheUninterruptedBytes) {
+  const std::string unlabeled = unlabeled_file(dir_, 300);
+  const std::string sets =
+      "--set train.epochs=2 --set data.workers=2 --set train.scheduler.type=constant "
+      "--set train.distill.unlabeled=[" + quote(unlabeled) +
+      "] --set train.distill.augment.copies=0.5 --set train.distill.augment.mask=0.2";
+  ASSERT_EQ(student("whole", teacher_, sets).status, 0);
+  const Result cut = student("cut", teacher_, sets + " --set train.max_steps=70");
+  ASSERT_EQ(cut.status, 0) << cut;
+  const Result resumed = testing::run_sift(
+      "train --resume " + quote(dir_ + "/cut") + " --quiet --set train.max_steps=0", dir_, "",
+      kSource);
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  for (const char* file : {"last.ckpt", "best.ckpt"}) {
+    const std::string whole = weights_of(dir_ + "/whole/" + file);
+    EXPECT_TRUE(whole.size() > 1000 || std::string(file) == "best.ckpt");
+    EXPECT_TRUE(whole == weights_of(dir_ + "/cut/" + file))
+        << file << " differs from the uninterrupted run's";
+  }
+  // And a resume that did not restore the transfer streams would differ: the same run
+  // without them is another set of weights.
+  ASSERT_EQ(student("plain", teacher_,
+                    "--set train.epochs=2 --set data.workers=2 "
+                    "--set train.scheduler.type=constant")
+                .status,
+            0);
+  EXPECT_FALSE(weights_of(dir_ + "/plain/last.ckpt") == weights_of(dir_ + "/whole/last.ckpt"));
+}
+
+TEST_F(DistillCli, MissingUnlabelledFilesAreRefusedNamingTheKeyAndThePattern) {
+  const std::string missing = dir_ + "/nowhere/*.txt";
+  const Result r = student("m", teacher_, "--set train.distill.unlabeled=[" + quote(missing) + "]");
+  EXPECT_TRUE(testing::CleanSiftError(r, {"train.distill.unlabeled", missing}));
+  EXPECT_FALSE(fs::exists(dir_ + "/m"));  // refused before the run folder
+}
+
+TEST_F(DistillCli, UnlabelledTextsWithoutATeacherAreRefusedNamingTheKey) {
+  const Result r = testing::run_sift(
+      "train configs/sms_spam.yaml --quiet --set run.dir=" + quote(dir_) +
+          " --set run.name=n --set train.distill.unlabeled=[x.txt]",
+      dir_, "", kSource);
+  EXPECT_TRUE(testing::CleanSiftError(r, {"train.distill.unlabeled", "train.distill.teacher"}));
+}
+
 TEST_F(DistillCli, EachOfTwoRanksLoadsItsTeacher) {
   const Result r = testing::run_sift(
       "launch --nproc 2 -- train configs/sms_spam.yaml --quiet --json --set run.dir=" +
