@@ -23,7 +23,11 @@
 # 14000 / 7500, all of the AG sample), TEACHERS (default "same more"), ALPHA (0.5),
 # TEMPERATURE (2), SWEEP ("ALPHA:T ..." pairs tried with seed 1 and the second teacher,
 # to be chosen between on dev; rows other than 0.5:2 are named distilled_more@ALPHA:T),
-# OUT (the JSON lines,
+# TRANSFER (default none; "unlabeled augment": with the second teacher, also a run whose
+# student gets the second teacher's extra lines as unlabelled text,
+# train.distill.unlabeled at UNLABELED_RATIO (default 1), and one with augmented copies of
+# its own lines, train.distill.augment.copies 1; rows named distilled_more@ALPHA:T+unlabeled
+# and +augment), OUT (the JSON lines,
 # default bench/results/distill.jsonl; rows already there are not run again), WORK (a
 # folder kept between runs, whose teachers a rerun reuses; default a temporary one).
 set -euo pipefail
@@ -178,6 +182,28 @@ for ds in $DATASETS; do
         run "$ds" "$student" "distilled$([[ $variant == same ]] || echo "_$variant")$tag" "$seed" \
           --set "train.distill.teacher=$TMP/runs/$name" --set "train.distill.alpha=$ALPHA" \
           --set "train.distill.temperature=$TEMPERATURE"
+      done
+    done
+    # The transfer set (train.distill.unlabeled, augment): with the second teacher, whose
+    # extra lines the student sees only as text.
+    for seed in $SEEDS; do
+      for transfer in ${TRANSFER:-}; do
+        case $transfer in
+          unlabeled)
+            # The extra lines' text column (SST-2: after its header), without labels.
+            if [[ $ds == sst2 ]]; then
+              tail -n +2 "$TMP/${ds}_train.tsv.more" | cut -f1 > "$TMP/${ds}_unlabeled.txt"
+            else
+              cut -f1 "$TMP/${ds}_train.tsv.more" > "$TMP/${ds}_unlabeled.txt"
+            fi
+            more=(--set "train.distill.unlabeled=[$TMP/${ds}_unlabeled.txt]"
+                  --set "train.distill.unlabeled_ratio=${UNLABELED_RATIO:-1}") ;;
+          augment) more=(--set train.distill.augment.copies=1) ;;
+          *) echo "distill_bench.sh: unknown TRANSFER $transfer" >&2; exit 2 ;;
+        esac
+        run "$ds" "$student" "distilled_more@$ALPHA:$TEMPERATURE+$transfer" "$seed" \
+          --set "train.distill.teacher=$TMP/runs/$ds-teacher-more" --set "train.distill.alpha=$ALPHA" \
+          --set "train.distill.temperature=$TEMPERATURE" "${more[@]}"
       done
     done
     for pair in ${SWEEP:-}; do

@@ -277,7 +277,11 @@ void open_transfer(Run& run, const TextEncoder& encoder) {
                                           run.dist->rank(), run.dist->world_size())};
     const auto saved = run.transfer_states.find(source.name);
     if (saved != run.transfer_states.end()) {
-      t.stream->restore_state(saved->second);
+      try {
+        t.stream->restore_state(saved->second);
+      } catch (const Error& e) {  // "shard x is missing since the checkpoint; ..."
+        throw Error(fmt::format("{}: {}", source.source.key, e.what()));
+      }
     } else {
       t.stream->start_epoch(1);
     }
