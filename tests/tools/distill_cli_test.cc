@@ -345,5 +345,24 @@ TEST_F(DistillCli, EachOfTwoRanksLoadsItsTeacher) {
   EXPECT_FALSE(column(slurp(dir_ + "/two/metrics.csv"), "distill_loss").empty());
 }
 
+// Two ranks each read their part of the unlabelled texts (StreamOptions rank/world).
+TEST_F(DistillCli, TwoRanksEachMixInTheirPartOfTheUnlabelledTexts) {
+  const std::string unlabeled = unlabeled_file(dir_, 400);
+  const Result r = testing::run_sift(
+      "launch --nproc 2 -- train configs/sms_spam.yaml --quiet --json --set run.dir=" +
+          quote(dir_) +
+          " --set run.name=two --set model.buckets=100000 --set run.threads=1 "
+          "--set data.workers=1 --set train.epochs=1 --set train.distill.teacher=" +
+          quote(teacher_) + " --set train.distill.unlabeled=[" + quote(unlabeled) + "]",
+      dir_, "", kSource);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["train"]["world_size"], 2);
+  // About 79 steps per rank, 32 rows each, from about 200 texts per rank: many passes.
+  EXPECT_GE(summary["train"]["transfer"]["unlabeled"]["epoch"].get<int64_t>(), 8)
+      << summary["train"].dump();
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.9) << r.out;
+}
+
 }  // namespace
 }  // namespace sift
