@@ -341,9 +341,9 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   if (loop.profiler) loop.profiler->finish(run.state.step);
   log_ending(run, loop, progress);
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
-  for (const auto& t : run.transfer) {
-    summary["transfer"][t.name] = {{"rows_per_batch", transfer_rows(run, t.name)},
-                                   {"epoch", t.stream->epoch()}};
+  for (const auto& transfer : run.transfer) {
+    summary["transfer"][transfer.name] = {{"rows_per_batch", transfer_rows(run, transfer.name)},
+                                          {"epoch", transfer.stream->epoch()}};
   }
   run.transfer.clear();  // their readers stop here; the encoders they hold are this call's
   if (loop.profiler) summary["profile"] = profile_summary(run, loop, progress);
