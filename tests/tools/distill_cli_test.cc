@@ -257,7 +257,7 @@ TEST_F(DistillCli, UnlabelledTextsJoinEachBatchAndTheSoftLossGoesDown) {
                            "--set train.distill.unlabeled=[" + quote(unlabeled) +
                                "] --set train.distill.unlabeled_ratio=0.5");
   ASSERT_EQ(r.status, 0) << r;
-  const auto summary = nlohmann::json::parse(r.out);
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   const auto transfer = summary["train"]["transfer"]["unlabeled"];
   EXPECT_EQ(transfer["rows_per_batch"], 16) << summary["train"].dump();
   // 600 texts in 16-row batches: about 300 steps ran through them 8 times.
@@ -273,7 +273,7 @@ TEST_F(DistillCli, AugmentedTrainingTextsJoinEachBatchAndTheSoftLossGoesDown) {
                            "--set train.epochs=2 --set train.log_every=10 "
                            "--set train.distill.augment.copies=1");
   ASSERT_EQ(r.status, 0) << r;
-  const auto summary = nlohmann::json::parse(r.out);
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   const auto transfer = summary["train"]["transfer"]["augment"];
   EXPECT_EQ(transfer["rows_per_batch"], 32) << summary["train"].dump();
   EXPECT_GE(transfer["epoch"].get<int64_t>(), 2) << transfer.dump();
@@ -339,7 +339,7 @@ TEST_F(DistillCli, EachOfTwoRanksLoadsItsTeacher) {
           quote(teacher_),
       dir_, "", kSource);
   ASSERT_EQ(r.status, 0) << r;
-  const auto summary = nlohmann::json::parse(r.out);
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   EXPECT_EQ(summary["train"]["world_size"], 2);
   EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.9) << r.out;
   EXPECT_FALSE(column(slurp(dir_ + "/two/metrics.csv"), "distill_loss").empty());
@@ -356,7 +356,7 @@ TEST_F(DistillCli, TwoRanksEachMixInTheirPartOfTheUnlabelledTexts) {
           quote(teacher_) + " --set train.distill.unlabeled=[" + quote(unlabeled) + "]",
       dir_, "", kSource);
   ASSERT_EQ(r.status, 0) << r;
-  const auto summary = nlohmann::json::parse(r.out);
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   EXPECT_EQ(summary["train"]["world_size"], 2);
   // About 79 steps per rank, 32 rows each, from about 200 texts per rank: many passes.
   EXPECT_GE(summary["train"]["transfer"]["unlabeled"]["epoch"].get<int64_t>(), 8)
