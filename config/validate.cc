@@ -198,10 +198,10 @@ void check_distill(const SiftConfig& config) {
   if (!teacher && (!d.unlabeled.empty() || d.augment.copies > 0)) {
     const char* key =
         !d.unlabeled.empty() ? "train.distill.unlabeled" : "train.distill.augment.copies";
-    throw Error(fmt::format(
-        "{}: Unlabelled texts are scored by the teacher alone, and there is none; give "
-        "train.distill.teacher (a run folder or an exported .pt) or leave {} out.",
-        key, key));
+    throw Error(
+        fmt::format("{}: Unlabelled texts are scored by the teacher alone, and there is none; give "
+                    "train.distill.teacher (a run folder or an exported .pt) or leave {} out.",
+                    key, key));
   }
   if (gives_every_option(config)) return;
   for (const char* key : {"train.distill.temperature", "train.distill.alpha"}) {
@@ -218,10 +218,10 @@ void check_distill(const SiftConfig& config) {
   }
   for (const char* key : {"train.distill.augment.mask", "train.distill.augment.ngram"}) {
     if (d.augment.copies > 0 || !is_set(config, key)) continue;
-    throw Error(fmt::format(
-        "{}: Set while train.distill.augment.copies is 0, so nothing is augmented; set "
-        "copies (augmented texts per labelled one) or leave {} out.",
-        key, key));
+    throw Error(
+        fmt::format("{}: Set while train.distill.augment.copies is 0, so nothing is augmented; set "
+                    "copies (augmented texts per labelled one) or leave {} out.",
+                    key, key));
   }
   if (d.augment.copies > 0 && d.augment.mask == 0 && d.augment.ngram == 0) {
     throw Error(

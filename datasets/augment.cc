@@ -17,7 +17,9 @@ double uniform(uint64_t& state) {
 // A uniform integer in [0, n), n > 0 (the bias of the modulo is below 2^-40 for n <= 2^24).
 uint64_t below(uint64_t& state, uint64_t n) { return splitmix64(state) % n; }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 constexpr uint64_t kLongestNgram = 5;
 
@@ -54,7 +56,8 @@ std::string augment_text(const std::string& text, const AugmentOptions& options,
 uint64_t augment_seed(uint64_t seed, uint64_t epoch, uint64_t text_hash, uint64_t piece,
                       uint64_t offset) {
   uint64_t h = mix64(seed ^ 0x6A09E667F3BCC909ULL);
-  for (const uint64_t v : {epoch, text_hash, piece, offset}) h = mix64(h ^ (v + 0x9E3779B97F4A7C15ULL));
+  for (const uint64_t v : {epoch, text_hash, piece, offset})
+    h = mix64(h ^ (v + 0x9E3779B97F4A7C15ULL));
   return h;
 }
 

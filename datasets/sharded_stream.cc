@@ -141,10 +141,9 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
                                   const std::vector<bool>& done) {
   stop_workers();
   const bool splittable = options_.format.format != FileFormat::csv;
-  const auto all =
-      partition_shards(shards_, static_cast<size_t>(options_.world_size * options_.workers),
-                       splittable, options_.seed ^ options_.order_salt, epoch_,
-                       options_.shuffle_shards);
+  const auto all = partition_shards(
+      shards_, static_cast<size_t>(options_.world_size * options_.workers), splittable,
+      options_.seed ^ options_.order_salt, epoch_, options_.shuffle_shards);
   plan_.assign(all.begin() + options_.rank * options_.workers,
                all.begin() + (options_.rank + 1) * options_.workers);
   for (size_t k = 0; k < plan_.size(); ++k) {
@@ -207,10 +206,9 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             }
             record.after = reader.position();
             if (options_.augment.enabled()) {
-              const uint64_t seed =
-                  augment_seed(options_.seed ^ options_.order_salt, epoch,
-                               record_hash(example.text, options_.seed), record.after.piece,
-                               record.after.offset);
+              const uint64_t seed = augment_seed(options_.seed ^ options_.order_salt, epoch,
+                                                 record_hash(example.text, options_.seed),
+                                                 record.after.piece, record.after.offset);
               example.text = augment_text(example.text, options_.augment, seed);
             }
             encoder.encode(example.text, record.ids);

@@ -38,9 +38,8 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
     auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
     if (options.sum) o.reduction(torch::kSum);
     if (options.class_weights.defined()) o.weight(options.class_weights);
-    auto labels =
-        torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {rows}, torch::kInt64)
-            .to(logits.device());
+    auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {rows}, torch::kInt64)
+                      .to(logits.device());
     return F::cross_entropy(labelled, labels, o);
   }
   auto targets = multi_hot(batch, logits.size(1)).narrow(0, 0, rows).to(logits.device());

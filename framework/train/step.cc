@@ -26,7 +26,8 @@ void append_transfer(Run& run, RawBatch& batch) {
     if (!t.stream->next(more)) {
       t.stream->start_epoch(t.stream->epoch() + 1);
       if (!t.stream->next(more)) {
-        throw Error(fmt::format("train.distill.{}: {}", t.name == "augment" ? "augment.copies" : t.name,
+        throw Error(fmt::format("train.distill.{}: {}",
+                                t.name == "augment" ? "augment.copies" : t.name,
                                 empty_split_message("distillation's " + t.name, *t.stream)));
       }
     }

@@ -84,10 +84,9 @@ TEST(Validate, TransferSettingsWithoutWhatTheyTuneAreRefusedNamingTheKey) {
 }
 
 TEST(Validate, TransferRatiosAndProbabilitiesOutOfRangeAreRefusedNamingTheKey) {
-  for (const char* bad :
-       {"train.distill.unlabeled_ratio=0", "train.distill.unlabeled_ratio=-1",
-        "train.distill.augment.mask=1.5", "train.distill.augment.ngram=-0.1",
-        "train.distill.augment.copies=-1"}) {
+  for (const char* bad : {"train.distill.unlabeled_ratio=0", "train.distill.unlabeled_ratio=-1",
+                          "train.distill.augment.mask=1.5", "train.distill.augment.ngram=-0.1",
+                          "train.distill.augment.copies=-1"}) {
     const std::string key = std::string(bad).substr(0, std::string(bad).find('='));
     const std::string m = error_of({"train.distill.teacher=t", bad});
     EXPECT_NE(m.find(key), std::string::npos) << bad << ": " << m;

@@ -65,7 +65,8 @@ class TransferStream : public ::testing::Test {
 TEST_F(TransferStream, ATextOnlyFileGivesEveryLineWholeWithLabelMinusOne) {
   const std::string path = dir_ + "/unlabeled.txt";
   std::string text;
-  for (int i = 0; i < 100; ++i) text += "w" + std::to_string(i) + " __label__c1\tw" + std::to_string(i + 1) + "\n";
+  for (int i = 0; i < 100; ++i)
+    text += "w" + std::to_string(i) + " __label__c1\tw" + std::to_string(i + 1) + "\n";
   text += "\n";  // a blank line is no record
   testing::write_file(path, text);
   StreamOptions o = options();

@@ -59,9 +59,9 @@ TEST(Loss, SingleLabelIsCrossEntropyOfTheFirstLabel) {
 // get no gradient from it.
 TEST(Loss, UnlabelledRowsAreLeftOutOfTheHardLoss) {
   // Row 0: logits (0, ln 3), label 1: -ln(3/4). Row 1: (0, 0), label 0: ln 2.
-  auto logits = torch::tensor({{0.0f, std::log(3.0f)}, {0.0f, 0.0f}, {50.0f, -50.0f},
-                               {-50.0f, 50.0f}})
-                    .requires_grad_();
+  auto logits =
+      torch::tensor({{0.0f, std::log(3.0f)}, {0.0f, 0.0f}, {50.0f, -50.0f}, {-50.0f, 50.0f}})
+          .requires_grad_();
   RawBatch b;
   b.add({1}, 1);
   b.add({2}, 0);

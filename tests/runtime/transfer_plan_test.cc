@@ -9,9 +9,9 @@ namespace sift {
 namespace {
 
 DataPlan plan_of(std::vector<std::string> overrides) {
-  overrides.insert(overrides.begin(), {"data.train.path=[train.tsv]", "data.format=tsv",
-                                       "data.text=[1]", "data.label=0", "data.valid_split=0.1",
-                                       "train.batch_size=32"});
+  overrides.insert(overrides.begin(),
+                   {"data.train.path=[train.tsv]", "data.format=tsv", "data.text=[1]",
+                    "data.label=0", "data.valid_split=0.1", "train.batch_size=32"});
   return resolve_data(load_config("", overrides));
 }
 
@@ -39,9 +39,8 @@ TEST(TransferPlan, UnlabeledFilesAreOneTextPerLineInBatchesOfRatioTimesTheBatchS
 }
 
 TEST(TransferPlan, AugmentReadsTheTrainingPartOfTheTrainingFiles) {
-  const DataPlan p =
-      plan_of({"train.distill.teacher=t", "train.distill.unlabeled=[u.txt]",
-               "train.distill.augment.copies=2", "train.distill.augment.mask=0.2"});
+  const DataPlan p = plan_of({"train.distill.teacher=t", "train.distill.unlabeled=[u.txt]",
+                              "train.distill.augment.copies=2", "train.distill.augment.mask=0.2"});
   ASSERT_EQ(p.transfer.size(), 2u);
   const TransferSource& a = p.transfer[1];
   EXPECT_EQ(a.name, "augment");

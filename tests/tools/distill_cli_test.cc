@@ -254,8 +254,8 @@ TEST_F(DistillCli, UnlabelledTextsJoinEachBatchAndTheSoftLossGoesDown) {
   const std::string unlabeled = unlabeled_file(dir_, 600);
   const Result r = student("u", teacher_,
                            "--set train.epochs=2 --set train.log_every=10 "
-                           "--set train.distill.unlabeled=[" + quote(unlabeled) +
-                               "] --set train.distill.unlabeled_ratio=0.5");
+                           "--set train.distill.unlabeled=[" +
+                               quote(unlabeled) + "] --set train.distill.unlabeled_ratio=0.5");
   ASSERT_EQ(r.status, 0) << r;
   auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   const auto transfer = summary["train"]["transfer"]["unlabeled"];
@@ -290,7 +290,8 @@ TEST_F(DistillCli, AnInterruptedRunWithATransferSetResumesToTheUninterruptedByte
   const std::string unlabeled = unlabeled_file(dir_, 300);
   const std::string sets =
       "--set train.epochs=2 --set data.workers=2 --set train.scheduler.type=constant "
-      "--set train.distill.unlabeled=[" + quote(unlabeled) +
+      "--set train.distill.unlabeled=[" +
+      quote(unlabeled) +
       "] --set train.distill.augment.copies=0.5 --set train.distill.augment.mask=0.2";
   ASSERT_EQ(student("whole", teacher_, sets).status, 0);
   const Result cut = student("cut", teacher_, sets + " --set train.max_steps=70");
@@ -323,10 +324,10 @@ TEST_F(DistillCli, MissingUnlabelledFilesAreRefusedNamingTheKeyAndThePattern) {
 }
 
 TEST_F(DistillCli, UnlabelledTextsWithoutATeacherAreRefusedNamingTheKey) {
-  const Result r = testing::run_sift(
-      "train configs/sms_spam.yaml --quiet --set run.dir=" + quote(dir_) +
-          " --set run.name=n --set train.distill.unlabeled=[x.txt]",
-      dir_, "", kSource);
+  const Result r =
+      testing::run_sift("train configs/sms_spam.yaml --quiet --set run.dir=" + quote(dir_) +
+                            " --set run.name=n --set train.distill.unlabeled=[x.txt]",
+                        dir_, "", kSource);
   EXPECT_TRUE(testing::CleanSiftError(r, {"train.distill.unlabeled", "train.distill.teacher"}));
 }
 
