@@ -187,8 +187,7 @@ Task build_task(const DataPlan& plan) {
   if (from_run) {
     task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(from, kVocabFile)));
   } else {
-    task.vocab =
-        std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
+    task.vocab = std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
   }
   return task;
 }

@@ -18,8 +18,8 @@ PrecisionPlan precision_plan(const TrainConfig& t) {
 
 DistributedOptions distributed_plan(const SiftConfig& config) {
   DistributedOptions o;
-  o.timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
+  o.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
   o.backend = config.run.dist_backend;
   o.bucket_mb = config.train.bucket_mb;
   o.device = parse_device(config.run.device);

@@ -33,8 +33,8 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
                                 const torch::Tensor& teacher, int64_t examples) {
   const auto& d = run.plan.train.distill;
   const bool sum = run.plan.loss.sum;
-  const DistilledLoss loss = distilled_loss(hard, logits, teacher, d.alpha, d.temperature,
-                                            run.plan.data.multi_label, sum);
+  const DistilledLoss loss =
+      distilled_loss(hard, logits, teacher, d.alpha, d.temperature, run.plan.data.multi_label, sum);
   const double soft = loss.soft.item<double>() / (sum ? static_cast<double>(examples) : 1.0);
   run.step_log.count_distill(examples, soft);
   return loss.total;

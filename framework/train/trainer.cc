@@ -272,9 +272,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const int64_t rank = run.dist->rank(), world = run.dist->world_size();
   Loop loop;
   loop.encoder = &encoder;
-  loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank, world,
-                             run.teacher ? &run.teacher->encoder : nullptr);
-  loop.valid = open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
+  loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank,
+                             world, run.teacher ? &run.teacher->encoder : nullptr);
+  loop.valid =
+      open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
   loop.total_steps = total_steps_of(run);
   loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
   loop.first_step = run.state.step;

@@ -39,7 +39,7 @@ bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
   const double delta = run.plan.train.min_delta;
   return run.plan.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
-                                                          : value > run.state.best_value + delta;
+                                                        : value > run.state.best_value + delta;
 }
 
 // Adds the validation split's metrics to `record`; keeps the weights when they improve.
@@ -119,8 +119,8 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
   for (const std::string name : {"valid", "test"}) {
-    auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder, run.task.labels, false, run.dist->rank(),
-                              run.dist->world_size());
+    auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder,
+                              run.task.labels, false, run.dist->rank(), run.dist->world_size());
     if (!stream) continue;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
                             run.device, run.plan.labels);
