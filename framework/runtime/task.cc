@@ -2,18 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <random>
 
-#include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 #include "datasets/paths.h"
-#include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
 #include "framework/runtime/run_folder.h"
-#include "models/model.h"
 
 namespace sift {
 
