@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace sift {
@@ -20,6 +21,9 @@ struct RawBatch {
   // reads them, concatenated, and where each starts (train.distill.teacher).
   std::vector<int64_t> teacher_ids;
   std::vector<int64_t> teacher_offsets;
+  // StreamOptions::keep_text only (empty otherwise): each example's text as read, for the
+  // final validation's confused examples (a few of them are kept, the rest dropped).
+  std::vector<std::string> texts;
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 
   // Where example i's ids, and (multi-label) its label list, end: the next example's
@@ -50,6 +54,7 @@ struct RawBatch {
     ids.clear();
     teacher_ids.clear();
     teacher_offsets.clear();
+    texts.clear();
     offsets.clear();
     labels.clear();
     label_lists.clear();

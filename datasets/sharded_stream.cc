@@ -202,6 +202,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             }
             encoder.encode(example.text, record.ids);
             if (teacher) teacher->encode(example.text, record.teacher_ids);
+            if (options_.keep_text) record.text = std::move(example.text);
             record.after = reader.position();
             chunk.push_back(std::move(record));
             if (chunk.size() >= kChunkRecords && !hand_over()) return;
@@ -319,7 +320,7 @@ bool ShardedStream::fill_window() {
 void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch) {
   size_t longest = 0;
   while (!source.empty() && batch.size() < options_.batch_size) {
-    const EncodedRecord& r = source.front();
+    EncodedRecord& r = source.front();
     const size_t longer = std::max(longest, r.ids.size());
     if (options_.max_tokens > 0 && batch.size() > 0 &&
         static_cast<int64_t>(longer) * (batch.size() + 1) > options_.max_tokens) {
@@ -329,6 +330,7 @@ void ShardedStream::cut_batch(std::deque<EncodedRecord>& source, RawBatch& batch
     batch.add(r.ids, r.label);
     if (options_.multi_label) batch.add_label_list(r.label, r.more_labels);
     if (teacher_ != nullptr) batch.add_teacher_ids(r.teacher_ids);
+    if (options_.keep_text) batch.texts.push_back(std::move(r.text));
     source.pop_front();
   }
 }

@@ -44,6 +44,7 @@ struct StreamOptions {
   int64_t max_tokens = 0;     // > 0: cut batches at this many padded tokens
   int64_t bucket_window = 0;  // > 1: sort this many batches' worth by length
   bool multi_label = false;   // records may carry several labels (RawBatch::label_lists)
+  bool keep_text = false;     // batches carry their texts too (RawBatch::texts)
 };
 
 // One encoded record and where its reader stands after it.
@@ -52,6 +53,7 @@ struct EncodedRecord {
   int64_t label = 0;
   std::vector<int64_t> more_labels;  // multi-label: the ids after the first
   std::vector<int64_t> teacher_ids;  // distillation: the text in the teacher's encoding
+  std::string text;                  // StreamOptions::keep_text: the text itself
   ReadPosition after;
 };
 

@@ -90,7 +90,7 @@ void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation&
 }  // namespace
 
 Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
-                    torch::Device device, LabelMode mode) {
+                    torch::Device device, LabelMode mode, ConfusedExamples* confused) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
@@ -118,9 +118,13 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
     top = top.to(torch::kCPU, torch::kFloat64).contiguous();
     const int64_t* p = predicted.data_ptr<int64_t>();
     const double* confidence = top.data_ptr<double>();
+    const bool texts = confused != nullptr && batch.texts.size() == batch.labels.size();
     for (int64_t i = 0; i < batch.size(); ++i) {
       result.confusion.add(batch.labels[i], p[i]);
       result.calibration.add(confidence[i], p[i] == batch.labels[i]);
+      if (texts && p[i] != batch.labels[i]) {
+        confused->add(batch.labels[i], p[i], batch.texts[i], result.confusion);
+      }
     }
   }
   if (result.examples() > 0) result.loss = loss_sum / static_cast<double>(result.examples());

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "datasets/sharded_stream.h"
 #include "framework/runtime/calibration.h"
+#include "framework/runtime/confused_examples.h"
 #include "framework/runtime/metrics.h"
 #include "framework/runtime/multilabel_metrics.h"
 #include "models/model.h"
@@ -55,8 +56,10 @@ struct Evaluation {
   std::string headline() const;  // "accuracy 0.9000, macro-F1 0.8000, loss 0.3000"
 };
 
-// Runs the model in eval mode over one pass of `batches`.
+// Runs the model in eval mode over one pass of `batches`. `confused` (single-label, with
+// batches that carry their texts: StreamOptions::keep_text) keeps a few misclassified texts.
 Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
-                    torch::Device device, LabelMode mode = {});
+                    torch::Device device, LabelMode mode = {},
+                    ConfusedExamples* confused = nullptr);
 
 }  // namespace sift

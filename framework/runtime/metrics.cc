@@ -144,4 +144,61 @@ std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) cons
   return out;
 }
 
+std::vector<std::pair<int64_t, int64_t>> ConfusionMatrix::most_confused(size_t top) const {
+  std::vector<std::pair<int64_t, int64_t>> cells;
+  for (int64_t t = 0; t < classes_; ++t) {
+    for (int64_t p = 0; p < classes_; ++p) {
+      if (t != p && count(t, p) > 0) cells.emplace_back(t, p);
+    }
+  }
+  const size_t shown = std::min(top, cells.size());
+  std::partial_sort(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(shown), cells.end(),
+                    [&](const auto& a, const auto& b) {
+                      const int64_t ca = count(a.first, a.second), cb = count(b.first, b.second);
+                      return ca != cb ? ca > cb : a < b;
+                    });
+  cells.resize(shown);
+  return cells;
+}
+
+namespace {
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|' || c == '\\') out += '\\';
+    out += c == '\n' || c == '\r' ? ' ' : c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ConfusionMatrix::to_markdown(const std::vector<std::string>& names,
+                                         int64_t max_classes) const {
+  if (classes_ > max_classes) {
+    std::string out = fmt::format(
+        "{} labels: the 20 largest mistakes\n\n| true | predicted | examples |\n|---|---|---|\n",
+        classes_);
+    for (const auto& [t, p] : most_confused(20)) {
+      out += fmt::format("| {} | {} | {} |\n", markdown_cell(names[t]), markdown_cell(names[p]),
+                         count(t, p));
+    }
+    return out;
+  }
+  std::string out = "| true / predicted |";
+  std::string rule = "|---|";
+  for (int64_t p = 0; p < classes_; ++p) {
+    out += " " + markdown_cell(names[p]) + " |";
+    rule += "---|";
+  }
+  out += "\n" + rule + "\n";
+  for (int64_t t = 0; t < classes_; ++t) {
+    out += "| " + markdown_cell(names[t]) + " |";
+    for (int64_t p = 0; p < classes_; ++p) out += fmt::format(" {} |", count(t, p));
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace sift

@@ -2,10 +2,10 @@
 // and F1, macro-F1. Plain integers, so that ranks can sum matrices later.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sift {
@@ -44,9 +44,16 @@ class ConfusionMatrix {
   nlohmann::json to_json(const std::vector<std::string>& names) const;
   // A human-readable report: per-class table and the matrix.
   std::string to_text(const std::vector<std::string>& names) const;
+  // Markdown (TensorBoard's text plugin): the matrix up to `max_classes` labels, beyond
+  // that a table of its 20 largest off-diagonal cells. A '|' in a label is escaped.
+  std::string to_markdown(const std::vector<std::string>& names, int64_t max_classes = 32) const;
+
+  // The `top` largest off-diagonal cells as (truth, predicted), largest first; ties in
+  // row-major order.
+  std::vector<std::pair<int64_t, int64_t>> most_confused(size_t top) const;
+  int64_t row_sum(int64_t c) const;  // examples of true label c
 
  private:
-  int64_t row_sum(int64_t c) const;
   int64_t column_sum(int64_t c) const;
   std::vector<ClassScores> class_scores() const;
 

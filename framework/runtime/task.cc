@@ -31,7 +31,7 @@ std::optional<ExampleStream> open_split(const DataPlan& plan, Split split,
 std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank, int64_t world_size,
-                                           const TextEncoder* teacher) {
+                                           const TextEncoder* teacher, bool keep_text) {
   auto source = split_files(plan, split);
   if (!source) return nullptr;
   StreamOptions o = training ? plan.train_stream : plan.eval_stream;
@@ -40,6 +40,7 @@ std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
   o.format = source->format;
   o.label_names = labels.names();
   o.part = source->part;
+  o.keep_text = keep_text;
   return std::make_unique<ShardedStream>(source->files, o, encoder, labels, teacher);
 }
 

@@ -45,11 +45,13 @@ std::optional<ExampleStream> open_split(const DataPlan& plan, Split split,
 
 // A split's batches, read by data.workers threads. Training streams shuffle; others
 // keep the file order. In a group of `world_size` processes, only rank `rank`'s part.
-// `teacher`: distillation's second encoder (ShardedStream).
+// `teacher`: distillation's second encoder (ShardedStream). `keep_text`: batches also
+// carry each example's text (RawBatch::texts).
 std::unique_ptr<ShardedStream> open_stream(const DataPlan& plan, Split split,
                                            const TextEncoder& encoder, const LabelSet& labels,
                                            bool training, int64_t rank = 0, int64_t world_size = 1,
-                                           const TextEncoder* teacher = nullptr);
+                                           const TextEncoder* teacher = nullptr,
+                                           bool keep_text = false);
 
 // "the test data (a.tsv, b.tsv) holds no record".
 std::string empty_split_message(const std::string& split, const ShardedStream& stream);

@@ -11,6 +11,8 @@
 
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "framework/runtime/confused_examples.h"
+#include "framework/runtime/metrics.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/step_log.h"
 
@@ -303,34 +305,72 @@ std::string reliability_diagram(const nlohmann::json& calibration) {
   return svg + "</svg></figure>";
 }
 
-// The confusion matrix's largest off-diagonal cells: which labels the model mixes up.
-std::string confused_pairs(const nlohmann::json& split, const std::vector<std::string>& labels) {
-  struct Pair {
-    size_t truth, predicted;
-    int64_t count, row_total;
-  };
-  std::vector<Pair> pairs;
-  const auto& m = split["confusion"];
-  for (size_t t = 0; t < m.size(); ++t) {
-    int64_t row_total = 0;
-    for (const auto& v : m[t]) row_total += v.get<int64_t>();
-    for (size_t p = 0; p < m[t].size(); ++p) {
-      const int64_t count = m[t][p].get<int64_t>();
-      if (p != t && count > 0) pairs.push_back({t, p, count, row_total});
+// The most confused pairs: the validation split's, with a few of its misclassified texts,
+// as the run recorded them; or, for a run from before those, the largest off-diagonal
+// cells of the split shown.
+std::string confused_pairs(const RunFiles& r, std::string name, const nlohmann::json& split,
+                           std::vector<std::string> labels) {
+  nlohmann::json pairs;
+  const nlohmann::json& valid = r.report["splits"].value("valid", nlohmann::json());
+  if (valid.is_object() && valid.contains("confused_examples")) {
+    pairs = valid["confused_examples"];
+    name = "valid";
+  } else {
+    const auto& m = split["confusion"];
+    const auto n = static_cast<int64_t>(m.size());
+    std::vector<int64_t> cells;
+    for (const auto& row : m) {
+      for (const auto& v : row) cells.push_back(v.get<int64_t>());
+    }
+    if (cells.size() != static_cast<size_t>(n * n)) return "";
+    for (int64_t i = static_cast<int64_t>(labels.size()); i < n; ++i) {
+      labels.push_back(std::to_string(i));
+    }
+    pairs = ConfusedExamples().most_confused(ConfusionMatrix::from_cells(n, cells), labels);
+  }
+  if (!pairs.is_array() || pairs.empty()) return "";
+  std::string html = fmt::format(
+      "<h3>Most confused pairs on the {} split</h3><table id=\"confused\"><tr><th>true "
+      "label</th><th>predicted as</th><th>examples</th><th>share of the true label</th>"
+      "<th>some of them</th></tr>",
+      name);
+  for (const auto& p : pairs) {
+    std::string texts;
+    for (const auto& t : p.value("texts", nlohmann::json::array())) {
+      texts += "<li>" + escape(t.get<std::string>()) + "</li>";
+    }
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td class=\"texts\">{}</td></tr>",
+        escape(p.value("true", "")), escape(p.value("predicted", "")), p.value("count", int64_t{0}),
+        100.0 * p.value("share_of_true", 0.0), texts.empty() ? "" : "<ul>" + texts + "</ul>");
+  }
+  return html + "</table>";
+}
+
+// The split's headline figures: a multi-label split has its own (subset accuracy,
+// micro-averaged scores, Hamming loss); fastText's P@k and R@k when the run counted them.
+std::string split_figures(const nlohmann::json& split) {
+  const bool multi = split.contains("hamming_loss");
+  const std::vector<std::pair<const char*, const char*>> figures = {
+      {"accuracy", multi ? "subset accuracy" : "accuracy"},
+      {"macro_f1", "macro-F1"},
+      {"micro_f1", "micro-F1"},
+      {"micro_precision", "micro precision"},
+      {"micro_recall", "micro recall"},
+      {"hamming_loss", "Hamming loss"},
+      {"precision_at_k", "precision at k"},
+      {"recall_at_k", "recall at k"},
+      {"loss", "loss"}};
+  std::string html = "<table id=\"split-figures\">";
+  for (const auto& [key, title] : figures) {
+    if (split.contains(key)) {
+      html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", title, number(split[key]));
     }
   }
-  std::sort(pairs.begin(), pairs.end(),
-            [](const Pair& a, const Pair& b) { return a.count > b.count; });
-  if (pairs.size() > 8) pairs.resize(8);
-  if (pairs.empty()) return "";
-  auto name = [&](size_t i) { return escape(i < labels.size() ? labels[i] : std::to_string(i)); };
-  std::string html =
-      "<h3>Most confused pairs</h3><table id=\"confused\"><tr><th>true label</th>"
-      "<th>predicted as</th><th>examples</th><th>share of the true label</th></tr>";
-  for (const auto& p : pairs) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>", name(p.truth),
-                        name(p.predicted), p.count,
-                        100.0 * static_cast<double>(p.count) / static_cast<double>(p.row_total));
+  for (const char* key : {"k", "examples", "skipped_records"}) {
+    if (split.contains(key) && split[key].is_number()) {
+      html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", key, split[key].dump());
+    }
   }
   return html + "</table>";
 }
@@ -342,10 +382,11 @@ std::string evaluation_section(const RunFiles& r) {
   std::vector<std::string> labels;
   if (r.report.contains("labels")) labels = r.report["labels"].get<std::vector<std::string>>();
   std::string html =
-      fmt::format("<section id=\"evaluation\"><h2>Evaluation on the {} split</h2>", name);
+      fmt::format("<section id=\"evaluation\"><h2>Evaluation on the {} split</h2>", name) +
+      split_figures(split);
   if (split.contains("confusion")) {
     html += "<div id=\"confusion\"><h3>Confusion matrix</h3>" + heat_map(split, labels) + "</div>";
-    html += confused_pairs(split, labels);
+    html += confused_pairs(r, name, split, labels);
   }
   if (split.contains("per_class")) html += "<h3>Per class</h3>" + per_class_table(split);
   if (split.contains("calibration")) html += reliability_diagram(split["calibration"]);
@@ -403,22 +444,26 @@ std::string key_value_table(const nlohmann::json& object) {
 
 // The headline figures of each run: one row per run.
 std::string summary_table(const std::vector<RunFiles>& runs) {
-  std::string html =
+  auto get = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) ? j[k] : nlohmann::json();
+  };
+  // Multi-label runs: their accuracy is subset accuracy, and micro-F1 gets a column.
+  bool multi = false;
+  for (const auto& r : runs) multi = multi || get(split_of(r), "micro_f1").is_number();
+  std::string html = fmt::format(
       "<table id=\"summary\"><tr><th>run</th><th>split</th><th>accuracy</th><th>macro-F1</th>"
-      "<th>loss</th><th>steps</th><th>training s</th><th>examples/s</th></tr>";
+      "{}<th>loss</th><th>steps</th><th>training s</th><th>examples/s</th></tr>",
+      multi ? "<th>micro-F1</th>" : "");
   for (const auto& r : runs) {
     std::string name;
     const nlohmann::json& split = split_of(r, &name);
     const nlohmann::json train =
         r.report.is_object() ? r.report.value("train", nlohmann::json()) : nlohmann::json();
-    auto get = [](const nlohmann::json& j, const char* k) {
-      return j.is_object() && j.contains(k) ? j[k] : nlohmann::json();
-    };
     html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>",
         escape(r.name), name, number(get(split, "accuracy")), number(get(split, "macro_f1")),
-        number(get(split, "loss")),
+        multi ? "<td>" + number(get(split, "micro_f1")) + "</td>" : "", number(get(split, "loss")),
         get(train, "steps").is_number() ? get(train, "steps").dump() : "",
         number(get(train, "seconds"), "{:.2f}"),
         number(get(train, "examples_per_second"), "{:.0f}"));
@@ -461,7 +506,9 @@ constexpr const char* kStyle =
     ".tick{font-size:10px;fill:#555}.legend span{margin-right:12px;font-size:12px}"
     ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
     ".note{color:#666;font-style:italic}.warn{color:#b00;font-weight:600}"
-    "pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:400px}";
+    "pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:400px}"
+    "td.texts{text-align:left;max-width:700px;font-size:12px}td.texts "
+    "ul{margin:0;padding-left:16px}";
 
 }  // namespace
 

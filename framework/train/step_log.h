@@ -57,6 +57,12 @@ class StepLog {
   void train_row(const StepRow& row);
   // A validation row: `record`'s "valid_*" values (validation.cc's record).
   void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
+  // Whether event files are written (train.tensorboard, rank 0), and a text summary
+  // (markdown) there; it reaches the disk with the next row.
+  bool tensorboard() const { return tb_.is_open(); }
+  void tensorboard_text(const std::string& tag, int64_t step, const std::string& markdown) {
+    tb_.text(tag, step, markdown);
+  }
 
  private:
   void write_row(const std::vector<std::string>& cells);

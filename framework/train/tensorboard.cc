@@ -50,6 +50,18 @@ void put_wall_time(std::string& out, double wall_time) {
   put_fixed(out, wall_time);
 }
 
+// An Event at `step` whose Summary holds one Value message.
+std::string summary_event(double wall_time, int64_t step, const std::string& value_msg) {
+  std::string summary;
+  put_bytes_field(summary, 1, value_msg);
+  std::string event;
+  put_wall_time(event, wall_time);
+  event.push_back(0x10);  // field 2, varint
+  put_varint(event, static_cast<uint64_t>(step));
+  put_bytes_field(event, 5, summary);
+  return event;
+}
+
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -90,14 +102,25 @@ std::string scalar_event(double wall_time, int64_t step, const std::string& tag,
   put_bytes_field(value_msg, 1, tag);
   value_msg.push_back(0x15);  // field 2, wire type 5 (32-bit)
   put_fixed(value_msg, value);
-  std::string summary;
-  put_bytes_field(summary, 1, value_msg);
-  std::string event;
-  put_wall_time(event, wall_time);
-  event.push_back(0x10);  // field 2, varint
-  put_varint(event, static_cast<uint64_t>(step));
-  put_bytes_field(event, 5, summary);
-  return event;
+  return summary_event(wall_time, step, value_msg);
+}
+
+std::string text_event(double wall_time, int64_t step, const std::string& tag,
+                       const std::string& markdown) {
+  std::string plugin_data, metadata, dim, shape, tensor, value_msg;
+  put_bytes_field(plugin_data, 1, "text");
+  put_bytes_field(metadata, 1, plugin_data);
+  dim.push_back(0x08);  // Dim.size: field 1, varint
+  put_varint(dim, 1);
+  put_bytes_field(shape, 2, dim);
+  tensor.push_back(0x08);  // TensorProto.dtype: field 1, varint
+  put_varint(tensor, 7);   // DT_STRING
+  put_bytes_field(tensor, 2, shape);
+  put_bytes_field(tensor, 8, markdown);
+  put_bytes_field(value_msg, 1, tag);
+  put_bytes_field(value_msg, 8, tensor);
+  put_bytes_field(value_msg, 9, metadata);
+  return summary_event(wall_time, step, value_msg);
 }
 
 TensorBoardWriter::~TensorBoardWriter() {
@@ -121,13 +144,20 @@ void TensorBoardWriter::open(const std::string& dir) {
   flush();
 }
 
-void TensorBoardWriter::scalar(const std::string& tag, int64_t step, double value) {
+void TensorBoardWriter::write(const std::string& event) {
   if (file_ == nullptr) return;
-  const std::string record =
-      tf_record(scalar_event(now_seconds(), step, tag, static_cast<float>(value)));
+  const std::string record = tf_record(event);
   if (std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
     throw Error(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
   }
+}
+
+void TensorBoardWriter::scalar(const std::string& tag, int64_t step, double value) {
+  if (file_ != nullptr) write(scalar_event(now_seconds(), step, tag, static_cast<float>(value)));
+}
+
+void TensorBoardWriter::text(const std::string& tag, int64_t step, const std::string& markdown) {
+  if (file_ != nullptr) write(text_event(now_seconds(), step, tag, markdown));
 }
 
 void TensorBoardWriter::flush() {

@@ -47,6 +47,10 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   Evaluation e = evaluate(run.model, valid, run.task.encoder.kind, run.task.labels.size(),
                           run.device, run.plan.labels);
   reduce_evaluation(*run.dist, e);
+  if (run.step_log.tensorboard() && !e.multi_label) {
+    run.step_log.tensorboard_text("valid_confusion", run.state.step,
+                                  e.confusion.to_markdown(run.task.labels.names()));
+  }
   const nlohmann::json summary = e.summary();
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
   line += ", valid " + e.headline();
@@ -64,6 +68,31 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   run.state.has_best = true;
   run.state.bad_validations = 0;
   remember_best(run, record);
+}
+
+// The validation split's most confused pairs with a few of their texts, each rank's
+// texts gathered in rank order on rank 0 (the counts are already summed over ranks).
+nlohmann::json most_confused(Run& run, const ConfusedExamples& mine, const Evaluation& e) {
+  const auto blobs = gather_rank_blobs(*run.dist, {{"confused", mine.held().dump()}});
+  ConfusedExamples all;
+  for (int64_t r = 0; r < run.dist->world_size(); ++r) {
+    const auto it = blobs.find(rank_blob("confused", r));
+    if (it != blobs.end()) all.merge(nlohmann::json::parse(it->second), e.confusion);
+  }
+  return all.most_confused(e.confusion, run.task.labels.names());
+}
+
+// report.txt's lines for them: "true -> predicted: count (share)" and the texts indented.
+std::string most_confused_text(const nlohmann::json& pairs) {
+  std::string text =
+      pairs.empty() ? "" : "most confused pairs (true -> predicted), with examples\n";
+  for (const auto& p : pairs) {
+    text += fmt::format("{} -> {}: {} ({:.1f}% of {})\n", p["true"].get<std::string>(),
+                        p["predicted"].get<std::string>(), p["count"].get<int64_t>(),
+                        100.0 * p["share_of_true"].get<double>(), p["true"].get<std::string>());
+    for (const auto& t : p["texts"]) text += "    " + t.get<std::string>() + "\n";
+  }
+  return text.empty() ? text : text + "\n";
 }
 
 }  // namespace
@@ -119,11 +148,15 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
   for (const std::string name : {"valid", "test"}) {
+    // The report shows a few misclassified validation texts: only that stream carries texts.
+    const bool texts = name == "valid" && !run.plan.data.multi_label;
     auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder,
-                              run.task.labels, false, run.dist->rank(), run.dist->world_size());
+                              run.task.labels, false, run.dist->rank(), run.dist->world_size(),
+                              nullptr, texts);
     if (!stream) continue;
+    ConfusedExamples confused;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
-                            run.device, run.plan.labels);
+                            run.device, run.plan.labels, texts ? &confused : nullptr);
     reduce_evaluation(*run.dist, e);
     if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
     std::vector<int64_t> skipped{static_cast<int64_t>(stream->skipped())};
@@ -132,6 +165,10 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
     splits[name]["loss"] = e.loss;
     splits[name]["skipped_records"] = skipped[0];
     text_report += fmt::format("== {} ==\n{}\n", name, e.to_text(run.task.labels.names()));
+    if (texts) {
+      splits[name]["confused_examples"] = most_confused(run, confused, e);
+      text_report += most_confused_text(splits[name]["confused_examples"]);
+    }
   }
   return splits;
 }

@@ -95,5 +95,29 @@ TEST(ConfusionMatrix, TextNamesLabelsAndTotals) {
   EXPECT_NE(t.find("examples 9"), std::string::npos) << t;
 }
 
+TEST(ConfusionMatrix, MarkdownIsOneRowPerTrueLabelWithABarInALabelEscaped) {
+  EXPECT_EQ(example().to_markdown({"x", "y|z", "w"}),
+            "| true / predicted | x | y\\|z | w |\n"
+            "|---|---|---|---|\n"
+            "| x | 3 | 1 | 0 |\n"
+            "| y\\|z | 1 | 2 | 0 |\n"
+            "| w | 1 | 1 | 0 |\n");
+}
+
+TEST(ConfusionMatrix, MarkdownOfManyLabelsListsTheLargestMistakesInstead) {
+  const std::string md = example().to_markdown({"x", "y", "w"}, 2);
+  EXPECT_EQ(md.substr(0, md.find('\n')), "3 labels: the 20 largest mistakes");
+  EXPECT_NE(md.find("| x | y | 1 |\n| y | x | 1 |\n| w | x | 1 |\n| w | y | 1 |\n"),
+            std::string::npos)
+      << md;
+}
+
+TEST(ConfusionMatrix, MostConfusedCellsAreOffDiagonalLargestFirst) {
+  ConfusionMatrix m = example();
+  m.add(2, 1);
+  EXPECT_EQ(m.most_confused(2), (std::vector<std::pair<int64_t, int64_t>>{{2, 1}, {0, 1}}));
+  EXPECT_EQ(m.most_confused(10).size(), 4u);
+}
+
 }  // namespace
 }  // namespace sift

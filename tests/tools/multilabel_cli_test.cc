@@ -135,6 +135,14 @@ train:
   EXPECT_EQ(report["splits"]["test"]["per_class"].size(), 4u);
   EXPECT_NE(read_file(run + "/report.txt").find("Hamming loss"), std::string::npos);
   EXPECT_NE(read_file(run + "/metrics.jsonl").find("valid_micro_f1"), std::string::npos);
+  // The page shows a multi-label split's own figures, and no confusion matrix.
+  const std::string html = read_file(run + "/report.html");
+  for (const char* part : {"<th>subset accuracy</th>", "<th>micro-F1</th>", "<th>Hamming loss</th>",
+                           "<th>micro precision</th>", "validation micro-F1"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  EXPECT_EQ(html.find("id=\"confusion\""), std::string::npos);
+  EXPECT_EQ(html.find("id=\"confused\""), std::string::npos);
 
   // sift eval on the same file reports the same figures.
   const Result e = sift("eval --model " + run + " --data " + test + " --json");

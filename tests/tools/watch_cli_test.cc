@@ -2,12 +2,15 @@
 // profile in report.json/report.txt, driven through the `sift` executable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "datasets/example_stream.h"
+#include "datasets/unicode.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -40,8 +43,8 @@ class WatchCli : public ::testing::Test {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
-  testing::SiftResult sift(const std::string& args) {
-    return testing::run_sift(args, dir_, "", kSource);
+  testing::SiftResult sift(const std::string& args, const std::string& input = "") {
+    return testing::run_sift(args, dir_, input, kSource);
   }
   // SMS spam, a small table, a row every 10 steps, into dir_/NAME. Through autograd
   // (train.fast_path: off): the fused SGD loop of the fastText model has no separate
@@ -122,6 +125,17 @@ TEST_F(WatchCli, TensorBoardEventsHoldMetricsCsvsScalarsAsAnIndependentReaderDec
                            "valid_accuracy,valid_loss,valid_macro_f1"),
             std::string::npos)
       << check;
+}
+
+TEST_F(WatchCli, EachValidationWritesItsConfusionMatrixAsATextSummaryThatMatchesTheReport) {
+  const auto r = sift(train_args("tb", " --set train.epochs=2 --set train.tensorboard=true"));
+  ASSERT_EQ(r.status, 0) << r;
+  // The script checks each matrix against metrics.csv's validation steps and report.json.
+  const auto check = testing::run_command(
+      "/usr/bin/python3 tests/tools/tensorboard_check.py " + quote(dir_ + "/tb"), dir_, "",
+      kSource);
+  ASSERT_EQ(check.status, 0) << check;
+  EXPECT_NE(check.out.find("; 2 confusion matrices"), std::string::npos) << check;
 }
 
 TEST_F(WatchCli, WithoutTheOptionNoEventFilesAreWritten) {
@@ -213,6 +227,133 @@ void expect_self_contained(const std::string& html) {
   }
 }
 
+// A record's text as the report shows it: control characters (C0, DEL, C1) as spaces and
+// bytes that are not UTF-8 as U+FFFD. SMS spam has one: U+0093 in the INTERFLORA text.
+std::string as_shown(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Char c = decode_utf8(text, i);
+    if (c.cp < 0) {
+      out += "\xEF\xBF\xBD";
+    } else if (c.cp < 0x20 || c.cp == 0x7f || (c.cp >= 0x80 && c.cp < 0xa0)) {
+      out += ' ';
+    } else {
+      out.append(text, i, c.length);
+    }
+    i += c.length;
+  }
+  return out;
+}
+
+struct Record {
+  std::string text, label;
+};
+
+// The validation part of SMS spam as a run with data.valid_split 0.1 and `seed` holds it
+// out, read through the datasets layer: shown text -> the record.
+std::map<std::string, Record> sms_validation_part(uint64_t seed) {
+  TextFormat format;
+  format.format = FileFormat::tsv;
+  format.text_columns = {"1"};
+  format.label_column = "0";
+  ExampleStream valid({kSource + "/data/sms_spam/SMSSpamCollection"}, format, {}, HashPart::valid,
+                      0.1, seed);
+  std::map<std::string, Record> part;
+  for (Example e; valid.next(e);) part[as_shown(e.text)] = {e.text, e.labels.at(0)};
+  return part;
+}
+
+const std::string kEllipsis = "\xE2\x80\xA6";
+
+TEST_F(WatchCli, TheMostConfusedPairsShowValidationTextsOfTheirTrueLabelThatTheModelMisreads) {
+  // Few steps: a model that still errs. Two data workers: texts travel with their records.
+  ASSERT_EQ(sift(train_args("r",
+                            " --set train.epochs=1 --set train.max_steps=12 "
+                            "--set data.workers=2 --set run.seed=3"))
+                .status,
+            0);
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  const auto& valid = report["splits"]["valid"];
+  const auto& pairs = valid["confused_examples"];
+  const auto labels = report["labels"].get<std::vector<std::string>>();
+  ASSERT_FALSE(pairs.empty()) << valid.dump();
+  const auto part = sms_validation_part(3);
+  std::string whole, expected;  // texts shown whole, and what the model predicts for them
+  size_t shown = 0;
+  for (const auto& pair : pairs) {
+    const std::string truth = pair["true"].get<std::string>();
+    const auto index = [&](const std::string& label) {
+      return static_cast<size_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+    };
+    const int64_t count =
+        valid["confusion"][index(truth)][index(pair["predicted"].get<std::string>())]
+            .get<int64_t>();
+    EXPECT_EQ(pair["count"].get<int64_t>(), count);
+    ASSERT_EQ(pair["texts"].size(), static_cast<size_t>(std::min<int64_t>(count, 3)));
+    for (const auto& text_json : pair["texts"]) {
+      std::string text = text_json.get<std::string>();
+      ++shown;
+      const bool cut =
+          text.size() > kEllipsis.size() && text.compare(text.size() - 3, 3, kEllipsis) == 0;
+      if (cut) text.resize(text.size() - 3);
+      const auto it = part.lower_bound(text);  // a cut text is a prefix of its record's
+      ASSERT_TRUE(it != part.end() && it->first.compare(0, text.size(), text) == 0) << text;
+      EXPECT_EQ(it->second.label, truth) << text;
+      if (cut) continue;
+      EXPECT_EQ(it->first, text);
+      whole += it->second.text + "\n";  // the record itself, as the model read it
+      expected += pair["predicted"].get<std::string>() + "\n";
+    }
+  }
+  // The run's model (its best weights, as evaluated) reads them as the pair says.
+  const auto predicted = sift("predict --model " + quote(dir_ + "/r"), whole);
+  ASSERT_EQ(predicted.status, 0) << predicted;
+  std::string labels_out;
+  for (const auto& line : lines_of(predicted.out))
+    labels_out += line.substr(0, line.find('\t')) + "\n";
+  EXPECT_EQ(labels_out, expected);
+  const std::string text = testing::slurp(dir_ + "/r/report.txt");
+  EXPECT_NE(text.find("most confused pairs"), std::string::npos) << text;
+  EXPECT_NE(text.find("    " + pairs[0]["texts"][0].get<std::string>() + "\n"), std::string::npos);
+  const std::string html = testing::slurp(dir_ + "/r/report.html");
+  EXPECT_NE(html.find("Most confused pairs on the valid split"), std::string::npos);
+  size_t items = 0;
+  for (size_t at = html.find("id=\"confused\"");
+       (at = html.find("<li>", at + 1)) != std::string::npos;)
+    ++items;
+  EXPECT_EQ(items, shown);
+}
+
+TEST_F(WatchCli, ConfusedTextsFromAValidationFileAreCutToTwoHundredCharactersAndEscaped) {
+  std::string train;
+  for (int i = 0; i < 100; ++i)
+    train += "pos\tsunny bright happy day\nneg\tgloomy dark sad night\n";
+  std::string long_text;
+  while (long_text.size() < 300) long_text += "gloomy dark ";
+  testing::write_file(dir_ + "/train.tsv", train);
+  testing::write_file(dir_ + "/valid.tsv", "pos\tgloomy <b>dark</b> & sad\npos\t" + long_text +
+                                               "\nneg\tgloomy dark sad night\n");
+  const auto r = sift(train_args("r",
+                                 " --set train.epochs=3 --set data.valid_split=0 "
+                                 "--set data.train.path=" +
+                                     quote(dir_ + "/train.tsv") +
+                                     " --set data.valid.path=" + quote(dir_ + "/valid.tsv")));
+  ASSERT_EQ(r.status, 0) << r;
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  const auto& pairs = report["splits"]["valid"]["confused_examples"];
+  ASSERT_EQ(pairs.size(), 1u) << report["splits"]["valid"].dump();
+  EXPECT_EQ(pairs[0]["true"], "pos");
+  EXPECT_EQ(pairs[0]["predicted"], "neg");
+  auto texts = pairs[0]["texts"].get<std::vector<std::string>>();
+  std::sort(texts.begin(), texts.end());
+  EXPECT_EQ(texts, (std::vector<std::string>{"gloomy <b>dark</b> & sad",
+                                             long_text.substr(0, 200) + kEllipsis}));
+  const std::string html = testing::slurp(dir_ + "/r/report.html");
+  EXPECT_NE(html.find("<li>gloomy &lt;b&gt;dark&lt;/b&gt; &amp; sad</li>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>dark"), std::string::npos);
+  expect_self_contained(html);
+}
+
 TEST_F(WatchCli, ARunWritesASelfContainedHtmlReportWithItsMainParts) {
   ASSERT_EQ(sift(train_args("r", " --set train.epochs=2")).status, 0);
   const std::string html = testing::slurp(dir_ + "/r/report.html");
@@ -265,6 +406,40 @@ TEST_F(WatchCli, ReportSurvivesACutMetricsCsvABrokenReportJsonAndAnOldRunFolder)
   const auto single = sift("report " + quote(dir_ + "/old"));
   ASSERT_EQ(single.status, 0) << single;
   EXPECT_NE(single.out.find("id=\"confusion\""), std::string::npos);
+}
+
+TEST_F(WatchCli, AReportJsonFromBeforeTheProfilerStillGivesAPageOfWhatItHas) {
+  ASSERT_EQ(sift(train_args("r", " --set train.epochs=1 --set train.max_steps=12")).status, 0);
+  auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  // What a run before issue #16 wrote: no phases, calibration or confused texts.
+  report["train"].erase("phases");
+  report["train"].erase("profile");
+  report.erase("environment");
+  for (auto& split : report["splits"]) {
+    split.erase("calibration");
+    split.erase("confused_examples");
+  }
+  testing::write_file(dir_ + "/r/report.json", report.dump(2));
+  fs::remove(dir_ + "/r/metrics.csv");
+  const auto r = sift("report " + quote(dir_ + "/r"));
+  ASSERT_EQ(r.status, 0) << r;
+  for (const char* part : {"id=\"summary\"", "id=\"confusion\"", "id=\"per-class\"",
+                           "id=\"split-figures\"", "no metrics.csv", "id=\"config\""}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part;
+  }
+  for (const char* part : {"id=\"phases\"", "id=\"reliability\"", "id=\"environment\"", "<li>"}) {
+    EXPECT_EQ(r.out.find(part), std::string::npos) << part;
+  }
+  // The confused pairs, from the matrix alone: as many as its off-diagonal cells that are not 0.
+  const auto& m = report["splits"]["valid"]["confusion"];
+  const int mistakes = (m[0][1].get<int64_t>() > 0) + (m[1][0].get<int64_t>() > 0);
+  ASSERT_GT(mistakes, 0);
+  const size_t table = r.out.find("id=\"confused\"");
+  ASSERT_NE(table, std::string::npos);
+  int rows = 0;
+  for (size_t at = table; (at = r.out.find("<tr><td>", at + 1)) < r.out.find("</table>", table);)
+    ++rows;
+  EXPECT_EQ(rows, mistakes);
 }
 
 TEST_F(WatchCli, ReportOfAFolderThatIsNoRunIsOneCleanError) {

@@ -37,5 +37,17 @@ TEST(TensorBoard, AScalarEventEncodesStepTagAndFloatValueWithTheirFieldNumbers) 
   EXPECT_NE(e.find(std::string("\x0a\x02lr", 4)), std::string::npos);
 }
 
+TEST(TensorBoard, ATextEventIsAStringTensorOfShapeOneForTheTextPlugin) {
+  const std::string e = text_event(1.5, 7, "valid_confusion", "| a | b |");
+  // value (field 1 of the summary) > tag (field 1), tensor (field 8), metadata (field 9).
+  EXPECT_NE(e.find(std::string("\x0a\x0fvalid_confusion", 17)), std::string::npos);
+  // tensor: dtype (field 1) DT_STRING = 7, shape (field 2) > dim (field 2) > size (field 1) 1,
+  // string_val (field 8) the markdown.
+  EXPECT_NE(e.find(std::string("\x42\x13\x08\x07\x12\x04\x12\x02\x08\x01\x42\x09| a | b |", 21)),
+            std::string::npos);
+  // metadata (field 9) > plugin_data (field 1) > plugin_name (field 1) "text".
+  EXPECT_NE(e.find(std::string("\x4a\x08\x0a\x06\x0a\x04text", 10)), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sift
