@@ -23,6 +23,7 @@ struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
   int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
+  Loss loss = Loss::softmax;  // train.loss: ns and ova score by sigmoid
 };
 LabelMode label_mode(const SiftConfig& config);
 
