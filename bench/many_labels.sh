@@ -43,14 +43,8 @@ TEST=$DATA/test/part-00000-of-00001.txt
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sift-labels.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-# "wall cpu rss_mb" from a `/usr/bin/time -v` report.
-time_fields() {
-  awk -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; wall = s }
-    /User time/ { cpu += $2 } /System time/ { cpu += $2 }
-    /Maximum resident set size/ { rss = $2 / 1024 }
-    END { printf "%.1f %.1f %.0f\n", wall, cpu, rss }' "$1"
-}
+# shellcheck source=bench/lib/time_fields.sh
+source bench/lib/time_fields.sh
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $LINES lines, $CLASSES labels, $THREADS thread(s)"
 echo

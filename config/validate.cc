@@ -207,18 +207,18 @@ void check_loss(const SiftConfig& config, const std::vector<ModelTraits>& models
                 const ModelTraits& model) {
   const TrainConfig& t = config.train;
   if (t.loss != Loss::ns && is_set(config, "train.neg") && !gives_every_option(config)) {
-    throw Error(fmt::format("train.neg: Negatives are drawn by train.loss ns only (train.loss is {}).",
-                            to_string(t.loss)));
+    throw Error(
+        fmt::format("train.neg: Negatives are drawn by train.loss ns only (train.loss is {}).",
+                    to_string(t.loss)));
   }
   if (t.loss == Loss::softmax) return;
   const std::string loss = to_string(t.loss);
   if (std::find(model.losses.begin(), model.losses.end(), t.loss) == model.losses.end()) {
-    throw Error(fmt::format(
-        "train.loss: The {} model trains with softmax only, not {} (it works with {}).",
-        model.name, loss,
-        models_with(models, [&](const ModelTraits& m) {
-          return std::find(m.losses.begin(), m.losses.end(), t.loss) != m.losses.end();
-        })));
+    throw Error(
+        fmt::format("train.loss: The {} model trains with softmax only, not {} (it works with {}).",
+                    model.name, loss, models_with(models, [&](const ModelTraits& m) {
+                      return std::find(m.losses.begin(), m.losses.end(), t.loss) != m.losses.end();
+                    })));
   }
   if (config.data.multi_label && t.loss != Loss::ova) {
     throw Error(fmt::format(
@@ -226,10 +226,10 @@ void check_loss(const SiftConfig& config, const std::vector<ModelTraits>& models
         "with softmax or ova (both a sigmoid per label).",
         loss));
   }
-  const char* other = t.label_smoothing > 0           ? "train.label_smoothing"
-                      : !t.class_weights.empty()      ? "train.class_weights"
-                      : !t.distill.teacher.empty()    ? "train.distill.teacher"
-                                                      : nullptr;
+  const char* other = t.label_smoothing > 0        ? "train.label_smoothing"
+                      : !t.class_weights.empty()   ? "train.class_weights"
+                      : !t.distill.teacher.empty() ? "train.distill.teacher"
+                                                   : nullptr;
   if (other != nullptr) {
     throw Error(fmt::format("train.loss: {} does not combine with {}; use train.loss softmax.",
                             loss, other));

@@ -15,10 +15,9 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
   // Sparse gradients: a step touches only the rows of the batch's words, not the
   // millions of hash buckets.
   embedding_ = register_module(
-      "embedding",
-      torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
-                                  .mode(torch::kMean)
-                                  .sparse(shape.sparse_gradients)));
+      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
+                                               .mode(torch::kMean)
+                                               .sparse(shape.sparse_gradients)));
   // hs: one row per internal node of the tree, labels - 1.
   if (loss_ == Loss::hs && shape.num_classes < 2) {
     throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})",

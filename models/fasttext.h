@@ -51,7 +51,7 @@ class FastTextImpl : public ClassifierImpl {
   torch::nn::Linear output_{nullptr};
   Loss loss_ = Loss::softmax;
   int64_t negatives_ = 5;
-  torch::Tensor label_counts_;  // hs, ns: int64 [labels], a buffer (in checkpoints, exports)
+  torch::Tensor label_counts_;   // hs, ns: int64 [labels], a buffer (in checkpoints, exports)
   std::vector<int64_t> counts_;  // what tree_ or sampler_ was built from
   std::unique_ptr<LabelTree> tree_;
   std::unique_ptr<NegativeSampler> sampler_;

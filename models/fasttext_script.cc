@@ -22,8 +22,7 @@ std::string scores(ScriptWriter& w) {
       "    x = torch.index_select(scores, 1, {}.reshape(-1)).reshape(-1, {}, {}) * signs\n"
       "    return ((torch.clamp(x, max=0.0) - torch.log1p(torch.exp(-torch.abs(x)))) * "
       "torch.abs(signs)).sum(2)\n",
-      out, w.constant("hs.signs", signs), w.constant("hs.rows", rows), rows.size(0),
-      rows.size(1));
+      out, w.constant("hs.signs", signs), w.constant("hs.rows", rows), rows.size(0), rows.size(1));
 }
 
 }  // namespace

@@ -56,6 +56,25 @@ class BagSgd : public FusedSgd {
     return count;
   }
 
+  // Output row r's share of an example's gradient, g = dloss/dscore: into the row's
+  // gradient and the example's hidden gradient `d_hidden` (at the weights before the step).
+  void add_row(int64_t r, float g, float* d_hidden) {
+    d_bias_[r] += g;
+    const float* w = weight_ + r * dim_;
+    float* dw = &d_weight_[static_cast<size_t>(r * dim_)];
+    for (int64_t d = 0; d < dim_; ++d) {
+      dw[d] += g * hidden_[d];
+      d_hidden[d] += g * w[d];
+    }
+  }
+
+  // The bag's mean spreads the hidden gradient over its `count` rows.
+  void spread(float* d_hidden, float count) const {
+    if (count > 0) {
+      for (int64_t d = 0; d < dim_; ++d) d_hidden[d] /= count;
+    }
+  }
+
   // Each embedding row of example i gets its d_hidden_ (already divided by the count).
   void apply_embedding(const RawBatch& batch, float step) {
     for (int64_t i = 0; i < batch.size(); ++i) {
@@ -119,18 +138,9 @@ class SoftmaxSgd : public BagSgd {
     float* d_hidden = &d_hidden_[static_cast<size_t>(i * dim_)];
     for (int64_t c = 0; c < classes_; ++c) {
       const double p = std::exp(double(logits_[c] - top)) / total;
-      const float g = static_cast<float>(p - (c == label ? 1.0 : 0.0)) * scale;
-      d_bias_[c] += g;
-      const float* w = weight_ + c * dim_;
-      float* dw = &d_weight_[static_cast<size_t>(c * dim_)];
-      for (int64_t d = 0; d < dim_; ++d) {
-        dw[d] += g * hidden_[d];
-        d_hidden[d] += g * w[d];
-      }
+      add_row(c, static_cast<float>(p - (c == label ? 1.0 : 0.0)) * scale, d_hidden);
     }
-    if (count > 0) {
-      for (int64_t d = 0; d < dim_; ++d) d_hidden[d] /= count;
-    }
+    spread(d_hidden, count);
     return loss;
   }
 
@@ -220,16 +230,9 @@ class LogisticSgd : public BagSgd {
       const double p = 1.0 / (1.0 + std::exp(-double(z)));
       const float g = static_cast<float>(p - (positive_[j] ? 1.0 : 0.0)) * scale;
       touch(r);
-      d_bias_[r] += g;
-      float* dw = &d_weight_[static_cast<size_t>(r * dim_)];
-      for (int64_t d = 0; d < dim_; ++d) {
-        dw[d] += g * hidden_[d];
-        d_hidden[d] += g * w[d];
-      }
+      add_row(r, g, d_hidden);
     }
-    if (count > 0) {
-      for (int64_t d = 0; d < dim_; ++d) d_hidden[d] /= count;
-    }
+    spread(d_hidden, count);
     return loss;
   }
 
@@ -239,7 +242,7 @@ class LogisticSgd : public BagSgd {
   std::unique_ptr<NegativeSampler> sampler_;
   std::vector<int64_t> rows_of_;
   std::vector<uint8_t> positive_;
-  std::vector<int64_t> touched_;     // output rows with a gradient this batch
+  std::vector<int64_t> touched_;  // output rows with a gradient this batch
   std::vector<uint8_t> touched_flag_;
 };
 

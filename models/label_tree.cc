@@ -79,7 +79,9 @@ LabelTree build_label_tree(const std::vector<int64_t>& counts) {
   return out;
 }
 
-double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+double log_sigmoid(double x) {
+  return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x));
+}
 
 namespace {
 
@@ -118,8 +120,11 @@ struct Search {
 std::vector<std::pair<double, int64_t>> tree_top_k(const LabelTree& tree,
                                                    const std::function<double(int64_t)>& node_score,
                                                    int64_t k, double min_probability) {
-  Search s{tree, node_score, static_cast<size_t>(std::max<int64_t>(k, 0)),
-           min_probability > 0 ? std::log(min_probability) : -INFINITY, {}};
+  Search s{tree,
+           node_score,
+           static_cast<size_t>(std::max<int64_t>(k, 0)),
+           min_probability > 0 ? std::log(min_probability) : -INFINITY,
+           {}};
   if (s.k > 0) s.visit(2 * tree.labels - 2, 0.0);
   std::sort_heap(s.heap.begin(), s.heap.end(), Search::better);
   return s.heap;

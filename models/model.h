@@ -45,8 +45,7 @@ class ClassifierImpl : public torch::nn::Module {
   // each, on the CPU; fewer than k columns when the threshold leaves fewer), when the
   // model finds them faster than by scoring every label (the fastText model's hs: a
   // search down its tree, cut below `min_probability`). {}: score every label.
-  virtual std::pair<torch::Tensor, torch::Tensor> top_k(const ModelInput& /*input*/,
-                                                        int64_t /*k*/,
+  virtual std::pair<torch::Tensor, torch::Tensor> top_k(const ModelInput& /*input*/, int64_t /*k*/,
                                                         double /*min_probability*/) {
     return {};
   }

@@ -1,10 +1,9 @@
 #include "models/negative_sampler.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/splitmix.h"

@@ -99,7 +99,10 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   const bool was_training = model->is_training();
   model->eval();
   Evaluation result{ConfusionMatrix(mode.multi_label ? 0 : classes),
-                    MultiLabelCounts(mode.multi_label ? classes : 0), mode.multi_label, 0.0, {}};
+                    MultiLabelCounts(mode.multi_label ? classes : 0),
+                    mode.multi_label,
+                    0.0,
+                    {}};
   LossOptions loss_options;
   loss_options.multi_label = mode.multi_label;
   loss_options.loss = mode.loss;
@@ -118,8 +121,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
     }
     auto predicted = logits.argmax(1);
     // The predicted class's probability (argmax of the logits, so predictions stay as they were).
-    auto top =
-        probabilities(logits, false, mode.loss).gather(1, predicted.unsqueeze(1));
+    auto top = probabilities(logits, false, mode.loss).gather(1, predicted.unsqueeze(1));
     predicted = predicted.to(torch::kCPU);
     top = top.to(torch::kCPU, torch::kFloat64).contiguous();
     const int64_t* p = predicted.data_ptr<int64_t>();

@@ -69,7 +69,8 @@ TEST(Validate, FastTextLossesAreRefusedForOtherModelsNamingTheKey) {
 }
 
 TEST(Validate, TooFewNegativesAreRefusedNamingTheKey) {
-  EXPECT_TRUE(starts_with(error_of({"train.loss=ns", "train.neg=0"}), "train.neg")) << error_of({"train.loss=ns", "train.neg=0"});
+  EXPECT_TRUE(starts_with(error_of({"train.loss=ns", "train.neg=0"}), "train.neg"))
+      << error_of({"train.loss=ns", "train.neg=0"});
   EXPECT_EQ(error_of({"train.loss=ns", "train.neg=1"}), "");
 }
 

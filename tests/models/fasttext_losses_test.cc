@@ -129,22 +129,8 @@ TEST(NegativeSampler, GivesNoNegativesWhenNoOtherLabelWasSeen) {
   EXPECT_TRUE(NegativeSampler({5, 0}).draw(0, 3, 1, 0).empty());
 }
 
-// Four examples over 20 ids: a repeated id, an empty text, one id, and a longer bag.
-RawBatch batch() {
-  RawBatch b;
-  b.add({1, 2, 2, 3}, 0);
-  b.add({}, 6);
-  b.add({4}, 3);
-  b.add({5, 6, 7, 8, 19}, 12);
-  return b;
-}
-
-ModelInput input_of(const RawBatch& b) {
-  ModelInput in;
-  in.ids = torch::tensor(b.ids, torch::kInt64);
-  in.offsets = torch::tensor(b.offsets, torch::kInt64);
-  return in;
-}
+RawBatch batch() { return test_util::four_bags({0, 6, 3, 12}); }
+using test_util::input_of;
 
 // The batch's summed loss through autograd, the way training computes it.
 torch::Tensor autograd_loss(FastText& m, const RawBatch& b, Loss loss) {
@@ -206,8 +192,8 @@ TEST(FastTextHs, ALoadedCheckpointsCountsRebuildTheTree) {
   torch::NoGradGuard no_grad;
   for (auto& b : loaded->named_buffers()) b.value().copy_(trained->named_buffers()[b.key()]);
   for (auto& p : loaded->named_parameters()) p.value().copy_(trained->named_parameters()[p.key()]);
-  EXPECT_TRUE(torch::allclose(loaded->forward(test_util::bags()),
-                              trained->forward(test_util::bags())));
+  EXPECT_TRUE(
+      torch::allclose(loaded->forward(test_util::bags()), trained->forward(test_util::bags())));
 }
 
 }  // namespace

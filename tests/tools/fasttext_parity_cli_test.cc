@@ -212,10 +212,12 @@ class FastTextParity : public ::testing::Test {
                          (j + 1 < want.size() && want[j + 1].second == want[j].second);
         if (!tie) {
           EXPECT_EQ(predictions[j].at("label").get<std::string>(), want[j].first)
-              << "line " << i + 1 << " rank " << j + 1 << ": " << got[i] << "\n" << expected[i];
+              << "line " << i + 1 << " rank " << j + 1 << ": " << got[i] << "\n"
+              << expected[i];
         }
         EXPECT_NEAR(score + 1e-5, want[j].second, tolerance)
-            << "line " << i + 1 << " rank " << j + 1 << ": " << got[i] << "\n" << expected[i];
+            << "line " << i + 1 << " rank " << j + 1 << ": " << got[i] << "\n"
+            << expected[i];
       }
     }
   }

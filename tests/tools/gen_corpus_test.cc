@@ -23,9 +23,7 @@ std::string gen_binary() {
   return sift.substr(0, sift.rfind('/') + 1) + "sift-gen-corpus";  // built beside sift
 }
 
-std::string temp_dir() {
-  return sift::testing::make_temp_dir("sift_gen_corpus");
-}
+std::string temp_dir() { return sift::testing::make_temp_dir("sift_gen_corpus"); }
 
 // Runs a command line; returns its exit status, stdout and stderr into `output`.
 int run(const std::string& command, std::string* output = nullptr) {
@@ -105,7 +103,8 @@ TEST(GenCorpus, LineCountsAndFastTextFormat) {
 
 TEST(GenCorpus, LabelZipfSkewsTheClassesAsTheirRanks) {
   const std::string dir = temp_dir();
-  ASSERT_EQ(run(gen_binary() + " --lines 20000 --classes 50 --label-zipf 1 --out " + dir + "/z"), 0);
+  ASSERT_EQ(run(gen_binary() + " --lines 20000 --classes 50 --label-zipf 1 --out " + dir + "/z"),
+            0);
   std::map<int, int> per_class;
   for (const auto& line : read_lines(shard(dir + "/z", 0, 1))) {
     ++per_class[std::stoi(line.substr(std::string("__label__c").size()))];

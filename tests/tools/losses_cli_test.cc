@@ -47,9 +47,9 @@ class LossesCli : public ::testing::TestWithParam<std::string> {
   // configs/trec.yaml on the fixture, with train.loss set to the test's loss.
   Result train(const std::string& name, const std::string& sets = "") {
     return sift("train configs/trec.yaml --quiet --json --set run.dir=" + quote(dir_) +
-                " --set run.name=" + name + " --set data.train.path=" +
-                quote(kTrec + "TREC.train.sample") + " --set data.test.path=" +
-                quote(kTrec + "TREC.test.sample") +
+                " --set run.name=" + name +
+                " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
+                " --set data.test.path=" + quote(kTrec + "TREC.test.sample") +
                 " --set model.buckets=50000 --set train.epochs=10 --set train.loss=" + GetParam() +
                 " " + sets);
   }
@@ -84,7 +84,8 @@ TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
   const Result exported = sift("export " + quote(run) + " --out " + quote(model));
   ASSERT_EQ(exported.status, 0) << exported;
   const std::string texts = quote(dir_ + "/texts.txt");
-  const Result from_run = sift("predict --model " + quote(run) + " --input " + texts + " --top-k 6");
+  const Result from_run =
+      sift("predict --model " + quote(run) + " --input " + texts + " --top-k 6");
   const Result from_file =
       sift("predict --model " + quote(model) + " --input " + texts + " --top-k 6");
   const Result python = testing::run_command(

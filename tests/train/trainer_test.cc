@@ -117,10 +117,9 @@ TEST_F(Trainer, FastPathAndAutogradTakeTheSameStepsUpToRounding) {
   for (const std::string loss : {"softmax", "hs", "ns", "ova"}) {
     for (const char* reduction : {"sum", "mean"}) {
       const std::string name = loss + "-" + reduction;
-      const std::vector<std::string> same = {"train.epochs=1", "train.max_steps=20",
-                                             "train.scheduler.type=linear",
-                                             std::string("train.loss_reduction=") + reduction,
-                                             "train.loss=" + loss};
+      const std::vector<std::string> same = {
+          "train.epochs=1", "train.max_steps=20", "train.scheduler.type=linear",
+          std::string("train.loss_reduction=") + reduction, "train.loss=" + loss};
       auto off = same;
       off.push_back("train.fast_path=off");
       train(config("fast-" + name, same), quiet);

@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "datasets/shard_writer.h"
-#include "core/splitmix.h"
 #include "core/error.h"
+#include "core/splitmix.h"
+#include "datasets/shard_writer.h"
 
 namespace sift {
 namespace {

@@ -84,6 +84,9 @@ struct FastTextArgs {
   double t;
 };
 
+// fastText's loss_name values in its args.
+constexpr int32_t kLossHs = 1, kLossNs = 2, kLossOva = 4;
+
 const char* loss_name(int32_t loss) {
   switch (loss) {
     case 1:
@@ -129,7 +132,8 @@ void run_import(const ImportArgs& a) {
         "an unsupervised (word-vector) model; only supervised classifiers "
         "(fasttext supervised) can be imported");
   }
-  if (args.loss < 1 || args.loss > 4) in.fail(fmt::format("unknown loss {} in the args", args.loss));
+  if (args.loss < kLossHs || args.loss > kLossOva)
+    in.fail(fmt::format("unknown loss {} in the args", args.loss));
   if (args.maxn > 0) {
     in.fail(
         fmt::format("uses character n-grams (-minn {} -maxn {}); Sift has no subword "
@@ -206,7 +210,7 @@ void run_import(const ImportArgs& a) {
   // hs: fastText keeps a row per label, of which the labels - 1 internal nodes of the tree
   // use the first (node labels + r is row r), as Sift's hs output layer holds them.
   const char* loss = loss_name(args.loss);
-  if (args.loss == 1) {
+  if (args.loss == kLossHs) {
     if (nlabels < 2) in.fail("a hierarchical softmax (-loss hs) over fewer than two labels");
     output = output.narrow(0, 0, nlabels - 1).contiguous();
   }
@@ -234,7 +238,7 @@ void run_import(const ImportArgs& a) {
       fmt::format("train.loss={}", loss),
   };
   for (const auto& o : overrides) apply_override(config, o);
-  if (args.loss == 2) apply_override(config, fmt::format("train.neg={}", args.neg));
+  if (args.loss == kLossNs) apply_override(config, fmt::format("train.neg={}", args.neg));
   check_options(config);
   write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
   LabelSet(labels).save(run_file(a.out, kLabelsFile));
@@ -250,8 +254,9 @@ void run_import(const ImportArgs& a) {
   c.tensor_blobs["model"] = {{"embedding.weight", embedding},
                              {"output.weight", output},
                              {"output.bias", torch::zeros({output.size(0)})}};
-  if (args.loss == 1 || args.loss == 2) {
-    c.tensor_blobs["model"].emplace_back("label_counts", torch::tensor(label_counts, torch::kInt64));
+  if (args.loss == kLossHs || args.loss == kLossNs) {
+    c.tensor_blobs["model"].emplace_back("label_counts",
+                                         torch::tensor(label_counts, torch::kInt64));
   }
   save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
   std::cout << fmt::format(
