@@ -188,7 +188,9 @@ TEST(FastTextHs, ALoadedCheckpointsCountsRebuildTheTree) {
   FastText trained = model_with(Loss::hs);
   ModelConfig c;
   c.dim = 8;
-  FastText loaded(c, shape_with(Loss::hs, {}));  // as load_run builds it: no counts yet
+  ModelShape empty = shape_with(Loss::hs, kCounts);
+  empty.label_counts.clear();  // as load_run builds it: no counts yet
+  FastText loaded(c, empty);
   torch::NoGradGuard no_grad;
   for (auto& b : loaded->named_buffers()) b.value().copy_(trained->named_buffers()[b.key()]);
   for (auto& p : loaded->named_parameters()) p.value().copy_(trained->named_parameters()[p.key()]);
