@@ -69,8 +69,9 @@ TEST(Validate, FastTextLossesAreRefusedForOtherModelsNamingTheKey) {
 }
 
 TEST(Validate, TooFewNegativesAreRefusedNamingTheKey) {
-  EXPECT_TRUE(starts_with(error_of({"train.loss=ns", "train.neg=0"}), "train.neg"))
-      << error_of({"train.loss=ns", "train.neg=0"});
+  // The option table's own bound, as every --set names its key.
+  const std::string m = error_of({"train.loss=ns", "train.neg=0"});
+  EXPECT_TRUE(starts_with(m, "--set train.neg: option 'train.neg': The value must be >= 1")) << m;
   EXPECT_EQ(error_of({"train.loss=ns", "train.neg=1"}), "");
 }
 
