@@ -128,7 +128,9 @@ TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
   const auto ea = nlohmann::json::parse(eval_run.out)["splits"]["test"];
   const auto eb = nlohmann::json::parse(eval_file.out)["splits"]["test"];
   EXPECT_EQ(ea["accuracy"], eb["accuracy"]);
-  EXPECT_NEAR(ea["loss"].get<double>(), eb["loss"].get<double>(), 1e-4);
+  // `sift eval --json` prints no loss: the two agree on macro-F1 too.
+  EXPECT_NEAR(ea.at("macro_f1").get<double>(), eb.at("macro_f1").get<double>(), 1e-9);
+  EXPECT_GT(ea.at("accuracy").get<double>(), 0.45);
 }
 
 INSTANTIATE_TEST_SUITE_P(FastTextLosses, LossesCli, ::testing::Values("hs", "ns", "ova"),
