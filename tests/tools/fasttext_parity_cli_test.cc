@@ -192,8 +192,8 @@ class FastTextParity : public ::testing::Test {
     const SiftResult ft = fasttext("predict-prob " + quote(path(model + ".bin")) + " " +
                                    quote(path(data)) + " " + printed);
     ASSERT_EQ(ft.status, 0) << ft;
-    const SiftResult mine = sift("predict --json --top-k " + printed + " --model " +
-                                 quote(run) + " --input " + quote(path(data)));
+    const SiftResult mine = sift("predict --json --top-k " + printed + " --model " + quote(run) +
+                                 " --input " + quote(path(data)));
     ASSERT_EQ(mine.status, 0) << mine;
     const auto expected = lines_of(ft.out), got = lines_of(mine.out);
     ASSERT_EQ(got.size(), expected.size());
