@@ -7,6 +7,26 @@
 
 namespace sift {
 
+namespace {
+
+// The return of forward: the output layer's scores; for train.loss hs each label's
+// log-probability, the sum of log-sigmoids of the signed node scores along its path
+// (log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), plain ops that Python loads too).
+std::string scores(ScriptWriter& w) {
+  const std::string out = w.output(w.linear("bags", "output"));
+  if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
+  auto [rows, signs] = path_matrices(build_label_tree(counts_of(w.tensor("label_counts"))));
+  return fmt::format(
+      "    scores = {}\n"
+      "    signs = {}\n"
+      "    x = torch.index_select(scores, 1, {}.reshape(-1)).reshape(-1, {}, {}) * signs\n"
+      "    return ((torch.clamp(x, max=0.0) - torch.log1p(torch.exp(-torch.abs(x)))) * "
+      "torch.abs(signs)).sum(2)\n",
+      out, w.constant("hs.signs", signs), w.constant("hs.rows", rows), rows.size(0), rows.size(1));
+}
+
+}  // namespace
+
 std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
   // Rows pruned by train.prune: the table holds the kept rows and one zero row last; an
   // id's row is the kept rows before its block plus its rank in the block, and a pruned
@@ -25,12 +45,11 @@ std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
   return fmt::format(R"(
 def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
 {}    bags = {}
-    return {}
-
+{}
 def predict_proba(self, ids: Tensor, offsets: Tensor) -> Tensor:
-    return torch.softmax(self.forward(ids, offsets), 1)
+    return {}
 )",
-                     remap, bags, w.output(w.linear("bags", "output")));
+                     remap, bags, scores(w), w.probabilities("self.forward(ids, offsets)"));
 }
 
 }  // namespace sift

@@ -151,6 +151,20 @@ std::string ScriptWriter::attribute(const std::string& name) {
   return attr;
 }
 
+std::string ScriptWriter::constant(const std::string& name, const torch::Tensor& value) {
+  const std::string attr = attribute_name(name);
+  if (!module_.hasattr(attr)) module_.register_buffer(attr, value.detach().to(torch::kCPU).clone());
+  return "self." + attr;
+}
+
+std::string ScriptWriter::probabilities(const std::string& scores) const {
+  if (loss_ == Loss::hs) return fmt::format("torch.exp({})", scores);
+  if (multi_label_ || loss_ == Loss::ns || loss_ == Loss::ova) {
+    return fmt::format("torch.sigmoid({})", scores);
+  }
+  return fmt::format("torch.softmax({}, 1)", scores);
+}
+
 std::string ScriptWriter::weight(const std::string& name) {
   const std::string attr = attribute(name);
   if (int8() && tensor(name).dim() >= 2) {

@@ -55,6 +55,20 @@ class ScriptWriter {
   // `logits` as fp32 (a bf16 export computes in bf16).
   std::string output(const std::string& logits) const;
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
+  // A tensor the source needs besides the trained ones (index or sign tables): registered
+  // as it is (never quantized or cast) under `name`; returns its expression.
+  std::string constant(const std::string& name, const torch::Tensor& value);
+  // The run's train.loss and data.multi_label, which decide how scores become
+  // probabilities (probabilities()).
+  void set_loss(Loss loss, bool multi_label) {
+    loss_ = loss;
+    multi_label_ = multi_label;
+  }
+  Loss loss() const { return loss_; }
+  // The probabilities of `scores` [batch, labels] as an expression: softmax; a sigmoid per
+  // label for multi-label data and train.loss ns and ova; exp for hs, whose scores are
+  // log-probabilities already.
+  std::string probabilities(const std::string& scores) const;
   bool int8() const { return format_ == WeightFormat::int8; }
   WeightFormat format() const { return format_; }
   const torch::Tensor& tensor(const std::string& name) const;
@@ -73,6 +87,8 @@ class ScriptWriter {
   torch::jit::Module module_;
   int64_t int8_min_macs_;
   std::string methods_;  // helper methods the expressions call (int8 Linear layers)
+  Loss loss_ = Loss::softmax;
+  bool multi_label_ = false;
 };
 
 // A double as TorchScript source, read back to the same value.

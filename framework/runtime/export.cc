@@ -120,6 +120,7 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   const ModelSpec& spec = find_model(bundle.config.model.type);
   tensors = without_pruned_units(spec, bundle.config, std::move(tensors));
   ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
+  writer.set_loss(bundle.config.train.loss, bundle.config.data.multi_label);
   if (!spec.script) {
     throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));
   }

@@ -380,7 +380,7 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   const RunPlan& plan = run.plan;
   run.task = build_shared_task(plan.data, *run.dist);  // the data's labels and vocabulary
   write_run_folder(run);
-  run.model = create_model(plan.model, plan.train.optimizer, run.task);
+  run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
   if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);
   prepare_training(run);
   return finish_run(run, "");

@@ -47,12 +47,13 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // also lists train.tensorboard (#16) and train.fast_path(_threads) (#18); golden.yaml sets
 // fast_path: off, so these digests pin the autograd path. The export's config also lists
 // train.distill.*, train.prune.* (#14) and train.profile* (#16); the checkpoints keep
-// their bytes.
+// their bytes. The export's config also lists train.loss (softmax) and train.neg (#20);
+// the checkpoints keep their bytes.
 constexpr const char* kLastCkpt =
     "211f55eee0a550fca606f4668ebb4fe5efc14e0ac069624f8dd0c0f37c7e2979";
 constexpr const char* kBestCkpt =
     "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
-constexpr const char* kExport = "873b1f89132e67001af024345de1c756ef641fb6fc44a21b320cd1c0e04012cc";
+constexpr const char* kExport = "14ee6d0f5f5bd013a514efc210d5cee93c8e8f42a48f8db0aff1e4a5241f3ca2";
 
 class GoldenRun : public ::testing::Test {
  protected:
