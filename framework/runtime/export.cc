@@ -122,7 +122,9 @@ void use_quantized_engine(const std::string& name) {
                   name, fmt::join(quantized_engines(), ", ")));
 }
 
-torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
+namespace {
+
+void check_options(const ModelBundle& bundle, const ExportOptions& options) {
   if (options.quantize != "none" && options.quantize != "int8" && options.quantize != "pq") {
     throw Error(
         fmt::format("--quantize: expected none, int8 or pq, not '{}'", options.quantize));
@@ -140,12 +142,21 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   if (options.quantize == "int8" && quantized_engines().empty()) {
     throw Error("--quantize int8: this LibTorch has no quantized engine to run int8 kernels");
   }
+}
+
+TensorMap model_tensors(const ModelBundle& bundle) {
+  TensorMap tensors;
+  for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
+  for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
+  return tensors;
+}
+
+// The module of script_model, from the model's tensors as the export stores them.
+torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
+                                  const ExportOptions& options) {
   const WeightFormat format = options.quantize == "int8" ? WeightFormat::int8
                               : options.dtype == "bf16"  ? WeightFormat::bf16
                                                          : WeightFormat::fp32;
-  std::map<std::string, torch::Tensor> tensors;
-  for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
-  for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
   const ModelSpec& spec = find_model(bundle.config.model.type);
   const bool pq = options.quantize == "pq";
   const std::string cut_table = pq && options.cutoff > 0 ? pq_table(bundle) : "";
@@ -162,9 +173,23 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
   return module;
 }
 
-int64_t export_run(const ModelBundle& bundle, const std::string& out,
-                   const ExportOptions& options) {
-  torch::jit::Module module = script_model(bundle, options);
+}  // namespace
+
+torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
+  check_options(bundle, options);
+  return script_tensors(bundle, model_tensors(bundle), options);
+}
+
+int64_t export_run(const ModelBundle& original, const std::string& out,
+                   const ExportOptions& original_options) {
+  check_options(original, original_options);
+  ModelBundle bundle = original;
+  ExportOptions options = original_options;
+  TensorMap tensors = model_tensors(bundle);
+  if (options.quantize == "pq" && options.cutoff > 0) {
+    without_cut_words(bundle, options, tensors);
+  }
+  torch::jit::Module module = script_tensors(bundle, std::move(tensors), options);
   const bool pieces = bundle.task.pieces != nullptr;
   const TextEncoder encoder = make_encoder(bundle.task);
   std::map<std::string, std::string> files = {
@@ -187,7 +212,8 @@ int64_t export_run(const ModelBundle& bundle, const std::string& out,
   // Written only when used, so that fp32 exports keep their bytes.
   if (options.dtype != "fp32") format["dtype"] = options.dtype;
   if (options.quantize == "pq") {
-    format["pq"] = pq_json(options, pq_codes(module, pq_table(bundle)).size(0));
+    format["pq"] = pq_json(options, pq_codes(module, pq_table(bundle)).size(0),
+                           bundle.task.vocab->size());
   }
   // The packed int8 weights, which readers that cannot list a module's attributes
   // (Python) need to check the weights' checksum.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "framework/runtime/task.h"
 #include "models/model.h"
 #include "models/product_quantizer.h"
 
@@ -39,6 +40,28 @@ torch::Tensor kept_rows(const ModelBundle& bundle, const ExportOptions& options)
   return top_norm_rows(bundle.model->named_parameters()[table], options.cutoff);
 }
 
+void without_cut_words(ModelBundle& bundle, ExportOptions& options, TensorMap& tensors) {
+  options.kept_rows = kept_rows(bundle, options).to(torch::kBool).contiguous();
+  const std::string table = pq_table(bundle);
+  const Vocab& vocab = *bundle.task.vocab;
+  const int64_t words = vocab.size(), rows = tensors.at(table).size(0);
+  const bool word_ids = bundle.task.pieces == nullptr && bundle.task.encoder.kind == InputKind::bag;
+  if (!word_ids || make_encoder(bundle.task).num_ids() != rows) return;
+  const bool* kept = options.kept_rows.data_ptr<bool>();
+  auto pruned = std::make_shared<Vocab>();  // <pad> and <unk> are its ids 0 and 1
+  std::vector<int64_t> index = {Vocab::kPad, Vocab::kUnk};
+  for (int64_t id = Vocab::kUnk + 1; id < words; ++id) {
+    if (!kept[id]) continue;
+    pruned->add(vocab.word(id), vocab.count(id));
+    index.push_back(id);
+  }
+  for (int64_t id = words; id < rows; ++id) index.push_back(id);  // the n-gram buckets
+  const torch::Tensor order = torch::tensor(index, torch::kLong);
+  tensors[table] = tensors.at(table).index_select(0, order);
+  options.kept_rows = options.kept_rows.index_select(0, order);
+  bundle.task.vocab = std::move(pruned);
+}
+
 void check_pq_options(const ModelBundle& bundle, const ExportOptions& options) {
   if (options.quantize != "pq") {
     const char* flag = options.cutoff != 0 ? "--cutoff"
@@ -71,13 +94,14 @@ void check_pq_options(const ModelBundle& bundle, const ExportOptions& options) {
   }
 }
 
-nlohmann::json pq_json(const ExportOptions& options, int64_t kept) {
+nlohmann::json pq_json(const ExportOptions& options, int64_t rows, int64_t vocabulary) {
   nlohmann::json j = {{"dsub", options.dsub},
                       {"centroids", kPqCentroids},
                       {"qnorm", options.qnorm},
                       {"qout", options.qout},
                       {"cutoff", options.cutoff},
-                      {"rows", kept}};
+                      {"rows", rows},
+                      {"vocabulary", vocabulary}};
   if (!options.retrained.empty()) j["retrained"] = options.retrained;
   return j;
 }

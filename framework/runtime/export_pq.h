@@ -24,12 +24,20 @@ torch::Tensor top_norm_rows(const torch::Tensor& table, int64_t k);
 // The rows --cutoff keeps of the bundle's table (options.kept_rows when given).
 torch::Tensor kept_rows(const ModelBundle& bundle, const ExportOptions& options);
 
+// --cutoff on a word vocabulary (fastText's pruned dictionary): the words whose rows are
+// cut leave the vocabulary, and the table and options.kept_rows are renumbered to match.
+// An unknown word leaves its bag as a cut id does, and n-gram buckets hash the words
+// themselves, so the buckets keep their order after the words: the same logits from a
+// smaller vocab.txt. Sets options.kept_rows; a no-op on the vocabulary of SentencePiece
+// or sequence models.
+void without_cut_words(ModelBundle& bundle, ExportOptions& options, TensorMap& tensors);
+
 // Refuses, with one sentence naming the flag, the pq options that do not apply: pq on a
 // model without a table looked up by id, --cutoff/--dsub/--qnorm/--qout without pq, a
 // cutoff larger than the table, a dsub that does not divide the dimension.
 void check_pq_options(const ModelBundle& bundle, const ExportOptions& options);
 
-// sift_format.json's "pq": dsub, qnorm, qout, cutoff (and the rows kept), retrained.
-nlohmann::json pq_json(const ExportOptions& options, int64_t kept);
+// sift_format.json's "pq": dsub, qnorm, qout, cutoff, the rows and words kept, retrained.
+nlohmann::json pq_json(const ExportOptions& options, int64_t rows, int64_t vocabulary);
 
 }  // namespace sift

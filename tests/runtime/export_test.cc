@@ -409,8 +409,9 @@ TEST(PqExport, CutoffKeepsExactlyTheRowsOfTheKLargestNorms) {
 }
 
 // A table of at most 256 distinct sub-vectors a position quantizes exactly, so the export
-// must give the logits of the trained model with the cut ids left out of their bags: in
-// C++ and in Python, with and without qnorm.
+// must give the logits of the trained model with the cut ids left out of their bags (the
+// cut words gone from its vocabulary, the buckets renumbered after the kept ones): in C++
+// and in Python, with and without qnorm.
 TEST(PqExport, CutIdsLeaveTheirBagsAndExactCodesGiveTheModelsLogits) {
   ModelBundle b = fasttext_bundle();
   {
@@ -441,6 +442,9 @@ TEST(PqExport, CutIdsLeaveTheirBagsAndExactCodesGiveTheModelsLogits) {
     EXPECT_EQ(pq.at("dsub"), 2);
     EXPECT_EQ(pq.at("cutoff"), cutoff);
     EXPECT_EQ(pq.at("rows"), cutoff);
+    // The words whose rows were cut left the vocabulary, as fastText prunes its dictionary.
+    EXPECT_LT(pq.at("vocabulary").get<int64_t>(), b.task.vocab->size());
+    EXPECT_EQ(loaded.task.vocab->size(), pq.at("vocabulary").get<int64_t>());
     EXPECT_EQ(pq.at("qnorm"), qnorm);
   }
 }
