@@ -1,5 +1,5 @@
-// The id map of a lookup table reduced to some of its rows (keep_lookup_rows in
-// prune_units.h): train.prune's structured pruning, and `sift export --cutoff`. Read by
+// The id map of a lookup table reduced to some of its rows (keep_lookup_rows below, in
+// prune_units.cc): train.prune's structured pruning, and `sift export --cutoff`. Read by
 // the fastText export's script. Two encodings, next to the table "<prefix>.weight":
 //  - "<prefix>.kept_rank" + "<prefix>.kept_before": ids in blocks of kKeptBlock, per
 //    block the kept rows before it (int64), per id its rank among its block's kept rows
@@ -12,7 +12,11 @@
 // tells the script that ids outside the kept rows leave their bag.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace sift {
 
@@ -27,5 +31,11 @@ enum class KeptMap { rank_per_id, sorted_ids };
 enum class Unkept { zero_row, nothing };
 
 inline constexpr const char* kUnkeptDroppedSuffix = ".unkept_dropped";
+
+// Reduces the lookup table `table` (rows looked up by id) of `tensors` to its rows where
+// `alive` (bool [rows]) and adds the map from ids to them, encoded as `map`; ids of the
+// other rows read what `unkept` says (models/prune_units.cc).
+void keep_lookup_rows(std::map<std::string, torch::Tensor>& tensors, const std::string& table,
+                      const torch::Tensor& alive, KeptMap map, Unkept unkept);
 
 }  // namespace sift

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "config/config.h"
-#include "models/kept_rows.h"
 
 namespace sift {
 
@@ -49,11 +48,6 @@ torch::Tensor unit_norms(const TensorMap& tensors, const UnitGroup& group);
 // Multiplies each unit's slices by keep[u] (0 or 1), in place; tensors missing from the
 // map or sparse are left alone.
 void mask_units(const TensorMap& tensors, const UnitGroup& group, const torch::Tensor& keep);
-// Reduces the lookup table `table` (rows looked up by id) to its rows where `alive`
-// (bool [rows]) and adds the map from ids to them (kept_rows.h), encoded as `map`; ids
-// of the other rows read what `unkept` says.
-void keep_lookup_rows(TensorMap& tensors, const std::string& table, const torch::Tensor& alive,
-                      KeptMap map, Unkept unkept);
 // The tensors with every unit whose slices are all zero taken out (a group keeps all of
 // its units when all are zero); lookup groups as UnitGroup::lookup says.
 TensorMap remove_pruned_units(TensorMap tensors, const std::vector<UnitGroup>& groups);

@@ -15,6 +15,7 @@
 #include "datasets/unicode.h"
 #include "framework/runtime/export_format.h"
 #include "framework/runtime/export_pq.h"
+#include "models/kept_rows.h"
 #include "models/model.h"
 #include "models/script_writer.h"
 
