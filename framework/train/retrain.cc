@@ -9,6 +9,7 @@
 #include "framework/runtime/loss.h"
 #include "framework/runtime/task.h"
 #include "framework/train/optimization.h"
+#include "framework/train/run_plan.h"
 #include "framework/train/trainer.h"
 
 namespace sift {
@@ -31,9 +32,8 @@ void drop_unkept_ids(RawBatch& batch, const bool* kept) {
 
 // The optimizer steps of the whole retraining, for the schedule: the training records
 // recorded in the run's checkpoint (0 when it has none: the schedule stays at its start).
-int64_t total_steps(const ModelBundle& bundle) {
+int64_t total_steps(const ModelBundle& bundle, const TrainConfig& t) {
   const auto records = load_run_weights(bundle.run_dir).meta.value("train_records", uint64_t{0});
-  const auto& t = bundle.config.train;
   const auto batches = (static_cast<int64_t>(records) + t.batch_size - 1) / t.batch_size;
   return batches > 0 ? batches * t.epochs : std::numeric_limits<int32_t>::max();
 }
@@ -41,8 +41,9 @@ int64_t total_steps(const ModelBundle& bundle) {
 }  // namespace
 
 RetrainSummary retrain_kept_rows(ModelBundle& bundle, const RetrainOptions& options) {
-  const SiftConfig& config = bundle.config;
-  apply_threads(config.run.threads);
+  const RunPlan plan = resolve_run(bundle.config);
+  const TrainConfig& train = plan.train;
+  apply_threads(plan.threads);
   const torch::Tensor kept = options.kept.to(torch::kCPU, torch::kBool).contiguous();
   torch::nn::Module& model = *bundle.model;
   model.to(torch::kCPU);
@@ -54,21 +55,21 @@ RetrainSummary retrain_kept_rows(ModelBundle& bundle, const RetrainOptions& opti
       params.push_back(p.value());
     }
   }
-  auto optimizer = create_optimizer(config.train, params);
+  auto optimizer = create_optimizer(train.optimizer, params);
   const TextEncoder encoder = make_encoder(bundle.task);
-  auto stream = open_stream(config, "train", encoder, bundle.task.labels, true);
-  const LossOptions loss = loss_options(config, {});
-  const int64_t total = total_steps(bundle);
+  auto stream = open_stream(plan.data, Split::train, encoder, bundle.task.labels, true);
+  const LossOptions& loss = plan.loss;  // without class weights, as the old loss_options({})
+  const int64_t total = total_steps(bundle, train);
   RetrainSummary s;
   model.train();
   RawBatch batch;
-  for (int64_t epoch = 1; epoch <= config.train.epochs; ++epoch) {
+  for (int64_t epoch = 1; epoch <= train.epochs; ++epoch) {
     stream->start_epoch(static_cast<uint64_t>(epoch));
     double loss_sum = 0.0;
     int64_t examples = 0;
     while (stream->next(batch)) {
       drop_unkept_ids(batch, kept.data_ptr<bool>());
-      set_lr(*optimizer, scheduled_lr(config.train, s.steps, total));
+      set_lr(*optimizer, scheduled_lr(train, s.steps, total));
       optimizer->zero_grad();
       const torch::Tensor logits =
           bundle.model->forward(to_input(batch, bundle.task.encoder.kind, torch::kCPU));
@@ -83,7 +84,7 @@ RetrainSummary retrain_kept_rows(ModelBundle& bundle, const RetrainOptions& opti
     s.last_epoch_loss = examples > 0 ? loss_sum / static_cast<double>(examples) : 0.0;
     ++s.epochs;
     if (!options.quiet) {
-      std::cerr << fmt::format("retrain: epoch {}/{}, loss {:.4f}\n", epoch, config.train.epochs,
+      std::cerr << fmt::format("retrain: epoch {}/{}, loss {:.4f}\n", epoch, train.epochs,
                                s.last_epoch_loss);
     }
   }
