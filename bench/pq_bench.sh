@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fastText-style compression side by side with the fastText CLI, one run, same machine:
-# `fasttext supervised` + `fasttext quantize -cutoff 100000 -retrain -qnorm` against
-# `sift train` + `sift export --quantize pq --cutoff 100000 --retrain --qnorm`, on AG News
-# (10k training sample -> 7,600 test texts) and SST-2 (stsa.binary), same data, dim 10,
+# `fasttext supervised` + `fasttext quantize -qnorm` (all rows), with `-cutoff 100000`, and
+# with `-cutoff 100000 -retrain`, against `sift train` + `sift export --quantize pq
+# --qnorm`, with `--cutoff 100000`, and with `--cutoff 100000 --retrain`, on AG News (10k
+# training sample -> 7,600 test texts) and SST-2 (stsa.binary), same data, dim 10,
 # 5 epochs, lr 0.5, bigrams, 2M buckets. Reports file sizes (and what the TorchScript zip
 # holds besides the weights), test accuracy, `sift predict` against `fasttext predict`
 # wall time over the 7,600 AG News texts (medians of interleaved repetitions), and
@@ -18,7 +19,7 @@
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
-NAME=pq_bench.sh HELP_LINES=2,18p
+NAME=pq_bench.sh HELP_LINES=2,19p
 # shellcheck source=lib/latency_common.sh
 source "$(dirname "$0")/lib/latency_common.sh"
 REPS=${REPS:-5}
@@ -36,18 +37,31 @@ wall() {  # seconds of wall time of a command, its output to $1
 }
 
 : > "$TMP/rows.jsonl"
+row() {  # one line of rows.jsonl: set, tool, variant, file, accuracy
+  echo "{\"set\": \"$1\", \"tool\": \"$2\", \"variant\": \"$3\", \"bytes\": $(stat -c %s "$4"), \"acc\": $5}" \
+    >> "$TMP/rows.jsonl"
+}
 for set in ag_news sst2; do
   echo "== $set: fastText supervised + quantize" >&2
   "$PY" bench/python/to_fasttext.py "$set" "$DATA" "$TMP"
   ft=$TMP/$set.ft
+  ft_test() { fasttext test "$1" "$TMP/$set.test.ft" | awk '$1 == "P@1" {print $2}'; }
   fasttext supervised -input "$TMP/$set.train.ft" -output "$ft" -dim 10 -epoch 5 -lr 0.5 \
     -wordNgrams 2 -bucket 2000000 -thread "$THREADS" -verbose 0
-  # quantize's own -epoch and -lr (defaults 5 and 0.05) are those of the retraining:
-  # given the supervised run's, as Sift retrains with the run's.
+  row "$set" fasttext "supervised .bin" "$ft.bin" "$(ft_test "$ft.bin")"
+  # quantize writes $ft.ftz from $ft.bin each time: each variant is copied aside.
+  # Its own -epoch and -lr (defaults 5 and 0.05) are those of the retraining: given the
+  # supervised run's, as Sift retrains with the run's.
+  fasttext quantize -input "$TMP/$set.train.ft" -output "$ft" -qnorm -thread "$THREADS" -verbose 0
+  cp "$ft.ftz" "$ft.all.ftz"
+  row "$set" fasttext "quantize -qnorm" "$ft.all.ftz" "$(ft_test "$ft.all.ftz")"
+  fasttext quantize -input "$TMP/$set.train.ft" -output "$ft" -cutoff "$CUTOFF" -qnorm \
+    -thread "$THREADS" -verbose 0
+  cp "$ft.ftz" "$ft.cut.ftz"
+  row "$set" fasttext "quantize -cutoff $CUTOFF -qnorm" "$ft.cut.ftz" "$(ft_test "$ft.cut.ftz")"
   fasttext quantize -input "$TMP/$set.train.ft" -output "$ft" -cutoff "$CUTOFF" -retrain \
     -qnorm -epoch 5 -lr 0.5 -thread "$THREADS" -verbose 0
-  ft_bin=$(fasttext test "$ft.bin" "$TMP/$set.test.ft" | awk '$1 == "P@1" {print $2}')
-  ft_ftz=$(fasttext test "$ft.ftz" "$TMP/$set.test.ft" | awk '$1 == "P@1" {print $2}')
+  row "$set" fasttext "quantize -cutoff $CUTOFF -retrain -qnorm" "$ft.ftz" "$(ft_test "$ft.ftz")"
 
   echo "== $set: sift train + export" >&2
   if [[ $set == ag_news ]]; then
@@ -61,16 +75,23 @@ for set in ag_news sst2; do
   "$SIFT" train "configs/$set.yaml" --quiet --set run.dir="$TMP/runs" \
     --set "run.threads=$THREADS" "${paths[@]}" > /dev/null
   run=$TMP/runs/$set
-  "$SIFT" export "$run" --out "$TMP/$set.fp32.pt" > /dev/null
-  "$SIFT" export "$run" --out "$TMP/$set.pq.pt" --quantize pq --cutoff "$CUTOFF" --retrain \
-    --qnorm > /dev/null 2> "$TMP/$set.retrain.log"
   acc() {
     "$SIFT" eval --model "$1" --json --set "run.threads=$THREADS" |
       "$PY" -c 'import json,sys; print(json.load(sys.stdin)["splits"]["test"]["accuracy"])'
   }
-  sift_fp32=$(acc "$TMP/$set.fp32.pt")
-  sift_pq=$(acc "$TMP/$set.pq.pt")
-  zip=$("$PY" - "$TMP/$set.pq.pt" <<'PYEOF'
+  "$SIFT" export "$run" --out "$TMP/$set.fp32.pt" > /dev/null
+  row "$set" sift "export fp32" "$TMP/$set.fp32.pt" "$(acc "$TMP/$set.fp32.pt")"
+  "$SIFT" export "$run" --out "$TMP/$set.pq_all.pt" --quantize pq --qnorm > /dev/null
+  row "$set" sift "export --quantize pq --qnorm" "$TMP/$set.pq_all.pt" "$(acc "$TMP/$set.pq_all.pt")"
+  "$SIFT" export "$run" --out "$TMP/$set.pq_cut.pt" --quantize pq --cutoff "$CUTOFF" \
+    --qnorm > /dev/null
+  row "$set" sift "export --quantize pq --cutoff $CUTOFF --qnorm" "$TMP/$set.pq_cut.pt" \
+    "$(acc "$TMP/$set.pq_cut.pt")"
+  "$SIFT" export "$run" --out "$TMP/$set.pq.pt" --quantize pq --cutoff "$CUTOFF" --retrain \
+    --qnorm > /dev/null 2> "$TMP/$set.retrain.log"
+  row "$set" sift "export --quantize pq --cutoff $CUTOFF --retrain --qnorm" "$TMP/$set.pq.pt" \
+    "$(acc "$TMP/$set.pq.pt")"
+  "$PY" - "$TMP/$set.pq.pt" > "$TMP/$set.zip.json" <<'PYEOF'
 import json, os, sys, zipfile
 path = sys.argv[1]
 parts = {"weights": 0, "extra": 0, "code": 0}
@@ -85,8 +106,6 @@ parts["zip_overhead"] = os.path.getsize(path) - sum(parts.values())
 parts["extra_files"] = extra
 print(json.dumps(parts))
 PYEOF
-)
-  echo "{\"set\": \"$set\", \"ft_bin_bytes\": $(stat -c %s "$ft.bin"), \"ft_ftz_bytes\": $(stat -c %s "$ft.ftz"), \"ft_bin_acc\": $ft_bin, \"ft_ftz_acc\": $ft_ftz, \"sift_fp32_bytes\": $(stat -c %s "$TMP/$set.fp32.pt"), \"sift_pq_bytes\": $(stat -c %s "$TMP/$set.pq.pt"), \"sift_fp32_acc\": $sift_fp32, \"sift_pq_acc\": $sift_pq, \"zip\": $zip}" >> "$TMP/rows.jsonl"
 done
 
 # --- predict over the AG News test texts, interleaved ------------------------------------
@@ -128,29 +147,33 @@ tmp, write, threads, reps, cutoff, load, lat_fp32, lat_pq = sys.argv[1:9]
 rows = [json.loads(l) for l in open(tmp + "/rows.jsonl")]
 names = {"ag_news": "AG News (10k sample -> 7.6k test)", "sst2": "SST-2 (stsa.binary)"}
 kb = lambda b: "%.0f KB" % (b / 1e3) if b < 1e6 else "%.2f MB" % (b / 1e6)
-out = ["| data | fastText .bin | fastText .ftz | Sift fp32 export | Sift pq export | pq / .ftz size | accuracy .bin / .ftz | accuracy Sift fp32 / pq | pq - .ftz |",
-       "|---|---|---|---|---|---|---|---|---|"]
-for r in rows:
-    out.append("| %s | %s | %s | %s | %s | %.2f | %.4f / %.4f | %.4f / %.4f | %+.2f points |" % (
-        names[r["set"]], kb(r["ft_bin_bytes"]), kb(r["ft_ftz_bytes"]), kb(r["sift_fp32_bytes"]),
-        kb(r["sift_pq_bytes"]), r["sift_pq_bytes"] / r["ft_ftz_bytes"], r["ft_bin_acc"],
-        r["ft_ftz_acc"], r["sift_fp32_acc"], r["sift_pq_acc"],
-        100 * (r["sift_pq_acc"] - r["ft_ftz_acc"])))
-out += ["", "What a Sift pq file holds (bytes):", "",
+out = []
+for s in names:
+    mine = [r for r in rows if r["set"] == s]
+    ft_ftz = [r for r in mine if r["tool"] == "fasttext" and "-retrain" in r["variant"]][0]
+    out += ["%s:" % names[s], "",
+            "| tool | model | bytes | size | / fastText quantize -cutoff -retrain | test accuracy |",
+            "|---|---|---|---|---|---|"]
+    for r in mine:
+        out.append("| %s | `%s` | %d | %s | %.2f | %.4f |" % (
+            r["tool"], r["variant"], r["bytes"], kb(r["bytes"]), r["bytes"] / ft_ftz["bytes"],
+            r["acc"]))
+    out.append("")
+out += ["What the Sift pq file (cutoff, retrain, qnorm) holds (bytes):", "",
         "| data | weights (codes, centroids, kept ids, output) | extra files | TorchScript code | zip headers | extra files in detail |",
         "|---|---|---|---|---|---|"]
-for r in rows:
-    z = r["zip"]
+for s in names:
+    z = json.load(open("%s/%s.zip.json" % (tmp, s)))
     out.append("| %s | %d | %d | %d | %d | %s |" % (
-        names[r["set"]], z["weights"], z["extra"], z["code"], z["zip_overhead"],
+        names[s], z["weights"], z["extra"], z["code"], z["zip_overhead"],
         ", ".join("%s %d" % kv for kv in sorted(z["extra_files"].items(), key=lambda kv: -kv[1]))))
 p = [list(map(float, l.split())) for l in open(tmp + "/predict.tsv")]
 ft, pq, fp32 = (statistics.median(c) for c in zip(*p))
 lf, lq = json.loads(lat_fp32), json.loads(lat_pq)
 out += ["", "| predict, 7,600 AG News texts (wall, median of %s) | seconds | / fasttext predict |" % reps,
         "|---|---|---|",
-        "| `fasttext predict` .ftz | %.3f | 1.00 |" % ft,
-        "| `sift predict` pq export | %.3f | %.2f |" % (pq, pq / ft),
+        "| `fasttext predict` .ftz (cutoff, retrain) | %.3f | 1.00 |" % ft,
+        "| `sift predict` pq export (cutoff, retrain) | %.3f | %.2f |" % (pq, pq / ft),
         "| `sift predict` fp32 export | %.3f | %.2f |" % (fp32, fp32 / ft),
         "", "| sift-latency-bench (AG News) | batch 1 p50 / p99 | batch 64 texts/s |", "|---|---|---|",
         "| fp32 | %.0f / %.0f us | %.0f |" % (lf["p50_us"], lf["p99_us"], lf["batch64_texts_per_s"]),
@@ -162,5 +185,5 @@ out += ["", "| predict, 7,600 AG News texts (wall, median of %s) | seconds | / f
 table = "\n".join(out)
 print(table)
 if write:
-    write_section("pq_compression", "fastText-style compression: Sift pq against fastText quantize", table)
+    write_section("pq_compression", "fastText-style compression: Sift pq against fastText quantize (#15 pq)", table)
 PYEOF
