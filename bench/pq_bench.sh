@@ -15,11 +15,12 @@
 #
 # Environment: BUILD (default build), DATA (default data), THREADS (LibTorch threads and
 # fastText -thread, default 1), REPS (predict repetitions, default 5), CUTOFF (default
-# 100000), SINGLE, BATCHES (sift-latency-bench), KEEP_TMP=1 keeps the temporary folder.
+# 100000), SINGLE, BATCHES (sift-latency-bench), KEEP_TMP=1 keeps the temporary folder,
+# REUSE=DIR times and tabulates again the models of such a kept folder without training.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
-NAME=pq_bench.sh HELP_LINES=2,19p
+NAME=pq_bench.sh HELP_LINES=2,20p
 # shellcheck source=lib/latency_common.sh
 source "$(dirname "$0")/lib/latency_common.sh"
 REPS=${REPS:-5}
@@ -36,12 +37,19 @@ wall() {  # seconds of wall time of a command, its output to $1
   echo $(((t1 - t0) / 1000000)) | awk '{printf "%.3f\n", $1 / 1000}'
 }
 
-: > "$TMP/rows.jsonl"
+if [[ -n ${REUSE:-} ]]; then  # the models of a kept run: timings and tables only
+  [[ -s $REUSE/rows.jsonl ]] || die "REUSE=$REUSE holds no rows.jsonl of a kept run"
+  trap - EXIT  # the kept folder stays
+  rm -rf "$TMP"
+  TMP=$REUSE
+fi
+[[ -n ${REUSE:-} ]] || : > "$TMP/rows.jsonl"
 row() {  # one line of rows.jsonl: set, tool, variant, file, accuracy
   echo "{\"set\": \"$1\", \"tool\": \"$2\", \"variant\": \"$3\", \"bytes\": $(stat -c %s "$4"), \"acc\": $5}" \
     >> "$TMP/rows.jsonl"
 }
 for set in ag_news sst2; do
+  [[ -z ${REUSE:-} ]] || break
   echo "== $set: fastText supervised + quantize" >&2
   "$PY" bench/python/to_fasttext.py "$set" "$DATA" "$TMP"
   ft=$TMP/$set.ft
@@ -124,10 +132,8 @@ PYEOF
 for ((r = 1; r <= REPS; r++)); do
   echo "== predict repetition $r/$REPS" >&2
   a=$(wall "$TMP/p.ft" fasttext predict "$TMP/ag_news.ft.ftz" "$TMP/texts.lower.txt")
-  b=$(wall "$TMP/p.pq" "$SIFT" predict --model "$TMP/ag_news.pq.pt" --input "$TMP/texts.txt" \
-      --set "run.threads=$THREADS")
-  c=$(wall "$TMP/p.fp32" "$SIFT" predict --model "$TMP/ag_news.fp32.pt" \
-      --input "$TMP/texts.txt" --set "run.threads=$THREADS")
+  b=$(wall "$TMP/p.pq" "$SIFT" predict --model "$TMP/ag_news.pq.pt" --input "$TMP/texts.txt")
+  c=$(wall "$TMP/p.fp32" "$SIFT" predict --model "$TMP/ag_news.fp32.pt" --input "$TMP/texts.txt")
   printf '%s\t%s\t%s\n' "$a" "$b" "$c" >> "$TMP/predict.tsv"
 done
 [[ $(wc -l < "$TMP/p.pq") == 7600 && $(wc -l < "$TMP/p.ft") == 7600 ]] ||
