@@ -127,8 +127,7 @@ namespace {
 
 void check_options(const ModelBundle& bundle, const ExportOptions& options) {
   if (options.quantize != "none" && options.quantize != "int8" && options.quantize != "pq") {
-    throw Error(
-        fmt::format("--quantize: expected none, int8 or pq, not '{}'", options.quantize));
+    throw Error(fmt::format("--quantize: expected none, int8 or pq, not '{}'", options.quantize));
   }
   if (options.dtype != "fp32" && options.dtype != "bf16") {
     throw Error(fmt::format("--dtype: expected fp32 or bf16, not '{}'", options.dtype));
@@ -213,8 +212,8 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
   // Written only when used, so that fp32 exports keep their bytes.
   if (options.dtype != "fp32") format["dtype"] = options.dtype;
   if (options.quantize == "pq") {
-    format["pq"] = pq_json(options, pq_codes(module, pq_table(bundle)).size(0),
-                           bundle.task.vocab->size());
+    format["pq"] =
+        pq_json(options, pq_codes(module, pq_table(bundle)).size(0), bundle.task.vocab->size());
   }
   // The packed int8 weights, which readers that cannot list a module's attributes
   // (Python) need to check the weights' checksum.

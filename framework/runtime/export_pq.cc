@@ -70,23 +70,26 @@ void check_pq_options(const ModelBundle& bundle, const ExportOptions& options) {
                        : options.qout      ? "--qout"
                                            : nullptr;
     if (flag) {
-      throw Error(fmt::format("{}: applies to --quantize pq only (fastText's quantize), not "
-                              "--quantize {}",
-                              flag, options.quantize));
+      throw Error(
+          fmt::format("{}: applies to --quantize pq only (fastText's quantize), not "
+                      "--quantize {}",
+                      flag, options.quantize));
     }
     return;
   }
   if (options.dtype != "fp32") {
-    throw Error(fmt::format("--dtype {} --quantize pq: a pq export keeps its other weights "
-                            "in fp32; choose one of the two",
-                            options.dtype));
+    throw Error(
+        fmt::format("--dtype {} --quantize pq: a pq export keeps its other weights "
+                    "in fp32; choose one of the two",
+                    options.dtype));
   }
   const torch::Tensor table = bundle.model->named_parameters()[pq_table(bundle)];
   const int64_t rows = table.size(0), dim = table.size(1);
   if (options.cutoff < 0 || options.cutoff > rows) {
-    throw Error(fmt::format("--cutoff {}: expected 1 to the embedding table's {} rows (0: keep "
-                            "them all)",
-                            options.cutoff, rows));
+    throw Error(
+        fmt::format("--cutoff {}: expected 1 to the embedding table's {} rows (0: keep "
+                    "them all)",
+                    options.cutoff, rows));
   }
   if (options.dsub < 1 || dim % options.dsub != 0) {
     throw Error(fmt::format("--dsub {}: must divide the embedding dimension (model.dim {})",
@@ -95,12 +98,9 @@ void check_pq_options(const ModelBundle& bundle, const ExportOptions& options) {
 }
 
 nlohmann::json pq_json(const ExportOptions& options, int64_t rows, int64_t vocabulary) {
-  nlohmann::json j = {{"dsub", options.dsub},
-                      {"centroids", kPqCentroids},
-                      {"qnorm", options.qnorm},
-                      {"qout", options.qout},
-                      {"cutoff", options.cutoff},
-                      {"rows", rows},
+  nlohmann::json j = {{"dsub", options.dsub},     {"centroids", kPqCentroids},
+                      {"qnorm", options.qnorm},   {"qout", options.qout},
+                      {"cutoff", options.cutoff}, {"rows", rows},
                       {"vocabulary", vocabulary}};
   if (!options.retrained.empty()) j["retrained"] = options.retrained;
   return j;

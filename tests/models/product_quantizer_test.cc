@@ -84,8 +84,7 @@ TEST(ProductQuantizer, QnormStoresNormalisedRowsAndQuantizesTheirNormsApart) {
   // 256 levels for one number: each norm within a small fraction of the norms' range.
   const torch::Tensor quantized =
       torch::embedding(pq.norm_centroids, pq.norm_codes.to(torch::kLong)).view({-1});
-  EXPECT_LT((quantized - norms).abs().max().item<double>(),
-            0.02 * norms.max().item<double>());
+  EXPECT_LT((quantized - norms).abs().max().item<double>(), 0.02 * norms.max().item<double>());
   const double relative = ((decoded - table).pow(2).sum() / table.pow(2).sum()).item<double>();
   EXPECT_LT(relative, 0.05);
 }
@@ -93,8 +92,9 @@ TEST(ProductQuantizer, QnormStoresNormalisedRowsAndQuantizesTheirNormsApart) {
 TEST(ProductQuantizer, RefusesADsubThatDoesNotDivideTheDimension) {
   PqOptions options;
   options.dsub = 3;
-  const std::string message =
-      testing::error_of([&] { pq_encode(torch::randn({300, 10}), options); });
+  const std::string message = testing::error_of([&] {
+    pq_encode(torch::randn({300, 10}), options);
+  });
   EXPECT_NE(message.find("--dsub 3"), std::string::npos) << message;
   EXPECT_NE(message.find("(10)"), std::string::npos) << message;
 }

@@ -370,11 +370,13 @@ nlohmann::json format_of(const std::string& path) {
 }
 
 ModelBundle fasttext_bundle() {
-  return fresh_bundle({"model.type=fasttext", "model.dim=8", "model.ngrams=2",
-                       "model.buckets=3000"});
+  return fresh_bundle(
+      {"model.type=fasttext", "model.dim=8", "model.ngrams=2", "model.buckets=3000"});
 }
 
-torch::Tensor embedding_of(ModelBundle& b) { return b.model->named_parameters()["embedding.weight"]; }
+torch::Tensor embedding_of(ModelBundle& b) {
+  return b.model->named_parameters()["embedding.weight"];
+}
 
 // The logits of `b` with the ids whose rows `kept` leaves out dropped from their bags.
 torch::Tensor logits_without_cut_ids(ModelBundle& b, const std::vector<std::string>& texts,
@@ -453,8 +455,8 @@ TEST(PqExport, CutIdsLeaveTheirBagsAndExactCodesGiveTheModelsLogits) {
 // shrinks 8x, plus 256 centroids a position. With --qout the output matrix is coded too;
 // C++ and Python agree and stay close to the unquantized logits.
 TEST(PqExport, TableIsEightTimesSmallerAndQoutQnormAgreeAcrossLanguages) {
-  ModelBundle b = fresh_bundle({"model.type=fasttext", "model.dim=16", "model.ngrams=2",
-                                "model.buckets=20000"});
+  ModelBundle b = fresh_bundle(
+      {"model.type=fasttext", "model.dim=16", "model.ngrams=2", "model.buckets=20000"});
   const std::string fp32 = temp_dir() + "/pq_fp32.pt", pq = temp_dir() + "/pq_all.pt";
   export_run(b, fp32);
   export_run(b, pq, pq_options(0, true, true));
@@ -462,8 +464,8 @@ TEST(PqExport, TableIsEightTimesSmallerAndQoutQnormAgreeAcrossLanguages) {
   const double table_fp32 = static_cast<double>(rows * dim * 4);
   // Codes, norm codes, then the centroids of the table and of the output matrix (each
   // dim / 2 positions of 256 x 2 floats, and 256 norms).
-  const double expected = table_fp32 / 8 + static_cast<double>(rows) +
-                          2.0 * (dim / 2 * 256 * 2 * 4 + 256 * 4);
+  const double expected =
+      table_fp32 / 8 + static_cast<double>(rows) + 2.0 * (dim / 2 * 256 * 2 * 4 + 256 * 4);
   ModelBundle loaded = load_export(pq);
   const double fp32_bytes = weight_bytes(load_export(fp32)), pq_bytes = weight_bytes(loaded);
   EXPECT_LT(pq_bytes, expected * 1.02 + 4096) << pq_bytes << " vs fp32 " << fp32_bytes;

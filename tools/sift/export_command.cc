@@ -40,8 +40,9 @@ std::unique_ptr<RunFolderLock> check_export_target(const ExportArgs& args) {
 void check_retrain(const ExportArgs& args) {
   const char* flag = args.retrain_output ? "--retrain-output" : "--retrain";
   if (args.retrain && args.retrain_output) {
-    throw Error("--retrain --retrain-output: choose one (the output layer and the kept rows, "
-                "or the output layer only)");
+    throw Error(
+        "--retrain --retrain-output: choose one (the output layer and the kept rows, "
+        "or the output layer only)");
   }
   if (args.options.cutoff == 0) {
     throw Error(fmt::format("{}: retrains on the rows --cutoff keeps; give --cutoff K", flag));
@@ -53,14 +54,16 @@ void retrain(ModelBundle& bundle, ExportOptions& options, bool rows) {
   const std::string table = pq_table(bundle);
   options.kept_rows = top_norm_rows(bundle.model->named_parameters()[table], options.cutoff);
   const RetrainSummary s = retrain_kept_rows(bundle, {table, options.kept_rows, rows});
-  options.retrained = fmt::format("{} for {} epochs ({} steps, {} examples, last epoch loss {:.4f})",
-                                  rows ? "output layer and kept rows" : "output layer", s.epochs,
-                                  s.steps, s.examples, s.last_epoch_loss);
+  options.retrained =
+      fmt::format("{} for {} epochs ({} steps, {} examples, last epoch loss {:.4f})",
+                  rows ? "output layer and kept rows" : "output layer", s.epochs, s.steps,
+                  s.examples, s.last_epoch_loss);
 }
 
 std::string weights_words(const ExportOptions& o) {
   if (o.quantize == "pq") {
-    return fmt::format("pq: dsub {}{}{}{}", o.dsub, o.cutoff > 0 ? fmt::format(", cutoff {}", o.cutoff) : "",
+    return fmt::format("pq: dsub {}{}{}{}", o.dsub,
+                       o.cutoff > 0 ? fmt::format(", cutoff {}", o.cutoff) : "",
                        o.qnorm ? ", qnorm" : "", o.qout ? ", qout" : "");
   }
   return o.quantize == "int8" ? "int8 weights" : o.dtype == "bf16" ? "bf16" : "fp32";
