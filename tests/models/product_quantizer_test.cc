@@ -81,10 +81,17 @@ TEST(ProductQuantizer, QnormStoresNormalisedRowsAndQuantizesTheirNormsApart) {
   EXPECT_LE(pq.centroids.norm(2, 1).max().item<double>(), 1.0 + 1e-5);
   const torch::Tensor norms = table.norm(2, 1);
   const torch::Tensor decoded = pq_decode(pq);
-  // 256 levels for one number: each norm within a small fraction of the norms' range.
-  const torch::Tensor quantized =
-      torch::embedding(pq.norm_centroids, pq.norm_codes.to(torch::kLong)).view({-1});
-  EXPECT_LT((quantized - norms).abs().max().item<double>(), 0.02 * norms.max().item<double>());
+  // Each norm is coded as its nearest level...
+  const torch::Tensor levels = pq.norm_centroids.view({-1});
+  const torch::Tensor quantized = levels.index_select(0, pq.norm_codes.view({-1}).to(torch::kLong));
+  const torch::Tensor nearest = std::get<0>((norms.unsqueeze(1) - levels).abs().min(1));
+  EXPECT_LT(((quantized - norms).abs() - nearest).max().item<double>(), 1e-5);
+  // ...and 256 k-means levels leave a tiny squared error (a replica of this k-means in
+  // Python: 3e-5 to 8e-5 of the norms' energy over five seeds). Not a bound on each norm:
+  // k-means may give two sparse tail norms one level (its largest error there: 0.5 to 1.0
+  // of a range of 13).
+  const double norm_error = ((quantized - norms).pow(2).sum() / norms.pow(2).sum()).item<double>();
+  EXPECT_LT(norm_error, 1e-3);
   const double relative = ((decoded - table).pow(2).sum() / table.pow(2).sum()).item<double>();
   EXPECT_LT(relative, 0.05);
 }

@@ -469,7 +469,13 @@ TEST(PqExport, TableIsEightTimesSmallerAndQoutQnormAgreeAcrossLanguages) {
   ModelBundle loaded = load_export(pq);
   const double fp32_bytes = weight_bytes(load_export(fp32)), pq_bytes = weight_bytes(loaded);
   EXPECT_LT(pq_bytes, expected * 1.02 + 4096) << pq_bytes << " vs fp32 " << fp32_bytes;
-  EXPECT_LT(static_cast<double>(fs::file_size(pq)), 0.2 * static_cast<double>(fs::file_size(fp32)));
+  EXPECT_LT(pq_bytes, 0.18 * fp32_bytes);  // 0.166 here
+  // The file shrinks by what its weights do: the extra files (vocabulary, Unicode tables:
+  // 55 KB of a 292 KB pq file here) are the same in both; the pq file's longer code and
+  // pickle and its more zip entries add about 6 KB.
+  const double file_saving =
+      static_cast<double>(fs::file_size(fp32)) - static_cast<double>(fs::file_size(pq));
+  EXPECT_NEAR(file_saving, fp32_bytes - pq_bytes, 16384);
   const auto texts = test_texts(b.config);
   const torch::Tensor reference = logits_of(b, texts), cpp = logits_of(loaded, texts);
   EXPECT_GT(max_diff(cpp, reference), 0.0) << "pq of random weights should not be exact";
