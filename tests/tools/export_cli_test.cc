@@ -103,6 +103,15 @@ TEST_F(ExportCli, PredictAndEvalFromTheFileEqualTheRunFolder) {
   EXPECT_GT(b["accuracy"].get<double>(), 0.9);
 }
 
+// How many lines of two `sift predict` outputs of equal length name the same label first.
+size_t same_labels(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t same = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
+  }
+  return same;
+}
+
 TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   const std::string fp32 = dir_ + "/fp32.pt", int8 = dir_ + "/int8.pt";
   ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
@@ -115,11 +124,7 @@ TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   const auto b = lines_of(sift("predict --model " + quote(int8) + " --input " + texts).out);
   ASSERT_EQ(a.size(), 600u);
   ASSERT_EQ(b.size(), a.size());
-  size_t same = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
-  }
-  EXPECT_GE(same, 594u);  // at least 99% the same label
+  EXPECT_GE(same_labels(a, b), 594u);  // at least 99% the same label
   EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
                              {"--quantize", "int4"}));
 }
@@ -200,11 +205,7 @@ TEST_F(ExportCli, PqWithCutoffRetrainAndQnormIsSmallAndPythonAgreesWithPredict) 
   const auto la = lines_of(a.out), lb = lines_of(b.out);
   ASSERT_EQ(la.size(), 600u);
   ASSERT_EQ(lb.size(), la.size());
-  size_t same = 0;
-  for (size_t i = 0; i < la.size(); ++i) {
-    same += la[i].substr(0, la[i].find('\t')) == lb[i].substr(0, lb[i].find('\t'));
-  }
-  EXPECT_GE(same, 582u);  // at least 97% the same label
+  EXPECT_GE(same_labels(la, lb), 582u);  // at least 97% the same label
   const Result python = classify_py(pq);
   ASSERT_EQ(python.status, 0) << python;
   expect_same_predictions(b.out, python.out);
