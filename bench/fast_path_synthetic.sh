@@ -37,14 +37,8 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sift-fastpath.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-# "wall cpu rss_mb" from a `/usr/bin/time -v` report.
-time_fields() {
-  awk -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; wall = s }
-    /User time/ { cpu += $2 } /System time/ { cpu += $2 }
-    /Maximum resident set size/ { rss = $2 / 1024 }
-    END { printf "%.1f %.1f %.0f\n", wall, cpu, rss }' "$1"
-}
+# shellcheck source=bench/lib/time_fields.sh
+source bench/lib/time_fields.sh
 
 echo "| run | wall s | CPU s | peak RSS MB | test accuracy |"
 echo "|---|---|---|---|---|"

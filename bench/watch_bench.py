@@ -35,7 +35,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("BUILD", "build")
-PHASES = ["data_wait", "copy", "forward", "backward", "optimizer", "checkpoint", "validation",
+PHASES = ["data_wait", "copy", "fused", "forward", "backward", "optimizer", "checkpoint", "validation",
           "other"]
 
 
@@ -91,7 +91,7 @@ def synthetic(args):
         print("|---" * (len(PHASES) + 4) + "|")
         print(row)
         print()
-        print(f"- ms per step: " + ", ".join(f"{k} {ms.get(k, 0):.4f}" for k in PHASES[:5]))
+        print(f"- ms per step: " + ", ".join(f"{k} {ms.get(k, 0):.4f}" for k in PHASES[:6]))
         print(f"- bottleneck line: {p.get('bottleneck', '(none: data wait below 30% of step time)')}")
         print(f"- data wait share of step time: {100 * p['data_wait_share_of_step']:.1f}%")
         print(f"- corpus {size / 1e9:.2f} GB generated in {gen_s:.0f} s; `sift train` wall "

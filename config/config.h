@@ -155,6 +155,8 @@ struct TrainConfig {
   int64_t epochs = 5;
   int64_t batch_size = 32;
   LossReduction loss_reduction = LossReduction::mean;
+  Loss loss = Loss::softmax;  // the output layer's loss; hs, ns, ova: the fasttext model only
+  int64_t neg = 5;            // train.loss ns: negatives drawn per example
   int64_t max_steps = 0;
   int64_t log_every = 0;
   bool tensorboard = false;   // RUN/tb/ event files with metrics.csv's scalars

@@ -15,6 +15,10 @@ enum class Precision { fp32, bf16, fp16 };
 enum class GradientCheckpointing { off, all, every };
 enum class LossScaling { automatic, dynamic, off };  // "auto": on for fp16 only
 enum class LossReduction { mean, sum };
+// The output layer's loss (train.loss), fastText's -loss: softmax cross-entropy,
+// hierarchical softmax over a Huffman tree of the label counts, negative sampling, or
+// one binary logistic loss per label (one-vs-all).
+enum class Loss { softmax, hs, ns, ova };
 // What training does on a non-finite loss or gradient (train.on_nonfinite).
 enum class OnNonfinite { stop, skip_batch };
 // When training writes last.ckpt besides its end (train.save_last).
@@ -97,6 +101,7 @@ SIFT_DECLARE_ENUM_NAMES(Precision)
 SIFT_DECLARE_ENUM_NAMES(GradientCheckpointing)
 SIFT_DECLARE_ENUM_NAMES(LossScaling)
 SIFT_DECLARE_ENUM_NAMES(LossReduction)
+SIFT_DECLARE_ENUM_NAMES(Loss)
 SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
 SIFT_DECLARE_ENUM_NAMES(SaveLast)
 SIFT_DECLARE_ENUM_NAMES(FastPath)

@@ -41,6 +41,8 @@ struct ModelTraits {
   std::vector<Tuned> tuned = {};
   // The structures train.prune.structure may name for this model (unstructured: any).
   std::vector<PruneStructure> prune = {PruneStructure::unstructured};
+  // The output-layer losses train.loss may name for this model.
+  std::vector<Loss> losses = {Loss::softmax};
 };
 
 }  // namespace sift

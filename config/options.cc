@@ -373,6 +373,17 @@ std::vector<Option> declare() {
   t.add_enum<LossReduction>(
       "train.loss_reduction", SIFT_FIELD(train.loss_reduction),
       "Reduce the batch loss by mean, or by sum (fastText's per-example step size).");
+  t.add_enum<Loss>(
+      "train.loss", SIFT_FIELD(train.loss),
+      "The output layer's loss, as fastText's -loss: softmax (cross-entropy; multi-label "
+      "data: a sigmoid per label); hs (hierarchical softmax over a Huffman tree of the "
+      "training label counts: a step touches the depth of the tree, not every label); ns "
+      "(negative sampling: the true label and train.neg labels drawn by count^0.5, a "
+      "sigmoid each); ova (one sigmoid per label, binary logistic loss each). hs, ns and "
+      "ova: model.type fasttext only; ns and ova predict a sigmoid per label.");
+  t.add<int64_t>("train.neg", SIFT_FIELD(train.neg),
+                 "train.loss ns: negative labels drawn per example (fastText's -neg).",
+                 at_least(1));
   t.add<int64_t>("train.max_steps", SIFT_FIELD(train.max_steps),
                  "Stop after this many optimizer steps; 0: no limit.", at_least(0));
   t.add<int64_t>("train.log_every", SIFT_FIELD(train.log_every),

@@ -230,6 +230,40 @@ void check_distill(const SiftConfig& config) {
   }
 }
 
+// train.loss and train.neg: each refusal names its key.
+void check_loss(const SiftConfig& config, const std::vector<ModelTraits>& models,
+                const ModelTraits& model) {
+  const TrainConfig& t = config.train;
+  if (t.loss != Loss::ns && is_set(config, "train.neg") && !gives_every_option(config)) {
+    throw Error(
+        fmt::format("train.neg: Negatives are drawn by train.loss ns only (train.loss is {}).",
+                    to_string(t.loss)));
+  }
+  if (t.loss == Loss::softmax) return;
+  const std::string loss = to_string(t.loss);
+  if (std::find(model.losses.begin(), model.losses.end(), t.loss) == model.losses.end()) {
+    throw Error(
+        fmt::format("train.loss: The {} model trains with softmax only, not {} (it works with {}).",
+                    model.name, loss, models_with(models, [&](const ModelTraits& m) {
+                      return std::find(m.losses.begin(), m.losses.end(), t.loss) != m.losses.end();
+                    })));
+  }
+  if (config.data.multi_label && t.loss != Loss::ova) {
+    throw Error(fmt::format(
+        "train.loss: {} trains single-label data; multi-label data (data.multi_label) trains "
+        "with softmax or ova (both a sigmoid per label).",
+        loss));
+  }
+  const char* other = t.label_smoothing > 0        ? "train.label_smoothing"
+                      : !t.class_weights.empty()   ? "train.class_weights"
+                      : !t.distill.teacher.empty() ? "train.distill.teacher"
+                                                   : nullptr;
+  if (other != nullptr) {
+    throw Error(fmt::format("train.loss: {} does not combine with {}; use train.loss softmax.",
+                            loss, other));
+  }
+}
+
 }  // namespace
 
 void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) {
@@ -240,6 +274,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_folds(config.data);
   check_prune(config, model);
   check_distill(config);
+  check_loss(config, models, model);
   if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
     throw Error(
         "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "

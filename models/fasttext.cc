@@ -1,18 +1,37 @@
 #include "models/fasttext.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "core/error.h"
 #include "models/init.h"
 
 namespace sift {
 
-FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape) {
+FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
+    : loss_(shape.loss), negatives_(shape.negatives) {
   // Sparse gradients: a step touches only the rows of the batch's words, not the
   // millions of hash buckets.
   embedding_ = register_module(
-      "embedding",
-      torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
-                                  .mode(torch::kMean)
-                                  .sparse(shape.sparse_gradients)));
-  output_ = register_module("output", torch::nn::Linear(config.dim, shape.num_classes));
+      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
+                                               .mode(torch::kMean)
+                                               .sparse(shape.sparse_gradients)));
+  // hs: one row per internal node of the tree, labels - 1.
+  if (loss_ == Loss::hs && shape.num_classes < 2) {
+    throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})",
+                            shape.num_classes));
+  }
+  const int64_t rows = loss_ == Loss::hs ? shape.num_classes - 1 : shape.num_classes;
+  output_ = register_module("output", torch::nn::Linear(config.dim, rows));
+  if (loss_ == Loss::hs || loss_ == Loss::ns) {
+    auto counts = torch::zeros({shape.num_classes}, torch::kInt64);
+    for (size_t i = 0; i < shape.label_counts.size() && i < size_t(shape.num_classes); ++i) {
+      counts[static_cast<int64_t>(i)] = static_cast<int64_t>(shape.label_counts[i]);
+    }
+    label_counts_ = register_buffer("label_counts", counts);
+  }
   // fastText's initialisation: small uniform inputs, zero output layer.
   torch::NoGradGuard no_grad;
   const double bound = 1.0 / static_cast<double>(config.dim);
@@ -21,8 +40,142 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape) {
   output_->bias.zero_();
 }
 
+std::vector<int64_t> counts_of(const torch::Tensor& counts) {
+  const torch::Tensor c = counts.to(torch::kCPU, torch::kInt64).contiguous();
+  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+}
+
+std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree) {
+  const int64_t n = tree.labels, depth = tree.depth();
+  auto rows = torch::zeros({n, depth}, torch::kInt64);
+  auto signs = torch::zeros({n, depth}, torch::kFloat32);
+  auto r = rows.accessor<int64_t, 2>();
+  auto s = signs.accessor<float, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < tree.paths[i].size(); ++j) {
+      r[i][j] = tree.paths[i][j];
+      s[i][j] = tree.codes[i][j] ? 1.0f : -1.0f;
+    }
+  }
+  return {rows, signs};
+}
+
+void FastTextImpl::refresh() {
+  if (!label_counts_.defined()) {
+    throw Error(fmt::format("train.loss {} keeps no label tree or draws", to_string(loss_)));
+  }
+  // Compared by value: a checkpoint loads into the buffer's memory without a version bump.
+  std::vector<int64_t> counts = counts_of(label_counts_);
+  if ((tree_ || sampler_) && counts == counts_) return;
+  counts_ = std::move(counts);
+  tree_.reset();
+  sampler_.reset();
+  if (loss_ == Loss::hs) {
+    tree_ = std::make_unique<LabelTree>(build_label_tree(counts_));
+    std::tie(path_rows_, path_signs_) = path_matrices(*tree_);
+  } else {
+    sampler_ = std::make_unique<NegativeSampler>(counts_);
+  }
+}
+
+const LabelTree& FastTextImpl::tree() {
+  refresh();
+  if (!tree_) throw Error("train.loss: only hs has a label tree");
+  return *tree_;
+}
+
+const NegativeSampler& FastTextImpl::sampler() {
+  refresh();
+  if (!sampler_) throw Error("train.loss: only ns draws negatives");
+  return *sampler_;
+}
+
+std::pair<torch::Tensor, torch::Tensor> FastTextImpl::padded_paths() {
+  tree();
+  return {path_rows_, path_signs_};
+}
+
+torch::Tensor FastTextImpl::hidden(const ModelInput& input) {
+  return embedding_->forward(input.ids, input.offsets);
+}
+
+torch::Tensor FastTextImpl::binary_losses(const torch::Tensor& h, const torch::Tensor& rows,
+                                          const torch::Tensor& signs) {
+  const int64_t n = rows.size(0), m = rows.size(1);
+  const torch::Tensor flat = rows.reshape({-1});
+  const torch::Tensor w = output_->weight.index_select(0, flat).view({n, m, -1});
+  const torch::Tensor b = output_->bias.index_select(0, flat).view({n, m});
+  const torch::Tensor scores = torch::bmm(w, h.unsqueeze(2)).squeeze(2) + b;
+  return -(torch::log_sigmoid(scores * signs) * signs.abs()).sum(1);
+}
+
 torch::Tensor FastTextImpl::forward(const ModelInput& input) {
-  return output_->forward(embedding_->forward(input.ids, input.offsets));
+  const torch::Tensor scores = output_->forward(hidden(input));
+  if (loss_ != Loss::hs) return scores;
+  auto [rows, signs] = padded_paths();
+  rows = rows.to(scores.device());
+  signs = signs.to(scores.device(), scores.scalar_type());
+  const int64_t n = rows.size(0), depth = rows.size(1);
+  const torch::Tensor along = scores.index_select(1, rows.reshape({-1})).view({-1, n, depth});
+  return (torch::log_sigmoid(along * signs) * signs.abs()).sum(2);
+}
+
+std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& input, int64_t k,
+                                                            double min_probability) {
+  if (loss_ != Loss::hs) return {};
+  const LabelTree& t = tree();
+  const torch::Tensor h = hidden(input).to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor w = output_->weight.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor b = output_->bias.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const int64_t n = h.size(0), dim = h.size(1);
+  auto values = torch::zeros({n, k}, torch::kFloat32);
+  auto indices = torch::full({n, k}, -1, torch::kInt64);
+  const float* wp = w.data_ptr<float>();
+  const float* bp = b.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float* hp = h.data_ptr<float>() + i * dim;
+    auto score = [&](int64_t row) {
+      const float* r = wp + row * dim;
+      float z = bp[row];
+      for (int64_t d = 0; d < dim; ++d) z += r[d] * hp[d];
+      return double(z);
+    };
+    const auto best = tree_top_k(t, score, k, min_probability);
+    for (size_t j = 0; j < best.size(); ++j) {
+      values[i][static_cast<int64_t>(j)] = static_cast<float>(std::exp(best[j].first));
+      indices[i][static_cast<int64_t>(j)] = best[j].second;
+    }
+  }
+  return {values, indices};
+}
+
+torch::Tensor FastTextImpl::example_losses(const ModelInput& input, const torch::Tensor& labels) {
+  if (loss_ != Loss::hs && loss_ != Loss::ns) return {};
+  const torch::Tensor h = hidden(input);
+  const torch::Tensor cpu_labels = labels.to(torch::kCPU, torch::kInt64).contiguous();
+  if (loss_ == Loss::hs) {
+    auto [rows, signs] = padded_paths();
+    return binary_losses(h, rows.index_select(0, cpu_labels).to(h.device()),
+                         signs.index_select(0, cpu_labels).to(h.device(), h.scalar_type()));
+  }
+  const NegativeSampler& draws = sampler();
+  const uint64_t seed = negative_seed();
+  const int64_t n = cpu_labels.size(0), m = negatives_ + 1;
+  auto rows = torch::zeros({n, m}, torch::kInt64);
+  auto signs = torch::zeros({n, m}, torch::kFloat32);
+  auto r = rows.accessor<int64_t, 2>();
+  auto s = signs.accessor<float, 2>();
+  const int64_t* l = cpu_labels.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    r[i][0] = l[i];
+    s[i][0] = 1.0f;
+    const std::vector<int64_t> negs = draws.draw(l[i], negatives_, seed, i);
+    for (size_t j = 0; j < negs.size(); ++j) {
+      r[i][j + 1] = negs[j];
+      s[i][j + 1] = -1.0f;
+    }
+  }
+  return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));
 }
 
 }  // namespace sift

@@ -1,21 +1,70 @@
 // fastText-style classifier (Joulin et al. 2016): the mean of word and hashed n-gram
-// embeddings, then one linear layer.
+// embeddings, then one linear layer, trained with fastText's losses (train.loss): softmax,
+// hierarchical softmax (hs), negative sampling (ns) or one-vs-all (ova).
 #pragma once
 
+#include <memory>
+
+#include "models/label_tree.h"
 #include "models/model.h"
+#include "models/negative_sampler.h"
 
 namespace sift {
 
 class FastTextImpl : public ClassifierImpl {
  public:
   FastTextImpl(const ModelConfig& config, const ModelShape& shape);
+  // softmax, ns, ova: a score per label; hs: each label's log-probability (the sum of
+  // log-sigmoids along its path), so that softmax of it is the tree's distribution.
   torch::Tensor forward(const ModelInput& input) override;
+  // hs: the binary logistic losses along the label's path; ns: of the label and
+  // shape.negatives drawn labels. Undefined for softmax and ova.
+  // ns draws its negatives from a seed it takes from LibTorch's generator
+  // (negative_seed), as the fused step does: after torch::manual_seed both draw alike.
+  torch::Tensor example_losses(const ModelInput& input, const torch::Tensor& labels) override;
+
+  // hs: fastText's depth-first search of the tree (tree_top_k) on each example; rows
+  // past the labels found above `min_probability` hold probability 0 and label -1.
+  std::pair<torch::Tensor, torch::Tensor> top_k(const ModelInput& input, int64_t k,
+                                                double min_probability) override;
+
+  Loss loss() const { return loss_; }
+  int64_t negatives() const { return negatives_; }
+  // hs: the tree of the label counts the weights hold ("label_counts", rebuilt when a
+  // checkpoint loads new ones); ns: the draws from them.
+  const LabelTree& tree();
+  const NegativeSampler& sampler();
+  // Each label's path as padded matrices [labels, depth]: output rows (0 past the path's
+  // end) and signs (+1 code 1, -1 code 0, 0 past the end).
+  std::pair<torch::Tensor, torch::Tensor> padded_paths();
+  // The mean of each bag's embedding rows [batch, dim].
+  torch::Tensor hidden(const ModelInput& input);
 
  private:
+  // The per-example binary logistic losses of the output rows `rows` [batch, m] with
+  // signs `signs` (+1 positive, -1 negative, 0 padding).
+  torch::Tensor binary_losses(const torch::Tensor& h, const torch::Tensor& rows,
+                              const torch::Tensor& signs);
+  void refresh();  // rebuilds the tree and sampler when label_counts changed
+
   torch::nn::EmbeddingBag embedding_{nullptr};
   torch::nn::Linear output_{nullptr};
+  Loss loss_ = Loss::softmax;
+  int64_t negatives_ = 5;
+  torch::Tensor label_counts_;   // hs, ns: int64 [labels], a buffer (in checkpoints, exports)
+  std::vector<int64_t> counts_;  // what tree_ or sampler_ was built from
+  std::unique_ptr<LabelTree> tree_;
+  std::unique_ptr<NegativeSampler> sampler_;
+  torch::Tensor path_rows_, path_signs_;
 };
 TORCH_MODULE(FastText);
+
+// An int64 tensor's values.
+std::vector<int64_t> counts_of(const torch::Tensor& counts);
+
+// A tree's paths as padded matrices [labels, depth]: output rows (0 past a path's end)
+// and signs (+1 code 1, -1 code 0, 0 past the end).
+std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree);
 
 // Its forward as TorchScript source, for export (models/fasttext_script.cc).
 std::string fasttext_script(const ModelConfig& config, ScriptWriter& writer);

@@ -6,31 +6,82 @@
 #include "models/script_writer.h"
 
 namespace sift {
+namespace {
+
+// Source that sets `row` (each id's row in the reduced table) and `found` (whether the
+// id's row was kept), from the id map of kept_rows.h.
+std::string kept_row_of_ids(ScriptWriter& w) {
+  if (w.has("embedding.kept_ids")) {
+    const int64_t kept = w.tensor("embedding.kept_ids").size(0);
+    return fmt::format(
+        "    row = torch.clamp(torch.searchsorted({0}, ids.int()), max={1})\n"
+        "    found = torch.index_select({0}, 0, row) == ids\n",
+        w.weight("embedding.kept_ids"), kept - 1);
+  }
+  return fmt::format(
+      "    rank = torch.index_select({0}, 0, ids).long()\n"
+      "    row = torch.index_select({1}, 0, torch.div(ids, {2}, rounding_mode=\"floor\")) + "
+      "rank\n"
+      "    found = rank != {3}\n",
+      w.weight("embedding.kept_rank"), w.weight("embedding.kept_before"), kKeptBlock,
+      static_cast<int>(kPrunedRank));
+}
+
+// Rows pruned by train.prune: the table holds the kept rows and one zero row last, which
+// a pruned id reads (it still counts in its bag's mean, as the masked row did). Rows cut
+// by --cutoff: their ids leave their bags, as fastText's pruned dictionary drops them,
+// and each bag's offset moves back by the ids dropped before it.
+std::string remap_ids(ScriptWriter& w) {
+  if (!w.has("embedding.kept_rank") && !w.has("embedding.kept_ids")) return "";
+  std::string source = kept_row_of_ids(w);
+  if (w.has(std::string("embedding") + kUnkeptDroppedSuffix)) {
+    return source +
+           "    kept = torch.cumsum(found.long(), 0)\n"
+           "    offsets = torch.index_select(torch.cat([kept.new_zeros([1]), kept]), 0, "
+           "offsets)\n"
+           "    ids = torch.masked_select(row, found)\n";
+  }
+  return source + fmt::format("    ids = torch.where(found, row, torch.full_like(row, {}))\n",
+                              w.tensor("embedding.weight").size(0) - 1);
+}
+
+}  // namespace
+
+namespace {
+
+// The return of forward: the output layer's scores; for train.loss hs each label's
+// log-probability, the sum of log-sigmoids of the signed node scores along its path
+// (log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), plain ops that Python loads too).
+std::string scores(ScriptWriter& w) {
+  const std::string out = w.output(w.linear("bags", "output"));
+  if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
+  auto [rows, signs] = path_matrices(build_label_tree(counts_of(w.tensor("label_counts"))));
+  return fmt::format(
+      "    scores = {}\n"
+      "    signs = {}\n"
+      "    x = torch.index_select(scores, 1, {}.reshape(-1)).reshape(-1, {}, {}) * signs\n"
+      "    return ((torch.clamp(x, max=0.0) - torch.log1p(torch.exp(-torch.abs(x)))) * "
+      "torch.abs(signs)).sum(2)\n",
+      out, w.constant("hs.signs", signs), w.constant("hs.rows", rows), rows.size(0), rows.size(1));
+}
+
+}  // namespace
 
 std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
-  // Rows pruned by train.prune: the table holds the kept rows and one zero row last; an
-  // id's row is the kept rows before its block plus its rank in the block, and a pruned
-  // id reads the zero row (it still counts in its bag's mean, as the masked row did).
-  std::string remap;
-  if (w.has("embedding.kept_rank")) {
-    remap = fmt::format(
-        "    rank = torch.index_select({0}, 0, ids).long()\n"
-        "    row = torch.index_select({1}, 0, torch.div(ids, {2}, rounding_mode=\"floor\")) + "
-        "rank\n"
-        "    ids = torch.where(rank == {3}, torch.full_like(row, {4}), row)\n",
-        w.weight("embedding.kept_rank"), w.weight("embedding.kept_before"), kKeptBlock,
-        static_cast<int>(kPrunedRank), w.tensor("embedding.weight").size(0) - 1);
+  if (const PqRequest* pq = w.pq_request()) {
+    w.product_quantize("embedding.weight", pq->table);
+    if (pq->output) w.product_quantize("output.weight", pq->table);
   }
+  const std::string remap = remap_ids(w);
   const std::string bags = w.bag_mean("embedding.weight");
   return fmt::format(R"(
 def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
 {}    bags = {}
-    return {}
-
+{}
 def predict_proba(self, ids: Tensor, offsets: Tensor) -> Tensor:
-    return torch.softmax(self.forward(ids, offsets), 1)
+    return {}
 )",
-                     remap, bags, w.output(w.linear("bags", "output")));
+                     remap, bags, scores(w), w.probabilities("self.forward(ids, offsets)"));
 }
 
 }  // namespace sift

@@ -17,7 +17,7 @@ class ClassifierImpl;  // models/model.h
 class FusedSgd {
  public:
   virtual ~FusedSgd() = default;
-  // The summed cross-entropy of the batch's examples, at the current weights; keeps the
+  // The summed loss (train.loss) of the batch's examples, at the current weights; keeps the
   // gradient of (loss of each example x `scale`) for apply(). `scale` is 1 for a summed
   // loss, 1 / batch size for the mean: the gradient autograd would compute.
   virtual double gradient(const RawBatch& batch, double scale) = 0;

@@ -29,8 +29,26 @@ struct ModelInput {
 
 class ClassifierImpl : public torch::nn::Module {
  public:
-  // Returns logits [batch, classes].
+  // Returns logits [batch, classes] (train.loss hs: each label's log-probability).
   virtual torch::Tensor forward(const ModelInput& input) = 0;
+
+  // Each example's training loss [batch] when the output layer computes its own from the
+  // rows it touches (the fastText model's hs and ns losses: the depth of the tree, or the
+  // label and its negatives, instead of every label); `labels` [batch] on the model's
+  // device. Undefined: the framework's loss over forward()'s logits.
+  virtual torch::Tensor example_losses(const ModelInput& /*input*/,
+                                       const torch::Tensor& /*labels*/) {
+    return {};
+  }
+
+  // The k most probable labels of each example and their probabilities ([batch, k]
+  // each, on the CPU; fewer than k columns when the threshold leaves fewer), when the
+  // model finds them faster than by scoring every label (the fastText model's hs: a
+  // search down its tree, cut below `min_probability`). {}: score every label.
+  virtual std::pair<torch::Tensor, torch::Tensor> top_k(const ModelInput& /*input*/, int64_t /*k*/,
+                                                        double /*min_probability*/) {
+    return {};
+  }
 
   // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
@@ -52,6 +70,12 @@ struct ModelShape {
   // The word vocabulary behind the ids (null when unknown, as in some tests): what
   // model.pretrained vectors are matched against.
   std::shared_ptr<const Vocab> vocab;
+  // train.loss and what it needs: training records per label (hs builds its tree, ns its
+  // draws from them; empty when a saved model is loaded, whose weights bring them), and
+  // train.neg.
+  Loss loss = Loss::softmax;
+  std::vector<uint64_t> label_counts;
+  int64_t negatives = 5;
 };
 
 class ScriptWriter;  // models/script_writer.h

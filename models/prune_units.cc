@@ -47,15 +47,12 @@ void mask_units(const TensorMap& tensors, const UnitGroup& group, const torch::T
 
 namespace {
 
-// A lookup table reduced to its kept rows plus one zero row that every pruned id reads,
-// and the map from an id to its new row in two parts: per block of kKeptBlock ids, the
-// kept rows before the block (int64), and per id its rank among the block's kept rows
-// (uint8; kPrunedRank when pruned). One byte per id: 2.5% of a dim-10 fp32 table. A
-// binary search over the kept ids (4 bytes each) instead cost 590 us for 6,400 ids
-// against 88 us for the whole dense bag lookup (measured, one thread).
-void compact_lookup(TensorMap& tensors, const UnitSlice& slice, const torch::Tensor& alive) {
-  torch::Tensor& table = tensors.at(slice.param);
-  const int64_t n = table.size(0), blocks = (n + kKeptBlock - 1) / kKeptBlock;
+// Per block of kKeptBlock ids, the kept rows before the block (int64), and per id its rank
+// among the block's kept rows (uint8; kPrunedRank when not kept). One byte per id: 2.5% of
+// a dim-10 fp32 table. A binary search over the kept ids (4 bytes each) instead cost
+// 590 us for 6,400 ids against 88 us for the whole dense bag lookup (measured, one thread).
+void write_rank_map(TensorMap& tensors, const std::string& prefix, const torch::Tensor& alive) {
+  const int64_t n = alive.size(0), blocks = (n + kKeptBlock - 1) / kKeptBlock;
   auto rank = torch::full({n}, kPrunedRank, torch::kUInt8);
   auto before = torch::zeros({blocks}, torch::kInt64);
   const bool* a = alive.data_ptr<bool>();
@@ -66,14 +63,34 @@ void compact_lookup(TensorMap& tensors, const UnitSlice& slice, const torch::Ten
     if (i % kKeptBlock == 0) b[i / kKeptBlock] = kept;
     if (a[i]) r[i] = static_cast<uint8_t>(kept++ - b[i / kKeptBlock]);
   }
-  const auto rows = table.index_select(0, alive.nonzero().view({-1}));
-  table = torch::cat({rows, torch::zeros({1, table.size(1)}, table.options())});
-  const std::string prefix = slice.param.substr(0, slice.param.rfind('.'));
   tensors[prefix + ".kept_rank"] = rank;
   tensors[prefix + ".kept_before"] = before;
 }
 
 }  // namespace
+
+void keep_lookup_rows(TensorMap& tensors, const std::string& table, const torch::Tensor& alive,
+                      KeptMap map, Unkept unkept) {
+  const torch::Tensor kept_alive = alive.to(torch::kCPU, torch::kBool).contiguous();
+  torch::Tensor& t = tensors.at(table);
+  if (kept_alive.size(0) != t.size(0)) {
+    throw Error(fmt::format("export: a mask of {} rows to keep for '{}', which has {}",
+                            kept_alive.size(0), table, t.size(0)));
+  }
+  const std::string prefix = table.substr(0, table.rfind('.'));
+  const torch::Tensor ids = kept_alive.nonzero().view({-1});
+  if (map == KeptMap::rank_per_id) {
+    write_rank_map(tensors, prefix, kept_alive);
+  } else {
+    tensors[prefix + ".kept_ids"] = ids.to(torch::kInt32).contiguous();
+  }
+  t = t.index_select(0, ids);
+  if (unkept == Unkept::zero_row) {
+    t = torch::cat({t, torch::zeros({1, t.size(1)}, t.options())});
+  } else {
+    tensors[prefix + kUnkeptDroppedSuffix] = torch::ones({}, torch::kBool);
+  }
+}
 
 TensorMap remove_pruned_units(TensorMap tensors, const std::vector<UnitGroup>& groups) {
   // Per parameter and dimension, which indices stay: groups may share a parameter (the
@@ -83,7 +100,8 @@ TensorMap remove_pruned_units(TensorMap tensors, const std::vector<UnitGroup>& g
     const auto alive = unit_norms(tensors, g) > 0;
     if (!alive.any().item<bool>()) continue;
     if (g.lookup) {
-      compact_lookup(tensors, g.slices.at(0), alive.contiguous());
+      keep_lookup_rows(tensors, g.slices.at(0).param, alive, KeptMap::rank_per_id,
+                       Unkept::zero_row);
       continue;
     }
     const auto* a = alive.data_ptr<bool>();

@@ -97,6 +97,7 @@ std::vector<ModelSpec> registered_models() {
              {"tokenizer.min_count", {}}}),
       InputKind::bag, fasttext_script, fasttext_sgd);
   prunable(r, fasttext_units, {PruneStructure::rows});
+  r.back().traits.losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
   register_model<TextCnn>(
       r,
       tuned(sized({"textcnn",

@@ -133,9 +133,45 @@ const torch::Tensor& ScriptWriter::tensor(const std::string& name) const {
   return it->second;
 }
 
+void ScriptWriter::product_quantize(const std::string& name, const PqOptions& options) {
+  const std::string attr = attribute_name(name);
+  if (pq_.count(name)) return;
+  if (module_.hasattr(attr)) {
+    throw Error(fmt::format("export: '{}' is already stored unquantized", name));
+  }
+  const PqTable pq = pq_encode(tensor(name), options);
+  const int64_t subs = pq.codes.size(1);
+  module_.register_buffer(attr + "_codes", pq.codes);
+  module_.register_buffer(attr + "_centroids", pq.centroids);
+  // Where position m's centroids start: codes + this index the centroid table.
+  module_.register_buffer(attr + "_sub", torch::arange(subs) * kPqCentroids);
+  if (pq.norm_codes.defined()) {
+    module_.register_buffer(attr + "_norm_codes", pq.norm_codes);
+    module_.register_buffer(attr + "_norm_centroids", pq.norm_centroids);
+  }
+  pq_[name] = options;
+}
+
+std::string ScriptWriter::pq_rows(const std::string& attr, const std::string& index) const {
+  // Two gathers: the codes of the rows, then the centroids they name ([..., subs, dsub],
+  // flattened to [..., dim]); with qnorm, times the rows' quantized norms.
+  std::string rows = fmt::format(
+      "torch.embedding(self.{0}_centroids, torch.embedding(self.{0}_codes, {1}).long() + "
+      "self.{0}_sub).flatten(-2)",
+      attr, index);
+  if (module_.hasattr(attr + "_norm_codes")) {
+    rows = fmt::format(
+        "({} * torch.embedding(self.{}_norm_centroids, torch.embedding(self.{}_norm_codes, "
+        "{}).long()).flatten(-2))",
+        rows, attr, attr, index);
+  }
+  return rows;
+}
+
 std::string ScriptWriter::attribute(const std::string& name) {
   const torch::Tensor& t = tensor(name);
   const std::string attr = attribute_name(name);
+  if (pq_.count(name)) return attr;  // registered by product_quantize
   const bool quantized = int8() && t.dim() >= 2;
   const std::string probe = quantized ? attr + "_q" : attr;
   if (module_.hasattr(probe)) return attr;
@@ -151,8 +187,26 @@ std::string ScriptWriter::attribute(const std::string& name) {
   return attr;
 }
 
+std::string ScriptWriter::constant(const std::string& name, const torch::Tensor& value) {
+  const std::string attr = attribute_name(name);
+  if (!module_.hasattr(attr)) module_.register_buffer(attr, value.detach().to(torch::kCPU).clone());
+  return "self." + attr;
+}
+
+std::string ScriptWriter::probabilities(const std::string& scores) const {
+  if (loss_ == Loss::hs) return fmt::format("torch.exp({})", scores);
+  if (multi_label_ || loss_ == Loss::ns || loss_ == Loss::ova) {
+    return fmt::format("torch.sigmoid({})", scores);
+  }
+  return fmt::format("torch.softmax({}, 1)", scores);
+}
+
 std::string ScriptWriter::weight(const std::string& name) {
   const std::string attr = attribute(name);
+  if (pq_.count(name)) {
+    return pq_rows(attr, fmt::format("torch.arange({}, device=self.{}_codes.device)",
+                                     tensor(name).size(0), attr));
+  }
   if (int8() && tensor(name).dim() >= 2) {
     return fmt::format("(self.{0}_q.float() * self.{0}_s)", attr);
   }
@@ -210,6 +264,7 @@ std::string ScriptWriter::output(const std::string& logits) const {
 
 std::string ScriptWriter::rows(const std::string& name, const std::string& index) {
   const std::string attr = attribute(name);
+  if (pq_.count(name)) return pq_rows(attr, index);
   // torch.embedding (index_select) rather than table[index]: on a 2M x 10 int8 table and
   // 3,200 ids, 264 us against 543 us for advanced indexing (fp32 embedding_bag: 52 us).
   if (int8()) {
@@ -221,9 +276,9 @@ std::string ScriptWriter::rows(const std::string& name, const std::string& index
 }
 
 std::string ScriptWriter::bag_mean(const std::string& name) {
-  // mode 1 is the mean. The int8 table is dequantized for the looked-up rows only, which
-  // are then averaged by the same op as bags of one row each.
-  if (int8()) {
+  // mode 1 is the mean. The int8 or product-quantized table is decoded for the looked-up
+  // rows only, which are then averaged by the same op as bags of one row each.
+  if (int8() || pq_.count(name)) {
     return fmt::format(
         "torch.embedding_bag({}, torch.arange(ids.size(0), device=ids.device), "
         "offsets, False, 1, False, None, False)[0]",

@@ -7,10 +7,12 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "models/product_quantizer.h"
 
 namespace sift {
 
@@ -29,6 +31,13 @@ enum class WeightFormat { fp32, int8, bf16 };
 // oneDNN's measured 140 us a call and about 3x the fp32 speed beyond it, the int8 kernel
 // pays from about 10M multiply-adds (LibTorch 1.13, one thread).
 inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
+
+// `sift export --quantize pq`: which of a model's tables its script stores product-
+// quantized (models that support it ask ScriptWriter::pq_request()).
+struct PqRequest {
+  PqOptions table;      // the embedding table
+  bool output = false;  // --qout: the output matrix too (same dsub and qnorm)
+};
 
 class ScriptWriter {
  public:
@@ -52,9 +61,30 @@ class ScriptWriter {
   // An expression for the mean of the rows of the table `name` over each bag of the
   // source's `ids` and `offsets` (torch::nn::EmbeddingBag in mean mode): [bags, dim].
   std::string bag_mean(const std::string& name);
+  // Asks the model's script to store its embedding table (and with `output` its output
+  // matrix) product-quantized; null when not asked. Set before the script is written.
+  void request_pq(const PqRequest& request) { pq_request_ = request; }
+  const PqRequest* pq_request() const { return pq_request_ ? &*pq_request_ : nullptr; }
+  // Stores the matrix `name` as product-quantization codes and centroids: rows(), bag_mean()
+  // and weight() of it gather centroids by codes, so the file never holds the dense table.
+  void product_quantize(const std::string& name, const PqOptions& options);
   // `logits` as fp32 (a bf16 export computes in bf16).
   std::string output(const std::string& logits) const;
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
+  // A tensor the source needs besides the trained ones (index or sign tables): registered
+  // as it is (never quantized or cast) under `name`; returns its expression.
+  std::string constant(const std::string& name, const torch::Tensor& value);
+  // The run's train.loss and data.multi_label, which decide how scores become
+  // probabilities (probabilities()).
+  void set_loss(Loss loss, bool multi_label) {
+    loss_ = loss;
+    multi_label_ = multi_label;
+  }
+  Loss loss() const { return loss_; }
+  // The probabilities of `scores` [batch, labels] as an expression: softmax; a sigmoid per
+  // label for multi-label data and train.loss ns and ova; exp for hs, whose scores are
+  // log-probabilities already.
+  std::string probabilities(const std::string& scores) const;
   bool int8() const { return format_ == WeightFormat::int8; }
   WeightFormat format() const { return format_; }
   const torch::Tensor& tensor(const std::string& name) const;
@@ -64,6 +94,8 @@ class ScriptWriter {
 
  private:
   std::string attribute(const std::string& name);  // registers and returns its name
+  // The rows `index` of the product-quantized matrix whose attribute is `attr`.
+  std::string pq_rows(const std::string& attr, const std::string& index) const;
   torch::Tensor fp32(const std::string& name) const;
   // quantized::linear_prepack of the matrix `weight` (per-row int8) and `bias` ("": none).
   c10::IValue pack_linear(const std::string& weight, const std::string& bias) const;
@@ -73,6 +105,10 @@ class ScriptWriter {
   torch::jit::Module module_;
   int64_t int8_min_macs_;
   std::string methods_;  // helper methods the expressions call (int8 Linear layers)
+  Loss loss_ = Loss::softmax;
+  bool multi_label_ = false;
+  std::optional<PqRequest> pq_request_;
+  std::map<std::string, PqOptions> pq_;  // matrices stored product-quantized
 };
 
 // A double as TorchScript source, read back to the same value.

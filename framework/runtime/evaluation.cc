@@ -10,7 +10,11 @@
 namespace sift {
 
 LabelMode label_mode(const SiftConfig& config) {
-  return {config.data.multi_label, config.train.threshold};
+  LabelMode mode;
+  mode.multi_label = config.data.multi_label;
+  mode.loss = config.train.loss;
+  mode.threshold = config.train.threshold;
+  return mode;
 }
 
 nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
@@ -95,9 +99,13 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   const bool was_training = model->is_training();
   model->eval();
   Evaluation result{ConfusionMatrix(mode.multi_label ? 0 : classes),
-                    MultiLabelCounts(mode.multi_label ? classes : 0), mode.multi_label, 0.0, {}};
+                    MultiLabelCounts(mode.multi_label ? classes : 0),
+                    mode.multi_label,
+                    0.0,
+                    {}};
   LossOptions loss_options;
   loss_options.multi_label = mode.multi_label;
+  loss_options.loss = mode.loss;
   loss_options.sum = true;
   result.top_k = mode.top_k;
   double loss_sum = 0.0;
@@ -113,7 +121,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
     }
     auto predicted = logits.argmax(1);
     // The predicted class's probability (argmax of the logits, so predictions stay as they were).
-    auto top = torch::softmax(logits.to(torch::kFloat32), 1).gather(1, predicted.unsqueeze(1));
+    auto top = probabilities(logits, false, mode.loss).gather(1, predicted.unsqueeze(1));
     predicted = predicted.to(torch::kCPU);
     top = top.to(torch::kCPU, torch::kFloat64).contiguous();
     const int64_t* p = predicted.data_ptr<int64_t>();

@@ -23,7 +23,8 @@ namespace sift {
 struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
-  int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
+  int64_t top_k = 0;          // > 0: also count precision@k and recall@k as `fasttext test -k` does
+  Loss loss = Loss::softmax;  // train.loss: ns and ova score by sigmoid
 };
 LabelMode label_mode(const SiftConfig& config);
 
@@ -31,7 +32,7 @@ struct Evaluation {
   ConfusionMatrix confusion;  // single-label
   MultiLabelCounts multi;     // multi-label
   bool multi_label = false;
-  double loss = 0.0;  // mean loss per example (cross-entropy, or BCE summed over labels)
+  double loss = 0.0;        // mean loss per example (cross-entropy, or BCE summed over labels)
   Calibration calibration;  // single-label: top probability against correctness
   // With LabelMode::top_k: fastText's P@k and R@k. Every example predicts its min(k, classes)
   // most probable labels; a prediction is correct when it is one of the example's gold labels.

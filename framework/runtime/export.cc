@@ -14,6 +14,8 @@
 #include "core/file_bytes.h"
 #include "datasets/unicode.h"
 #include "framework/runtime/export_format.h"
+#include "framework/runtime/export_pq.h"
+#include "models/kept_rows.h"
 #include "models/model.h"
 #include "models/script_writer.h"
 
@@ -41,15 +43,41 @@ std::string engine_name(at::QEngine engine) {
 
 // train.prune's structured pruning: the units it zeroed leave the matrices, so the file
 // is smaller and its products narrower, with the same logits.
+// With --cutoff the lookup table's rows are cut by norm instead (export_pq.h), pruned
+// rows first (their norm is zero): `cut_table` names it.
 std::map<std::string, torch::Tensor> without_pruned_units(const ModelSpec& spec,
                                                           const SiftConfig& config,
-                                                          std::map<std::string, torch::Tensor> t) {
+                                                          std::map<std::string, torch::Tensor> t,
+                                                          const std::string& cut_table) {
   if (!spec.prune_units) return t;
   std::vector<UnitGroup> groups;
   for (const PruneStructure s : config.train.prune.structure) {
-    for (auto& g : spec.prune_units(config.model, s, t)) groups.push_back(std::move(g));
+    for (auto& g : spec.prune_units(config.model, s, t)) {
+      if (!(g.lookup && g.slices.at(0).param == cut_table)) groups.push_back(std::move(g));
+    }
   }
   return groups.empty() ? t : remove_pruned_units(std::move(t), groups);
+}
+
+// --cutoff: the table reduced to its kept rows; the ids of the others leave their bags
+// (fastText's pruned dictionary). The kept ids are stored sorted (4 bytes a kept row)
+// rather than as a rank per id: cutting a 2M-row table to 100k rows, 0.4 MB against
+// 2.1 MB, which would be most of the file.
+void cut_off(const ModelBundle& bundle, const ExportOptions& options, const std::string& table,
+             std::map<std::string, torch::Tensor>& tensors) {
+  keep_lookup_rows(tensors, table, kept_rows(bundle, options), KeptMap::sorted_ids,
+                   Unkept::nothing);
+}
+
+// The codes of the product-quantized `table` in an exported module.
+torch::Tensor pq_codes(const torch::jit::Module& module, std::string table) {
+  for (char& c : table) {
+    if (c == '.') c = '_';
+  }
+  if (!module.hasattr(table + "_codes")) {
+    throw Error("--quantize pq: this model's export does not product-quantize its table");
+  }
+  return module.attr(table + "_codes").toTensor();
 }
 
 }  // namespace
@@ -95,9 +123,11 @@ void use_quantized_engine(const std::string& name) {
                   name, fmt::join(quantized_engines(), ", ")));
 }
 
-torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
-  if (options.quantize != "none" && options.quantize != "int8") {
-    throw Error(fmt::format("--quantize: expected none or int8, not '{}'", options.quantize));
+namespace {
+
+void check_options(const ModelBundle& bundle, const ExportOptions& options) {
+  if (options.quantize != "none" && options.quantize != "int8" && options.quantize != "pq") {
+    throw Error(fmt::format("--quantize: expected none, int8 or pq, not '{}'", options.quantize));
   }
   if (options.dtype != "fp32" && options.dtype != "bf16") {
     throw Error(fmt::format("--dtype: expected fp32 or bf16, not '{}'", options.dtype));
@@ -108,28 +138,59 @@ torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& 
                     "bf16; choose one of the two",
                     options.quantize));
   }
+  check_pq_options(bundle, options);
   if (options.quantize == "int8" && quantized_engines().empty()) {
     throw Error("--quantize int8: this LibTorch has no quantized engine to run int8 kernels");
   }
+}
+
+TensorMap model_tensors(const ModelBundle& bundle) {
+  TensorMap tensors;
+  for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
+  for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
+  return tensors;
+}
+
+// The module of script_model, from the model's tensors as the export stores them.
+torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
+                                  const ExportOptions& options) {
   const WeightFormat format = options.quantize == "int8" ? WeightFormat::int8
                               : options.dtype == "bf16"  ? WeightFormat::bf16
                                                          : WeightFormat::fp32;
-  std::map<std::string, torch::Tensor> tensors;
-  for (const auto& p : bundle.model->named_parameters()) tensors[p.key()] = p.value();
-  for (const auto& b : bundle.model->named_buffers()) tensors[b.key()] = b.value();
   const ModelSpec& spec = find_model(bundle.config.model.type);
-  tensors = without_pruned_units(spec, bundle.config, std::move(tensors));
+  const bool pq = options.quantize == "pq";
+  const std::string cut_table = pq && options.cutoff > 0 ? pq_table(bundle) : "";
+  tensors = without_pruned_units(spec, bundle.config, std::move(tensors), cut_table);
+  if (!cut_table.empty()) cut_off(bundle, options, cut_table, tensors);
   ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
+  writer.set_loss(bundle.config.train.loss, bundle.config.data.multi_label);
+  if (pq) writer.request_pq({{options.dsub, options.qnorm}, options.qout});
   if (!spec.script) {
     throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));
   }
   const std::string source = spec.script(bundle.config.model, writer);
-  return writer.finish(source);
+  torch::jit::Module module = writer.finish(source);
+  if (pq) pq_codes(module, pq_table(bundle));  // the model's script did quantize it
+  return module;
 }
 
-int64_t export_run(const ModelBundle& bundle, const std::string& out,
-                   const ExportOptions& options) {
-  torch::jit::Module module = script_model(bundle, options);
+}  // namespace
+
+torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
+  check_options(bundle, options);
+  return script_tensors(bundle, model_tensors(bundle), options);
+}
+
+int64_t export_run(const ModelBundle& original, const std::string& out,
+                   const ExportOptions& original_options) {
+  check_options(original, original_options);
+  ModelBundle bundle = original;
+  ExportOptions options = original_options;
+  TensorMap tensors = model_tensors(bundle);
+  if (options.quantize == "pq" && options.cutoff > 0) {
+    without_cut_words(bundle, options, tensors);
+  }
+  torch::jit::Module module = script_tensors(bundle, std::move(tensors), options);
   const bool pieces = bundle.task.pieces != nullptr;
   const TextEncoder encoder = make_encoder(bundle.task);
   std::map<std::string, std::string> files = {
@@ -151,6 +212,10 @@ int64_t export_run(const ModelBundle& bundle, const std::string& out,
                             weights_crc(module), files);
   // Written only when used, so that fp32 exports keep their bytes.
   if (options.dtype != "fp32") format["dtype"] = options.dtype;
+  if (options.quantize == "pq") {
+    format["pq"] =
+        pq_json(options, pq_codes(module, pq_table(bundle)).size(0), bundle.task.vocab->size());
+  }
   // The packed int8 weights, which readers that cannot list a module's attributes
   // (Python) need to check the weights' checksum.
   const auto packed = packed_attributes(module);

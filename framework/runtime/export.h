@@ -14,9 +14,21 @@
 namespace sift {
 
 struct ExportOptions {
-  // "none" or "int8": Linear layers and RNN gates run by the dynamic quantized kernels,
-  // embedding tables and convolutions stored int8 and dequantized (models/script_writer.h).
+  // "none"; "int8": Linear layers and RNN gates run by the dynamic quantized kernels,
+  // embedding tables and convolutions stored int8 and dequantized (models/script_writer.h);
+  // "pq": fastText's `quantize`, the embedding table product-quantized (export_pq.h).
   std::string quantize = "none";
+  // pq only: keep the `cutoff` rows of largest norm (0: all); sub-vectors of `dsub` dims;
+  // norms quantized apart (`qnorm`); the output matrix product-quantized too (`qout`).
+  int64_t cutoff = 0;
+  int64_t dsub = 2;
+  bool qnorm = false;
+  bool qout = false;
+  // The rows --cutoff keeps (bool [rows]) when chosen beforehand: --retrain picks them,
+  // then trains, and the export must keep the same ones. Undefined: chosen at export.
+  torch::Tensor kept_rows;
+  // How the run was retrained on the kept rows, for the file's description ("": not).
+  std::string retrained;
   std::string dtype = "fp32";  // "fp32" or "bf16" (weights and computation; fp32 logits)
   // int8 Linear products of fewer multiply-adds run in fp32 on the unpacked weights (0:
   // always the int8 kernel, as tests use to exercise it).

@@ -28,12 +28,59 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
   return targets;
 }
 
+LossOptions resolve_loss(const SiftConfig& config) {
+  LossOptions o;
+  o.multi_label = config.data.multi_label;
+  o.loss = config.train.loss;
+  o.negatives = config.train.neg;
+  o.label_smoothing = config.train.label_smoothing;
+  o.sum = config.train.loss_reduction == LossReduction::sum;
+  return o;
+}
+
+bool sigmoid_scores(bool multi_label, Loss loss) {
+  return multi_label || loss == Loss::ns || loss == Loss::ova;
+}
+
+torch::Tensor probabilities(const torch::Tensor& scores, bool multi_label, Loss loss) {
+  const torch::Tensor s = scores.to(torch::kFloat32);
+  return sigmoid_scores(multi_label, loss) ? torch::sigmoid(s) : torch::softmax(s, 1);
+}
+
+namespace {
+
+torch::Tensor labels_of(const RawBatch& batch, torch::Device device) {
+  return torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {batch.size()}, torch::kInt64)
+      .to(device);
+}
+
+}  // namespace
+
+torch::Tensor model_loss(ClassifierImpl& model, const ModelInput& input, const RawBatch& batch,
+                         const LossOptions& options) {
+  if (options.multi_label || (options.loss != Loss::hs && options.loss != Loss::ns)) return {};
+  const torch::Tensor losses = model.example_losses(input, labels_of(batch, input.ids.device()));
+  if (!losses.defined()) return {};
+  const torch::Tensor total = losses.to(torch::kFloat32).sum();
+  return options.sum ? total : total / static_cast<double>(batch.size());
+}
+
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
                          const LossOptions& options) {
   namespace F = torch::nn::functional;
   const int64_t rows = labelled_rows(batch);
   if (rows == 0) return logits.sum() * 0.0;  // zero, and still a part of the graph
   const torch::Tensor labelled = rows < logits.size(0) ? logits.narrow(0, 0, rows) : logits;
+  if (!options.multi_label && sigmoid_scores(false, options.loss)) {  // ns, ova: one-vs-all
+    const auto labels =
+        torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {rows}, torch::kInt64)
+            .to(logits.device());
+    const auto targets = F::one_hot(labels, logits.size(1)).to(torch::kFloat32);
+    auto loss = F::binary_cross_entropy_with_logits(
+        labelled.to(torch::kFloat32), targets,
+        F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum));
+    return options.sum ? loss : loss / static_cast<double>(rows);
+  }
   if (!options.multi_label) {
     auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
     if (options.sum) o.reduction(torch::kSum);

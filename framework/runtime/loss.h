@@ -1,5 +1,9 @@
 // The training loss of a batch: softmax cross-entropy for single-label tasks, one
-// sigmoid per label with binary cross-entropy (multi-hot targets) for multi-label ones.
+// sigmoid per label with binary cross-entropy (multi-hot targets) for multi-label ones
+// and for train.loss ova (one-hot targets). train.loss hs and ns train through the
+// model's own loss (ClassifierImpl::example_losses); their evaluation loss here is, for
+// hs, the cross-entropy of the tree's log-probabilities (the same loss), for ns the
+// one-vs-all loss over every label (ns samples its negatives only in training).
 #pragma once
 
 #include <torch/torch.h>
@@ -9,15 +13,35 @@
 
 #include "config/config.h"
 #include "datasets/batch.h"
+#include "models/model.h"
 
 namespace sift {
 
 struct LossOptions {
   bool multi_label = false;
+  Loss loss = Loss::softmax;  // train.loss
+  int64_t negatives = 5;      // train.neg: labels drawn per example by train.loss ns
   double label_smoothing = 0.0;
   bool sum = false;             // sum over the batch's examples instead of the mean
   torch::Tensor class_weights;  // single-label: weight per class; multi-label: pos_weight
 };
+
+// The loss options of a config (data.multi_label, train.loss, train.neg,
+// train.label_smoothing, train.loss_reduction); class weights are added once the task is
+// known.
+LossOptions resolve_loss(const SiftConfig& config);
+
+// Whether the run's scores become probabilities by a sigmoid per label (multi-label data,
+// train.loss ns and ova) rather than a softmax over labels.
+bool sigmoid_scores(bool multi_label, Loss loss);
+// The probabilities [batch, classes] of a model's scores (fp32): a sigmoid per label or the
+// softmax (train.loss hs: of the tree's log-probabilities, which gives the tree's own).
+torch::Tensor probabilities(const torch::Tensor& scores, bool multi_label, Loss loss);
+
+// The training loss of a batch through the model's own output loss (train.loss hs, ns),
+// reduced like batch_loss; undefined when the model has none for this loss.
+torch::Tensor model_loss(ClassifierImpl& model, const ModelInput& input, const RawBatch& batch,
+                         const LossOptions& options);
 
 // [rows, classes] float targets, 1 for each of a record's labels (multi-label batches):
 // the rows with a label list (unlabelled rows appended after them have none).

@@ -12,13 +12,17 @@
 
 namespace sift {
 
-Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, const Task& task) {
+Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, const Task& task,
+                        const LossOptions& loss) {
   const ModelSpec& spec = find_model(model.type);
   ModelShape shape;
   TextEncoder encoder = make_encoder(task);
   shape.num_ids = encoder.num_ids();
   shape.num_classes = task.labels.size();
   shape.vocab = task.vocab;
+  shape.loss = loss.loss;
+  shape.label_counts = task.label_counts;
+  shape.negatives = loss.negatives;
   shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
   return spec.create(model, shape);
@@ -131,7 +135,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   // The weights come from the checkpoint: word vectors need not be read (or still exist).
   ModelConfig model_config = b.config.model;
   model_config.pretrained.clear();
-  b.model = create_model(model_config, b.config.train.optimizer, b.task);
+  b.model = create_model(model_config, b.config.train.optimizer, b.task, resolve_loss(b.config));
   load_model_weights(*b.model, checkpoint, path);
   refuse_nonfinite_weights(b.model, path);
   b.device = parse_device(b.config.run.device);

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "framework/runtime/checkpoint.h"
+#include "framework/runtime/loss.h"
 #include "framework/runtime/task.h"
 #include "models/model.h"
 
@@ -32,8 +33,9 @@ Checkpoint load_run_weights(const std::string& run_dir, std::string* path = null
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
 // Builds the model `model` and the task describe (weights freshly initialised), with
-// sparse embedding gradients when the model has them and `optimizer` is plain SGD.
+// sparse embedding gradients when the model has them and `optimizer` is plain SGD, and
+// the output layer `loss` names (train.loss, train.neg; hs and ns read task.label_counts).
 Classifier create_model(const ModelConfig& model, const OptimizerConfig& optimizer,
-                        const Task& task);
+                        const Task& task, const LossOptions& loss = {});
 
 }  // namespace sift

@@ -2,18 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <random>
 
-#include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 #include "datasets/paths.h"
-#include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
 #include "framework/runtime/run_folder.h"
-#include "models/model.h"
 
 namespace sift {
 
@@ -203,8 +199,7 @@ Task build_task(const DataPlan& plan) {
   if (from_run) {
     task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(from, kVocabFile)));
   } else {
-    task.vocab =
-        std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
+    task.vocab = std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
   }
   return task;
 }

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "framework/runtime/data_plan.h"
 #include "datasets/example_stream.h"
 #include "datasets/labels.h"
 #include "datasets/sharded_stream.h"
 #include "datasets/text_encoder.h"
 #include "datasets/text_format.h"
 #include "datasets/vocab.h"
+#include "framework/runtime/data_plan.h"
 
 namespace sift {
 

@@ -46,8 +46,8 @@ torch::Tensor label_columns(const LabelSet& run, const LabelSet& teacher, const 
 Teacher::Teacher(ModelBundle loaded)
     : bundle(std::move(loaded)), encoder(make_encoder(bundle.task)) {}
 
-std::shared_ptr<Teacher> load_teacher(const std::string& path, bool multi_label,
-                                      const Task& task, torch::Device device) {
+std::shared_ptr<Teacher> load_teacher(const std::string& path, bool multi_label, const Task& task,
+                                      torch::Device device) {
   if (!std::filesystem::exists(path)) {
     throw Error(
         fmt::format("{}: {} does not exist (a run folder or a `sift export` file)", kKey, path));

@@ -29,8 +29,8 @@ struct Teacher {
 // Loads the teacher at `path` (train.distill.teacher) onto `device` and checks it
 // against the run: the same label set (in any order), the same data.multi_label
 // (`multi_label`). Errors name the key and the file or both label sets.
-std::shared_ptr<Teacher> load_teacher(const std::string& path, bool multi_label,
-                                      const Task& task, torch::Device device);
+std::shared_ptr<Teacher> load_teacher(const std::string& path, bool multi_label, const Task& task,
+                                      torch::Device device);
 
 // The teacher's logits (fp32, the run's label order) for a batch carrying teacher ids:
 // no gradients, eval mode, under the run's autocast precision.

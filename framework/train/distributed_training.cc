@@ -55,8 +55,7 @@ Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
 
 }  // namespace
 
-std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options,
-                                               int64_t threads) {
+std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options, int64_t threads) {
   auto dist = join_from_environment(options);
   if (dist->is_group() && threads == 0) {
     const char* local = std::getenv("LOCAL_WORLD_SIZE");

@@ -5,23 +5,21 @@
 // exactly what a single process needs and nothing more.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include "framework/train/distributed.h"
-#include "framework/runtime/task.h"
 #include "framework/runtime/evaluation.h"
+#include "framework/runtime/task.h"
+#include "framework/train/distributed.h"
 
 namespace sift {
 
 // Joins the group the environment describes (a group of one when there is none). With
 // `threads` (run.threads) 0, "all cores", the LOCAL_WORLD_SIZE ranks of one machine share
 // its cores.
-std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options,
-                                               int64_t threads);
+std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options, int64_t threads);
 
 // Rank 0 runs `make` and every rank gets its result; an error on rank 0 becomes an error
 // on every rank (instead of the others waiting for the timeout).

@@ -61,6 +61,7 @@ void choose_training_path(Run& run) {
 double fused_step(Run& run, const RawBatch& batch, double lr) {
   const bool sum = run.plan.loss.sum;
   const double n = static_cast<double>(batch.size());
+  PhaseTimer timer(run.phases, Phase::fused);
   const double loss = run.fused->gradient(batch, sum ? 1.0 : 1.0 / n);
   if (nonfinite_guard(run, std::isfinite(loss))) run.fused->apply(batch, lr);
   ++run.state.step;

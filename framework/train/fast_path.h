@@ -1,6 +1,7 @@
 // train.fast_path: the fused SGD loop (models/fused_sgd.h) in place of autograd, for the
 // runs it computes exactly: plain SGD on fp32 weights on the CPU in one process, with
-// the plain cross-entropy. Chosen automatically; the run's report names the path taken
+// the plain loss (train.loss softmax, hs, ns or ova, no weights or smoothing). Chosen
+// automatically; the run's report names the path taken
 // and, for autograd, why.
 #pragma once
 

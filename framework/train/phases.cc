@@ -11,11 +11,15 @@ namespace {
 
 constexpr std::array<const char*, kPhaseCount> kPhaseNames = {
     "data_wait", "copy",       "forward",    "backward", "allreduce",
-    "optimizer", "checkpoint", "validation", "teacher"};
-// The table's order: the teacher's forward comes before the student's.
+    "optimizer", "checkpoint", "validation", "teacher",  "fused"};
+// The table's order: the teacher's forward comes before the student's, the fused step
+// (which is forward, backward and update) before them.
 constexpr std::array<Phase, kPhaseCount> kTableOrder = {
-    Phase::data_wait, Phase::copy,      Phase::teacher,    Phase::forward,   Phase::backward,
-    Phase::allreduce, Phase::optimizer, Phase::checkpoint, Phase::validation};
+    Phase::data_wait, Phase::copy,      Phase::teacher,   Phase::fused,
+    Phase::forward,   Phase::backward,  Phase::allreduce, Phase::optimizer,
+    Phase::checkpoint, Phase::validation};
+// Rows shown only in the runs that have them: distillation's teacher, the fast path's step.
+bool shown_when_zero(Phase p) { return p != Phase::teacher && p != Phase::fused; }
 // The phases of a step: what "step time" sums (saves and validations are not steps).
 bool is_step_phase(Phase p) { return p != Phase::checkpoint && p != Phase::validation; }
 // Data wait above this share of step time names the data as the bottleneck.
@@ -59,8 +63,7 @@ nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
     const double s = seconds(p);
     measured += s;
     if (is_step_phase(p)) step_seconds += s;
-    // A teacher row only in runs that distil (train.distill.teacher).
-    if (p != Phase::teacher || s > 0) {
+    if (shown_when_zero(p) || s > 0) {
       row(kPhaseNames[static_cast<size_t>(p)], s, peak_bytes_[static_cast<size_t>(p)]);
     }
   }

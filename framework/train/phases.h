@@ -30,8 +30,12 @@ enum class Phase {
   checkpoint,  // saving last.ckpt / best.ckpt
   validation,  // validations during training
   teacher,     // distillation: the teacher's forward (a step phase; listed after copy)
+  // The fast path's fused SGD step: forward, backward and update in one pass over the
+  // batch (train.fast_path). Without it a fast-path run's compute fell into "other" and
+  // the 10M-line run reported "data-bound: 100% of step time".
+  fused,
 };
-inline constexpr size_t kPhaseCount = 9;
+inline constexpr size_t kPhaseCount = 10;
 
 class PhaseTimes {
  public:

@@ -87,5 +87,4 @@ bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
          (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
 }
 
-
 }  // namespace sift

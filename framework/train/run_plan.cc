@@ -18,8 +18,8 @@ PrecisionPlan precision_plan(const TrainConfig& t) {
 
 DistributedOptions distributed_plan(const SiftConfig& config) {
   DistributedOptions o;
-  o.timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
+  o.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
   o.backend = config.run.dist_backend;
   o.bucket_mb = config.train.bucket_mb;
   o.device = parse_device(config.run.device);
@@ -35,9 +35,7 @@ RunPlan resolve_run(const SiftConfig& config) {
   p.data = resolve_data(config);
   p.model = config.model;
   p.train = config.train;
-  p.loss.multi_label = config.data.multi_label;
-  p.loss.label_smoothing = config.train.label_smoothing;
-  p.loss.sum = config.train.loss_reduction == LossReduction::sum;
+  p.loss = resolve_loss(config);
   p.labels = label_mode(config);
   p.precision = precision_plan(config.train);
   p.distributed = distributed_plan(config);

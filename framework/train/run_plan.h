@@ -35,8 +35,8 @@ struct RunPlan {
   // The loop's own options: epochs, steps, validation, saving, stopping, the optimizer
   // and its schedule, distillation and pruning.
   TrainConfig train;
-  LossOptions loss;   // class weights are added once the task is known (setup.cc)
-  LabelMode labels;   // evaluation: single- or multi-label, the threshold
+  LossOptions loss;  // class weights are added once the task is known (setup.cc)
+  LabelMode labels;  // evaluation: single- or multi-label, the threshold
   PrecisionPlan precision;
   DistributedOptions distributed;
   int64_t threads = 0;  // run.threads: 0 is all cores

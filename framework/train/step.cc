@@ -59,8 +59,8 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
                                 const torch::Tensor& teacher, int64_t examples) {
   const auto& d = run.plan.train.distill;
   const bool sum = run.plan.loss.sum;
-  const DistilledLoss loss = distilled_loss(hard, logits, teacher, d.alpha, d.temperature,
-                                            run.plan.data.multi_label, sum);
+  const DistilledLoss loss =
+      distilled_loss(hard, logits, teacher, d.alpha, d.temperature, run.plan.data.multi_label, sum);
   const double soft = loss.soft.item<double>() / (sum ? static_cast<double>(examples) : 1.0);
   run.step_log.count_distill(examples, soft);
   return loss.total;
@@ -79,14 +79,18 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
     teacher = teacher_logits(*run.teacher, batch, run.plan.precision.autocast, run.device);
   }
   timer.emplace(run.phases, Phase::forward);
-  torch::Tensor logits;
+  torch::Tensor logits, loss;
   {
     AutocastGuard autocast(run.plan.precision.autocast, run.device);
-    logits = run.model->forward(input);
+    // train.loss hs, ns: the output layer's own loss over the rows it touches.
+    loss = model_loss(*run.model, input, batch, run.plan.loss);
+    if (!loss.defined()) logits = run.model->forward(input);
   }
-  logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
-  auto loss = batch_loss(logits, batch, run.plan.loss);
-  if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
+  if (!loss.defined()) {
+    logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
+    loss = batch_loss(logits, batch, run.plan.loss);
+    if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
+  }
   timer.emplace(run.phases, Phase::backward);
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);

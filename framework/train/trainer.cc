@@ -302,9 +302,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const int64_t rank = run.dist->rank(), world = run.dist->world_size();
   Loop loop;
   loop.encoder = &encoder;
-  loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank, world,
-                             run.teacher ? &run.teacher->encoder : nullptr);
-  loop.valid = open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
+  loop.batches = open_stream(run.plan.data, Split::train, encoder, run.task.labels, true, rank,
+                             world, run.teacher ? &run.teacher->encoder : nullptr);
+  loop.valid =
+      open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
   open_transfer(run, encoder);
   loop.total_steps = total_steps_of(run);
   loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
@@ -417,7 +418,7 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   // The transfer set's files (train.distill.unlabeled) are refused before the run folder.
   for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
   write_run_folder(run);
-  run.model = create_model(plan.model, plan.train.optimizer, run.task);
+  run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
   if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);
   prepare_training(run);
   return finish_run(run, "");

@@ -39,7 +39,7 @@ bool improves(const Run& run, double value) {
   if (!run.state.has_best) return true;
   const double delta = run.plan.train.min_delta;
   return run.plan.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
-                                                          : value > run.state.best_value + delta;
+                                                        : value > run.state.best_value + delta;
 }
 
 // Adds the validation split's metrics to `record`; keeps the weights when they improve.

@@ -16,6 +16,7 @@ namespace {
 std::vector<ModelTraits> models() {
   ModelTraits bag{"fasttext", "bag of words", {"model.dim", "model.ngrams", "model.buckets"}};
   bag.recomputation = false;
+  bag.losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};
   bag.parameters = [](const ModelConfig& m) { return double(m.buckets) * double(m.dim); };
   bag.size_keys = {"model.buckets", "model.dim"};
   ModelTraits cnn{"textcnn", "convolutions", {"model.dim", "model.widths", "model.dropout"}};
@@ -91,6 +92,35 @@ TEST(Validate, TransferRatiosAndProbabilitiesOutOfRangeAreRefusedNamingTheKey) {
     const std::string m = error_of({"train.distill.teacher=t", bad});
     EXPECT_NE(m.find(key), std::string::npos) << bad << ": " << m;
   }
+}
+
+TEST(Validate, FastTextLossesAreRefusedForOtherModelsNamingTheKey) {
+  for (const char* loss : {"hs", "ns", "ova"}) {
+    const std::string m = error_of({std::string("train.loss=") + loss, "model.type=textcnn"});
+    EXPECT_TRUE(starts_with(m, "train.loss: The textcnn model trains with softmax only")) << m;
+    EXPECT_NE(m.find("it works with fasttext"), std::string::npos) << m;
+    EXPECT_EQ(error_of({std::string("train.loss=") + loss}), "") << loss;
+  }
+}
+
+TEST(Validate, TooFewNegativesAreRefusedNamingTheKey) {
+  // The option table's own bound, as every --set names its key.
+  const std::string m = error_of({"train.loss=ns", "train.neg=0"});
+  EXPECT_TRUE(starts_with(m, "--set train.neg: option 'train.neg': The value must be >= 1")) << m;
+  EXPECT_EQ(error_of({"train.loss=ns", "train.neg=1"}), "");
+}
+
+TEST(Validate, NegativesWithoutNegativeSamplingAreRefused) {
+  const std::string m = error_of({"train.loss=hs", "train.neg=10"});
+  EXPECT_TRUE(starts_with(m, "train.neg: Negatives are drawn by train.loss ns only")) << m;
+}
+
+TEST(Validate, TreeAndSampledLossesRefuseMultiLabelDataAndLossShaping) {
+  EXPECT_TRUE(starts_with(error_of({"train.loss=hs", "data.multi_label=true"}), "train.loss: hs"));
+  EXPECT_TRUE(starts_with(error_of({"train.loss=ns", "data.multi_label=true"}), "train.loss: ns"));
+  EXPECT_EQ(error_of({"train.loss=ova", "data.multi_label=true"}), "");
+  const std::string m = error_of({"train.loss=hs", "train.label_smoothing=0.1"});
+  EXPECT_TRUE(starts_with(m, "train.loss: hs does not combine with train.label_smoothing")) << m;
 }
 
 TEST(Validate, APrecisionTheModelDoesNotTrainInIsRefused) {

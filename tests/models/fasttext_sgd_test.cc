@@ -8,22 +8,8 @@
 namespace sift {
 namespace {
 
-// Four examples over 20 ids: a repeated id, an empty text, one id, and a longer bag.
-RawBatch batch() {
-  RawBatch b;
-  b.add({1, 2, 2, 3}, 0);
-  b.add({}, 2);
-  b.add({4}, 1);
-  b.add({5, 6, 7, 8, 19}, 3);
-  return b;
-}
-
-ModelInput input_of(const RawBatch& b) {
-  ModelInput in;
-  in.ids = torch::tensor(b.ids, torch::kInt64);
-  in.offsets = torch::tensor(b.offsets, torch::kInt64);
-  return in;
-}
+RawBatch batch() { return test_util::four_bags({0, 2, 1, 3}); }
+using test_util::input_of;
 
 // A fastText model whose output layer is not zero, so every parameter gets a gradient.
 FastText model() {

@@ -19,6 +19,7 @@
 #include "datasets/sentencepiece.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/export_format.h"
+#include "framework/runtime/export_pq.h"
 #include "framework/runtime/task.h"
 #include "tests/test_files.h"
 
@@ -349,6 +350,170 @@ TEST(ExportOptionsCheck, Bf16WithInt8AndUnknownEnginesAreRefusedByName) {
   for (const auto& engine : quantized_engines()) {
     EXPECT_NE(message.find(engine), std::string::npos) << message;
   }
+}
+
+// ---- pq (fastText's quantize) ---------------------------------------------------------
+
+ExportOptions pq_options(int64_t cutoff, bool qnorm = false, bool qout = false) {
+  ExportOptions options;
+  options.quantize = "pq";
+  options.cutoff = cutoff;
+  options.qnorm = qnorm;
+  options.qout = qout;
+  return options;
+}
+
+nlohmann::json format_of(const std::string& path) {
+  torch::jit::ExtraFilesMap extra{{kExportFormatFile, ""}};
+  torch::jit::load(path, torch::kCPU, extra);
+  return nlohmann::json::parse(extra[kExportFormatFile]);
+}
+
+ModelBundle fasttext_bundle() {
+  return fresh_bundle(
+      {"model.type=fasttext", "model.dim=8", "model.ngrams=2", "model.buckets=3000"});
+}
+
+torch::Tensor embedding_of(ModelBundle& b) {
+  return b.model->named_parameters()["embedding.weight"];
+}
+
+// The logits of `b` with the ids whose rows `kept` leaves out dropped from their bags.
+torch::Tensor logits_without_cut_ids(ModelBundle& b, const std::vector<std::string>& texts,
+                                     const torch::Tensor& kept) {
+  TextEncoder encoder = make_encoder(b.task);
+  RawBatch batch;
+  std::vector<int64_t> ids;
+  const auto* keep = kept.data_ptr<bool>();
+  for (const auto& text : texts) {
+    encoder.encode(text, ids);
+    batch.offsets.push_back(static_cast<int64_t>(batch.ids.size()));
+    for (const int64_t id : ids) {
+      if (keep[id]) batch.ids.push_back(id);
+    }
+    batch.labels.push_back(0);
+  }
+  torch::NoGradGuard no_grad;
+  return b.model->forward(to_input(batch, b.task.encoder.kind, torch::kCPU));
+}
+
+TEST(PqExport, CutoffKeepsExactlyTheRowsOfTheKLargestNorms) {
+  torch::manual_seed(2);
+  const torch::Tensor table = torch::randn({5000, 6});
+  const torch::Tensor kept = top_norm_rows(table, 1234);
+  EXPECT_EQ(kept.sum().item<int64_t>(), 1234);
+  const torch::Tensor norms = table.norm(2, 1);
+  EXPECT_GE(norms.masked_select(kept).min().item<double>(),
+            norms.masked_select(~kept).max().item<double>());
+  // Ties go to the lower id, so the choice never depends on the sort.
+  const torch::Tensor ties = top_norm_rows(torch::ones({10, 2}), 3);
+  EXPECT_TRUE(torch::equal(ties.nonzero().view({-1}), torch::arange(3)));
+}
+
+// A table of at most 256 distinct sub-vectors a position quantizes exactly, so the export
+// must give the logits of the trained model with the cut ids left out of their bags (the
+// cut words gone from its vocabulary, the buckets renumbered after the kept ones): in C++
+// and in Python, with and without qnorm.
+TEST(PqExport, CutIdsLeaveTheirBagsAndExactCodesGiveTheModelsLogits) {
+  ModelBundle b = fasttext_bundle();
+  {
+    torch::NoGradGuard no_grad;
+    // Three levels a weight: 9 distinct sub-vectors, a few hundred distinct norms.
+    auto w = embedding_of(b);
+    w.copy_(torch::round(w * 10).clamp(-1, 1) * 0.3);
+  }
+  const int64_t rows = embedding_of(b).size(0), cutoff = rows / 3;
+  const auto texts = test_texts(b.config);
+  const torch::Tensor kept = top_norm_rows(embedding_of(b), cutoff);
+  const torch::Tensor expected = logits_without_cut_ids(b, texts, kept);
+  ASSERT_GT(max_diff(expected, logits_of(b, texts)), 1e-3) << "the cutoff changed nothing";
+  for (const bool qnorm : {false, true}) {
+    SCOPED_TRACE(qnorm ? "qnorm" : "no qnorm");
+    const std::string path = temp_dir() + "/pq_exact.pt";
+    export_run(b, path, pq_options(cutoff, qnorm));
+    ModelBundle loaded = load_export(path);
+    const torch::Tensor cpp = logits_of(loaded, texts);
+    ASSERT_EQ(cpp.sizes(), expected.sizes());
+    // qnorm multiplies unit rows back by their norm: float rounding only.
+    EXPECT_LT(max_diff(cpp, expected), qnorm ? 1e-4 : kTolerance);
+    const torch::Tensor python = python_logits(path, texts);
+    ASSERT_EQ(python.sizes(), cpp.sizes());
+    EXPECT_LT(max_diff(python, cpp), kTolerance);
+    const auto pq = format_of(path).at("pq");
+    EXPECT_EQ(format_of(path).at("quantize"), "pq");
+    EXPECT_EQ(pq.at("dsub"), 2);
+    EXPECT_EQ(pq.at("cutoff"), cutoff);
+    EXPECT_EQ(pq.at("rows"), cutoff);
+    // The words whose rows were cut left the vocabulary, as fastText prunes its dictionary.
+    EXPECT_LT(pq.at("vocabulary").get<int64_t>(), b.task.vocab->size());
+    EXPECT_EQ(loaded.task.vocab->size(), pq.at("vocabulary").get<int64_t>());
+    EXPECT_EQ(pq.at("qnorm"), qnorm);
+  }
+}
+
+// Without cutoff, codes of 1 byte a 2-dim sub-vector against 8 bytes of fp32: the table
+// shrinks 8x, plus 256 centroids a position. With --qout the output matrix is coded too;
+// C++ and Python agree and stay close to the unquantized logits.
+TEST(PqExport, TableIsEightTimesSmallerAndQoutQnormAgreeAcrossLanguages) {
+  ModelBundle b = fresh_bundle(
+      {"model.type=fasttext", "model.dim=16", "model.ngrams=2", "model.buckets=20000"});
+  const std::string fp32 = temp_dir() + "/pq_fp32.pt", pq = temp_dir() + "/pq_all.pt";
+  export_run(b, fp32);
+  export_run(b, pq, pq_options(0, true, true));
+  const int64_t rows = embedding_of(b).size(0), dim = 16;
+  const double table_fp32 = static_cast<double>(rows * dim * 4);
+  // Codes, norm codes, then the centroids of the table and of the output matrix (each
+  // dim / 2 positions of 256 x 2 floats, and 256 norms).
+  const double expected =
+      table_fp32 / 8 + static_cast<double>(rows) + 2.0 * (dim / 2 * 256 * 2 * 4 + 256 * 4);
+  ModelBundle loaded = load_export(pq);
+  const double fp32_bytes = weight_bytes(load_export(fp32)), pq_bytes = weight_bytes(loaded);
+  EXPECT_LT(pq_bytes, expected * 1.02 + 4096) << pq_bytes << " vs fp32 " << fp32_bytes;
+  EXPECT_LT(pq_bytes, 0.18 * fp32_bytes);  // 0.166 here
+  // The file shrinks by what its weights do: the extra files (vocabulary, Unicode tables:
+  // 55 KB of a 292 KB pq file here) are the same in both; the pq file's longer code and
+  // pickle and its more zip entries add about 6 KB.
+  const double file_saving =
+      static_cast<double>(fs::file_size(fp32)) - static_cast<double>(fs::file_size(pq));
+  EXPECT_NEAR(file_saving, fp32_bytes - pq_bytes, 16384);
+  const auto texts = test_texts(b.config);
+  const torch::Tensor reference = logits_of(b, texts), cpp = logits_of(loaded, texts);
+  EXPECT_GT(max_diff(cpp, reference), 0.0) << "pq of random weights should not be exact";
+  EXPECT_LT(max_diff(cpp, reference), 0.2 * reference.abs().max().item<double>());
+  const torch::Tensor python = python_logits(pq, texts);
+  ASSERT_EQ(python.sizes(), cpp.sizes());
+  EXPECT_LT(max_diff(python, cpp), kTolerance);
+  EXPECT_EQ(format_of(pq).at("pq").at("qout"), true);
+}
+
+TEST(PqExport, CombinationsThatDoNotApplyAreRefusedNamingTheFlag) {
+  ModelBundle fasttext = fasttext_bundle();
+  const int64_t rows = embedding_of(fasttext).size(0);
+  const std::string out = temp_dir() + "/refused.pt";
+  const auto refused = [&](ModelBundle& b, const ExportOptions& o) {
+    return error_of([&] { export_run(b, out, o); });
+  };
+  ModelBundle textcnn = fresh_bundle({"model.type=textcnn", "model.dim=8", "model.filters=4"});
+  EXPECT_NE(refused(textcnn, pq_options(0)).find("--quantize pq: model 'textcnn'"),
+            std::string::npos);
+  ExportOptions o;
+  o.cutoff = 100;
+  EXPECT_NE(refused(fasttext, o).find("--cutoff: applies to --quantize pq"), std::string::npos);
+  o = ExportOptions{};
+  o.qnorm = true;
+  EXPECT_NE(refused(fasttext, o).find("--qnorm"), std::string::npos);
+  const std::string too_many = refused(fasttext, pq_options(rows + 1));
+  EXPECT_NE(too_many.find("--cutoff " + std::to_string(rows + 1)), std::string::npos) << too_many;
+  EXPECT_NE(too_many.find(std::to_string(rows) + " rows"), std::string::npos) << too_many;
+  o = pq_options(0);
+  o.dsub = 3;
+  const std::string dsub = refused(fasttext, o);
+  EXPECT_NE(dsub.find("--dsub 3"), std::string::npos) << dsub;
+  EXPECT_NE(dsub.find("model.dim 8"), std::string::npos) << dsub;
+  o = pq_options(0);
+  o.dtype = "bf16";
+  EXPECT_NE(refused(fasttext, o).find("--quantize pq"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // ---- bad files ------------------------------------------------------------------------

@@ -103,6 +103,15 @@ TEST_F(ExportCli, PredictAndEvalFromTheFileEqualTheRunFolder) {
   EXPECT_GT(b["accuracy"].get<double>(), 0.9);
 }
 
+// How many lines of two `sift predict` outputs of equal length name the same label first.
+size_t same_labels(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t same = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
+  }
+  return same;
+}
+
 TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   const std::string fp32 = dir_ + "/fp32.pt", int8 = dir_ + "/int8.pt";
   ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
@@ -115,11 +124,7 @@ TEST_F(ExportCli, Int8FileIsSmallerAndPredictsAlmostTheSame) {
   const auto b = lines_of(sift("predict --model " + quote(int8) + " --input " + texts).out);
   ASSERT_EQ(a.size(), 600u);
   ASSERT_EQ(b.size(), a.size());
-  size_t same = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    same += a[i].substr(0, a[i].find('\t')) == b[i].substr(0, b[i].find('\t'));
-  }
-  EXPECT_GE(same, 594u);  // at least 99% the same label
+  EXPECT_GE(same_labels(a, b), 594u);  // at least 99% the same label
   EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --quantize int4"),
                              {"--quantize", "int4"}));
 }
@@ -179,6 +184,44 @@ TEST_F(ExportCli, Int8AndBf16FilesPredictUnderEveryEngineAndRefuseWhatDoesNotApp
                              {"--dtype bf16 --quantize int8"}));
   EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --dtype fp16"),
                              {"--dtype", "fp16"}));
+}
+
+// fastText's `quantize -cutoff -retrain -qnorm`: a file a small fraction of fp32's that
+// labels the texts almost as the run does, and that Python reads as sift predict does.
+TEST_F(ExportCli, PqWithCutoffRetrainAndQnormIsSmallAndPythonAgreesWithPredict) {
+  const std::string fp32 = dir_ + "/fp32.pt", pq = dir_ + "/pq.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(fp32)).status, 0);
+  const Result q = sift("export " + quote(run_dir_) + " --out " + quote(pq) +
+                        " --quantize pq --cutoff 20000 --retrain --qnorm");
+  ASSERT_EQ(q.status, 0) << q;
+  EXPECT_NE(q.out.find("pq: dsub 2, cutoff 20000, qnorm"), std::string::npos) << q;
+  EXPECT_NE(q.err.find("retrain: epoch 1/1"), std::string::npos) << q;
+  // 200k buckets x 10 dims of fp32 against 20k rows of 5 codes, a norm code and a 4-byte id.
+  EXPECT_LT(fs::file_size(pq), fs::file_size(fp32) / 10);
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result a = sift("predict --model " + quote(fp32) + " --input " + texts);
+  const Result b = sift("predict --model " + quote(pq) + " --input " + texts);
+  ASSERT_EQ(b.status, 0) << b;
+  const auto la = lines_of(a.out), lb = lines_of(b.out);
+  ASSERT_EQ(la.size(), 600u);
+  ASSERT_EQ(lb.size(), la.size());
+  EXPECT_GE(same_labels(la, lb), 582u);  // at least 97% the same label
+  const Result python = classify_py(pq);
+  ASSERT_EQ(python.status, 0) << python;
+  expect_same_predictions(b.out, python.out);
+}
+
+TEST_F(ExportCli, PqFlagsThatDoNotApplyAreRefusedNamingTheFlag) {
+  const std::string run = "export " + quote(run_dir_) + " --out " + quote(dir_ + "/x.pt") + " ";
+  EXPECT_TRUE(CleanSiftError(sift(run + "--cutoff 100"), {"--cutoff", "--quantize pq"}));
+  EXPECT_TRUE(CleanSiftError(sift(run + "--qout"), {"--qout", "--quantize pq"}));
+  EXPECT_TRUE(CleanSiftError(sift(run + "--quantize pq --retrain"), {"--retrain", "--cutoff"}));
+  EXPECT_TRUE(CleanSiftError(sift(run + "--quantize pq --cutoff 100000000"),
+                             {"--cutoff 100000000", "rows"}));
+  EXPECT_TRUE(CleanSiftError(sift(run + "--quantize pq --dsub 3"), {"--dsub 3", "model.dim 10"}));
+  EXPECT_TRUE(CleanSiftError(sift(run + "--quantize pq --cutoff 10 --retrain --retrain-output"),
+                             {"--retrain --retrain-output"}));
+  EXPECT_FALSE(fs::exists(dir_ + "/x.pt"));
 }
 
 TEST_F(ExportCli, PythonExampleClassifiesLikeSiftPredict) {

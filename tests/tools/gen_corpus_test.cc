@@ -23,9 +23,7 @@ std::string gen_binary() {
   return sift.substr(0, sift.rfind('/') + 1) + "sift-gen-corpus";  // built beside sift
 }
 
-std::string temp_dir() {
-  return sift::testing::make_temp_dir("sift_gen_corpus");
-}
+std::string temp_dir() { return sift::testing::make_temp_dir("sift_gen_corpus"); }
 
 // Runs a command line; returns its exit status, stdout and stderr into `output`.
 int run(const std::string& command, std::string* output = nullptr) {
@@ -101,6 +99,23 @@ TEST(GenCorpus, LineCountsAndFastTextFormat) {
   EXPECT_GT(largest, smallest * 11 / 10);  // --uneven
   ASSERT_EQ(per_class.size(), 6u);         // labels c0..c5, roughly uniform
   for (const auto& [c, n] : per_class) EXPECT_GT(n, 30001 / 6 / 2) << c;
+}
+
+TEST(GenCorpus, LabelZipfSkewsTheClassesAsTheirRanks) {
+  const std::string dir = temp_dir();
+  ASSERT_EQ(run(gen_binary() + " --lines 20000 --classes 50 --label-zipf 1 --out " + dir + "/z"),
+            0);
+  std::map<int, int> per_class;
+  for (const auto& line : read_lines(shard(dir + "/z", 0, 1))) {
+    ++per_class[std::stoi(line.substr(std::string("__label__c").size()))];
+  }
+  // Weights 1/(k+1): c0 about twice c1 and ten times c9; c49 fifty times rarer than c0.
+  EXPECT_NEAR(double(per_class[0]) / per_class[1], 2.0, 0.3);
+  EXPECT_NEAR(double(per_class[0]) / per_class[9], 10.0, 2.0);
+  EXPECT_GT(per_class[0], 20 * per_class[49]);
+  std::string out;
+  EXPECT_NE(run(gen_binary() + " --out x --label-zipf -1", &out), 0);
+  EXPECT_NE(out.find("--label-zipf"), std::string::npos) << out;
 }
 
 TEST(GenCorpus, BadArgumentsAndUnwritableOutputFailWithOneMessage) {

@@ -167,6 +167,18 @@ TEST_F(WatchCli, TheReportShowsWhereTheTimeWentPhaseByPhase) {
   EXPECT_NE(text.find("peak RSS:"), std::string::npos) << text;
 }
 
+TEST_F(WatchCli, AFastPathRunTimesItsFusedStepSoItsComputeIsNotOther) {
+  ASSERT_EQ(sift(train_args("r", " --set train.epochs=1 --set train.fast_path=auto")).status, 0);
+  const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"));
+  const auto& phases = report["train"]["phases"];
+  std::map<std::string, double> seconds;
+  for (const auto& row : phases["table"]) seconds[row["phase"]] = row["seconds"].get<double>();
+  ASSERT_EQ(seconds.count("fused"), 1u) << phases.dump();
+  EXPECT_GT(seconds["fused"], 0.0);
+  EXPECT_EQ(seconds["forward"], 0.0);  // no autograd step ran
+  EXPECT_LT(phases["data_wait_share_of_step"].get<double>(), 1.0);
+}
+
 TEST_F(WatchCli, TrainProfileTracesTheChosenStepsWithEachPhaseAsANamedRange) {
   const auto r = sift(train_args("r",
                                  " --set train.epochs=1 --set train.profile=true "

@@ -38,6 +38,20 @@ TEST(PhaseTimes, ARunWaitingOnDataSaysSoWithTheShareOfStepTime) {
   EXPECT_NE(phase_table_text(j).find("data-bound: 61%"), std::string::npos);
 }
 
+TEST(PhaseTimes, TheFastPathsFusedStepIsStepTimeSoADataBoundShareCountsIt) {
+  PhaseTimes t;
+  t.add(Phase::data_wait, milliseconds(200));
+  t.add(Phase::fused, milliseconds(600));
+  const nlohmann::json j = t.to_json(1.0, 100);
+  EXPECT_EQ(j["table"][2]["phase"], "fused");  // after the data, before any forward
+  EXPECT_NEAR(j["table"][2]["ms_per_step"].get<double>(), 6.0, 1e-9);
+  EXPECT_NEAR(j["data_wait_share_of_step"].get<double>(), 0.25, 1e-9);
+  EXPECT_FALSE(j.contains("bottleneck"));  // 25%: below the data-bound line
+  PhaseTimes without;  // a run off the fast path has no fused row
+  without.add(Phase::forward, milliseconds(1));
+  for (const auto& row : without.to_json(1.0, 1)["table"]) EXPECT_NE(row["phase"], "fused");
+}
+
 TEST(PhaseTimes, APhaseRecordsThePeakOfTheTensorBytesItHeld) {
   count_tensor_memory();
   PhaseTimes t;

@@ -34,8 +34,8 @@ TEST(RunPlan, CrossValidationTestsOnTheHeldOutFoldOfTheTrainingFiles) {
 }
 
 TEST(RunPlan, TrainingStreamsShuffleInTheirBatchSizeAndEvaluationStreamsKeepFileOrder) {
-  const RunPlan p = plan_of({"data.train.path=a.txt", "data.valid.path=v.txt",
-                             "train.batch_size=7", "data.shuffle_buffer=99", "data.workers=3"});
+  const RunPlan p = plan_of({"data.train.path=a.txt", "data.valid.path=v.txt", "train.batch_size=7",
+                             "data.shuffle_buffer=99", "data.workers=3"});
   EXPECT_EQ(p.data.valid->part, HashPart::all);
   EXPECT_EQ(p.data.train->part, HashPart::all);
   EXPECT_EQ(p.data.train_stream.batch_size, 7);
@@ -46,12 +46,11 @@ TEST(RunPlan, TrainingStreamsShuffleInTheirBatchSizeAndEvaluationStreamsKeepFile
 }
 
 TEST(RunPlan, EachPartGetsItsOptionsFromTheConfig) {
-  const RunPlan p = plan_of({"data.train.path=a.txt", "model.type=transformer",
-                             "train.precision=bf16", "train.loss_reduction=sum",
-                             "train.label_smoothing=0.1", "data.multi_label=true",
-                             "train.threshold=0.3", "run.dist_timeout_seconds=12",
-                             "train.gradient_checkpointing=every",
-                             "train.loss_scale_growth_interval=77"});
+  const RunPlan p =
+      plan_of({"data.train.path=a.txt", "model.type=transformer", "train.precision=bf16",
+               "train.loss_reduction=sum", "train.label_smoothing=0.1", "data.multi_label=true",
+               "train.threshold=0.3", "run.dist_timeout_seconds=12",
+               "train.gradient_checkpointing=every", "train.loss_scale_growth_interval=77"});
   EXPECT_TRUE(p.loss.sum);
   EXPECT_TRUE(p.loss.multi_label);
   EXPECT_DOUBLE_EQ(p.loss.label_smoothing, 0.1);

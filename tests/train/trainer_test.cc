@@ -56,14 +56,14 @@ class Trainer : public ::testing::Test {
 
   // Trains `name` whole and in two parts (stopped at step 200 inside epoch 2, resumed);
   // checks the path taken and that the two end with the same weights.
-  void expect_resume_matches(const std::string& fast_path) {
+  void expect_resume_matches(const std::string& fast_path, const std::string& loss = "softmax") {
     TrainOptions quiet;
     quiet.quiet = true;
     for (const char* schedule : {"constant", "linear"}) {
-      const std::string whole = "whole-" + fast_path + schedule;
-      const std::string parts = "parts-" + fast_path + schedule;
+      const std::string whole = "whole-" + fast_path + loss + schedule;
+      const std::string parts = "parts-" + fast_path + loss + schedule;
       const std::vector<std::string> same = {std::string("train.scheduler.type=") + schedule,
-                                             "train.fast_path=" + fast_path};
+                                             "train.fast_path=" + fast_path, "train.loss=" + loss};
       const auto report = train(config(whole, same), quiet);
       const std::string taken = report["train"]["training_path"].get<std::string>();
       EXPECT_EQ(taken.rfind("fast path: fused SGD, 1 thread", 0) == 0, fast_path == "auto")
@@ -96,27 +96,42 @@ TEST_F(Trainer, FastPathStoppedMidEpochAndResumedEndsWithTheSameWeights) {
   expect_resume_matches("auto");  // this config qualifies: fused SGD, one thread
 }
 
+// hs: the tree comes back from last.ckpt's label counts; ns: the negatives' seeds from
+// LibTorch's generator, whose state last.ckpt keeps.
+TEST_F(Trainer, FastPathWithHsOrNsStoppedMidEpochAndResumedEndsWithTheSameWeights) {
+  expect_resume_matches("auto", "hs");
+  expect_resume_matches("auto", "ns");
+}
+
+TEST_F(Trainer, AutogradWithNsStoppedMidEpochAndResumedEndsWithTheSameWeights) {
+  expect_resume_matches("off", "ns");
+}
+
 // The same updates in another order of float sums drift apart by rounding only: after
 // 20 steps (lr 0.5 and a linear schedule) by under 1e-5 here; after a whole epoch (155
 // steps) by about 1.2e-4 (measured).
 TEST_F(Trainer, FastPathAndAutogradTakeTheSameStepsUpToRounding) {
   TrainOptions quiet;
   quiet.quiet = true;
-  for (const char* reduction : {"sum", "mean"}) {
-    const std::vector<std::string> same = {"train.epochs=1", "train.max_steps=20",
-                                           "train.scheduler.type=linear",
-                                           std::string("train.loss_reduction=") + reduction};
-    auto off = same;
-    off.push_back("train.fast_path=off");
-    train(config(std::string("fast-") + reduction, same), quiet);
-    train(config(std::string("autograd-") + reduction, off), quiet);
-    const auto a = last_weights(std::string("fast-") + reduction);
-    const auto b = last_weights(std::string("autograd-") + reduction);
-    for (size_t i = 0; i < a.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(a[i], b[i], 0.0, 1e-5))
-          << reduction << " parameter " << i << ": max difference "
-          << (a[i] - b[i]).abs().max().item<double>();
-      EXPECT_GT(a[i].abs().sum().item<double>(), 0.0) << "the output layer starts at zero";
+  // hs and ns too: ns draws its negatives from one seed per batch on either path.
+  for (const std::string loss : {"softmax", "hs", "ns", "ova"}) {
+    for (const char* reduction : {"sum", "mean"}) {
+      const std::string name = loss + "-" + reduction;
+      const std::vector<std::string> same = {
+          "train.epochs=1", "train.max_steps=20", "train.scheduler.type=linear",
+          std::string("train.loss_reduction=") + reduction, "train.loss=" + loss};
+      auto off = same;
+      off.push_back("train.fast_path=off");
+      train(config("fast-" + name, same), quiet);
+      train(config("autograd-" + name, off), quiet);
+      const auto a = last_weights("fast-" + name);
+      const auto b = last_weights("autograd-" + name);
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_TRUE(torch::allclose(a[i], b[i], 0.0, 1e-5))
+            << name << " parameter " << i << ": max difference "
+            << (a[i] - b[i]).abs().max().item<double>();
+        EXPECT_GT(a[i].abs().sum().item<double>(), 0.0) << "the output layer starts at zero";
+      }
     }
   }
 }

@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "datasets/shard_writer.h"
-#include "core/splitmix.h"
 #include "core/error.h"
+#include "core/splitmix.h"
+#include "datasets/shard_writer.h"
 
 namespace sift {
 namespace {
@@ -167,6 +167,7 @@ struct GenOptions {
   double mix = 0.2;
   double noise = 0.0;
   double zipf = 1.0;
+  double label_zipf = 0.0;  // 0: classes uniform; > 0: class k drawn with weight 1/(k+1)^s
   double median_length = 20;
   double sigma = 0.75;
   int max_length = 400;
@@ -186,6 +187,7 @@ struct Model {
   std::vector<std::vector<uint32_t>> class_word_ids;
   AliasTable length{std::vector<double>{1.0}};  // index + 1 = tokens
   std::vector<std::string> labels;              // "__label__cK"
+  AliasTable label{std::vector<double>{1.0}};   // --label-zipf: P(class)
 };
 
 Model build_model(const GenOptions& o) {
@@ -198,6 +200,7 @@ Model build_model(const GenOptions& o) {
     m.slot_length[id] = static_cast<uint8_t>(w.size() + 1);
   }
   m.background = AliasTable(zipf_weights(o.vocab, o.zipf));
+  if (o.label_zipf > 0) m.label = AliasTable(zipf_weights(size_t(o.classes), o.label_zipf));
 
   // The task (which words belong to which class) depends on --task-seed only, so a
   // test set drawn with another --seed has the same classes as the training set.
@@ -275,7 +278,8 @@ ShardResult write_shard(const GenOptions& o, const Model& m, int shard, uint64_t
   const uint32_t classes = static_cast<uint32_t>(o.classes);
   ShardResult result;
   for (uint64_t line = 0; line < lines; ++line) {
-    const uint32_t c = rng.below(classes);
+    // Uniform classes draw as before --label-zipf existed: the same corpus for a seed.
+    const uint32_t c = o.label_zipf > 0 ? m.label.sample(rng.next()) : rng.below(classes);
     uint32_t shown = c;
     if (o.noise > 0 && rng.uniform() < o.noise) shown = rng.below(classes);
     const std::string& label = m.labels[shown];
@@ -324,6 +328,8 @@ void check_options(const GenOptions& o) {
     throw Error(fmt::format("--noise must be in [0, 1], not {}", o.noise));
   if (!(o.zipf > 0 && o.zipf <= 4))
     throw Error(fmt::format("--zipf must be in (0, 4], not {}", o.zipf));
+  if (!(o.label_zipf >= 0 && o.label_zipf <= 4))
+    throw Error(fmt::format("--label-zipf must be in [0, 4], not {}", o.label_zipf));
   if (o.max_length < 1 || o.max_length > 100000)
     throw Error(fmt::format("--max-length must be in [1, 100000], not {}", o.max_length));
   if (!(o.median_length >= 1 && o.median_length <= o.max_length))
@@ -403,6 +409,10 @@ int main(int argc, char** argv) {
   app.add_option("--noise", o.noise, "Fraction of lines whose label is replaced by a random one")
       ->capture_default_str();
   app.add_option("--zipf", o.zipf, "Zipf exponent of the word distributions")
+      ->capture_default_str();
+  app.add_option("--label-zipf", o.label_zipf,
+                 "Zipf exponent of the class frequencies (class cK has weight 1/(K+1)^s, as "
+                 "many-label tasks are skewed); 0: uniform classes")
       ->capture_default_str();
   app.add_option("--median-length", o.median_length, "Median tokens per line (log-normal)")
       ->capture_default_str();

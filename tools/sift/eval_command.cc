@@ -84,8 +84,8 @@ void run_eval(EvalArgs args) {
   ModelBundle bundle = load_model(args.model, test_overrides(args));
   apply_threads(bundle.config.run.threads);
   const TextEncoder encoder = make_encoder(bundle.task);
-  auto batches = open_stream(resolve_data(bundle.config), Split::test, encoder, bundle.task.labels,
-                             false);
+  auto batches =
+      open_stream(resolve_data(bundle.config), Split::test, encoder, bundle.task.labels, false);
   if (!batches) throw Error("no data to evaluate: give --data PATH");
   LabelMode mode = label_mode(bundle.config);
   mode.top_k = args.k;

@@ -6,7 +6,9 @@
 
 #include "core/error.h"
 #include "framework/runtime/export.h"
+#include "framework/runtime/export_pq.h"
 #include "framework/runtime/run_folder.h"
+#include "framework/train/retrain.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -16,6 +18,8 @@ struct ExportArgs {
   std::string run_dir;
   std::string out;
   ExportOptions options;
+  bool retrain = false;         // output layer and kept rows, as fastText
+  bool retrain_output = false;  // the output layer only
 };
 
 // An export written into the run folder itself locks it (it writes there) and must not
@@ -33,14 +37,49 @@ std::unique_ptr<RunFolderLock> check_export_target(const ExportArgs& args) {
   return std::make_unique<RunFolderLock>(args.run_dir);
 }
 
-void run_export(const ExportArgs& args) {
+void check_retrain(const ExportArgs& args) {
+  const char* flag = args.retrain_output ? "--retrain-output" : "--retrain";
+  if (args.retrain && args.retrain_output) {
+    throw Error(
+        "--retrain --retrain-output: choose one (the output layer and the kept rows, "
+        "or the output layer only)");
+  }
+  if (args.options.cutoff == 0) {
+    throw Error(fmt::format("{}: retrains on the rows --cutoff keeps; give --cutoff K", flag));
+  }
+}
+
+// --retrain: the rows --cutoff keeps are chosen first, then the model trains on them.
+void retrain(ModelBundle& bundle, ExportOptions& options, bool rows) {
+  const std::string table = pq_table(bundle);
+  options.kept_rows = top_norm_rows(bundle.model->named_parameters()[table], options.cutoff);
+  const RetrainSummary s = retrain_kept_rows(bundle, {table, options.kept_rows, rows});
+  options.retrained =
+      fmt::format("{} for {} epochs ({} steps, {} examples, last epoch loss {:.4f})",
+                  rows ? "output layer and kept rows" : "output layer", s.epochs, s.steps,
+                  s.examples, s.last_epoch_loss);
+}
+
+std::string weights_words(const ExportOptions& o) {
+  if (o.quantize == "pq") {
+    return fmt::format("pq: dsub {}{}{}{}", o.dsub,
+                       o.cutoff > 0 ? fmt::format(", cutoff {}", o.cutoff) : "",
+                       o.qnorm ? ", qnorm" : "", o.qout ? ", qout" : "");
+  }
+  return o.quantize == "int8" ? "int8 weights" : o.dtype == "bf16" ? "bf16" : "fp32";
+}
+
+void run_export(ExportArgs args) {
   const auto lock = check_export_target(args);
   ModelBundle bundle = load_run(args.run_dir);
   bundle.model->to(torch::kCPU);
+  check_pq_options(bundle, args.options);
+  if (args.retrain || args.retrain_output) {
+    check_retrain(args);
+    retrain(bundle, args.options, args.retrain);
+  }
   const int64_t bytes = export_run(bundle, args.out, args.options);
-  const std::string weights = args.options.quantize == "int8" ? "int8 weights"
-                              : args.options.dtype == "bf16"  ? "bf16"
-                                                              : "fp32";
+  const std::string weights = weights_words(args.options);
   std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB)\n", args.out,
                            bundle.config.model.type, weights, static_cast<double>(bytes) / 1e6);
 }
@@ -54,10 +93,25 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("run_dir", args->run_dir, "Run folder of a trained model")->required();
   cmd->add_option("--out", args->out, "The TorchScript file to write")->required();
   cmd->add_option("--quantize", args->options.quantize,
-                  "none, or int8: Linear layers and RNN gates run by int8 kernels (packed for "
+                  "none; int8: Linear layers and RNN gates run by int8 kernels (packed for "
                   "the loading process's quantized engine), embedding tables and convolutions "
-                  "stored as int8 with a scale per row")
+                  "stored as int8 with a scale per row; pq (fasttext): the embedding table "
+                  "product-quantized as fastText's quantize (256 centroids a sub-vector)")
       ->capture_default_str();
+  cmd->add_option("--cutoff", args->options.cutoff,
+                  "pq: keep the K embedding rows (words and n-gram buckets) of largest norm; "
+                  "the ids of the others leave their bags (0: keep all)")
+      ->capture_default_str();
+  cmd->add_option("--dsub", args->options.dsub, "pq: dimensions of a sub-vector")
+      ->capture_default_str();
+  cmd->add_flag("--qnorm", args->options.qnorm,
+                "pq: store rows normalised and quantize their norms apart");
+  cmd->add_flag("--qout", args->options.qout, "pq: product-quantize the output matrix too");
+  cmd->add_flag("--retrain", args->retrain,
+                "with --cutoff: train the output layer and the kept rows again for the run's "
+                "epochs on its training data before quantizing (as fastText)");
+  cmd->add_flag("--retrain-output", args->retrain_output,
+                "with --cutoff: as --retrain, the output layer only");
   cmd->add_option("--dtype", args->options.dtype,
                   "fp32, or bf16: weights and computation in bf16, logits in fp32 (not with "
                   "--quantize)")

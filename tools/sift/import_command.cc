@@ -84,6 +84,9 @@ struct FastTextArgs {
   double t;
 };
 
+// fastText's loss_name values in its args.
+constexpr int32_t kLossHs = 1, kLossNs = 2, kLossOva = 4;
+
 const char* loss_name(int32_t loss) {
   switch (loss) {
     case 1:
@@ -129,12 +132,8 @@ void run_import(const ImportArgs& a) {
         "an unsupervised (word-vector) model; only supervised classifiers "
         "(fasttext supervised) can be imported");
   }
-  if (args.loss != 3) {
-    in.fail(
-        fmt::format("trained with -loss {}; the importer maps softmax models only "
-                    "(retrain with -loss softmax)",
-                    loss_name(args.loss)));
-  }
+  if (args.loss < kLossHs || args.loss > kLossOva)
+    in.fail(fmt::format("unknown loss {} in the args", args.loss));
   if (args.maxn > 0) {
     in.fail(
         fmt::format("uses character n-grams (-minn {} -maxn {}); Sift has no subword "
@@ -158,6 +157,7 @@ void run_import(const ImportArgs& a) {
   }
   Vocab vocab;
   std::vector<std::string> labels;
+  std::vector<int64_t> label_counts;  // hs builds its tree from them, ns its draws
   for (int32_t i = 0; i < size; ++i) {
     std::string word = in.read_cstring("dictionary");
     const auto count = in.read<int64_t>("dictionary");
@@ -175,6 +175,7 @@ void run_import(const ImportArgs& a) {
                         word, prefix));
       }
       labels.push_back(word.substr(prefix.size()));
+      label_counts.push_back(count);
     }
   }
   if (pruneidx_size >= 0) {
@@ -206,6 +207,13 @@ void run_import(const ImportArgs& a) {
   }
   torch::Tensor output = torch::empty({out_rows, out_cols});
   in.read_floats(output.data_ptr<float>(), out_rows * out_cols, "output matrix");
+  // hs: fastText keeps a row per label, of which the labels - 1 internal nodes of the tree
+  // use the first (node labels + r is row r), as Sift's hs output layer holds them.
+  const char* loss = loss_name(args.loss);
+  if (args.loss == kLossHs) {
+    if (nlabels < 2) in.fail("a hierarchical softmax (-loss hs) over fewer than two labels");
+    output = output.narrow(0, 0, nlabels - 1).contiguous();
+  }
 
   // The run folder.
   if (fs::exists(fs::path(a.out) / kBestCheckpointFile) && !a.force) {
@@ -227,8 +235,10 @@ void run_import(const ImportArgs& a) {
       // fastText keeps no training data path; this names where the weights came from.
       "data.train.path=" + yaml_quoted_list({"fasttext-import:" + fs::absolute(a.model).string()}),
       fmt::format("train.epochs={}", args.epoch),
+      fmt::format("train.loss={}", loss),
   };
   for (const auto& o : overrides) apply_override(config, o);
+  if (args.loss == kLossNs) apply_override(config, fmt::format("train.neg={}", args.neg));
   check_options(config);
   write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
   LabelSet(labels).save(run_file(a.out, kLabelsFile));
@@ -238,15 +248,20 @@ void run_import(const ImportArgs& a) {
   c.meta["imported_from"] = {{"format", "fasttext"},
                              {"path", fs::absolute(a.model).string()},
                              {"version", version},
-                             {"loss", loss_name(args.loss)}};
-  // FastTextImpl's parameter names: embedding (EmbeddingBag, mean), output (Linear).
+                             {"loss", loss}};
+  // FastTextImpl's parameter names: embedding (EmbeddingBag, mean), output (Linear); hs
+  // and ns keep the label counts (the tree, the draws) as the buffer label_counts.
   c.tensor_blobs["model"] = {{"embedding.weight", embedding},
                              {"output.weight", output},
-                             {"output.bias", torch::zeros({out_rows})}};
+                             {"output.bias", torch::zeros({output.size(0)})}};
+  if (args.loss == kLossHs || args.loss == kLossNs) {
+    c.tensor_blobs["model"].emplace_back("label_counts",
+                                         torch::tensor(label_counts, torch::kInt64));
+  }
   save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
   std::cout << fmt::format(
-      "imported {}: {} words, {} labels, dim {}, wordNgrams {}, bucket {} -> {}\n", a.model, nwords,
-      nlabels, args.dim, args.word_ngrams, buckets, a.out);
+      "imported {}: {} words, {} labels, dim {}, wordNgrams {}, bucket {}, loss {} -> {}\n",
+      a.model, nwords, nlabels, args.dim, args.word_ngrams, buckets, loss, a.out);
 }
 
 }  // namespace

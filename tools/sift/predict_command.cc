@@ -2,11 +2,13 @@
 
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 #include "core/error.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
+#include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
@@ -77,24 +79,27 @@ void print_multi_label(const ModelBundle& b, const std::vector<std::string>& tex
   }
 }
 
-// Single-label: the k most probable labels; with a threshold >= 0 only those whose probability
-// is at least the threshold (as `fasttext predict FILE k threshold`).
+// Single-label: the k most probable labels (`values`, `indices` [batch, k], best first; a
+// label -1 ends a row early); with a threshold >= 0 only those whose probability is at
+// least the threshold (as `fasttext predict FILE k threshold`).
 void print_batch(const ModelBundle& b, const std::vector<std::string>& texts,
-                 const torch::Tensor& probs, int64_t k, double threshold, bool json) {
-  auto [values, indices] = probs.topk(k, 1);
+                 const torch::Tensor& values, const torch::Tensor& indices, int64_t k,
+                 double threshold, bool json) {
   for (size_t i = 0; i < texts.size(); ++i) {
     auto v = values[static_cast<int64_t>(i)];
     auto idx = indices[static_cast<int64_t>(i)];
     if (json) {
       nlohmann::json out = {{"text", texts[i]}, {"predictions", nlohmann::json::array()}};
-      for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
+      for (int64_t j = 0; j < k && idx[j].item<int64_t>() >= 0 && v[j].item<double>() >= threshold;
+           ++j) {
         out["predictions"].push_back(
             prediction_json(b.task.labels.name(idx[j].item<int64_t>()), v[j].item<double>()));
       }
       std::cout << dump_line(out) << "\n";
     } else {
       std::string line;
-      for (int64_t j = 0; j < k && v[j].item<double>() >= threshold; ++j) {
+      for (int64_t j = 0; j < k && idx[j].item<int64_t>() >= 0 && v[j].item<double>() >= threshold;
+           ++j) {
         line += fmt::format("{}{}\t{:.4f}", j ? "\t" : "",
                             b.task.labels.name(idx[j].item<int64_t>()), v[j].item<double>());
       }
@@ -131,13 +136,21 @@ void run_predict(const PredictArgs& args) {
   std::vector<int64_t> ids;
   auto flush = [&] {
     if (texts.empty()) return;
-    auto logits = bundle.model->forward(to_input(batch, bundle.task.encoder.kind, bundle.device));
-    if (multi_label) {
-      auto probs = torch::sigmoid(logits.to(torch::kFloat32)).to(torch::kCPU).contiguous();
+    const ModelInput input = to_input(batch, bundle.task.encoder.kind, bundle.device);
+    // hs: fastText's search down the tree instead of every label's probability.
+    torch::Tensor values, indices;
+    if (!multi_label) std::tie(values, indices) = bundle.model->top_k(input, k, threshold);
+    if (values.defined()) {
+      print_batch(bundle, texts, values, indices, k, threshold, args.json);
+    } else if (multi_label) {
+      auto probs = torch::sigmoid(bundle.model->forward(input).to(torch::kFloat32))
+                       .to(torch::kCPU)
+                       .contiguous();
       print_multi_label(bundle, texts, probs, threshold, args.json);
     } else {
-      print_batch(bundle, texts, torch::softmax(logits, 1).to(torch::kCPU), k, threshold,
-                  args.json);
+      auto probs = probabilities(bundle.model->forward(input), false, bundle.config.train.loss);
+      std::tie(values, indices) = probs.to(torch::kCPU).topk(k, 1);
+      print_batch(bundle, texts, values, indices, k, threshold, args.json);
     }
     texts.clear();
     batch.clear();

@@ -25,7 +25,8 @@ void train_tokenizer(const std::string& config_path, const std::vector<std::stri
   }
   const std::string prefix = t.model.substr(0, t.model.size() - suffix.size());
   const std::string sample = prefix + ".sample.txt";
-  const uint64_t lines = sample_training_text(resolve_data(config), static_cast<uint64_t>(t.sample_lines), sample);
+  const uint64_t lines =
+      sample_training_text(resolve_data(config), static_cast<uint64_t>(t.sample_lines), sample);
   std::cerr << fmt::format("sampled {} lines; training a {} model of {} pieces\n", lines,
                            t.model_type, t.vocab_size);
   try {

@@ -1,0 +1,157 @@
+// train.loss hs, ns and ova end to end on the TREC fixture (6 labels): train on either
+// path, predict from the run folder (hs: the tree search), from its export and from
+// Python's torch.jit.load (examples/classify.py); eval; the refusals.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "run_sift.h"
+
+namespace sift {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CleanSiftError;
+using testing::lines_of;
+using testing::quote;
+using Result = testing::SiftResult;
+using testing::operator<<;
+
+const std::string kSource = SIFT_SOURCE_DIR;
+const std::string kTrec = kSource + "/tests/data/trec/";
+
+class LossesCli : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = testing::make_temp_dir("sift_losses");
+    // The ASCII test questions without their labels: what predict reads (Python and C++
+    // read other bytes alike too, but the fixture's Latin-1 is not the point here).
+    std::ifstream in(kTrec + "TREC.test.sample", std::ios::binary);
+    std::string line, texts;
+    while (std::getline(in, line)) {
+      bool ascii = true;
+      for (const char c : line) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+      if (ascii) texts += line.substr(line.find(' ') + 1) + "\n";
+    }
+    testing::write_file(dir_ + "/texts.txt", texts);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Result sift(const std::string& args) { return testing::run_sift(args, dir_, "", kSource); }
+  // configs/trec.yaml on the fixture, with train.loss set to the test's loss.
+  Result train(const std::string& name, const std::string& sets = "") {
+    return sift("train configs/trec.yaml --quiet --json --set run.dir=" + quote(dir_) +
+                " --set run.name=" + name +
+                " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
+                " --set data.test.path=" + quote(kTrec + "TREC.test.sample") +
+                " --set model.buckets=50000 --set train.epochs=10 --set train.loss=" + GetParam() +
+                " " + sets);
+  }
+  std::string dir_;
+};
+
+// Label<TAB>probability pairs of one line of `predict` or classify.py.
+std::vector<std::pair<std::string, double>> pairs_of(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream in(line);
+  for (std::string s; std::getline(in, s, '\t');) f.push_back(s);
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i + 1 < f.size(); i += 2) out.emplace_back(f[i], std::stod(f[i + 1]));
+  return out;
+}
+
+TEST_P(LossesCli, TrainsOnEitherPathAndLearns) {
+  for (const std::string path : {"auto", "off"}) {
+    const Result r = train("r-" + path, "--set train.fast_path=" + path);
+    ASSERT_EQ(r.status, 0) << r;
+    const auto summary = nlohmann::json::parse(r.out);
+    const std::string taken = summary["train"]["training_path"].get<std::string>();
+    EXPECT_EQ(taken.rfind("fast path", 0) == 0, path == "auto") << taken;
+    // Six classes (chance about 0.2); 600 training questions.
+    EXPECT_GT(summary["splits"]["test"]["accuracy"].get<double>(), 0.45) << GetParam() << r.out;
+  }
+}
+
+TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
+  ASSERT_EQ(train("r").status, 0);
+  const std::string run = dir_ + "/r", model = dir_ + "/r.pt";
+  const Result exported = sift("export " + quote(run) + " --out " + quote(model));
+  ASSERT_EQ(exported.status, 0) << exported;
+  const std::string texts = quote(dir_ + "/texts.txt");
+  const Result from_run =
+      sift("predict --model " + quote(run) + " --input " + texts + " --top-k 6");
+  const Result from_file =
+      sift("predict --model " + quote(model) + " --input " + texts + " --top-k 6");
+  const Result python = testing::run_command(
+      "/usr/bin/python3 examples/classify.py " + quote(model) + " " + texts + " --top-k 6", dir_,
+      "", kSource);
+  ASSERT_EQ(from_run.status, 0) << from_run;
+  ASSERT_EQ(from_file.status, 0) << from_file;
+  ASSERT_EQ(python.status, 0) << python;
+  const auto a = lines_of(from_run.out), b = lines_of(from_file.out), c = lines_of(python.out);
+  ASSERT_GT(a.size(), 80u);
+  ASSERT_EQ(b.size(), a.size());
+  ASSERT_EQ(c.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto x = pairs_of(a[i]), y = pairs_of(b[i]), z = pairs_of(c[i]);
+    ASSERT_EQ(x.size(), 6u) << a[i];
+    ASSERT_EQ(y.size(), 6u) << b[i];
+    ASSERT_EQ(z.size(), 6u) << c[i];
+    double total = 0.0;
+    for (size_t k = 0; k < 6; ++k) {
+      EXPECT_EQ(x[k].first, y[k].first) << "line " << i + 1;
+      EXPECT_EQ(x[k].first, z[k].first) << "line " << i + 1;
+      EXPECT_NEAR(x[k].second, y[k].second, 2e-4) << "line " << i + 1;
+      EXPECT_NEAR(x[k].second, z[k].second, 2e-4) << "line " << i + 1;
+      // Printed to 4 decimals: a sigmoid (ns, ova) prints 0.0000 or 1.0000 at its ends.
+      EXPECT_GE(x[k].second, 0.0);
+      EXPECT_LE(x[k].second, 1.0);
+      total += x[k].second;
+    }
+    // hs: the tree's distribution over the leaves (printed to 4 decimals); ns and ova: a
+    // sigmoid per label, which need not sum to 1.
+    if (GetParam() == "hs") {
+      EXPECT_NEAR(total, 1.0, 6 * 5e-5 + 1e-9) << a[i];
+    }
+  }
+  const std::string data = " --data " + quote(kTrec + "TREC.test.sample") + " --json";
+  const Result eval_run = sift("eval --model " + quote(run) + data);
+  const Result eval_file = sift("eval --model " + quote(model) + data);
+  ASSERT_EQ(eval_run.status, 0) << eval_run;
+  ASSERT_EQ(eval_file.status, 0) << eval_file;
+  const auto ea = nlohmann::json::parse(eval_run.out)["splits"]["test"];
+  const auto eb = nlohmann::json::parse(eval_file.out)["splits"]["test"];
+  EXPECT_EQ(ea["accuracy"], eb["accuracy"]);
+  // `sift eval --json` prints no loss: the two agree on macro-F1 too.
+  EXPECT_NEAR(ea.at("macro_f1").get<double>(), eb.at("macro_f1").get<double>(), 1e-9);
+  EXPECT_GT(ea.at("accuracy").get<double>(), 0.45);
+}
+
+INSTANTIATE_TEST_SUITE_P(FastTextLosses, LossesCli, ::testing::Values("hs", "ns", "ova"),
+                         [](const auto& param_info) { return param_info.param; });
+
+TEST(LossesRefusals, HsOnAnotherModelAndTooFewNegativesNameTheKey) {
+  const std::string dir = testing::make_temp_dir("sift_losses_refused");
+  const std::string base = "train configs/trec.yaml --quiet --set run.dir=" + quote(dir) +
+                           " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
+                           " --set data.test.path=" + quote(kTrec + "TREC.test.sample");
+  const Result textcnn = testing::run_sift(
+      "train configs/trec_textcnn.yaml --quiet --set train.loss=ns --set run.dir=" + quote(dir) +
+          " --set data.train.path=" + quote(kTrec + "TREC.train.sample"),
+      dir, "", kSource);
+  EXPECT_TRUE(CleanSiftError(textcnn, {"train.loss", "textcnn"})) << textcnn;
+  const Result neg =
+      testing::run_sift(base + " --set train.loss=ns --set train.neg=0", dir, "", kSource);
+  EXPECT_TRUE(CleanSiftError(neg, {"train.neg"})) << neg;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace sift
