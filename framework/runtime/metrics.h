@@ -44,11 +44,11 @@ class ConfusionMatrix {
   nlohmann::json to_json(const std::vector<std::string>& names) const;
   // A human-readable report: per-class table and the matrix.
   std::string to_text(const std::vector<std::string>& names) const;
+  std::vector<ClassScores> class_scores() const;
 
  private:
   int64_t row_sum(int64_t c) const;
   int64_t column_sum(int64_t c) const;
-  std::vector<ClassScores> class_scores() const;
 
   int64_t classes_;
   int64_t total_ = 0;

@@ -174,7 +174,38 @@ void check_held_out_labels(const SiftConfig& config, const LabelSet& labels) {
   }
 }
 
+// train.best_label must be one of the labels (a misspelt one would follow an F1 of 0).
+void check_best_label(const SiftConfig& config, const LabelSet& labels) {
+  const std::string& label = config.train.best_label;
+  if (config.train.best_metric != BestMetric::label_f1 || labels.id(label) >= 0) return;
+  throw Error(fmt::format("train.best_label: '{}' is not a label of the training data ({})",
+                          printable(label), printable(some_labels(labels.names()))));
+}
+
 }  // namespace
+
+std::string some_labels(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, ", "));
+  return fmt::format("{}, ... {} in all",
+                     fmt::join(names.begin(), names.begin() + kShown, ", "), names.size());
+}
+
+std::vector<std::string> training_labels(const SiftConfig& config, const std::string& until) {
+  LabelSet labels = LabelSet::from_option(config.data.labels);
+  if (!labels.empty()) return labels.names();
+  auto train = open_split(config, Split::train, labels);
+  if (!train) throw Error("data.train.path: no training data is configured");
+  Example example;
+  while (train->next(example)) {
+    for (const auto& label : example.labels) {
+      labels.add(label);
+      if (label == until) return labels.names();
+    }
+  }
+  labels.sort();
+  return labels.names();
+}
 
 Task build_task(const SiftConfig& config) {
   Task task;
@@ -244,6 +275,7 @@ Task build_task(const SiftConfig& config) {
                             task.labels.size()));
   }
   check_held_out_labels(config, task.labels);
+  check_best_label(config, task.labels);
   if (from_run) {
     task.vocab = std::make_shared<Vocab>(Vocab::load(run_file(from, kVocabFile)));
   } else {

@@ -70,6 +70,13 @@ uint64_t sample_training_text(const SiftConfig& config, uint64_t lines, const st
 // Encoder options from the tokenizer and model options.
 TextEncoderOptions encoder_options(const SiftConfig& config);
 
+// The labels a search may name before any training: data.labels, or those of the
+// training part, read until `until` turns up (all of them, sorted, when it does not).
+std::vector<std::string> training_labels(const SiftConfig& config, const std::string& until);
+
+// "a, b, c": a few of `names` for an error message ("..., 20 in all" past eight).
+std::string some_labels(const std::vector<std::string>& names);
+
 // One streaming pass over the training part: counts words into a bounded vocabulary,
 // collects labels (unless data.labels declares them) and counts records.
 Task build_task(const SiftConfig& config);

@@ -111,6 +111,7 @@ std::vector<std::string> valid_columns(const SiftConfig& config) {
   const nlohmann::json summary = e.summary();
   std::vector<std::string> names;
   for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());
+  if (config.train.best_metric == BestMetric::label_f1) names.push_back("label_f1");
   return names;
 }
 
