@@ -40,10 +40,23 @@ const char* status_color(const std::string& status) {
   return kColors[kIndex[std::min<size_t>(i, 3)]];
 }
 
-// Dots per status, and the best value so far as a line.
-std::string metric_against_time(const TunePage& page) {
+// One set of dots per trial status, in TrialStatus order.
+std::vector<Series> status_series() {
   std::vector<Series> series;
   for (const auto& status : kStatuses) series.push_back({status, status_color(status), {}, true});
+  return series;
+}
+
+// Statuses no trial had are left out of the chart and its legend.
+void drop_empty(std::vector<Series>& series) {
+  series.erase(std::remove_if(series.begin(), series.end(),
+                              [](const Series& s) { return s.points.empty(); }),
+               series.end());
+}
+
+// Dots per status, and the best value so far as a line.
+std::string metric_against_time(const TunePage& page) {
+  std::vector<Series> series = status_series();
   std::vector<Point> all;
   for (const auto& r : page.records) {
     const size_t s = static_cast<size_t>(r.status);
@@ -61,9 +74,9 @@ std::string metric_against_time(const TunePage& page) {
       best.points.emplace_back(p.seconds, p.metric);
     }
   }
-  series.erase(std::remove_if(series.begin(), series.end(),
-                              [](const Series& s) { return s.points.empty(); }),
-               series.end());
+  // The line runs on to the last validation, a flat stretch when nothing improved.
+  if (!all.empty()) best.points.emplace_back(all.back().seconds, best.points.back().second);
+  drop_empty(series);
   series.push_back(best);
   return svg_chart("validation " + page.metric + " of every epoch against the search's time",
                    "seconds since the search started", series);
@@ -98,17 +111,14 @@ std::string parameter_charts(const TunePage& page) {
   std::string html = "<section id=\"parameters\"><h2>Each tuned option against the "
                      "metric</h2><div class=\"charts\">";
   for (const auto& p : page.params) {
-    std::vector<Series> series;
-    for (const auto& status : kStatuses) series.push_back({status, status_color(status), {}, true});
+    std::vector<Series> series = status_series();
     for (const auto& r : page.records) {
       const auto it = r.values.find(p.key);
       if (!r.has_metric || it == r.values.end()) continue;
       const double x = x_of(p.space, it->second);
       if (std::isfinite(x)) series[static_cast<size_t>(r.status)].points.emplace_back(x, r.metric);
     }
-    series.erase(std::remove_if(series.begin(), series.end(),
-                                [](const Series& s) { return s.points.empty(); }),
-                 series.end());
+    drop_empty(series);
     html += svg_chart(p.key + " (" + p.space.describe() + ")", x_label(p), series, true);
   }
   return html + "</div></section>";
