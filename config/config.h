@@ -174,6 +174,7 @@ struct TrainConfig {
   std::vector<std::string> class_weights;
   int64_t eval_every = 0;
   BestMetric best_metric = BestMetric::accuracy;
+  std::string best_label;  // the label whose F1 best_metric label_f1 follows
   double threshold = 0.5;  // multi-label: a label is predicted when its probability exceeds this
   int64_t patience = 0;
   double min_delta = 0.0;

@@ -29,7 +29,8 @@ enum class FastPath { automatic, off };
 // What train.prune removes: single weights by magnitude (unstructured), or whole units
 // (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows).
 enum class PruneStructure { unstructured, filters, heads, ffn, rows };
-enum class BestMetric { accuracy, macro_f1, micro_f1, loss };
+// label_f1: the F1 of one label, train.best_label (fastText's -autotune-metric f1:LABEL).
+enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
 enum class TokenizerType { word, sentencepiece };
 
 enum class FileFormat {

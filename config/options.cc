@@ -443,7 +443,12 @@ std::vector<Option> declare() {
       "train.best_metric", SIFT_FIELD(train.best_metric),
       "Validation metric that picks best.ckpt and drives early stopping (loss: lower "
       "is better; micro_f1 needs data.multi_label; multi-label accuracy is the share "
-      "of records whose label set is predicted exactly).");
+      "of records whose label set is predicted exactly; label_f1: the F1 of "
+      "train.best_label).");
+  t.add<std::string>("train.best_label", SIFT_FIELD(train.best_label),
+                     "The label (as in labels.txt, without __label__) whose F1 "
+                     "train.best_metric: label_f1 follows; every validation writes each "
+                     "label's precision, recall and F1 to metrics.jsonl.");
   t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
                 "Multi-label decision threshold: a label is predicted when its sigmoid "
                 "probability exceeds this.",

@@ -92,6 +92,21 @@ void check_folds(const DataConfig& d) {
   }
 }
 
+// label_f1 and train.best_label go together; whether the label occurs is checked once the
+// training labels are known (build_task).
+void check_best_label(const TrainConfig& t) {
+  if (t.best_metric == BestMetric::label_f1 && t.best_label.empty()) {
+    throw Error(
+        "train.best_label: train.best_metric label_f1 follows the F1 of one label; name it "
+        "(e.g. --set train.best_label=spam)");
+  }
+  if (t.best_metric != BestMetric::label_f1 && !t.best_label.empty()) {
+    throw Error(fmt::format(
+        "train.best_label: '{}' is only read with train.best_metric: label_f1 (it is {})",
+        t.best_label, to_string(t.best_metric)));
+  }
+}
+
 void check_data(const SiftConfig& config) {
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
@@ -280,6 +295,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
         "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
         "or choose accuracy, macro_f1 or loss.");
   }
+  check_best_label(config.train);
   check_data(config);
   if (config.train.fast_path_threads > 1 && config.train.eval_every > 0) {
     throw Error(fmt::format(

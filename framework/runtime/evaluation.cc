@@ -49,6 +49,10 @@ nlohmann::json Evaluation::summary() const {
           {"hamming_loss", multi.hamming_loss()}};
 }
 
+nlohmann::json Evaluation::per_class(const std::vector<std::string>& names) const {
+  return per_class_json(names, multi_label ? multi.class_scores() : confusion.class_scores());
+}
+
 std::string Evaluation::headline() const {
   const nlohmann::json s = summary();
   std::string line = fmt::format("accuracy {:.4f}, macro-F1 {:.4f}", s["accuracy"].get<double>(),

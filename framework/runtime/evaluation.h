@@ -55,6 +55,10 @@ struct Evaluation {
   // The headline figures: loss, accuracy, macro_f1 (multi-label also micro_f1, hamming_loss).
   nlohmann::json summary() const;
   std::string headline() const;  // "accuracy 0.9000, macro-F1 0.8000, loss 0.3000"
+  // Each label's precision, recall, F1 and support: the "per_class" array of to_json,
+  // without the confusion matrix (what every validation writes to metrics.jsonl).
+  nlohmann::json per_class(const std::vector<std::string>& names) const;
+  double f1(int64_t label) const { return multi_label ? multi.f1(label) : confusion.f1(label); }
 };
 
 // Runs the model in eval mode over one pass of `batches`. `confused` (single-label, with

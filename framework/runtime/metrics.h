@@ -52,10 +52,10 @@ class ConfusionMatrix {
   // row-major order.
   std::vector<std::pair<int64_t, int64_t>> most_confused(size_t top) const;
   int64_t row_sum(int64_t c) const;  // examples of true label c
+  std::vector<ClassScores> class_scores() const;
 
  private:
   int64_t column_sum(int64_t c) const;
-  std::vector<ClassScores> class_scores() const;
 
   int64_t classes_;
   int64_t total_ = 0;

@@ -43,6 +43,7 @@ class MultiLabelCounts {
   // Every count as one flat vector, and back: what a process group sums over ranks.
   std::vector<int64_t> counts() const;
   static MultiLabelCounts from_counts(int64_t classes, const std::vector<int64_t>& counts);
+  std::vector<ClassScores> class_scores() const;
 
  private:
   int64_t classes_;
@@ -50,8 +51,6 @@ class MultiLabelCounts {
   int64_t exact_ = 0;       // records predicted exactly
   int64_t wrong_bits_ = 0;  // label decisions that were wrong, over all records
   std::vector<int64_t> tp_, fp_, fn_;
-
-  std::vector<ClassScores> class_scores() const;
 };
 
 }  // namespace sift

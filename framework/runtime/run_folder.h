@@ -37,6 +37,9 @@ inline constexpr const char* kTuneFile = "tune.json";
 inline constexpr const char* kTrialsFile = "trials.csv";
 inline constexpr const char* kBestConfigFile = "best.yaml";
 inline constexpr const char* kTrialsFolder = "trials";
+// The winner trained again on train + valid (tools/tune/refit.h), and the search's page.
+inline constexpr const char* kRefitFolder = "refit";
+inline constexpr const char* kTunePageFile = "tune.html";
 // flock'ed by the one process that writes the folder (train, resume, export into it);
 // holds that process's pid for the message the next one gets.
 inline constexpr const char* kLockFile = "run.lock";

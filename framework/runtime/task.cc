@@ -128,6 +128,36 @@ void check_held_out_labels(const DataPlan& plan, const LabelSet& labels) {
 
 }  // namespace
 
+std::string some_labels(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, ", "));
+  return fmt::format("{}, ... {} in all",
+                     fmt::join(names.begin(), names.begin() + kShown, ", "), names.size());
+}
+
+std::vector<std::string> training_labels(const DataPlan& plan, const std::string& until) {
+  LabelSet labels = LabelSet::from_option(plan.labels);
+  if (!labels.empty()) return labels.names();
+  auto train = open_split(plan, Split::train, labels);
+  if (!train) throw Error("data.train.path: no training data is configured");
+  Example example;
+  while (train->next(example)) {
+    for (const auto& label : example.labels) {
+      labels.add(label);
+      if (label == until) return labels.names();
+    }
+  }
+  labels.sort();
+  return labels.names();
+}
+
+void check_best_label(const TrainConfig& train, const LabelSet& labels) {
+  const std::string& label = train.best_label;
+  if (train.best_metric != BestMetric::label_f1 || labels.id(label) >= 0) return;
+  throw Error(fmt::format("train.best_label: '{}' is not a label of the training data ({})",
+                          printable(label), printable(some_labels(labels.names()))));
+}
+
 Task build_task(const DataPlan& plan) {
   Task task;
   const bool pieces = plan.tokenizer == TokenizerType::sentencepiece;

@@ -72,6 +72,17 @@ TextEncoder make_encoder(const Task& task);
 // at most `lines` training texts to `path`, one per line; returns how many it wrote.
 uint64_t sample_training_text(const DataPlan& plan, uint64_t lines, const std::string& path);
 
+// The labels a search may name before any training: data.labels, or those of the
+// training part, read until `until` turns up (all of them, sorted, when it does not).
+std::vector<std::string> training_labels(const DataPlan& plan, const std::string& until);
+
+// train.best_label (train.best_metric label_f1) must be one of `labels`: a misspelt one
+// would follow an F1 of 0.
+void check_best_label(const TrainConfig& train, const LabelSet& labels);
+
+// "a, b, c": a few of `names` for an error message ("..., 20 in all" past eight).
+std::string some_labels(const std::vector<std::string>& names);
+
 // One streaming pass over the training part: counts words into a bounded vocabulary,
 // collects labels (unless data.labels declares them) and counts records.
 Task build_task(const DataPlan& plan);

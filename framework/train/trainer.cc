@@ -106,12 +106,13 @@ void log_step(Run& run, double lr) {
 }
 
 // metrics.csv's validation columns: what Evaluation::summary reports in this label mode.
-std::vector<std::string> valid_columns(const LabelMode& labels) {
+std::vector<std::string> valid_columns(const LabelMode& labels, BestMetric best) {
   Evaluation e;
   e.multi_label = labels.multi_label;
   const nlohmann::json summary = e.summary();
   std::vector<std::string> names;
   for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());
+  if (best == BestMetric::label_f1) names.push_back("label_f1");
   return names;
 }
 
@@ -316,7 +317,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
-  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.plan.labels),
+  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.plan.labels, t.best_metric),
                     run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     run.teacher != nullptr);
@@ -415,6 +416,7 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   start_run(run, config, options);  // resolves the config: nothing below reads it
   const RunPlan& plan = run.plan;
   run.task = build_shared_task(plan.data, *run.dist);  // the data's labels and vocabulary
+  check_best_label(plan.train, run.task.labels);
   // The transfer set's files (train.distill.unlabeled) are refused before the run folder.
   for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
   write_run_folder(run);

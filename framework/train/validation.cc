@@ -53,7 +53,13 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
   }
   const nlohmann::json summary = e.summary();
   for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
+  record["valid_per_class"] = e.per_class(run.task.labels.names());
   line += ", valid " + e.headline();
+  if (run.plan.train.best_metric == BestMetric::label_f1) {
+    const std::string& label = run.plan.train.best_label;
+    record["valid_label_f1"] = e.f1(run.task.labels.id(label));
+    line += fmt::format(", F1 of {} {:.4f}", label, record["valid_label_f1"].get<double>());
+  }
   const double value = record["valid_" + to_string(run.plan.train.best_metric)].get<double>();
   // While pruning is on its way the weights are not those the run ends with.
   if (run.pruner && !run.pruner->at_final_sparsity(run.state.step)) {

@@ -183,6 +183,14 @@ TEST(Validate, MicroF1NeedsMultiLabelData) {
   EXPECT_EQ(error_of({"train.best_metric=micro_f1", "data.multi_label=true"}), "");
 }
 
+TEST(Validate, LabelF1NeedsBestLabelAndBestLabelNeedsLabelF1) {
+  const std::string none = error_of({"train.best_metric=label_f1"});
+  EXPECT_TRUE(starts_with(none, "train.best_label: train.best_metric label_f1")) << none;
+  const std::string alone = error_of({"train.best_label=spam"});
+  EXPECT_TRUE(starts_with(alone, "train.best_label: 'spam' is only read with")) << alone;
+  EXPECT_EQ(error_of({"train.best_metric=label_f1", "train.best_label=spam"}), "");
+}
+
 TEST(Validate, TrainingDataMustBeGiven) {
   try {
     validate(load_config("", {}), models());

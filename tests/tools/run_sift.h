@@ -45,6 +45,18 @@ inline SiftResult run_sift(const std::string& args, const std::string& scratch,
   return run_command(quote(SIFT_BINARY) + " " + args, scratch, input, cwd);
 }
 
+// A page file opened by Debian's chromium, headless (tools/setup.sh installs it), doing
+// `what` ("--dump-dom", or "--screenshot=PATH --window-size=W,H"): its output, and the
+// browser's log (console messages included) on stderr. `dir` keeps the browser's profile.
+inline SiftResult headless_chromium(const std::string& page, const std::string& what,
+                                    const std::string& dir) {
+  const std::string flags =
+      "--headless --disable-gpu --no-sandbox --no-first-run --disable-extensions "
+      "--user-data-dir=" +
+      quote(dir + "/chromium") + " --enable-logging=stderr --v=0 ";
+  return run_command("chromium " + flags + what + " " + quote("file://" + page), dir);
+}
+
 // A failed command: non-zero exit, exactly one "sift: error: ..." line on stderr holding
 // every one of `wanted`, and no trace of an uncaught exception or a LibTorch backtrace.
 inline ::testing::AssertionResult CleanSiftError(const SiftResult& r,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/tools/run_sift.h"
 #include "tools/tune/trial_record.h"
@@ -132,6 +133,151 @@ TEST(SiftTune, OnlyModelsThatFitMaxModelSizeWin) {
   const auto summary = nlohmann::json::parse(slurp(dir + "/b/tune.json"));
   EXPECT_LE(summary["best"]["model_bytes"].get<double>(), 150e3);
   EXPECT_GT(summary["best"]["model_bytes"].get<double>(), 5e3);
+}
+
+// The lines of a file, each parsed as JSON.
+std::vector<nlohmann::json> json_lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(slurp(path));
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+double f1_of(const nlohmann::json& per_class, const std::string& label) {
+  for (const auto& row : per_class) {
+    if (row["label"] == label) return row["f1"].get<double>();
+  }
+  ADD_FAILURE() << "no label " << label << " in " << per_class.dump();
+  return -1;
+}
+
+TEST(SiftTune, AnF1MetricOfOneLabelTunesThatLabelsValidationF1) {
+  const std::string dir = make_temp_dir("tune_f1");
+  const std::string config = write_config(dir);
+  // fastText's spelling, __label__ prefix included, names the label "4".
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 3 --metric f1:__label__4 --out " +
+          quote(dir + "/t"),
+      dir);
+  ASSERT_EQ(r.status, 0) << r;
+  double best = -1;
+  for (const auto& trial : read_trials_csv(dir + "/t/trials.csv")) {
+    double trial_best = -1;
+    for (const auto& row : json_lines(trial.run_dir + "/metrics.jsonl")) {
+      ASSERT_TRUE(row.contains("valid_per_class")) << row.dump();
+      ASSERT_EQ(row["valid_per_class"].size(), 6u) << row.dump();  // every label's scores
+      // The tuned figure is label 4's F1 of the same validation, not another one.
+      EXPECT_EQ(row["valid_label_f1"].get<double>(), f1_of(row["valid_per_class"], "4"));
+      EXPECT_NE(row["valid_label_f1"].get<double>(), row["valid_accuracy"].get<double>());
+      trial_best = std::max(trial_best, row["valid_label_f1"].get<double>());
+    }
+    EXPECT_NEAR(trial.metric, trial_best, 1e-6) << trial.run_dir;
+    best = std::max(best, trial.metric);
+  }
+  const auto summary = nlohmann::json::parse(slurp(dir + "/t/tune.json"));
+  EXPECT_NEAR(summary["best"]["metric"].get<double>(), best, 1e-6);
+  EXPECT_EQ(summary["best"]["test_metric"].get<double>(),
+            f1_of(summary["best"]["test"]["per_class"], "4"))
+      << summary.dump(2);
+  EXPECT_NE(slurp(dir + "/t/best.yaml").find("label_f1"), std::string::npos);
+}
+
+TEST(SiftTune, AnF1MetricOfAnUnknownLabelIsRefusedListingTheLabels) {
+  const std::string dir = make_temp_dir("tune_f1_bad");
+  const std::string config = write_config(dir);
+  EXPECT_TRUE(
+      CleanSiftError(run_sift("tune " + quote(config) + " --budget 1m --metric f1:LOC", dir),
+                     {"--metric f1:LOC", "'LOC' is not a label", "0, 1, 2, 3, 4, 5"}));
+  EXPECT_TRUE(CleanSiftError(run_sift("tune " + quote(config) + " --budget 1m --metric f1:", dir),
+                             {"--metric", "f1:LABEL"}));
+  // A run told to follow a label it never sees stops before training.
+  EXPECT_TRUE(CleanSiftError(
+      run_sift("train " + quote(config) +
+                   " --set train.best_metric=label_f1 --set train.best_label=LOC",
+               dir),
+      {"train.best_label: 'LOC' is not a label of the training data (0, 1, 2, 3, 4, 5)"}));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/runs/trec-tune"));
+}
+
+TEST(SiftTune, TheWinnerIsTrainedAgainOnTrainAndValidAndThatModelIsTheResult) {
+  const std::string dir = make_temp_dir("tune_refit");
+  const std::string config = write_config(dir);
+  const SiftResult r =
+      run_sift("tune " + quote(config) + " --budget 10m --trials 3 --out " + quote(dir + "/t"), dir);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto best = nlohmann::json::parse(slurp(dir + "/t/tune.json"))["best"];
+  ASSERT_EQ(best["refit"]["status"], "finished") << best.dump(2);
+  EXPECT_EQ(best["model"], dir + "/t/refit");
+  EXPECT_EQ(best["refit"]["epochs"], best["best_epoch"]);
+  const auto trial = nlohmann::json::parse(slurp(best["run_dir"].get<std::string>() + "/report.json"));
+  const auto refit = nlohmann::json::parse(slurp(dir + "/t/refit/report.json"));
+  // valid_split 0.2: the refit reads the fifth the trial validated on as well.
+  const double trial_records = trial["train"]["records"], refit_records = refit["train"]["records"];
+  EXPECT_GT(refit_records, trial_records * 1.15) << refit["train"].dump();
+  EXPECT_EQ(refit["train"]["records"], 600);  // every line of the fixture
+  EXPECT_FALSE(refit["splits"].contains("valid"));
+  // The test figures are the refit's, the trial's kept beside them.
+  EXPECT_EQ(best["test"], refit["splits"]["test"]);
+  EXPECT_EQ(best["trial_test"], trial["splits"]["test"]);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/t/refit/best.ckpt") ||
+              std::filesystem::exists(dir + "/t/refit/last.ckpt"));
+
+  const SiftResult kept = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 2 --no-refit --out " + quote(dir + "/n"),
+      dir);
+  ASSERT_EQ(kept.status, 0) << kept;
+  const auto kept_best = nlohmann::json::parse(slurp(dir + "/n/tune.json"))["best"];
+  EXPECT_EQ(kept_best["model"], kept_best["run_dir"]);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/n/refit"));
+}
+
+TEST(SiftTune, OnlyTheBestThreeTrialsKeepTheirCheckpoints) {
+  const std::string dir = make_temp_dir("tune_keep");
+  const std::string config = write_config(dir);
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 6 --no-refit --out " + quote(dir + "/t"),
+      dir);
+  ASSERT_EQ(r.status, 0) << r;
+  auto trials = read_trials_csv(dir + "/t/trials.csv");
+  ASSERT_EQ(trials.size(), 6u);
+  std::stable_sort(trials.begin(), trials.end(),
+                   [](const TrialRecord& a, const TrialRecord& b) { return a.metric > b.metric; });
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const std::string& run = trials[i].run_dir;
+    EXPECT_EQ(std::filesystem::exists(run + "/best.ckpt"), i < 3) << run;
+    EXPECT_EQ(std::filesystem::exists(run + "/last.ckpt"), i < 3) << run;
+    EXPECT_TRUE(std::filesystem::exists(run + "/metrics.jsonl")) << run;
+  }
+  const auto best = nlohmann::json::parse(slurp(dir + "/t/tune.json"))["best"];
+  EXPECT_EQ(best["run_dir"], trials[0].run_dir);
+}
+
+// tune.html: the winner, the metric against time, a chart per tuned option and a row per
+// trial; rendered by a real browser without a console error, as report.html is.
+TEST(SiftTune, ThePageShowsTheSearchAndRendersInAHeadlessBrowser) {
+  const std::string dir = make_temp_dir("tune_page");
+  const std::string config = write_config(dir);
+  const SiftResult r =
+      run_sift("tune " + quote(config) + " --budget 10m --trials 4 --out " + quote(dir + "/t"), dir);
+  ASSERT_EQ(r.status, 0) << r;
+  const std::string page = dir + "/t/tune.html";
+  const std::string html = slurp(page);
+  size_t rows = 0;
+  for (size_t at = html.find("<tr><td>"); at != std::string::npos; at = html.find("<tr><td>", at + 1))
+    ++rows;
+  EXPECT_EQ(rows + 1, 4u);  // and the winner's row, marked
+  EXPECT_NE(html.find("<tr class=\"best\">"), std::string::npos);
+  for (const char* key : {"model.buckets", "model.dim", "train.epochs"}) {
+    EXPECT_NE(html.find(std::string("<figcaption>") + key), std::string::npos) << key;
+  }
+  const auto dom = headless_chromium(page, "--dump-dom", dir);
+  ASSERT_EQ(dom.status, 0) << dom;
+  for (const char* part : {"id=\"winner\"", "id=\"progress\"", "id=\"parameters\"",
+                           "id=\"trials\"", "<polyline", "<circle", "best so far"}) {
+    EXPECT_NE(dom.out.find(part), std::string::npos) << part;
+  }
+  EXPECT_EQ(dom.err.find("CONSOLE"), std::string::npos) << dom.err;
+  EXPECT_EQ(dom.err.find("Content Security Policy"), std::string::npos) << dom.err;
 }
 
 TEST(SiftTune, BadInputStopsBeforeAnyTrialWithOneLineNamingTheKey) {

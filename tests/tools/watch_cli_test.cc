@@ -464,12 +464,8 @@ TEST_F(WatchCli, ReportOfAFolderThatIsNoRunIsOneCleanError) {
 // so any fetch would be logged as one) and the main elements are in the rendered DOM.
 TEST_F(WatchCli, HeadlessChromiumRendersTheReportWithoutConsoleErrors) {
   ASSERT_EQ(sift(train_args("r", " --set train.epochs=2")).status, 0);
-  const std::string page = "file://" + dir_ + "/r/report.html";
-  const std::string flags =
-      "--headless --disable-gpu --no-sandbox --no-first-run --disable-extensions "
-      "--user-data-dir=" +
-      quote(dir_ + "/chromium") + " --enable-logging=stderr --v=0 ";
-  const auto dom = testing::run_command("chromium " + flags + "--dump-dom " + quote(page), dir_);
+  const std::string page = dir_ + "/r/report.html";
+  const auto dom = testing::headless_chromium(page, "--dump-dom", dir_);
   ASSERT_EQ(dom.status, 0) << dom;
   for (const char* part : {"id=\"curves\"", "id=\"confusion\"", "id=\"per-class\"", "id=\"phases\"",
                            "<polyline", "<rect class=\"cell\""}) {
@@ -477,10 +473,8 @@ TEST_F(WatchCli, HeadlessChromiumRendersTheReportWithoutConsoleErrors) {
   }
   EXPECT_EQ(dom.err.find("CONSOLE"), std::string::npos) << dom.err;
   EXPECT_EQ(dom.err.find("Content Security Policy"), std::string::npos) << dom.err;
-  const auto shot = testing::run_command(
-      "chromium " + flags + "--window-size=1300,2400 --screenshot=" + quote(dir_ + "/shot.png") +
-          " " + quote(page),
-      dir_);
+  const auto shot = testing::headless_chromium(
+      page, "--window-size=1300,2400 --screenshot=" + quote(dir_ + "/shot.png"), dir_);
   ASSERT_EQ(shot.status, 0) << shot;
   EXPECT_GT(fs::file_size(dir_ + "/shot.png"), 10000u);
 }

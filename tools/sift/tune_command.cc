@@ -1,10 +1,17 @@
 // sift tune: a hyperparameter search within a wall-time budget (tools/tune/tuner.h).
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <climits>
 #include <iostream>
 
+#include "config/loader.h"
 #include "core/error.h"
+#include "core/printable.h"
+#include "framework/runtime/data_plan.h"
+#include "framework/runtime/task.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"
 #include "tools/tune/tuner.h"
@@ -20,13 +27,24 @@ std::string self_path() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
+// --metric f1:LABEL names a label of the training data; checked before any trial, since
+// every trial would stop on it.
+void check_metric_label(const TuneOptions& o) {
+  const std::string label = metric_label(o.metric);
+  if (label.empty()) return;
+  const auto labels = training_labels(resolve_data(load_config(o.config, o.overrides)), label);
+  if (std::find(labels.begin(), labels.end(), label) != labels.end()) return;
+  throw Error(fmt::format("--metric {}: '{}' is not a label of the training data ({})", o.metric,
+                          printable(label), printable(some_labels(labels))));
+}
+
 }  // namespace
 
 void add_tune_command(CLI::App& app) {
   struct Args {
     TuneOptions options;
     std::string budget, max_size, resume;
-    bool json = false;
+    bool json = false, no_refit = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -37,7 +55,8 @@ void add_tune_command(CLI::App& app) {
   auto* resume = cmd->add_option("--resume", args->resume, "Go on with the search in this folder");
   config->excludes(resume);
   cmd->add_option("--budget", args->budget, "Wall time of the whole search: 90s, 10m, 1h");
-  cmd->add_option("--metric", args->options.metric, "accuracy, macro_f1 or micro_f1 (multi-label)")
+  cmd->add_option("--metric", args->options.metric,
+                  "accuracy, macro_f1, micro_f1 (multi-label) or f1:LABEL (one label's F1)")
       ->capture_default_str();
   cmd->add_option("--trials", args->options.trials, "Most trials; 0: as many as the budget allows")
       ->capture_default_str();
@@ -50,10 +69,14 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--out", args->options.out, "The search folder (default: RUN.dir/NAME-tune)");
   cmd->add_option("--set", args->options.overrides, "Fix a config key: --set train.epochs=3")
       ->type_name("KEY=VALUE");
+  cmd->add_flag("--no-refit", args->no_refit,
+                "Keep the winning trial as it is (default: train its settings again on "
+                "train + valid within the budget, as fastText's autotune does)");
   cmd->add_flag("--json", args->json, "Print the summary as JSON on stdout");
   cmd->callback([args, cmd] {
     TuneOptions& o = args->options;
     o.quiet = args->json;
+    o.refit = !args->no_refit;
     if (o.config.empty() && args->resume.empty()) {
       throw CLI::RequiredError("a config file or --resume TUNE_DIR");
     }
@@ -66,6 +89,8 @@ void add_tune_command(CLI::App& app) {
       if (args->budget.empty()) throw CLI::RequiredError("--budget");
       o.budget_seconds = budget;
       if (!args->max_size.empty()) o.max_model_bytes = parse_size(args->max_size);
+      o.validate();
+      check_metric_label(o);
       summary = tune(o, model_traits(), self_path());
     }
     if (args->json) std::cout << summary.dump(2) << std::endl;

@@ -11,8 +11,9 @@ namespace sift {
 namespace {
 
 const std::vector<std::string> kStatusNames = {"finished", "pruned", "budget", "failed"};
-const std::vector<std::string> kFixedColumns = {"trial",  "status",  "metric",
-                                                "epochs", "seconds", "model_bytes"};
+const std::vector<std::string> kFixedColumns = {"trial",   "status",  "metric",
+                                                "epochs",  "best_epoch", "seconds",
+                                                "started", "model_bytes"};
 
 std::string field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -61,8 +62,10 @@ TrialRecord parse_record(const std::vector<std::string>& header,
     r.has_metric = !cells[2].empty();
     r.metric = r.has_metric ? std::stod(cells[2]) : 0.0;
     r.epochs = std::stoll(cells[3]);
-    r.seconds = std::stod(cells[4]);
-    r.model_bytes = std::stod(cells[5]);
+    r.best_epoch = std::stoll(cells[4]);
+    r.seconds = std::stod(cells[5]);
+    r.started = std::stod(cells[6]);
+    r.model_bytes = std::stod(cells[7]);
   } catch (const std::logic_error&) {
     throw Error(fmt::format("{}: a number field does not read as a number", origin));
   }
@@ -81,9 +84,9 @@ void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& r
   std::string out =
       fmt::format("{},{},reason,run_dir\n", fmt::join(kFixedColumns, ","), fmt::join(keys, ","));
   for (const auto& r : records) {
-    out += fmt::format("{},{},{},{},{:.1f},{:.0f}", r.number, to_string(r.status),
-                       r.has_metric ? fmt::format("{:.6f}", r.metric) : "", r.epochs, r.seconds,
-                       r.model_bytes);
+    out += fmt::format("{},{},{},{},{},{:.1f},{:.1f},{:.0f}", r.number, to_string(r.status),
+                       r.has_metric ? fmt::format("{:.6f}", r.metric) : "", r.epochs,
+                       r.best_epoch, r.seconds, r.started, r.model_bytes);
     for (const auto& key : keys) {
       const auto it = r.values.find(key);
       out += "," + field(it == r.values.end() ? "" : it->second);

@@ -20,13 +20,15 @@ struct TrialRecord {
   bool has_metric = false;  // at least one validation ran
   double metric = 0.0;      // the best validation value of the tuned metric
   int64_t epochs = 0;       // epochs validated
+  int64_t best_epoch = 0;   // the epoch of `metric` (what a refit trains for)
   double seconds = 0.0;
+  double started = 0.0;      // seconds from the search's start (earlier sessions included)
   double model_bytes = 0.0;  // int8 export estimate; 0: unknown
   std::string reason;        // why it stopped, in words
   std::string run_dir;
 };
 
-// Columns: trial, status, metric, epochs, seconds, model_bytes, one per key, reason,
+// Columns: trial, status, metric, epochs, best_epoch, seconds, started, model_bytes, one per key, reason,
 // run_dir; fields with a comma, quote or newline are quoted as in RFC 4180.
 void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& records,
                       const std::vector<std::string>& keys);

@@ -17,8 +17,10 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/run_folder.h"
+#include "tools/tune/refit.h"
 #include "tools/tune/trial.h"
 #include "tools/tune/trial_record.h"
+#include "tools/tune/tune_page.h"
 #include "tools/tune/tune_space.h"
 
 namespace sift {
@@ -38,7 +40,28 @@ int64_t random_trials(const TuneOptions& o) {
                       : std::max<int64_t>(o.parallel, 6);
 }
 
-std::string metric_field(const std::string& metric) { return "valid_" + metric; }
+// The metrics.jsonl key of the tuned metric (the trials' train.best_metric).
+std::string metric_field(const std::string& metric) {
+  return metric_label(metric).empty() ? "valid_" + metric : "valid_label_f1";
+}
+
+// train.best_metric (and train.best_label) of the tuned metric: best.ckpt is its best epoch.
+std::vector<std::string> metric_overrides(const std::string& metric) {
+  const std::string label = metric_label(metric);
+  if (label.empty()) return {"train.best_metric=" + metric};
+  return {"train.best_metric=label_f1", "train.best_label=" + yaml_quoted(label)};
+}
+
+// The tuned metric in a split of report.json (or of `sift eval --json`); NaN if absent.
+double metric_in(const nlohmann::json& split, const std::string& metric) {
+  if (!split.is_object()) return std::nan("");
+  const std::string label = metric_label(metric);
+  if (label.empty()) return split.value(metric, std::nan(""));
+  for (const auto& row : split.value("per_class", nlohmann::json::array())) {
+    if (row.value("label", "") == label) return row.value("f1", std::nan(""));
+  }
+  return std::nan("");
+}
 
 std::string trial_name(int64_t number) { return fmt::format("trial-{:03d}", number); }
 
@@ -56,6 +79,11 @@ double model_bytes(const SiftConfig& cfg, const ModelTraits& traits, const std::
   const double labels = double(count_lines(run_file(run_dir, kLabelsFile)));
   const double own = traits.parameters ? traits.parameters(cfg.model) : 0.0;
   return own + vocab * double(cfg.model.dim) + labels * (double(cfg.model.dim) + 1);
+}
+
+// Whether a trial counts: it validated, and its model fits --max-model-size (0: any).
+bool may_win(const TrialRecord& r, double max_bytes) {
+  return r.has_metric && (max_bytes <= 0 || (r.model_bytes > 0 && r.model_bytes <= max_bytes));
 }
 
 std::vector<std::string> keys_of(const std::vector<TunedParam>& params) {
@@ -79,7 +107,8 @@ nlohmann::json options_json(const TuneOptions& o) {
           {"parallel", o.parallel},
           {"seed", o.seed},
           {"max_model_bytes", o.max_model_bytes},
-          {"eta", o.eta}};
+          {"eta", o.eta},
+          {"refit", o.refit}};
 }
 
 TuneOptions options_from_json(const nlohmann::json& j, const std::string& dir) {
@@ -93,11 +122,13 @@ TuneOptions options_from_json(const nlohmann::json& j, const std::string& dir) {
   o.seed = j.at("seed").get<uint64_t>();
   o.max_model_bytes = j.at("max_model_bytes").get<double>();
   o.eta = j.at("eta").get<int64_t>();
+  o.refit = j.value("refit", true);
   o.out = dir;
   return o;
 }
 
 std::string last_error(const std::string& run_dir);
+const TrialRecord* best_record(const std::vector<TrialRecord>& records, double max_bytes);
 
 struct Running {
   TrialRecord record;
@@ -146,9 +177,19 @@ class Search {
   std::map<std::string, std::string> propose();
   // The base config with a trial's values: what its `sift train --set ...` resolves to.
   SiftConfig config_with(const std::map<std::string, std::string>& values) const;
-  std::vector<std::string> trial_argv(const std::string& name,
-                                      const std::map<std::string, std::string>& values) const;
+  // `sift train` of `values` as run `folder`/`name` with `threads` threads.
+  std::vector<std::string> trial_argv(const std::string& folder, const std::string& name,
+                                      const std::map<std::string, std::string>& values,
+                                      int64_t threads) const;
   nlohmann::json finish();
+  nlohmann::json winner_summary(const TrialRecord& winner);
+  Error no_winner() const;
+  // RUN/tune.html; `summary` null while the search runs.
+  void write_page(const nlohmann::json& summary) const;
+  void drop_losing_checkpoints() const;
+  double search_end() const;
+  void update_reserve();
+  nlohmann::json refit(const TrialRecord& winner);
   void say(const std::string& line) const {
     if (!o_.quiet) std::cout << line << std::endl;
   }
@@ -168,21 +209,23 @@ class Search {
   int64_t started_ = 0;  // trials started by this session
   double spent_ = 0;     // seconds of earlier sessions of this search
   double budget_ = 0;
+  double reserve_ = 0;  // seconds kept for the refit at the end
   Clock::time_point start_ = Clock::now();
 };
 
-std::vector<std::string> Search::trial_argv(
-    const std::string& name, const std::map<std::string, std::string>& values) const {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t threads = std::max<int64_t>(1, int64_t(cores) / o_.parallel);
+int64_t cores() { return std::max<int64_t>(1, std::thread::hardware_concurrency()); }
+
+std::vector<std::string> Search::trial_argv(const std::string& folder, const std::string& name,
+                                            const std::map<std::string, std::string>& values,
+                                            int64_t threads) const {
   std::vector<std::string> argv = {program_, "train", o_.config, "--quiet"};
   std::vector<std::string> sets = o_.overrides;
   for (const auto& [k, v] : values) sets.push_back(k + "=" + v);
-  sets.push_back("run.dir=" + yaml_quoted((fs::path(o_.out) / kTrialsFolder).string()));
+  sets.push_back("run.dir=" + yaml_quoted(folder));
   sets.push_back("run.name=" + name);
   sets.push_back(fmt::format("run.threads={}", threads));
   sets.push_back("train.eval_every=0");  // a validation at every epoch's end: the rungs
-  sets.push_back("train.best_metric=" + o_.metric);
+  for (const auto& set : metric_overrides(o_.metric)) sets.push_back(set);
   for (const auto& s : sets) {
     argv.push_back("--set");
     argv.push_back(s);
@@ -218,7 +261,7 @@ std::map<std::string, std::string> Search::propose() {
 bool Search::may_start(double now) const {
   if (o_.trials > 0 && next_ >= o_.trials) return false;
   if (int64_t(running_.size()) >= o_.parallel) return false;
-  const double left = budget_ - stop_margin(budget_) - now;
+  const double left = search_end() - now;
   // Until a trial has validated once, its duration is unknown: only the first batch.
   if (first_validations_.empty()) return left > 0 && started_ < o_.parallel;
   // Only trials that can validate once before the deadline are worth starting.
@@ -231,13 +274,15 @@ void Search::start_trial() {
   auto r = std::make_unique<Running>();
   r->record.number = next_;
   r->record.values = propose();
+  r->record.started = spent_ + elapsed();
   const std::string name = trial_name(next_++);
   ++started_;
   const fs::path dir = fs::path(o_.out) / kTrialsFolder;
   r->record.run_dir = (dir / name).string();
   fs::remove_all(r->record.run_dir);  // left by an interrupted search (resume reruns it)
+  const int64_t threads = std::max<int64_t>(1, cores() / o_.parallel);
   r->process = std::make_unique<TrialProcess>(
-      trial_argv(name, r->record.values), (dir / (name + ".log")).string(),
+      trial_argv(dir.string(), name, r->record.values, threads), (dir / (name + ".log")).string(),
       run_file(r->record.run_dir, kMetricsFile), metric_field(o_.metric));
   say(fmt::format("trial {} started: {}", r->record.number, values_text(r->record.values)));
   running_.push_back(std::move(r));
@@ -269,7 +314,10 @@ void Search::watch(Running& r) {
       first_validations_.push_back(r.first_validation);
     }
     r.record.epochs = std::max(r.record.epochs, v.epoch);
-    if (!r.record.has_metric || v.metric > r.record.metric) r.record.metric = v.metric;
+    if (!r.record.has_metric || v.metric > r.record.metric) {
+      r.record.metric = v.metric;
+      r.record.best_epoch = v.epoch;
+    }
     r.record.has_metric = true;
     say(fmt::format("trial {} epoch {}: {} {:.4f}", r.record.number, v.epoch, o_.metric, v.metric));
     if (r.record.status == TrialStatus::finished) prune_at_rung(r, v);
@@ -293,6 +341,36 @@ void Search::end_trial(Running& r) {
   std::sort(records_.begin(), records_.end(),
             [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
   write_trials_csv(run_file(o_.out, kTrialsFile), records_, keys_of(params_));
+  write_page(nullptr);
+  drop_losing_checkpoints();
+  update_reserve();
+}
+
+// Checkpoints kept: the best few trials' (a winner, and the next ones for a look); a model
+// of 2M buckets x dim 100 is 800 MB a checkpoint, and a search runs a hundred trials.
+constexpr size_t kCheckpointsKept = 3;
+
+// The checkpoints of trials that can no longer win (outside the best kCheckpointsKept, or
+// over --max-model-size) are deleted; their logs, metrics and reports stay.
+void Search::drop_losing_checkpoints() const {
+  std::vector<const TrialRecord*> ranked;
+  for (const auto& r : records_) ranked.push_back(&r);
+  auto eligible = [&](const TrialRecord* r) { return may_win(*r, o_.max_model_bytes); };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const TrialRecord* a, const TrialRecord* b) {
+    if (eligible(a) != eligible(b)) return eligible(a);
+    return eligible(a) && a->metric > b->metric;
+  });
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (i < kCheckpointsKept && eligible(ranked[i])) continue;
+    std::error_code ignored;
+    fs::remove(run_file(ranked[i]->run_dir, kBestCheckpointFile), ignored);
+    fs::remove(run_file(ranked[i]->run_dir, kLastCheckpointFile), ignored);
+  }
+}
+
+void Search::write_page(const nlohmann::json& summary) const {
+  const TunePage page{o_.config, o_.metric, metric_field(o_.metric), params_, records_, summary};
+  write_file_atomically(run_file(o_.out, kTunePageFile), tune_page(page));
 }
 
 void Search::stop_all(int sig) {
@@ -305,10 +383,26 @@ void Search::stop_all(int sig) {
   }
 }
 
+// Trials stop at the budget's end less its margin, and less the time the refit of the best
+// trial so far will take.
+double Search::search_end() const { return budget_ - stop_margin(budget_) - reserve_; }
+
+// Refits longer than this share of the budget would take more from the search than they
+// give: the search runs to the end instead (a chosen bound).
+constexpr double kMostRefitShare = 0.3;
+
+void Search::update_reserve() {
+  reserve_ = 0.0;
+  const TrialRecord* best = best_record(records_, o_.max_model_bytes);
+  if (!o_.refit || best == nullptr) return;
+  const RefitPlan plan = plan_refit(base_, *best);
+  if (plan.why_not.empty() && plan.seconds <= kMostRefitShare * budget_) reserve_ = plan.seconds;
+}
+
 void Search::step() {
   const double now = elapsed();
-  if (now >= budget_ - stop_margin(budget_)) stop_all(SIGTERM);
-  if (now >= budget_ - stop_margin(budget_) / 2) stop_all(SIGKILL);
+  if (now >= search_end()) stop_all(SIGTERM);
+  if (now >= search_end() + stop_margin(budget_) / 2) stop_all(SIGKILL);
   while (may_start(now)) start_trial();
   for (auto& r : running_) watch(*r);
   for (auto it = running_.begin(); it != running_.end();) {
@@ -324,6 +418,7 @@ void Search::step() {
 
 nlohmann::json Search::run(double budget) {
   budget_ = budget;
+  update_reserve();  // the trials of an earlier session may have a winner
   fs::create_directories(fs::path(o_.out) / kTrialsFolder);
   nlohmann::json state = options_json(o_);
   state["spent_seconds"] = spent_;
@@ -370,8 +465,7 @@ std::string last_error(const std::string& run_dir) {
 const TrialRecord* best_record(const std::vector<TrialRecord>& records, double max_bytes) {
   const TrialRecord* best = nullptr;
   for (const auto& r : records) {
-    if (!r.has_metric || !fs::exists(run_file(r.run_dir, kBestCheckpointFile))) continue;
-    if (max_bytes > 0 && (r.model_bytes <= 0 || r.model_bytes > max_bytes)) continue;
+    if (!may_win(r, max_bytes) || !fs::exists(run_file(r.run_dir, kBestCheckpointFile))) continue;
     if (best == nullptr || r.metric > best->metric) best = &r;
   }
   return best;
@@ -389,49 +483,121 @@ std::string summary_table(const std::vector<TrialRecord>& records, const TrialRe
   return out;
 }
 
+// Why no trial won, as the error the search ends with.
+Error Search::no_winner() const {
+  const bool any = std::any_of(records_.begin(), records_.end(),
+                               [](const TrialRecord& r) { return r.has_metric; });
+  if (any) {
+    return Error(
+        fmt::format("no trial fits --max-model-size {:.0f} bytes; allow more, or narrow "
+                    "model.dim/model.buckets in the tune: section",
+                    o_.max_model_bytes));
+  }
+  const auto failed = std::find_if(records_.begin(), records_.end(), [](const TrialRecord& r) {
+    return r.status == TrialStatus::failed;
+  });
+  if (failed != records_.end()) {
+    return Error(fmt::format("trial {} failed: {}", failed->number, last_error(failed->run_dir)));
+  }
+  return Error(
+      fmt::format("the budget of {:.0f} s ended before any trial validated once (see "
+                  "{}.log); give a longer --budget",
+                  budget_, records_.empty() ? o_.out : records_.front().run_dir));
+}
+
+// The winner's summary: its settings (best.yaml), test figures and, after a refit, the
+// refit's model and test figures with the trial's kept as trial_test.
+nlohmann::json Search::winner_summary(const TrialRecord& winner) {
+  SiftConfig best = config_with(winner.values);
+  for (const auto& set : metric_overrides(o_.metric)) apply_override(best, set);
+  best.run.name = fs::path(o_.config).stem().string() + "-tuned";
+  write_file_atomically(run_file(o_.out, kBestConfigFile), dump_config(best));
+  nlohmann::json b = {{"trial", winner.number},
+                      {"metric", winner.metric},
+                      {"values", winner.values},
+                      {"run_dir", winner.run_dir},
+                      {"model", winner.run_dir},
+                      {"epochs", winner.epochs},
+                      {"best_epoch", winner.best_epoch},
+                      {"model_bytes", winner.model_bytes},
+                      {"config", run_file(o_.out, kBestConfigFile)}};
+  if (!base_.data.test.path.empty()) b["test"] = winner_test(program_, winner.run_dir, o_.out);
+  if (o_.refit) {
+    b["refit"] = refit(winner);
+    if (b["refit"]["status"] == "finished") {
+      b["model"] = b["refit"]["run_dir"];
+      if (b.contains("test")) b["trial_test"] = b["test"];
+      if (b["refit"].contains("test")) b["test"] = b["refit"]["test"];
+    }
+  }
+  if (b.contains("test")) b["test_metric"] = metric_in(b["test"], o_.metric);
+  return b;
+}
+
 nlohmann::json Search::finish() {
   const TrialRecord* winner = best_record(records_, o_.max_model_bytes);
   nlohmann::json summary = options_json(o_);
-  summary["spent_seconds"] = spent_ + elapsed();
   summary["trials_run"] = records_.size();
   if (!o_.quiet) std::cout << summary_table(records_, winner, o_.metric);
-  if (winner == nullptr) {
-    write_file_atomically(run_file(o_.out, kTuneFile), summary.dump(2) + "\n");
-    const bool any = std::any_of(records_.begin(), records_.end(),
-                                 [](const TrialRecord& r) { return r.has_metric; });
-    if (any) {
-      throw Error(
-          fmt::format("no trial fits --max-model-size {:.0f} bytes; allow more, or narrow "
-                      "model.dim/model.buckets in the tune: section",
-                      o_.max_model_bytes));
-    }
-    const auto failed = std::find_if(records_.begin(), records_.end(), [](const TrialRecord& r) {
-      return r.status == TrialStatus::failed;
-    });
-    if (failed != records_.end()) {
-      throw Error(fmt::format("trial {} failed: {}", failed->number, last_error(failed->run_dir)));
-    }
-    throw Error(
-        fmt::format("the budget of {:.0f} s ended before any trial validated once (see "
-                    "{}.log); give a longer --budget",
-                    budget_, records_.empty() ? o_.out : records_.front().run_dir));
-  }
-  SiftConfig best = config_with(winner->values);
-  best.run.name = fs::path(o_.config).stem().string() + "-tuned";
-  write_file_atomically(run_file(o_.out, kBestConfigFile), dump_config(best));
-  summary["best"] = {{"trial", winner->number},
-                     {"metric", winner->metric},
-                     {"values", winner->values},
-                     {"run_dir", winner->run_dir},
-                     {"epochs", winner->epochs},
-                     {"model_bytes", winner->model_bytes},
-                     {"config", run_file(o_.out, kBestConfigFile)}};
-  if (!base_.data.test.path.empty())
-    summary["best"]["test"] = winner_test(program_, winner->run_dir, o_.out);
+  if (winner != nullptr) summary["best"] = winner_summary(*winner);
+  summary["spent_seconds"] = spent_ + elapsed();
   write_file_atomically(run_file(o_.out, kTuneFile), summary.dump(2) + "\n");
-  say(fmt::format("best: trial {} ({} {:.4f}), run folder {}, config {}", winner->number, o_.metric,
-                  winner->metric, winner->run_dir, run_file(o_.out, kBestConfigFile)));
+  write_page(summary);
+  if (winner == nullptr) throw no_winner();
+  say(fmt::format("best: trial {} ({} {:.4f}), model {}, config {}, page {}", winner->number,
+                  o_.metric, winner->metric, summary["best"]["model"].get<std::string>(),
+                  run_file(o_.out, kBestConfigFile), run_file(o_.out, kTunePageFile)));
   return summary;
+}
+
+nlohmann::json Search::refit(const TrialRecord& winner) {
+  const RefitPlan plan = plan_refit(base_, winner);
+  const double deadline = budget_ - stop_margin(budget_) / 2;
+  const double left = deadline - elapsed();
+  const std::string dir = run_file(o_.out, kRefitFolder);
+  nlohmann::json out = {{"run_dir", dir},
+                        {"epochs", plan.epochs},
+                        {"estimated_seconds", plan.seconds},
+                        {"status", "skipped"}};
+  std::string why = plan.why_not;
+  if (why.empty() && plan.seconds > left) {
+    why = fmt::format("it would take about {:.0f} s and {:.0f} s are left", plan.seconds, left);
+  }
+  if (!why.empty()) {
+    out["reason"] = why;
+    say("not trained again on train + valid: " + why);
+    return out;
+  }
+  say(fmt::format("training trial {}'s settings again on train + valid for {} epochs (about "
+                  "{:.0f} s)",
+                  winner.number, plan.epochs, plan.seconds));
+  fs::remove_all(dir);
+  std::vector<std::string> argv = trial_argv(o_.out, kRefitFolder, winner.values, cores());
+  for (const auto& set : plan.overrides) {
+    argv.push_back("--set");
+    argv.push_back(set);
+  }
+  TrialProcess process(argv, dir + ".log", "", "");
+  while (process.running()) {
+    if (elapsed() >= deadline) process.signal(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  out["seconds"] = process.seconds();
+  const std::string report = run_file(dir, kReportJsonFile);
+  if (process.exit_code() != 0 || !fs::exists(report)) {
+    out["status"] = "failed";
+    out["reason"] = elapsed() >= deadline ? "stopped at the end of the budget"
+                                          : fmt::format("exit code {}: {}", process.exit_code(),
+                                                        last_error(dir));
+    say("training again failed (" + out["reason"].get<std::string>() + "): the trial stays the winner");
+    return out;
+  }
+  out["status"] = "finished";
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_object() && j.contains("splits") && j["splits"].contains("test"))
+    out["test"] = j["splits"]["test"];
+  return out;
 }
 
 }  // namespace
@@ -447,9 +613,18 @@ void TuneOptions::validate() const {
   if (trials < 0) throw Error("--trials: give 0 (no limit) or more");
   if (eta < 2) throw Error("--eta: give at least 2");
   const std::vector<std::string> metrics = {"accuracy", "macro_f1", "micro_f1"};
-  if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) {
-    throw Error(fmt::format("--metric: expected accuracy, macro_f1 or micro_f1, not '{}'", metric));
+  if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end() &&
+      metric_label(metric).empty()) {
+    throw Error(fmt::format(
+        "--metric: expected accuracy, macro_f1, micro_f1 or f1:LABEL, not '{}'", metric));
   }
+}
+
+std::string metric_label(const std::string& metric) {
+  if (metric.rfind("f1:", 0) != 0) return "";
+  const std::string label = metric.substr(3);
+  const std::string prefix = "__label__";
+  return label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : label;
 }
 
 }  // namespace sift
@@ -477,6 +652,8 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
                     const std::string& program) {
   given.validate();
   TuneOptions o = given;
+  // fastText's spelling f1:__label__X is f1:X here: the label as labels.txt holds it.
+  if (!metric_label(o.metric).empty()) o.metric = "f1:" + metric_label(o.metric);
   const SiftConfig base = load_config(o.config, o.overrides);
   check_validation_data(base);
   if (o.metric == "micro_f1" && !base.data.multi_label) {

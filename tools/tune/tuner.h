@@ -26,6 +26,7 @@ struct TuneOptions {
   uint64_t seed = 1;                   // the sampler's seed
   int64_t eta = 3;                     // ASHA: keep the best 1/eta at each rung
   bool quiet = false;                  // no progress lines
+  bool refit = true;                   // train the winner again on train + valid (refit.h)
 
   // Checks the fields alone; each error names its flag.
   void validate() const;
@@ -41,6 +42,10 @@ nlohmann::json tune(const TuneOptions& options, const std::vector<ModelTraits>& 
 // `trials` >= 0 the most trials.
 nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials,
                            const std::vector<ModelTraits>& models, const std::string& program);
+
+// The label of --metric f1:LABEL (a __label__ prefix taken off, as fastText's
+// -autotune-metric f1:__label__X reads); "" for the other metrics.
+std::string metric_label(const std::string& metric);
 
 // "10m", "90s", "1h", "300" (seconds) -> seconds; throws naming --budget.
 double parse_duration(const std::string& text);
