@@ -60,6 +60,28 @@ std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree) {
   return {rows, signs};
 }
 
+std::vector<FastTextImpl::TreeLevel> tree_levels(const LabelTree& tree) {
+  const int64_t labels = tree.labels;
+  std::vector<FastTextImpl::TreeLevel> levels;
+  std::vector<int64_t> parents{2 * labels - 2};  // the root
+  while (!parents.empty()) {
+    std::vector<int64_t> nodes, up, steps, next;
+    for (const int64_t p : parents) {
+      if (p < labels) continue;  // a leaf
+      for (const int64_t child : {tree.left[p], tree.right[p]}) {
+        nodes.push_back(child);
+        up.push_back(p);
+        steps.push_back((p - labels) + (tree.code[child] ? labels - 1 : 0));
+        next.push_back(child);
+      }
+    }
+    if (nodes.empty()) break;
+    levels.push_back({torch::tensor(nodes), torch::tensor(up), torch::tensor(steps)});
+    parents = std::move(next);
+  }
+  return levels;
+}
+
 void FastTextImpl::refresh() {
   if (!label_counts_.defined()) {
     throw Error(fmt::format("train.loss {} keeps no label tree or draws", to_string(loss_)));
@@ -73,6 +95,7 @@ void FastTextImpl::refresh() {
   if (loss_ == Loss::hs) {
     tree_ = std::make_unique<LabelTree>(build_label_tree(counts_));
     std::tie(path_rows_, path_signs_) = path_matrices(*tree_);
+    levels_ = tree_levels(*tree_);
   } else {
     sampler_ = std::make_unique<NegativeSampler>(counts_);
   }
@@ -111,13 +134,22 @@ torch::Tensor FastTextImpl::binary_losses(const torch::Tensor& h, const torch::T
 
 torch::Tensor FastTextImpl::forward(const ModelInput& input) {
   const torch::Tensor scores = output_->forward(hidden(input));
-  if (loss_ != Loss::hs) return scores;
-  auto [rows, signs] = padded_paths();
-  rows = rows.to(scores.device());
-  signs = signs.to(scores.device(), scores.scalar_type());
-  const int64_t n = rows.size(0), depth = rows.size(1);
-  const torch::Tensor along = scores.index_select(1, rows.reshape({-1})).view({-1, n, depth});
-  return (torch::log_sigmoid(along * signs) * signs.abs()).sum(2);
+  return loss_ == Loss::hs ? tree_log_probabilities(scores) : scores;
+}
+
+torch::Tensor FastTextImpl::tree_log_probabilities(const torch::Tensor& scores) {
+  tree();
+  const torch::Tensor s = scores.to(torch::kFloat32);
+  const int64_t labels = s.size(1) + 1;
+  const torch::Tensor steps = torch::cat({torch::log_sigmoid(-s), torch::log_sigmoid(s)}, 1);
+  torch::Tensor log_p = torch::zeros({s.size(0), 2 * labels - 1}, s.options());
+  for (const TreeLevel& level : levels_) {
+    const torch::Device d = s.device();
+    log_p.index_copy_(1, level.nodes.to(d),
+                      log_p.index_select(1, level.parents.to(d)) +
+                          steps.index_select(1, level.steps.to(d)));
+  }
+  return log_p.narrow(1, 0, labels);
 }
 
 std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& input, int64_t k,

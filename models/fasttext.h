@@ -39,6 +39,18 @@ class FastTextImpl : public ClassifierImpl {
   std::pair<torch::Tensor, torch::Tensor> padded_paths();
   // The mean of each bag's embedding rows [batch, dim].
   torch::Tensor hidden(const ModelInput& input);
+  // hs: every label's log-probability [batch, labels] (fp32) from the internal nodes'
+  // scores [batch, labels - 1], summed down the tree one level at a time: work in
+  // batch x nodes, where the padded paths took batch x labels x depth (at 2,000 Zipf
+  // labels, depth 22, the final evaluation of a 1-minute run took most of it).
+  torch::Tensor tree_log_probabilities(const torch::Tensor& scores);
+
+  // The tree below the root, a level at a time from the root down: the level's node ids,
+  // their parents' ids and the column of [log_sigmoid(-s), log_sigmoid(s)] that scores
+  // the step from the parent (code 0: parent's row, code 1: labels - 1 + its row).
+  struct TreeLevel {
+    torch::Tensor nodes, parents, steps;
+  };
 
  private:
   // The per-example binary logistic losses of the output rows `rows` [batch, m] with
@@ -56,6 +68,7 @@ class FastTextImpl : public ClassifierImpl {
   std::unique_ptr<LabelTree> tree_;
   std::unique_ptr<NegativeSampler> sampler_;
   torch::Tensor path_rows_, path_signs_;
+  std::vector<TreeLevel> levels_;
 };
 TORCH_MODULE(FastText);
 
@@ -65,6 +78,9 @@ std::vector<int64_t> counts_of(const torch::Tensor& counts);
 // A tree's paths as padded matrices [labels, depth]: output rows (0 past a path's end)
 // and signs (+1 code 1, -1 code 0, 0 past the end).
 std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree);
+
+// The tree's levels below the root, from the root down (FastTextImpl::TreeLevel).
+std::vector<FastTextImpl::TreeLevel> tree_levels(const LabelTree& tree);
 
 // Its forward as TorchScript source, for export (models/fasttext_script.cc).
 std::string fasttext_script(const ModelConfig& config, ScriptWriter& writer);

@@ -50,19 +50,40 @@ std::string remap_ids(ScriptWriter& w) {
 namespace {
 
 // The return of forward: the output layer's scores; for train.loss hs each label's
-// log-probability, the sum of log-sigmoids of the signed node scores along its path
-// (log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), plain ops that Python loads too).
+// log-probability, the log-sigmoids of the signed node scores summed down the tree a level
+// at a time as FastTextImpl::tree_log_probabilities does (log sigmoid(x) = min(x, 0) -
+// log1p(exp(-|x|)), plain ops that Python loads too). The levels' node, parent and step
+// columns are three buffers, one level after another.
 std::string scores(ScriptWriter& w) {
   const std::string out = w.output(w.linear("bags", "output"));
   if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
-  auto [rows, signs] = path_matrices(build_label_tree(counts_of(w.tensor("label_counts"))));
+  const LabelTree tree = build_label_tree(counts_of(w.tensor("label_counts")));
+  std::vector<torch::Tensor> nodes, parents, steps;
+  std::string levels;
+  int64_t begin = 0;
+  for (const auto& level : tree_levels(tree)) {
+    nodes.push_back(level.nodes);
+    parents.push_back(level.parents);
+    steps.push_back(level.steps);
+    const int64_t end = begin + level.nodes.size(0);
+    levels += fmt::format(
+        "    p.index_copy_(1, nodes[{0}:{1}], torch.index_select(p, 1, parents[{0}:{1}]) + "
+        "torch.index_select(steps, 1, moves[{0}:{1}]))\n",
+        begin, end);
+    begin = end;
+  }
   return fmt::format(
-      "    scores = {}\n"
-      "    signs = {}\n"
-      "    x = torch.index_select(scores, 1, {}.reshape(-1)).reshape(-1, {}, {}) * signs\n"
-      "    return ((torch.clamp(x, max=0.0) - torch.log1p(torch.exp(-torch.abs(x)))) * "
-      "torch.abs(signs)).sum(2)\n",
-      out, w.constant("hs.signs", signs), w.constant("hs.rows", rows), rows.size(0), rows.size(1));
+      "    s = {}.float()\n"
+      "    soft = torch.log1p(torch.exp(-torch.abs(s)))\n"
+      "    steps = torch.cat([torch.clamp(-s, max=0.0) - soft, torch.clamp(s, max=0.0) - soft], 1)\n"
+      "    nodes = {}\n"
+      "    parents = {}\n"
+      "    moves = {}\n"
+      "    p = torch.zeros([s.size(0), {}], dtype=s.dtype, device=s.device)\n"
+      "{}"
+      "    return p[:, :{}]\n",
+      out, w.constant("hs.nodes", torch::cat(nodes)), w.constant("hs.parents", torch::cat(parents)),
+      w.constant("hs.steps", torch::cat(steps)), 2 * tree.labels - 1, levels, tree.labels);
 }
 
 }  // namespace

@@ -113,24 +113,38 @@ std::vector<ClassScores> ConfusionMatrix::class_scores() const {
 }
 
 nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) const {
-  const nlohmann::json per_class = per_class_json(names, class_scores());
-  nlohmann::json matrix = nlohmann::json::array();
+  nlohmann::json j = {{"accuracy", accuracy()},
+                      {"macro_f1", macro_f1()},
+                      {"examples", total_},
+                      {"per_class", per_class_json(names, class_scores())}};
+  nlohmann::json& matrix = j[classes_ <= kDenseJsonLabels ? "confusion" : "confusion_cells"];
+  matrix = nlohmann::json::array();
   for (int64_t c = 0; c < classes_; ++c) {
+    if (classes_ > kDenseJsonLabels) {
+      for (int64_t p = 0; p < classes_; ++p) {
+        if (count(c, p) > 0) matrix.push_back({c, p, count(c, p)});
+      }
+      continue;
+    }
     nlohmann::json row = nlohmann::json::array();
     for (int64_t p = 0; p < classes_; ++p) row.push_back(count(c, p));
-    matrix.push_back(row);
+    matrix.push_back(std::move(row));
   }
-  return {{"accuracy", accuracy()},
-          {"macro_f1", macro_f1()},
-          {"examples", total_},
-          {"per_class", per_class},
-          {"confusion", matrix}};
+  return j;
 }
 
 std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) const {
   std::string out = per_class_table(names, class_scores());
   out += fmt::format("accuracy {:.4f}  macro-F1 {:.4f}  examples {}\n\n", accuracy(), macro_f1(),
                      total_);
+  if (classes_ > kTextMatrixLabels) {
+    out += fmt::format("{} labels: the 20 largest mistakes (true -> predicted: examples)\n",
+                       classes_);
+    for (const auto& [t, p] : most_confused(20)) {
+      out += fmt::format("  {} -> {}: {}\n", names[t], names[p], count(t, p));
+    }
+    return out;
+  }
   out += "confusion matrix (rows: true label, columns: predicted)\n";
   const size_t width = label_width(names);
   out += fmt::format("{:<{}}", "", width);

@@ -40,9 +40,18 @@ class ConfusionMatrix {
   double f1(int64_t c) const;
   double macro_f1() const;            // unweighted mean over classes that occur or are predicted
 
-  // {"accuracy", "macro_f1", "examples", "per_class": [...], "confusion": [[...]]}
+  // Past these many labels report.json lists the matrix's nonzero cells and report.txt its
+  // largest mistakes: at 2,000 labels the dense matrix (4M cells) made report.html and its
+  // JSON take most of a 90 s run and 2.4 GB (bench/many_labels.sh, issue #18).
+  static constexpr int64_t kDenseJsonLabels = 100;
+  static constexpr int64_t kTextMatrixLabels = 40;
+
+  // {"accuracy", "macro_f1", "examples", "per_class": [...], "confusion": [[...]]}; past
+  // kDenseJsonLabels labels "confusion_cells": [[truth, predicted, count], ...] instead,
+  // the nonzero cells in row-major order.
   nlohmann::json to_json(const std::vector<std::string>& names) const;
-  // A human-readable report: per-class table and the matrix.
+  // A human-readable report: per-class table and the matrix (past kTextMatrixLabels labels,
+  // its 20 largest off-diagonal cells).
   std::string to_text(const std::vector<std::string>& names) const;
   // Markdown (TensorBoard's text plugin): the matrix up to `max_classes` labels, beyond
   // that a table of its 20 largest off-diagonal cells. A '|' in a label is escaped.

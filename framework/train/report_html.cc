@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -208,28 +210,64 @@ std::string reliability_diagram(const nlohmann::json& calibration) {
   return svg + "</svg></figure>";
 }
 
+// The largest off-diagonal cells of a split's matrix, dense ("confusion") or as its nonzero
+// cells ("confusion_cells", past ConfusionMatrix::kDenseJsonLabels labels), listed as
+// ConfusedExamples::most_confused lists them (without texts); never a dense copy, which at
+// 10,000 labels would be 800 MB.
+nlohmann::json largest_mistakes(const nlohmann::json& split, const std::vector<std::string>& labels,
+                                size_t top = 8) {
+  struct Cell {
+    int64_t truth, predicted, count;
+  };
+  std::vector<Cell> cells;
+  std::map<int64_t, int64_t> row_sums;
+  auto add = [&](int64_t t, int64_t p, int64_t count) {
+    row_sums[t] += count;
+    if (t != p && count > 0) cells.push_back({t, p, count});
+  };
+  if (split.contains("confusion")) {
+    const auto& m = split["confusion"];
+    for (size_t t = 0; t < m.size(); ++t) {
+      for (size_t p = 0; p < m[t].size(); ++p) add(int64_t(t), int64_t(p), m[t][p].get<int64_t>());
+    }
+  } else if (split.contains("confusion_cells")) {
+    for (const auto& c : split["confusion_cells"]) {
+      add(c.at(0).get<int64_t>(), c.at(1).get<int64_t>(), c.at(2).get<int64_t>());
+    }
+  }
+  const size_t shown = std::min(top, cells.size());
+  std::partial_sort(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(shown), cells.end(),
+                    [](const Cell& a, const Cell& b) {
+                      if (a.count != b.count) return a.count > b.count;
+                      return std::tie(a.truth, a.predicted) < std::tie(b.truth, b.predicted);
+                    });
+  auto name = [&](int64_t i) {
+    return i < static_cast<int64_t>(labels.size()) ? labels[static_cast<size_t>(i)]
+                                                    : std::to_string(i);
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < shown; ++i) {
+    const Cell& c = cells[i];
+    out.push_back({{"true", name(c.truth)},
+                   {"predicted", name(c.predicted)},
+                   {"count", c.count},
+                   {"share_of_true", static_cast<double>(c.count) / row_sums[c.truth]}});
+  }
+  return out;
+}
+
 // The most confused pairs: the validation split's, with a few of its misclassified texts,
 // as the run recorded them; or, for a run from before those, the largest off-diagonal
 // cells of the split shown.
 std::string confused_pairs(const RunFiles& r, std::string name, const nlohmann::json& split,
-                           std::vector<std::string> labels) {
+                           const std::vector<std::string>& labels) {
   nlohmann::json pairs;
   const nlohmann::json& valid = r.report["splits"].value("valid", nlohmann::json());
   if (valid.is_object() && valid.contains("confused_examples")) {
     pairs = valid["confused_examples"];
     name = "valid";
   } else {
-    const auto& m = split["confusion"];
-    const auto n = static_cast<int64_t>(m.size());
-    std::vector<int64_t> cells;
-    for (const auto& row : m) {
-      for (const auto& v : row) cells.push_back(v.get<int64_t>());
-    }
-    if (cells.size() != static_cast<size_t>(n * n)) return "";
-    for (int64_t i = static_cast<int64_t>(labels.size()); i < n; ++i) {
-      labels.push_back(std::to_string(i));
-    }
-    pairs = ConfusedExamples().most_confused(ConfusionMatrix::from_cells(n, cells), labels);
+    pairs = largest_mistakes(split, labels);
   }
   if (!pairs.is_array() || pairs.empty()) return "";
   std::string html = fmt::format(
@@ -289,6 +327,13 @@ std::string evaluation_section(const RunFiles& r) {
       split_figures(split);
   if (split.contains("confusion")) {
     html += "<div id=\"confusion\"><h3>Confusion matrix</h3>" + heat_map(split, labels) + "</div>";
+  } else if (split.contains("confusion_cells")) {
+    html += fmt::format(
+        "<p class=\"note\" id=\"confusion\">{} labels: the confusion matrix is not drawn; "
+        "report.json lists its nonzero cells (confusion_cells).</p>",
+        labels.size());
+  }
+  if (split.contains("confusion") || split.contains("confusion_cells")) {
     html += confused_pairs(r, name, split, labels);
   }
   if (split.contains("per_class")) html += "<h3>Per class</h3>" + per_class_table(split);

@@ -72,6 +72,33 @@ TEST(FastTextHs, ProbabilitiesOverTheLeavesSumToOne) {
   EXPECT_TRUE(torch::allclose(torch::softmax(m->forward(test_util::bags()), 1), p, 0.0, 1e-6));
 }
 
+TEST(FastTextHs, EachLabelsLogProbabilityIsMinusItsPathLoss) {
+  // forward sums down the tree a level at a time; example_losses sums each label's own
+  // path, leaf up: two routes to the same number for every label and example.
+  FastText m = model_with(Loss::hs);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor logp = m->forward(test_util::bags());
+  for (int64_t label = 0; label < 13; ++label) {
+    const torch::Tensor path_loss =
+        m->example_losses(test_util::bags(), torch::full({3}, label, torch::kInt64));
+    EXPECT_TRUE(torch::allclose(logp.select(1, label), -path_loss, 0.0, 1e-5))
+        << "label " << label << logp.select(1, label) << path_loss;
+  }
+}
+
+TEST(FastTextHs, TreeLevelsVisitEveryNodeBelowTheRootOnceAfterItsParent) {
+  const LabelTree t = build_label_tree({40, 3, 17, 1, 8, 8, 120, 2, 30, 5, 1, 60, 11});
+  std::vector<int> seen(2 * 13 - 1, 0);
+  seen[2 * 13 - 2] = 1;  // the root
+  for (const auto& level : tree_levels(t)) {
+    for (int64_t i = 0; i < level.nodes.size(0); ++i) {
+      EXPECT_EQ(seen[level.parents[i].item<int64_t>()], 1) << "a parent comes first";
+      ++seen[level.nodes[i].item<int64_t>()];
+    }
+  }
+  for (size_t n = 0; n < seen.size(); ++n) EXPECT_EQ(seen[n], 1) << "node " << n;
+}
+
 TEST(FastTextHs, TreeSearchFindsWhatExhaustiveSearchFinds) {
   FastText m = model_with(Loss::hs);
   const torch::Tensor logp = m->forward(test_util::bags()).detach();

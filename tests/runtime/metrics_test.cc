@@ -87,6 +87,26 @@ TEST(ConfusionMatrix, Json) {
   EXPECT_EQ(j["confusion"], nlohmann::json::parse("[[3,1,0],[1,2,0],[1,1,0]]"));
 }
 
+TEST(ConfusionMatrix, JsonOfManyLabelsListsOnlyTheNonzeroCells) {
+  const int64_t n = ConfusionMatrix::kDenseJsonLabels + 1;
+  ConfusionMatrix m(n);
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < n; ++i) names.push_back("l" + std::to_string(i));
+  m.add(5, 5);
+  m.add(5, 5);
+  m.add(7, 100);
+  m.add(100, 7);
+  const nlohmann::json j = m.to_json(names);
+  EXPECT_FALSE(j.contains("confusion"));
+  EXPECT_EQ(j["confusion_cells"], nlohmann::json::parse("[[5,5,2],[7,100,1],[100,7,1]]"));
+  EXPECT_EQ(j["examples"].get<int64_t>(), 4);
+  const std::string t = m.to_text(names);
+  EXPECT_EQ(t.find("confusion matrix"), std::string::npos) << "no 101 x 101 table";
+  EXPECT_NE(t.find("101 labels: the 20 largest mistakes"), std::string::npos) << t;
+  EXPECT_NE(t.find("  l7 -> l100: 1\n"), std::string::npos) << t;
+  EXPECT_EQ(example().to_json({"a", "b", "c"}).count("confusion_cells"), 0u) << "3 labels: dense";
+}
+
 TEST(ConfusionMatrix, TextNamesLabelsAndTotals) {
   const std::string t = example().to_text({"ham", "spam", "eggs"});
   EXPECT_NE(t.find("ham"), std::string::npos);

@@ -49,13 +49,16 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // train.distill.*, train.prune.* (#14) and train.profile* (#16); the checkpoints keep
 // their bytes. The export's config also lists train.distill.unlabeled(_ratio) and
 // train.distill.augment.* (#14's transfer set), train.loss (softmax) and train.neg (#20),
+// train.best_label (#17),
 // and sift_format.json that file's CRC: checked by unzipping both exports, nothing else
-// differs; the checkpoints keep their bytes.
+// differs. The checkpoints' metadata gains the validation record's valid_per_class (#17:
+// per-label P/R/F1, what `sift tune --metric f1:LABEL` reads): checked by diffing the
+// metadata JSON of both, nothing else differs.
 constexpr const char* kLastCkpt =
-    "211f55eee0a550fca606f4668ebb4fe5efc14e0ac069624f8dd0c0f37c7e2979";
+    "cecc802ce5cfb633002ba5498efc1ad2c0ac1a753d4813f0007b4f28b64cf02f";
 constexpr const char* kBestCkpt =
-    "d416efbefa37d6957e3c85d9ec7d3e0fd5824c5514ce8cfa2dd1b453f60c7749";
-constexpr const char* kExport = "RECOMPUTE";
+    "d5c278253288c7bf592c4f150a67b66e1f80bbf92fbdd37398608d60aab40220";
+constexpr const char* kExport = "7b625c1cb55d067381683eb3a546deb6c36cac8d537465720b3f872e485df17d";
 
 class GoldenRun : public ::testing::Test {
  protected:

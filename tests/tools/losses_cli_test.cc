@@ -136,6 +136,49 @@ TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
 INSTANTIATE_TEST_SUITE_P(FastTextLosses, LossesCli, ::testing::Values("hs", "ns", "ova"),
                          [](const auto& param_info) { return param_info.param; });
 
+// 150 labels (label k: its own word and one shared with its neighbour; in a third of the
+// rounds over the labels a line holds only the shared word, so there are mistakes to
+// list), hs, no
+// validation split: the test split's report lists the matrix's nonzero cells, report.txt
+// and report.html its largest mistakes, not a 150 x 150 table (issue #18: at 2,000 labels
+// the dense matrix took most of a run's time and memory).
+TEST(LossesManyLabels, ReportsListTheLargestMistakesInsteadOfTheWholeMatrix) {
+  const std::string dir = testing::make_temp_dir("sift_many_labels");
+  std::string train, test;
+  for (int i = 0; i < 3000; ++i) {
+    const int k = i % 150;
+    const std::string shared = "s" + std::to_string(k / 2);  // labels 2j and 2j + 1 alike
+    const std::string text = i / 150 % 3 == 0 ? shared : "w" + std::to_string(k) + " " + shared;
+    const std::string line = "__label__l" + std::to_string(k) + " " + text + "\n";
+    (i / 150 % 10 == 0 ? test : train) += line;  // 2 of the 20 rounds
+  }
+  testing::write_file(dir + "/train.txt", train);
+  testing::write_file(dir + "/test.txt", test);
+  const Result r = testing::run_sift(
+      "train configs/trec.yaml --quiet --set run.dir=" + quote(dir) +
+          " --set run.name=r --set data.train.path=" + quote(dir + "/train.txt") +
+          " --set data.test.path=" + quote(dir + "/test.txt") +
+          " --set data.valid_split=0 --set model.buckets=20000 --set train.loss=hs",
+      dir, "", kSource);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto report = nlohmann::json::parse(testing::slurp(dir + "/r/report.json"));
+  const auto& split = report["splits"]["test"];
+  EXPECT_FALSE(split.contains("confusion"));
+  int64_t total = 0;
+  for (const auto& cell : split.at("confusion_cells")) total += cell.at(2).get<int64_t>();
+  EXPECT_EQ(total, 300);
+  EXPECT_EQ(total, split.at("examples").get<int64_t>());
+  const std::string text = testing::slurp(dir + "/r/report.txt");
+  EXPECT_EQ(text.find("confusion matrix"), std::string::npos);
+  EXPECT_NE(text.find("150 labels: the 20 largest mistakes"), std::string::npos) << text;
+  const std::string html = testing::slurp(dir + "/r/report.html");
+  EXPECT_NE(html.find("150 labels: the confusion matrix is not drawn"), std::string::npos);
+  EXPECT_EQ(html.find("class=\"cell\""), std::string::npos) << "no heat map cells";
+  EXPECT_NE(html.find("<table id=\"confused\">"), std::string::npos);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 TEST(LossesRefusals, HsOnAnotherModelAndTooFewNegativesNameTheKey) {
   const std::string dir = testing::make_temp_dir("sift_losses_refused");
   const std::string base = "train configs/trec.yaml --quiet --set run.dir=" + quote(dir) +
