@@ -145,9 +145,9 @@ torch::Tensor FastTextImpl::tree_log_probabilities(const torch::Tensor& scores) 
   torch::Tensor log_p = torch::zeros({s.size(0), 2 * labels - 1}, s.options());
   for (const TreeLevel& level : levels_) {
     const torch::Device d = s.device();
-    log_p.index_copy_(1, level.nodes.to(d),
-                      log_p.index_select(1, level.parents.to(d)) +
-                          steps.index_select(1, level.steps.to(d)));
+    log_p.index_copy_(
+        1, level.nodes.to(d),
+        log_p.index_select(1, level.parents.to(d)) + steps.index_select(1, level.steps.to(d)));
   }
   return log_p.narrow(1, 0, labels);
 }

@@ -75,7 +75,8 @@ std::string scores(ScriptWriter& w) {
   return fmt::format(
       "    s = {}.float()\n"
       "    soft = torch.log1p(torch.exp(-torch.abs(s)))\n"
-      "    steps = torch.cat([torch.clamp(-s, max=0.0) - soft, torch.clamp(s, max=0.0) - soft], 1)\n"
+      "    steps = torch.cat([torch.clamp(-s, max=0.0) - soft, torch.clamp(s, max=0.0) - soft], "
+      "1)\n"
       "    nodes = {}\n"
       "    parents = {}\n"
       "    moves = {}\n"

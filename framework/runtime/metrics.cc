@@ -138,8 +138,8 @@ std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) cons
   out += fmt::format("accuracy {:.4f}  macro-F1 {:.4f}  examples {}\n\n", accuracy(), macro_f1(),
                      total_);
   if (classes_ > kTextMatrixLabels) {
-    out += fmt::format("{} labels: the 20 largest mistakes (true -> predicted: examples)\n",
-                       classes_);
+    out +=
+        fmt::format("{} labels: the 20 largest mistakes (true -> predicted: examples)\n", classes_);
     for (const auto& [t, p] : most_confused(20)) {
       out += fmt::format("  {} -> {}: {}\n", names[t], names[p], count(t, p));
     }

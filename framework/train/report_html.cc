@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -243,7 +243,7 @@ nlohmann::json largest_mistakes(const nlohmann::json& split, const std::vector<s
                     });
   auto name = [&](int64_t i) {
     return i < static_cast<int64_t>(labels.size()) ? labels[static_cast<size_t>(i)]
-                                                    : std::to_string(i);
+                                                   : std::to_string(i);
   };
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < shown; ++i) {

@@ -2,16 +2,15 @@
 // tools/setup.sh) on models trained at test time from data/sms_spam, the AG News and TREC
 // fixtures in tests/data and a small non-ASCII fixture written here; predict's __label__ handling,
 // --threshold and JSON keys; eval --k and stdin; usage errors.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -117,24 +116,24 @@ class FastTextParity : public ::testing::Test {
   }
   static std::vector<std::string> fasttext_commands() {
     const std::string common = " -dim 10 -epoch 10 -lr 0.5 -minCount 1 -thread 1 -verbose 0";
-    return {"fasttext supervised -input sms_train.txt -output sms2" + common +
-                " -wordNgrams 2 -bucket 20000",
-            "fasttext supervised -input sms_train.txt -output sms1" + common,
-            "fasttext supervised -input intl.txt -output intl" + common +
-                " -wordNgrams 3 -bucket 5000",
-            "fasttext supervised -input ag_train.txt -output ag" + common +
-                " -wordNgrams 2 -bucket 100000",
-            "fasttext supervised -input trec_train.txt -output trec" + common +
-                " -wordNgrams 2 -bucket 50000",
-            // train.loss hs, ns, ova (issue #20)
-            "fasttext supervised -input ag_train.txt -output ag_hs" + common +
-                " -wordNgrams 2 -bucket 100000 -loss hs",
-            "fasttext supervised -input trec_train.txt -output trec_hs" + common +
-                " -wordNgrams 2 -bucket 50000 -loss hs",
-            "fasttext supervised -input ag_train.txt -output ag_ns" + common +
-                " -wordNgrams 2 -bucket 100000 -loss ns -neg 3",
-            "fasttext supervised -input trec_train.txt -output trec_ova" + common +
-                " -wordNgrams 2 -bucket 50000 -loss ova"};
+    return {
+        "fasttext supervised -input sms_train.txt -output sms2" + common +
+            " -wordNgrams 2 -bucket 20000",
+        "fasttext supervised -input sms_train.txt -output sms1" + common,
+        "fasttext supervised -input intl.txt -output intl" + common + " -wordNgrams 3 -bucket 5000",
+        "fasttext supervised -input ag_train.txt -output ag" + common +
+            " -wordNgrams 2 -bucket 100000",
+        "fasttext supervised -input trec_train.txt -output trec" + common +
+            " -wordNgrams 2 -bucket 50000",
+        // train.loss hs, ns, ova (issue #20)
+        "fasttext supervised -input ag_train.txt -output ag_hs" + common +
+            " -wordNgrams 2 -bucket 100000 -loss hs",
+        "fasttext supervised -input trec_train.txt -output trec_hs" + common +
+            " -wordNgrams 2 -bucket 50000 -loss hs",
+        "fasttext supervised -input ag_train.txt -output ag_ns" + common +
+            " -wordNgrams 2 -bucket 100000 -loss ns -neg 3",
+        "fasttext supervised -input trec_train.txt -output trec_ova" + common +
+            " -wordNgrams 2 -bucket 50000 -loss ova"};
   }
   // ctest runs each test in a process of its own, and each trained the nine models again
   // (about 9 s, 17 times: 150 s of the suite's CPU). The first process trains them into
@@ -168,14 +167,14 @@ class FastTextParity : public ::testing::Test {
     std::string key;
     for (const auto& [name, text] : files) key += name + '\0' + text + '\0';
     for (const std::string& cmd : commands) key += cmd + '\0';
-    const std::string cache =
-        (std::filesystem::path(SIFT_BINARY).parent_path() / "test_cache" /
-         ("fasttext_parity_" + std::to_string(std::hash<std::string>{}(key))))
-            .string();
+    const std::string cache = (std::filesystem::path(SIFT_BINARY).parent_path() / "test_cache" /
+                               ("fasttext_parity_" + std::to_string(std::hash<std::string>{}(key))))
+                                  .string();
     train_once(cache, files, commands);
     for (const auto& entry : std::filesystem::directory_iterator(cache)) {
       if (entry.path().filename() == "done") continue;
-      std::filesystem::copy_file(entry.path(), std::filesystem::path(*dir_) / entry.path().filename(),
+      std::filesystem::copy_file(entry.path(),
+                                 std::filesystem::path(*dir_) / entry.path().filename(),
                                  std::filesystem::copy_options::overwrite_existing);
     }
   }
