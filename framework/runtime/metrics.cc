@@ -8,31 +8,45 @@
 namespace sift {
 
 ConfusionMatrix::ConfusionMatrix(int64_t classes)
-    : classes_(classes), cells_(static_cast<size_t>(classes * classes), 0) {}
+    : classes_(classes),
+      rows_(static_cast<size_t>(classes), 0),
+      columns_(static_cast<size_t>(classes), 0) {}
 
-ConfusionMatrix ConfusionMatrix::from_cells(int64_t classes, std::vector<int64_t> cells) {
+ConfusionMatrix ConfusionMatrix::from_cells(int64_t classes, const std::vector<int64_t>& triples) {
+  if (triples.size() % 3 != 0) throw std::invalid_argument("ConfusionMatrix: cells are triples");
   ConfusionMatrix m(classes);
-  if (cells.size() != m.cells_.size()) throw std::invalid_argument("ConfusionMatrix: wrong cell count");
-  m.cells_ = std::move(cells);
-  for (auto c : m.cells_) m.total_ += c;
+  for (size_t i = 0; i < triples.size(); i += 3) {
+    const int64_t t = triples[i], p = triples[i + 1];
+    if (t < 0 || t >= classes || p < 0 || p >= classes || triples[i + 2] < 0) {
+      throw std::invalid_argument("ConfusionMatrix: a cell outside the matrix");
+    }
+    m.add(t, p, triples[i + 2]);
+  }
   return m;
 }
 
-void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
-  ++cells_[truth * classes_ + predicted];
-  ++total_;
+void ConfusionMatrix::add(int64_t truth, int64_t predicted, int64_t n) {
+  if (n == 0) return;
+  cells_[truth * classes_ + predicted] += n;
+  rows_[static_cast<size_t>(truth)] += n;
+  columns_[static_cast<size_t>(predicted)] += n;
+  total_ += n;
 }
 
-int64_t ConfusionMatrix::row_sum(int64_t c) const {
-  int64_t s = 0;
-  for (int64_t p = 0; p < classes_; ++p) s += count(c, p);
-  return s;
+int64_t ConfusionMatrix::count(int64_t truth, int64_t predicted) const {
+  const auto it = cells_.find(truth * classes_ + predicted);
+  return it == cells_.end() ? 0 : it->second;
 }
 
-int64_t ConfusionMatrix::column_sum(int64_t c) const {
-  int64_t s = 0;
-  for (int64_t t = 0; t < classes_; ++t) s += count(t, c);
-  return s;
+std::vector<int64_t> ConfusionMatrix::cells() const {
+  std::vector<std::pair<int64_t, int64_t>> sorted(cells_.begin(), cells_.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> triples;
+  triples.reserve(sorted.size() * 3);
+  for (const auto& [key, n] : sorted) {
+    triples.insert(triples.end(), {key / classes_, key % classes_, n});
+  }
+  return triples;
 }
 
 double ConfusionMatrix::accuracy() const {
@@ -119,13 +133,14 @@ nlohmann::json ConfusionMatrix::to_json(const std::vector<std::string>& names) c
                       {"per_class", per_class_json(names, class_scores())}};
   nlohmann::json& matrix = j[classes_ <= kDenseJsonLabels ? "confusion" : "confusion_cells"];
   matrix = nlohmann::json::array();
-  for (int64_t c = 0; c < classes_; ++c) {
-    if (classes_ > kDenseJsonLabels) {
-      for (int64_t p = 0; p < classes_; ++p) {
-        if (count(c, p) > 0) matrix.push_back({c, p, count(c, p)});
-      }
-      continue;
+  if (classes_ > kDenseJsonLabels) {
+    const std::vector<int64_t> triples = cells();
+    for (size_t i = 0; i < triples.size(); i += 3) {
+      matrix.push_back({triples[i], triples[i + 1], triples[i + 2]});
     }
+    return j;
+  }
+  for (int64_t c = 0; c < classes_; ++c) {
     nlohmann::json row = nlohmann::json::array();
     for (int64_t p = 0; p < classes_; ++p) row.push_back(count(c, p));
     matrix.push_back(std::move(row));
@@ -160,10 +175,8 @@ std::string ConfusionMatrix::to_text(const std::vector<std::string>& names) cons
 
 std::vector<std::pair<int64_t, int64_t>> ConfusionMatrix::most_confused(size_t top) const {
   std::vector<std::pair<int64_t, int64_t>> cells;
-  for (int64_t t = 0; t < classes_; ++t) {
-    for (int64_t p = 0; p < classes_; ++p) {
-      if (t != p && count(t, p) > 0) cells.emplace_back(t, p);
-    }
+  for (const auto& [key, n] : cells_) {
+    if (key / classes_ != key % classes_) cells.emplace_back(key / classes_, key % classes_);
   }
   const size_t shown = std::min(top, cells.size());
   std::partial_sort(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(shown), cells.end(),

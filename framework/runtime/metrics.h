@@ -1,10 +1,11 @@
 // Classification metrics from a confusion matrix: accuracy, per-class precision, recall
-// and F1, macro-F1. Plain integers, so that ranks can sum matrices later.
+// and F1, macro-F1. Plain integers, so that ranks can add their matrices up.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,17 +23,21 @@ nlohmann::json per_class_json(const std::vector<std::string>& names,
 std::string per_class_table(const std::vector<std::string>& names,
                             const std::vector<ClassScores>& scores);
 
+// The nonzero cells only, with each row's and column's sum: a run with 10,000 labels
+// (fastText's tag prediction) would hold 100M dense cells, 800 MB.
 class ConfusionMatrix {
  public:
   explicit ConfusionMatrix(int64_t classes = 0);
 
-  void add(int64_t truth, int64_t predicted);
-  int64_t count(int64_t truth, int64_t predicted) const { return cells_[truth * classes_ + predicted]; }
+  void add(int64_t truth, int64_t predicted, int64_t n = 1);
+  int64_t count(int64_t truth, int64_t predicted) const;
   int64_t total() const { return total_; }
   int64_t classes() const { return classes_; }
-  // The counts row by row (truth-major), and a matrix made from them: ranks sum these.
-  const std::vector<int64_t>& cells() const { return cells_; }
-  static ConfusionMatrix from_cells(int64_t classes, std::vector<int64_t> cells);
+  // The nonzero cells as flat (truth, predicted, count) triples in row-major order, and a
+  // matrix made from such triples (a cell listed twice counts twice): ranks gather each
+  // other's and add them up.
+  std::vector<int64_t> cells() const;
+  static ConfusionMatrix from_cells(int64_t classes, const std::vector<int64_t>& triples);
 
   double accuracy() const;
   double precision(int64_t c) const;  // 0 when the class was never predicted
@@ -60,15 +65,16 @@ class ConfusionMatrix {
   // The `top` largest off-diagonal cells as (truth, predicted), largest first; ties in
   // row-major order.
   std::vector<std::pair<int64_t, int64_t>> most_confused(size_t top) const;
-  int64_t row_sum(int64_t c) const;  // examples of true label c
+  int64_t row_sum(int64_t c) const { return rows_[static_cast<size_t>(c)]; }  // true label c
   std::vector<ClassScores> class_scores() const;
 
  private:
-  int64_t column_sum(int64_t c) const;
+  int64_t column_sum(int64_t c) const { return columns_[static_cast<size_t>(c)]; }
 
   int64_t classes_;
   int64_t total_ = 0;
-  std::vector<int64_t> cells_;
+  std::unordered_map<int64_t, int64_t> cells_;  // truth * classes + predicted: count > 0
+  std::vector<int64_t> rows_, columns_;         // examples per true and predicted label
 };
 
 }  // namespace sift

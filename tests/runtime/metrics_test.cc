@@ -107,6 +107,25 @@ TEST(ConfusionMatrix, JsonOfManyLabelsListsOnlyTheNonzeroCells) {
   EXPECT_EQ(example().to_json({"a", "b", "c"}).count("confusion_cells"), 0u) << "3 labels: dense";
 }
 
+TEST(ConfusionMatrix, KeepsOnlyNonzeroCellsAndRanksAddTheirTriplesUp) {
+  ConfusionMatrix a(10000);  // 100M cells if dense
+  a.add(9999, 0);
+  a.add(7, 7, 2);
+  EXPECT_EQ(a.cells(), (std::vector<int64_t>{7, 7, 2, 9999, 0, 1}));
+  EXPECT_EQ(a.row_sum(9999), 1);
+  EXPECT_DOUBLE_EQ(a.precision(0), 0.0);
+  EXPECT_DOUBLE_EQ(a.recall(7), 1.0);
+  std::vector<int64_t> both = a.cells();
+  both.insert(both.end(), {9999, 0, 4, 3, 5, 1});
+  const ConfusionMatrix sum = ConfusionMatrix::from_cells(10000, both);
+  EXPECT_EQ(sum.count(9999, 0), 5);
+  EXPECT_EQ(sum.count(3, 5), 1);
+  EXPECT_EQ(sum.total(), 8);
+  EXPECT_DOUBLE_EQ(sum.accuracy(), 2.0 / 8.0);
+  EXPECT_THROW(ConfusionMatrix::from_cells(3, {0, 3, 1}), std::invalid_argument);
+  EXPECT_THROW(ConfusionMatrix::from_cells(3, {0, 1}), std::invalid_argument);
+}
+
 TEST(ConfusionMatrix, TextNamesLabelsAndTotals) {
   const std::string t = example().to_text({"ham", "spam", "eggs"});
   EXPECT_NE(t.find("ham"), std::string::npos);
