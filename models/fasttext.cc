@@ -139,17 +139,23 @@ torch::Tensor FastTextImpl::forward(const ModelInput& input) {
 
 torch::Tensor FastTextImpl::tree_log_probabilities(const torch::Tensor& scores) {
   tree();
-  const torch::Tensor s = scores.to(torch::kFloat32);
-  const int64_t labels = s.size(1) + 1;
-  const torch::Tensor steps = torch::cat({torch::log_sigmoid(-s), torch::log_sigmoid(s)}, 1);
-  torch::Tensor log_p = torch::zeros({s.size(0), 2 * labels - 1}, s.options());
+  // Node-major [nodes, batch]: LibTorch's index_select and index_copy_ along dim 0 move
+  // whole rows; along dim 1 they went index by index (10,000 labels: 9 s of a 20k-line
+  // test pass against 0.9 s node-major).
+  const torch::Tensor s = scores.to(torch::kFloat32).t().contiguous();
+  const int64_t labels = s.size(0) + 1;
+  // log sigmoid(x) = -softplus(-x): softplus needs no buffer beside its result.
+  const torch::Tensor steps = torch::cat({-torch::softplus(s), -torch::softplus(-s)}, 0);
+  // Every row but the root's is written before it is read.
+  torch::Tensor log_p = torch::empty({2 * labels - 1, s.size(1)}, s.options());
+  log_p[2 * labels - 2].zero_();
+  const torch::Device d = s.device();
   for (const TreeLevel& level : levels_) {
-    const torch::Device d = s.device();
-    log_p.index_copy_(
-        1, level.nodes.to(d),
-        log_p.index_select(1, level.parents.to(d)) + steps.index_select(1, level.steps.to(d)));
+    log_p.index_copy_(0, level.nodes.to(d),
+                      log_p.index_select(0, level.parents.to(d)) +
+                          steps.index_select(0, level.steps.to(d)));
   }
-  return log_p.narrow(1, 0, labels);
+  return log_p.narrow(0, 0, labels).t().contiguous();
 }
 
 std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& input, int64_t k,

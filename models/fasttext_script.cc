@@ -52,8 +52,8 @@ namespace {
 // The return of forward: the output layer's scores; for train.loss hs each label's
 // log-probability, the log-sigmoids of the signed node scores summed down the tree a level
 // at a time as FastTextImpl::tree_log_probabilities does (log sigmoid(x) = min(x, 0) -
-// log1p(exp(-|x|)), plain ops that Python loads too). The levels' node, parent and step
-// columns are three buffers, one level after another.
+// log1p(exp(-|x|)), plain ops that Python loads too), node-major as there. The levels'
+// node, parent and step indices are three buffers, one level after another.
 std::string scores(ScriptWriter& w) {
   const std::string out = w.output(w.linear("bags", "output"));
   if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
@@ -67,22 +67,22 @@ std::string scores(ScriptWriter& w) {
     steps.push_back(level.steps);
     const int64_t end = begin + level.nodes.size(0);
     levels += fmt::format(
-        "    p.index_copy_(1, nodes[{0}:{1}], torch.index_select(p, 1, parents[{0}:{1}]) + "
-        "torch.index_select(steps, 1, moves[{0}:{1}]))\n",
+        "    p.index_copy_(0, nodes[{0}:{1}], torch.index_select(p, 0, parents[{0}:{1}]) + "
+        "torch.index_select(steps, 0, moves[{0}:{1}]))\n",
         begin, end);
     begin = end;
   }
   return fmt::format(
-      "    s = {}.float()\n"
+      "    s = {}.float().t().contiguous()\n"
       "    soft = torch.log1p(torch.exp(-torch.abs(s)))\n"
       "    steps = torch.cat([torch.clamp(-s, max=0.0) - soft, torch.clamp(s, max=0.0) - soft], "
-      "1)\n"
+      "0)\n"
       "    nodes = {}\n"
       "    parents = {}\n"
       "    moves = {}\n"
-      "    p = torch.zeros([s.size(0), {}], dtype=s.dtype, device=s.device)\n"
+      "    p = torch.zeros([{}, s.size(1)], dtype=s.dtype, device=s.device)\n"
       "{}"
-      "    return p[:, :{}]\n",
+      "    return p[:{}].t().contiguous()\n",
       out, w.constant("hs.nodes", torch::cat(nodes)), w.constant("hs.parents", torch::cat(parents)),
       w.constant("hs.steps", torch::cat(steps)), 2 * tree.labels - 1, levels, tree.labels);
 }
