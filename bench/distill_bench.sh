@@ -24,7 +24,8 @@
 # TEMPERATURE (2), SWEEP ("ALPHA:T ..." pairs tried with seed 1 and the second teacher,
 # to be chosen between on dev; rows other than 0.5:2 are named distilled_more@ALPHA:T),
 # TRANSFER (default none; "unlabeled augment": with the second teacher, also a run whose
-# student gets the second teacher's extra lines as unlabelled text,
+# student gets the second teacher's extra lines as unlabelled text (unlabeled:N: the first N
+# of them, rows +unlabeled:N),
 # train.distill.unlabeled at UNLABELED_RATIO (default 1), and one with augmented copies of
 # its own lines, train.distill.augment.copies 1; rows named distilled_more@ALPHA:T+unlabeled
 # and +augment), OUT (the JSON lines,
@@ -189,12 +190,19 @@ for ds in $DATASETS; do
     for seed in $SEEDS; do
       for transfer in ${TRANSFER:-}; do
         case $transfer in
-          unlabeled)
-            # The extra lines' text column (SST-2: after its header), without labels.
+          unlabeled|unlabeled:*)
+            # The extra lines' text column (SST-2: after its header), without labels; with
+            # unlabeled:N only the first N of them (the gain as the transfer set grows).
+            n=${transfer#unlabeled}
+            n=${n#:}
             if [[ $ds == sst2 ]]; then
               tail -n +2 "$TMP/${ds}_train.tsv.more" | cut -f1 > "$TMP/${ds}_unlabeled.txt"
             else
               cut -f1 "$TMP/${ds}_train.tsv.more" > "$TMP/${ds}_unlabeled.txt"
+            fi
+            if [[ -n $n ]]; then
+              head -n "$n" "$TMP/${ds}_unlabeled.txt" > "$TMP/${ds}_unlabeled.head"
+              mv "$TMP/${ds}_unlabeled.head" "$TMP/${ds}_unlabeled.txt"
             fi
             more=(--set "train.distill.unlabeled=[$TMP/${ds}_unlabeled.txt]"
                   --set "train.distill.unlabeled_ratio=${UNLABELED_RATIO:-1}") ;;
