@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "core/error.h"
