@@ -6,9 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -210,50 +208,29 @@ std::string reliability_diagram(const nlohmann::json& calibration) {
   return svg + "</svg></figure>";
 }
 
-// The largest off-diagonal cells of a split's matrix, dense ("confusion") or as its nonzero
-// cells ("confusion_cells", past ConfusionMatrix::kDenseJsonLabels labels), listed as
-// ConfusedExamples::most_confused lists them (without texts); never a dense copy, which at
-// 10,000 labels would be 800 MB.
-nlohmann::json largest_mistakes(const nlohmann::json& split, const std::vector<std::string>& labels,
-                                size_t top = 8) {
-  struct Cell {
-    int64_t truth, predicted, count;
-  };
-  std::vector<Cell> cells;
-  std::map<int64_t, int64_t> row_sums;
-  auto add = [&](int64_t t, int64_t p, int64_t count) {
-    row_sums[t] += count;
-    if (t != p && count > 0) cells.push_back({t, p, count});
-  };
+// A split's confusion matrix as report.json holds it: dense ("confusion") or its nonzero
+// cells ("confusion_cells", past ConfusionMatrix::kDenseJsonLabels labels); `names` grows
+// to cover every label the cells name.
+ConfusionMatrix confusion_of(const nlohmann::json& split, std::vector<std::string>& names) {
+  std::vector<int64_t> triples;
   if (split.contains("confusion")) {
     const auto& m = split["confusion"];
     for (size_t t = 0; t < m.size(); ++t) {
-      for (size_t p = 0; p < m[t].size(); ++p) add(int64_t(t), int64_t(p), m[t][p].get<int64_t>());
+      for (size_t p = 0; p < m[t].size(); ++p) {
+        triples.insert(triples.end(), {int64_t(t), int64_t(p), m[t][p].get<int64_t>()});
+      }
     }
   } else if (split.contains("confusion_cells")) {
     for (const auto& c : split["confusion_cells"]) {
-      add(c.at(0).get<int64_t>(), c.at(1).get<int64_t>(), c.at(2).get<int64_t>());
+      for (size_t i = 0; i < 3; ++i) triples.push_back(c.at(i).get<int64_t>());
     }
   }
-  const size_t shown = std::min(top, cells.size());
-  std::partial_sort(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(shown), cells.end(),
-                    [](const Cell& a, const Cell& b) {
-                      if (a.count != b.count) return a.count > b.count;
-                      return std::tie(a.truth, a.predicted) < std::tie(b.truth, b.predicted);
-                    });
-  auto name = [&](int64_t i) {
-    return i < static_cast<int64_t>(labels.size()) ? labels[static_cast<size_t>(i)]
-                                                   : std::to_string(i);
-  };
-  nlohmann::json out = nlohmann::json::array();
-  for (size_t i = 0; i < shown; ++i) {
-    const Cell& c = cells[i];
-    out.push_back({{"true", name(c.truth)},
-                   {"predicted", name(c.predicted)},
-                   {"count", c.count},
-                   {"share_of_true", static_cast<double>(c.count) / row_sums[c.truth]}});
+  int64_t classes = static_cast<int64_t>(names.size());
+  for (size_t i = 0; i < triples.size(); i += 3) {
+    classes = std::max({classes, triples[i] + 1, triples[i + 1] + 1});
   }
-  return out;
+  while (static_cast<int64_t>(names.size()) < classes) names.push_back(std::to_string(names.size()));
+  return ConfusionMatrix::from_cells(classes, triples);
 }
 
 // The most confused pairs: the validation split's, with a few of its misclassified texts,
@@ -267,7 +244,8 @@ std::string confused_pairs(const RunFiles& r, std::string name, const nlohmann::
     pairs = valid["confused_examples"];
     name = "valid";
   } else {
-    pairs = largest_mistakes(split, labels);
+    std::vector<std::string> names = labels;
+    pairs = ConfusedExamples().most_confused(confusion_of(split, names), names);
   }
   if (!pairs.is_array() || pairs.empty()) return "";
   std::string html = fmt::format(
