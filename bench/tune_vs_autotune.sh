@@ -62,14 +62,16 @@ for name in ${ONLY//,/ }; do
   "$PY" bench/python/to_fasttext.py "$name" "$DATA" "$TMP"
   awk -v t="$TMP/$name.fit.ft" -v v="$TMP/$name.valid.ft" 'NR % 10 == 0 { print > v; next } { print > t }' \
     "$TMP/$name.train.ft"
-  if [[ $MODEL == textcnn ]]; then
-    cat >"$TMP/$name.yaml" <<EOF
+  cat >"$TMP/$name.yaml" <<EOF
 run: {dir: $TMP/runs, name: $name, threads: 1}
 data:
   train: {path: $TMP/$name.fit.ft}
   valid: {path: $TMP/$name.valid.ft}
   test: {path: $TMP/$name.test.ft}
   format: fasttext
+EOF
+  if [[ $MODEL == textcnn ]]; then
+    cat >>"$TMP/$name.yaml" <<EOF
 model: {type: textcnn, dim: 300, widths: [3, 4, 5], filters: 100, dropout: 0.5}
 train:
   epochs: 25
@@ -78,13 +80,7 @@ train:
   optimizer: {type: adam, lr: 0.001}
 EOF
   else
-    cat >"$TMP/$name.yaml" <<EOF
-run: {dir: $TMP/runs, name: $name, threads: 1}
-data:
-  train: {path: $TMP/$name.fit.ft}
-  valid: {path: $TMP/$name.valid.ft}
-  test: {path: $TMP/$name.test.ft}
-  format: fasttext
+    cat >>"$TMP/$name.yaml" <<EOF
 model: {type: fasttext, dim: 10, ngrams: 2, buckets: 2000000}
 train:
   epochs: 5
