@@ -250,37 +250,37 @@ std::string unlabeled_file(const std::string& dir, size_t lines) {
   return path;
 }
 
+// A student run with a transfer stream NAME: its batches carry `rows` transfer rows, the
+// stream went through at least `epochs` epochs, the student learned and its soft loss
+// fell by 30% from the first five logged steps to the last five.
+void expect_transfer_run(const Result& r, const std::string& run_dir, const std::string& name,
+                         int64_t rows, int64_t epochs) {
+  ASSERT_EQ(r.status, 0) << r;
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
+  const auto transfer = summary["train"]["transfer"][name];
+  EXPECT_EQ(transfer["rows_per_batch"], rows) << summary["train"].dump();
+  EXPECT_GE(transfer["epoch"].get<int64_t>(), epochs) << transfer.dump();
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.95) << r.out;
+  const auto soft = column(slurp(run_dir + "/metrics.csv"), "distill_loss");
+  ASSERT_GE(soft.size(), 20u);
+  EXPECT_LT(mean_of(soft, soft.size() - 5, soft.size()), 0.7 * mean_of(soft, 0, 5));
+}
+
 TEST_F(DistillCli, UnlabelledTextsJoinEachBatchAndTheSoftLossGoesDown) {
   const std::string unlabeled = unlabeled_file(dir_, 600);
   const Result r = student("u", teacher_,
                            "--set train.epochs=2 --set train.log_every=10 "
                            "--set train.distill.unlabeled=[" +
                                quote(unlabeled) + "] --set train.distill.unlabeled_ratio=0.5");
-  ASSERT_EQ(r.status, 0) << r;
-  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
-  const auto transfer = summary["train"]["transfer"]["unlabeled"];
-  EXPECT_EQ(transfer["rows_per_batch"], 16) << summary["train"].dump();
   // 600 texts in 16-row batches: about 300 steps ran through them 8 times.
-  EXPECT_GE(transfer["epoch"].get<int64_t>(), 7) << transfer.dump();
-  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.95) << r.out;
-  const auto soft = column(slurp(dir_ + "/u/metrics.csv"), "distill_loss");
-  ASSERT_GE(soft.size(), 20u);
-  EXPECT_LT(mean_of(soft, soft.size() - 5, soft.size()), 0.7 * mean_of(soft, 0, 5));
+  expect_transfer_run(r, dir_ + "/u", "unlabeled", 16, 7);
 }
 
 TEST_F(DistillCli, AugmentedTrainingTextsJoinEachBatchAndTheSoftLossGoesDown) {
   const Result r = student("a", teacher_,
                            "--set train.epochs=2 --set train.log_every=10 "
                            "--set train.distill.augment.copies=1");
-  ASSERT_EQ(r.status, 0) << r;
-  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
-  const auto transfer = summary["train"]["transfer"]["augment"];
-  EXPECT_EQ(transfer["rows_per_batch"], 32) << summary["train"].dump();
-  EXPECT_GE(transfer["epoch"].get<int64_t>(), 2) << transfer.dump();
-  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.95) << r.out;
-  const auto soft = column(slurp(dir_ + "/a/metrics.csv"), "distill_loss");
-  ASSERT_GE(soft.size(), 20u);
-  EXPECT_LT(mean_of(soft, soft.size() - 5, soft.size()), 0.7 * mean_of(soft, 0, 5));
+  expect_transfer_run(r, dir_ + "/a", "augment", 32, 2);
 }
 
 // Stopped mid-epoch with both transfer streams inside their own epochs (the unlabelled
