@@ -116,13 +116,19 @@ EOF
   "$SIFT" tune "$TMP/$name.yaml" --budget "${SECS}s" --parallel 2 --json --out "$TMP/tune_$name" \
     >"$TMP/tune_$name.json" 2>"$TMP/tune_$name.err" || { tail -5 "$TMP/tune_$name.err" >&2; die "sift tune failed on $name"; }
   sift_wall=$(echo "$(date +%s.%N) - $start" | bc)
-  read -r sift_acc trial_acc refit sift_trials sift_values < <("$PY" -c '
+  # A winner without test figures (its `sift eval` failed) stops the script with one line.
+  picked=$("$PY" -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
-b = j["best"]
-trial = b.get("trial_test", b["test"])["accuracy"]
+b = j.get("best")
+test = b.get("test") if isinstance(b, dict) else None
+if not isinstance(test, dict) or "accuracy" not in test:
+    sys.exit("no winner with test figures in " + sys.argv[1])
+trial = (b.get("trial_test") or test)["accuracy"]
 refit = b.get("refit", {}).get("status", "off")
-print(b["test"]["accuracy"], trial, refit, j["trials_run"], " ".join("%s=%s" % (k.split(".")[-1], v) for k, v in sorted(b["values"].items())))' "$TMP/tune_$name.json")
+print(test["accuracy"], trial, refit, j["trials_run"], " ".join("%s=%s" % (k.split(".")[-1], v) for k, v in sorted(b["values"].items())))' "$TMP/tune_$name.json" 2>&1) ||
+    die "sift tune on $name: $picked"
+  read -r sift_acc trial_acc refit sift_trials sift_values <<<"$picked"
   # The search's folder (trials.csv, tune.html) outlives the temporary folder when asked.
   [[ -n ${KEEP:-} ]] && mkdir -p "$KEEP" && cp -r "$TMP/tune_$name" "$KEEP/" && rm -rf "$KEEP/tune_$name/trials" "$KEEP/tune_$name/refit"
 
