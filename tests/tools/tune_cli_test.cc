@@ -96,6 +96,25 @@ TEST(SiftTune, ASeededOneProcessSearchIsRepeatable) {
   }
 }
 
+TEST(SiftTune, TrialZeroTriesTheConfigsOwnValuesAndDrawsThoseOutsideTheirSpaces) {
+  const std::string dir = make_temp_dir("tune_start");
+  // batch_size 16 lies outside its space [20, 40]: trial 0 draws it.
+  const std::string config = write_config(dir, "  train.batch_size: {int: [20, 40]}\n");
+  const SiftResult r =
+      run_sift("tune " + quote(config) + " --budget 10m --trials 1 --out " + quote(dir + "/t"), dir);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto trials = read_trials_csv(dir + "/t/trials.csv");
+  ASSERT_EQ(trials.size(), 1u);
+  const auto& v = trials[0].values;
+  EXPECT_EQ(v.at("model.dim"), "10");
+  EXPECT_EQ(v.at("model.buckets"), "10000");
+  EXPECT_EQ(v.at("train.epochs"), "3");
+  EXPECT_EQ(v.at("train.optimizer.lr"), "0.5");
+  const int batch = std::stoi(v.at("train.batch_size"));
+  EXPECT_GE(batch, 20);
+  EXPECT_LE(batch, 40);
+}
+
 TEST(SiftTune, ResumeKeepsFinishedTrialsAndRunsOnlyNewOnes) {
   const std::string dir = make_temp_dir("tune_resume");
   const std::string config = write_config(dir);

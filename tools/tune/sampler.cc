@@ -31,8 +31,12 @@ double reflect(double u) {
 
 }  // namespace
 
-Sampler::Sampler(std::vector<TunedParam> params, uint64_t seed, int64_t random_trials)
-    : params_(std::move(params)), seed_(seed), random_trials_(random_trials) {}
+Sampler::Sampler(std::vector<TunedParam> params, uint64_t seed, int64_t random_trials,
+                 std::map<std::string, std::string> start)
+    : params_(std::move(params)),
+      seed_(seed),
+      random_trials_(random_trials),
+      start_(std::move(start)) {}
 
 std::map<std::string, std::string> Sampler::propose(int64_t trial,
                                                     const std::vector<ScoredTrial>& scored,
@@ -42,6 +46,9 @@ std::map<std::string, std::string> Sampler::propose(int64_t trial,
   std::map<std::string, std::string> values;
   if (trial < random_trials_ || scored.empty()) {
     for (const auto& p : params_) values[p.key] = p.space.value_at(uniform(state));
+    if (trial == 0 && attempt == 0) {
+      for (const auto& [key, value] : start_) values[key] = value;
+    }
     return values;
   }
   // A parent drawn from the best quarter (at least the best two) of the scored trials.

@@ -1,5 +1,5 @@
-// Which values the next trial of `sift tune` tries: uniform random positions in each
-// space for the first trials, then mutations of one of the best trials so far (a small
+// Which values the next trial of `sift tune` tries: the config's own values first (trial
+// 0), uniform random positions in each space for the next trials, then mutations of one of the best trials so far (a small
 // evolutionary search: each numeric position moves by a Gaussian step, each choice is
 // redrawn with some probability). Seeded by (seed, trial number) alone, so a search with
 // the same finished trials proposes the same values, which is what makes --resume exact.
@@ -27,8 +27,10 @@ struct ScoredTrial {
 
 class Sampler {
  public:
-  // `random_trials`: how many trials draw uniformly before mutations start.
-  Sampler(std::vector<TunedParam> params, uint64_t seed, int64_t random_trials);
+  // `random_trials`: how many trials draw uniformly before mutations start. `start`: the
+  // values trial 0 tries (key -> YAML text); a key it lacks is drawn.
+  Sampler(std::vector<TunedParam> params, uint64_t seed, int64_t random_trials,
+          std::map<std::string, std::string> start = {});
 
   // The values of trial `trial` (0-based) given the trials scored so far; `attempt` > 0
   // draws again for the same trial (after a proposal was refused, e.g. too large).
@@ -39,6 +41,7 @@ class Sampler {
   std::vector<TunedParam> params_;
   uint64_t seed_;
   int64_t random_trials_;
+  std::map<std::string, std::string> start_;
 };
 
 }  // namespace sift

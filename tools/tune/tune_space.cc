@@ -83,4 +83,17 @@ std::vector<TunedParam> tuned_params(const SiftConfig& base, const ModelTraits& 
   return params;
 }
 
+std::map<std::string, std::string> start_values(const SiftConfig& base,
+                                                const std::vector<TunedParam>& params) {
+  std::map<std::string, std::string> values;
+  for (const auto& p : params) {
+    const Option* option = find_option(p.key);
+    if (option == nullptr || !option->emit) continue;
+    YAML::Emitter out;
+    out << YAML::Flow << option->emit(base);
+    if (p.space.position_of(out.c_str())) values[p.key] = out.c_str();
+  }
+  return values;
+}
+
 }  // namespace sift

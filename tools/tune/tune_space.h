@@ -2,6 +2,7 @@
 // config's `tune:` section laid over them, each checked before any trial starts.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@ namespace sift {
 // the model type does not read, or holds a value the option refuses.
 std::vector<TunedParam> tuned_params(const SiftConfig& base, const ModelTraits& traits,
                                      const std::vector<std::string>& overrides);
+
+// `base`'s own value (YAML text) of each tuned key whose value lies inside its space: what
+// trial 0 tries, so that a search starts from the settings it was given, as fastText's
+// autotune starts from its arguments.
+std::map<std::string, std::string> start_values(const SiftConfig& base,
+                                                const std::vector<TunedParam>& params);
 
 // The traits of `base`'s model type; throws naming model.type.
 const ModelTraits& traits_of(const SiftConfig& base, const std::vector<ModelTraits>& models);

@@ -153,7 +153,7 @@ class Search {
         base_(load_config(o_.config, o_.overrides)),
         traits_(traits_of(base_, models)),
         params_(tuned_params(base_, traits_, o_.overrides)),
-        sampler_(params_, o_.seed, random_trials(o_)),
+        sampler_(params_, o_.seed, random_trials(o_), start_values(base_, params_)),
         program_(std::move(program)),
         records_(std::move(done)),
         spent_(spent) {
