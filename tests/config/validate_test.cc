@@ -9,6 +9,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -155,7 +156,7 @@ TEST(Validate, AModelOptionTheModelDoesNotReadIsRefused) {
 
 TEST(Validate, ADumpedConfigMayListTheOptionsOfEveryModel) {
   const SiftConfig c = load_config("", {"model.type=textcnn", "data.train.path=[a.txt]"});
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = testing::make_temp_dir("sift_validate");
   const std::string path = dir + "/sift_validate_dump.yaml";
   {
     FILE* f = std::fopen(path.c_str(), "w");

@@ -15,6 +15,7 @@
 
 #include "datasets/tokenizer.h"
 #include "datasets/unicode.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -94,7 +95,7 @@ std::vector<std::string> corpus() {
 }
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "sift_unicode_parity_" + std::to_string(getpid()) + "_" + name;
+  return testing::temp_root() + "/sift_unicode_parity_" + name;
 }
 
 std::string read_all(FILE* f) {

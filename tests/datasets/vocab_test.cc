@@ -18,9 +18,9 @@ namespace {
 
 using sift::testing::error_of;
 
-// A path of its own for each test and process: other test runs share the temp dir.
+// A path in this test process's own temporary root (removed when the process exits).
 std::string temp_path(const std::string& name) {
-  return fmt::format("{}sift_vocab_test_{}_{}", ::testing::TempDir(), getpid(), name);
+  return fmt::format("{}/sift_vocab_test_{}", testing::temp_root(), name);
 }
 
 std::string write_file(const std::string& name, const std::string& contents) {

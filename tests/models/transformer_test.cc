@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "sequence_batch.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace {
@@ -221,8 +222,7 @@ TEST(Transformer, RandomTokensHaveUnitVarianceAfterScalingAndPaddingIsZero) {
 }
 
 TEST(Transformer, StartsFromPretrainedVectorsAndCanFreezeThem) {
-  std::string dir = ::testing::TempDir() + "sift_transformer_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string dir = testing::make_temp_dir("sift_transformer");
   const std::string path = dir + "/v.vec";
   std::ofstream(path) << "cat 1 2 3 4\ndog -1 -2 -3 -4\n";
   auto vocab = std::make_shared<Vocab>();

@@ -36,10 +36,7 @@ const std::string kSource = SIFT_SOURCE_DIR;
 constexpr double kTolerance = 1e-5;
 
 const std::string& temp_dir() {
-  static const std::string dir = [] {
-    std::string pattern = ::testing::TempDir() + "sift_export_XXXXXX";
-    return std::string(mkdtemp(pattern.data()));
-  }();
+  static const std::string dir = testing::make_temp_dir("sift_export");
   return dir;
 }
 

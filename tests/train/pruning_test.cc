@@ -153,7 +153,7 @@ TEST_P(PrunedExport, RemovesThePrunedUnitsAndKeepsTheMaskedLogits) {
   const torch::Tensor expected = logits_of(masked, texts);
   ASSERT_GT(expected.std().item<double>(), 1e-3);
 
-  const std::string path = ::testing::TempDir() + "sift_pruned_" + c.name + ".pt";
+  const std::string path = testing::temp_root() + "/sift_pruned_" + c.name + ".pt";
   export_run(masked, path);
   ModelBundle loaded = load_export(path);
   auto& script = static_cast<ScriptedClassifierImpl&>(*loaded.model).script();
