@@ -100,8 +100,8 @@ TEST(SiftTune, TrialZeroTriesTheConfigsOwnValuesAndDrawsThoseOutsideTheirSpaces)
   const std::string dir = make_temp_dir("tune_start");
   // batch_size 16 lies outside its space [20, 40]: trial 0 draws it.
   const std::string config = write_config(dir, "  train.batch_size: {int: [20, 40]}\n");
-  const SiftResult r =
-      run_sift("tune " + quote(config) + " --budget 10m --trials 1 --out " + quote(dir + "/t"), dir);
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 1 --out " + quote(dir + "/t"), dir);
   ASSERT_EQ(r.status, 0) << r;
   const auto trials = read_trials_csv(dir + "/t/trials.csv");
   ASSERT_EQ(trials.size(), 1u);

@@ -1,8 +1,9 @@
 // Which values the next trial of `sift tune` tries: the config's own values first (trial
-// 0), uniform random positions in each space for the next trials, then mutations of one of the best trials so far (a small
-// evolutionary search: each numeric position moves by a Gaussian step, each choice is
-// redrawn with some probability). Seeded by (seed, trial number) alone, so a search with
-// the same finished trials proposes the same values, which is what makes --resume exact.
+// 0), uniform random positions in each space for the next trials, then mutations of one
+// of the best trials so far (a small evolutionary search: each numeric position moves by
+// a Gaussian step, each choice is redrawn with some probability). Seeded by (seed, trial
+// number) alone, so a search with the same finished trials proposes the same values,
+// which is what makes --resume exact.
 #pragma once
 
 #include <cstdint>
