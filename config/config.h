@@ -164,7 +164,7 @@ struct TrainConfig {
   int64_t profile_from = 10;  // the first step profiled (after the first steps' warm-up)
   int64_t profile_steps = 5;
   double checkpoint_minutes = 10.0;
-  SaveLast save_last = SaveLast::epoch;  // last.ckpt at each epoch's end, or only at the end
+  SaveLast save_last = SaveLast::automatic;  // which epoch ends write last.ckpt
   int64_t accumulate = 1;
   double clip_norm = 0.0;
   OnNonfinite on_nonfinite = OnNonfinite::stop;  // a NaN/inf loss or gradient

@@ -21,8 +21,9 @@ enum class LossReduction { mean, sum };
 enum class Loss { softmax, hs, ns, ova };
 // What training does on a non-finite loss or gradient (train.on_nonfinite).
 enum class OnNonfinite { stop, skip_batch };
-// When training writes last.ckpt besides its end (train.save_last).
-enum class SaveLast { epoch, end };
+// When training writes last.ckpt besides its end (train.save_last): at every epoch's end,
+// only at the end, or at the ends of epochs that outlast the save ("auto").
+enum class SaveLast { epoch, end, automatic };
 // Whether fastText-style runs train through the fused SGD loop (train.fast_path): "auto"
 // when the config qualifies, or off (always autograd).
 enum class FastPath { automatic, off };

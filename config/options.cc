@@ -405,15 +405,16 @@ std::vector<Option> declare() {
                  "How many steps train.profile records.", at_least(1));
   t.add<double>("train.checkpoint_minutes", SIFT_FIELD(train.checkpoint_minutes),
                 "Minutes between saves of last.ckpt and best.ckpt inside an epoch (checked "
-                "after every optimizer step; 0: after every step), with either "
+                "after every optimizer step; 0: after every step), with any "
                 "train.save_last.",
                 in_range(0.0, 1e6));
   t.add_enum<SaveLast>(
       "train.save_last", SIFT_FIELD(train.save_last),
-      "When last.ckpt (and best.ckpt) are written besides every train.checkpoint_minutes: "
-      "epoch: at the end of every epoch; end: only when training ends or is stopped "
-      "(SIGINT/SIGTERM, train.max_steps), for models whose tables take longer to write "
-      "than an epoch to train.");
+      "When last.ckpt (and best.ckpt) are written besides every train.checkpoint_minutes "
+      "and when training ends or is stopped (SIGINT/SIGTERM, train.max_steps): epoch: at "
+      "the end of every epoch; auto: at the end of an epoch when the training since the "
+      "last save took at least 10 times as long as a save takes (a fastText table of 80 MB "
+      "takes longer to write than a small set's epoch to train); end: at no epoch's end.");
   t.add<int64_t>("train.accumulate", SIFT_FIELD(train.accumulate),
                  "Batches whose gradients add up before each optimizer step.", at_least(1));
   t.add<double>("train.clip_norm", SIFT_FIELD(train.clip_norm),

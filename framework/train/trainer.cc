@@ -14,6 +14,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/checkpoint.h"
 #include "datasets/paths.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/model_bundle.h"
@@ -28,6 +29,7 @@
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
 #include "framework/train/run.h"
+#include "framework/train/save_policy.h"
 #include "framework/train/saving.h"
 #include "framework/train/setup.h"
 #include "framework/train/step.h"
@@ -59,6 +61,8 @@ struct Loop {
   int64_t first_step = 0;
   std::chrono::duration<double> save_interval{0};
   Clock::time_point last_save;
+  SavePolicy saves{SaveLast::epoch, 0};  // which epoch ends save (train.save_last)
+  bool skipped_save_said = false;        // the first skipped epoch save is logged
   bool stopped = false;
   std::unique_ptr<StepProfiler> profiler;  // train.profile, on rank 0
 };
@@ -75,8 +79,33 @@ bool save_due(Run& run, const Loop& loop) {
 
 void save(Run& run, Loop& loop, bool epoch_complete) {
   PhaseTimer timer(run.phases, Phase::checkpoint);
+  const auto start = Clock::now();
   save_last(run, *loop.batches, epoch_complete);
   loop.last_save = Clock::now();
+  loop.saves.saved(std::chrono::duration<double>(loop.last_save - start).count());
+}
+
+// train.save_last at an epoch's end (SavePolicy); rank 0's clock decides for a group. The
+// first epoch end that does not save says why, once, in the log.
+bool epoch_end_saves(Run& run, Loop& loop, Progress& progress) {
+  const double trained = std::chrono::duration<double>(Clock::now() - loop.last_save).count();
+  const bool saves = run.dist->primary_says(loop.saves.saves_at_epoch_end(trained));
+  if (!saves && run.plan.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
+    loop.skipped_save_said = true;
+    progress.log(fmt::format(
+        "last.ckpt: not saved at this epoch's end: a save takes about {:.2f} s, more than a "
+        "tenth of the {:.2f} s trained since the last (train.save_last: auto; set it to "
+        "epoch to save at every epoch's end)",
+        loop.saves.save_seconds(), trained));
+  }
+  return saves;
+}
+
+// The model's bytes in a checkpoint: what SavePolicy estimates the first save from.
+int64_t state_bytes(const torch::nn::Module& model) {
+  int64_t bytes = 0;
+  for (const auto& named : named_tensors(model)) bytes += named.second.nbytes();
+  return bytes;
 }
 
 // The signal a stop was asked with (TrainOptions::stop_signal), 0 for none. In a group
@@ -192,11 +221,13 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
   if (t.eval_every == 0) validate(run, loop.valid.get(), progress, true);
   loop.stopped = stop_early(run);
   run.model->train();
-  // train.save_last: end skips the epochs' saves: fastText-sized tables are 80 MB, and on
-  // a busy disk writing them each epoch took longer than training (measured: 50 s wall
+  // train.save_last: end and auto skip epochs' saves: fastText-sized tables are 80 MB, and
+  // on a busy disk writing them each epoch took longer than training (measured: 50 s wall
   // for 4 s of CPU).
   const bool last_epoch = s.epoch == t.epochs || s.step >= loop.step_limit || loop.stopped;
-  if (last_epoch || t.save_last == SaveLast::epoch || save_due(run, loop)) save(run, loop, true);
+  if (last_epoch || epoch_end_saves(run, loop, progress) || save_due(run, loop)) {
+    save(run, loop, true);
+  }
   return true;
 }
 
@@ -313,6 +344,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   loop.first_step = run.state.step;
   loop.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
   loop.last_save = Clock::now();
+  loop.saves = SavePolicy(t.save_last, state_bytes(*run.model));
   Progress progress(loop.total_steps, t.log_every, run.options.quiet);
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();

@@ -53,12 +53,13 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // and sift_format.json that file's CRC: checked by unzipping both exports, nothing else
 // differs. The checkpoints' metadata gains the validation record's valid_per_class (#17:
 // per-label P/R/F1, what `sift tune --metric f1:LABEL` reads): checked by diffing the
-// metadata JSON of both, nothing else differs.
+// metadata JSON of both, nothing else differs. The export's config says
+// train.save_last: auto, the new default (#18); the checkpoints keep their bytes.
 constexpr const char* kLastCkpt =
     "cecc802ce5cfb633002ba5498efc1ad2c0ac1a753d4813f0007b4f28b64cf02f";
 constexpr const char* kBestCkpt =
     "d5c278253288c7bf592c4f150a67b66e1f80bbf92fbdd37398608d60aab40220";
-constexpr const char* kExport = "7b625c1cb55d067381683eb3a546deb6c36cac8d537465720b3f872e485df17d";
+constexpr const char* kExport = "3c2f43b464a91a76ec48f7078f9cbd0bde6e67cd7d58bc0fda8427d8d8749273";
 
 class GoldenRun : public ::testing::Test {
  protected:
