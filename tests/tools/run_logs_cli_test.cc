@@ -1,6 +1,7 @@
 // Checkpoints and logs that agree (issue #19): last.ckpt at the end of every epoch with
-// train.save_last: epoch, of the epochs that outlast a save with auto, of none with end, metrics.jsonl cut back to last.ckpt on resume, every write of the
-// run checked, and a resume with nothing left to train saying how to extend the run.
+// train.save_last: epoch, of the epochs that outlast a save with auto, of none with end,
+// metrics.jsonl cut back to last.ckpt on resume, every write of the run checked, and a
+// resume with nothing left to train saying how to extend the run.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -103,10 +104,10 @@ TEST_F(RunLogsCli, SaveLastAutoSkipsEpochSavesThatCostMoreThanATenthOfTrainingAn
   EXPECT_NE(log.find(said), std::string::npos) << log;
   EXPECT_EQ(log.find(said), log.rfind(said)) << "said more than once:\n" << log;
   EXPECT_TRUE(fs::exists(run() + "/last.ckpt"));
-  ASSERT_EQ(sift("train configs/sms_spam.yaml" + args +
-                 " --set run.name=e --set train.save_last=epoch")
-                .status,
-            0);
+  ASSERT_EQ(
+      sift("train configs/sms_spam.yaml" + args + " --set run.name=e --set train.save_last=epoch")
+          .status,
+      0);
   EXPECT_EQ(slurp(dir_ + "/e/train.log").find(said), std::string::npos);
 }
 
