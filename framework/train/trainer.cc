@@ -225,7 +225,8 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
   // on a busy disk writing them each epoch took longer than training (measured: 50 s wall
   // for 4 s of CPU).
   const bool last_epoch = s.epoch == t.epochs || s.step >= loop.step_limit || loop.stopped;
-  if (last_epoch || epoch_end_saves(run, loop, progress) || save_due(run, loop)) {
+  // save_due first: the log's "not saved" line is for an epoch end that really does not.
+  if (last_epoch || save_due(run, loop) || epoch_end_saves(run, loop, progress)) {
     save(run, loop, true);
   }
   return true;
