@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "config/flow_text.h"
 #include "config/options.h"
 #include "core/error.h"
 #include "core/printable.h"
@@ -36,13 +37,6 @@ bool is_integer(SpaceKind kind) {
   return kind == SpaceKind::integer || kind == SpaceKind::integer_log;
 }
 
-// One YAML value as flow text: "3", "[3, 4, 5]", "sgd".
-std::string flow_text(const YAML::Node& node) {
-  YAML::Emitter out;
-  out << YAML::Flow << node;
-  return out.c_str();
-}
-
 std::string number_text(double v, bool integer) {
   return integer ? fmt::format("{}", static_cast<int64_t>(std::llround(v)))
                  : fmt::format("{:.6g}", v);
@@ -53,6 +47,12 @@ std::string where(const std::string& file, const YAML::Node& node) {
 }
 
 }  // namespace
+
+std::string flow_text(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
 
 std::string SearchSpace::describe() const {
   if (kind == SpaceKind::choice) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "config/flow_text.h"
 #include "config/loader.h"
 #include "config/options.h"
 #include "config/search_space.h"
@@ -89,9 +90,8 @@ std::map<std::string, std::string> start_values(const SiftConfig& base,
   for (const auto& p : params) {
     const Option* option = find_option(p.key);
     if (option == nullptr || !option->emit) continue;
-    YAML::Emitter out;
-    out << YAML::Flow << option->emit(base);
-    if (p.space.position_of(out.c_str())) values[p.key] = out.c_str();
+    const std::string value = flow_text(option->emit(base));
+    if (p.space.position_of(value)) values[p.key] = value;
   }
   return values;
 }
