@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ascii.h"
 #include "core/splitmix.h"
 
 namespace sift {
@@ -17,10 +18,6 @@ double uniform(uint64_t& state) {
 // A uniform integer in [0, n), n > 0 (the bias of the modulo is below 2^-40 for n <= 2^24).
 uint64_t below(uint64_t& state, uint64_t n) { return splitmix64(state) % n; }
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 constexpr uint64_t kLongestNgram = 5;
 
 }  // namespace
@@ -28,9 +25,9 @@ constexpr uint64_t kLongestNgram = 5;
 std::string augment_text(const std::string& text, const AugmentOptions& options, uint64_t seed) {
   std::vector<std::string_view> words;
   for (size_t i = 0; i < text.size();) {
-    while (i < text.size() && is_space(text[i])) ++i;
+    while (i < text.size() && is_ascii_space(text[i])) ++i;
     const size_t start = i;
-    while (i < text.size() && !is_space(text[i])) ++i;
+    while (i < text.size() && !is_ascii_space(text[i])) ++i;
     if (i > start) words.emplace_back(text.data() + start, i - start);
   }
   uint64_t state = seed;

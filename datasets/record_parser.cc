@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "core/error.h"
 
 namespace sift {
@@ -14,10 +15,6 @@ namespace {
 
 constexpr std::string_view kLabelPrefix = "__label__";
 constexpr std::string_view kWhitespace = " \t\r\n\v\f";
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
 
 std::string_view trim(std::string_view s) {
   size_t b = s.find_first_not_of(kWhitespace);
@@ -158,9 +155,9 @@ std::string RecordParser::parse_fasttext(std::string_view record, Example& out) 
   size_t labels = 0;
   size_t i = 0;
   while (i < record.size()) {
-    while (i < record.size() && is_space(record[i])) ++i;
+    while (i < record.size() && is_ascii_space(record[i])) ++i;
     size_t start = i;
-    while (i < record.size() && !is_space(record[i])) ++i;
+    while (i < record.size() && !is_ascii_space(record[i])) ++i;
     std::string_view token = record.substr(start, i - start);
     if (token.empty()) break;
     if (token.substr(0, kLabelPrefix.size()) == kLabelPrefix) {
@@ -201,7 +198,7 @@ std::string RecordParser::set_label_field(std::string_view field, Example& out) 
 std::string RecordParser::parse_label_first(std::string_view record, Example& out) {
   record = trim(record);
   size_t end = 0;
-  while (end < record.size() && !is_space(record[end])) ++end;
+  while (end < record.size() && !is_ascii_space(record[end])) ++end;
   std::string_view text = trim(record.substr(end));
   std::string reason = set_label_field(record.substr(0, end), out);
   if (!reason.empty()) return reason;

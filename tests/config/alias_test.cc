@@ -9,7 +9,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace alias_test {
 
 using testing::make_temp_dir;
 using testing::write_file;
@@ -87,5 +87,5 @@ TEST(OptionAlias, ASetOverridesTheOldNameGivenInTheFile) {
   EXPECT_EQ(c.train.gradient_checkpointing, GradientCheckpointing::off);
 }
 
-}  // namespace
+}  // namespace alias_test
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace enums_test {
 
 std::string error_of(const std::vector<std::string>& overrides) {
   try {
@@ -95,5 +95,5 @@ TEST(Enums, ADumpWritesEnumsByName) {
   EXPECT_NE(dump.find("encoding: utf-8"), std::string::npos) << dump;
 }
 
-}  // namespace
+}  // namespace enums_test
 }  // namespace sift

@@ -15,7 +15,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace loader_test {
 
 using sift::testing::make_temp_dir;
 
@@ -362,5 +362,5 @@ TEST(OptionReference, ListsEveryOption) {
   for (const auto& o : all_options()) EXPECT_CONTAINS(ref, "`" + o.name + "`") << o.name;
 }
 
-}  // namespace
+}  // namespace loader_test
 }  // namespace sift

@@ -6,7 +6,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace search_space_test {
 
 using testing::error_of;
 
@@ -69,5 +69,5 @@ TEST(SearchSpace, TheTuneSectionReadsSpacesAndOffAndRefusesUnknownKeys) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace search_space_test
 }  // namespace sift

@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace validate_test {
 
 std::vector<ModelTraits> models() {
   ModelTraits bag{"fasttext", "bag of words", {"model.dim", "model.ngrams", "model.buckets"}};
@@ -221,11 +221,11 @@ TEST(Validate, StopWordsApplyToTheWordTokenizerOnly) {
   EXPECT_TRUE(starts_with(d, "tokenizer.drop_punctuation:")) << d;
 }
 
-}  // namespace
+}  // namespace validate_test
 }  // namespace sift
 
 namespace sift {
-namespace {
+namespace validate_test {
 
 TEST(Validate, AModelTooLargeForMemoryIsRefusedNamingItsKeysBeforeAllocating) {
   // 9223372036854775807 x 100 overflowed an int64 size; the estimate is in double.
@@ -241,5 +241,5 @@ TEST(Validate, AModelTooLargeForMemoryIsRefusedNamingItsKeysBeforeAllocating) {
   EXPECT_EQ(error_of({"model.buckets=1000000"}), "");  // 400 MB
 }
 
-}  // namespace
+}  // namespace validate_test
 }  // namespace sift

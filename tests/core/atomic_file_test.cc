@@ -16,7 +16,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace atomic_file_test {
 
 namespace fs = std::filesystem;
 
@@ -178,5 +178,5 @@ TEST(AtomicFile, SyncsTheFileBeforeTheRenameAndTheFolderAfterIt) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace atomic_file_test
 }  // namespace sift

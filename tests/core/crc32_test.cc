@@ -5,7 +5,7 @@
 #include <string>
 
 namespace sift {
-namespace {
+namespace crc32_test {
 
 TEST(Crc32, MatchesTheStandardCheckValue) {
   EXPECT_EQ(crc32_of("123456789"), 0xCBF43926u);
@@ -20,5 +20,5 @@ TEST(Crc32, PiecesGiveTheSameValueAsTheWhole) {
   EXPECT_EQ(crc32_update(0, text.data(), text.size()), crc32_of(text));
 }
 
-}  // namespace
+}  // namespace crc32_test
 }  // namespace sift

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace sift {
-namespace {
+namespace printable_test {
 
 TEST(Printable, EscapesControlBytesSoAMessageStaysOneLine) {
   EXPECT_EQ(printable(std::string("a\nb\tc\0d\x1b", 8)), "a\\nb\\tc\\x00d\\x1b");
@@ -24,5 +24,5 @@ TEST(Printable, LeavesUtf8TextAlone) {
   EXPECT_TRUE(has_control_byte(std::string("a\0b", 3)));
 }
 
-}  // namespace
+}  // namespace printable_test
 }  // namespace sift

@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace augment_test {
 
 std::vector<std::string> words_of(const std::string& text) {
   std::istringstream in(text);
@@ -80,5 +80,5 @@ TEST(Augment, TheSeedDependsOnEveryPart) {
   EXPECT_EQ(base, augment_seed(1, 2, 3, 4, 5));
 }
 
-}  // namespace
+}  // namespace augment_test
 }  // namespace sift

@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace batch_test {
 
 using Ids = std::vector<int64_t>;
 
@@ -37,5 +37,5 @@ TEST(RawBatch, LabelListsOfMultiLabelExamples) {
   EXPECT_EQ(batch.size(), 0);
 }
 
-}  // namespace
+}  // namespace batch_test
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace encoder_test {
 
 using Tokens = std::vector<std::string>;
 using Ids = std::vector<int64_t>;
@@ -112,5 +112,5 @@ TEST(SequenceEncoder, TruncatesToMaxLength) {
   EXPECT_THROW(SequenceEncoder(vocab, -1), Error);
 }
 
-}  // namespace
+}  // namespace encoder_test
 }  // namespace sift

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace sift {
-namespace {
+namespace encoding_test {
 
 std::string convert(std::string_view in, TextEncoding e) {
   std::string out = "stale";
@@ -46,5 +46,5 @@ TEST(Encoding, InvalidUtf8IsReplaced) {
   EXPECT_TRUE(is_valid_utf8(convert("x\xff\xfe\xc3", TextEncoding::utf8)));
 }
 
-}  // namespace
+}  // namespace encoding_test
 }  // namespace sift

@@ -6,7 +6,7 @@
 #include "datasets/text_encoder.h"
 
 namespace sift {
-namespace {
+namespace fasttext_compat_test {
 
 // fastText's Dictionary::hash and addWordNgrams, written out for the test.
 uint32_t reference_hash(const std::string& s) {
@@ -68,5 +68,5 @@ TEST(FastTextCompat, SplitsOnAsciiWhitespaceOnlyAndAppendsEos) {
   EXPECT_EQ(ids, (std::vector<int64_t>{vocab->id("Hello,"), vocab->id("</s>")}));
 }
 
-}  // namespace
+}  // namespace fasttext_compat_test
 }  // namespace sift

@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace folds_test {
 
 namespace fs = std::filesystem;
 
@@ -58,5 +58,5 @@ TEST(Folds, FoldOfSpansTheHashRange) {
   EXPECT_EQ(fold_of((uint64_t{1} << 63) - 1, 2), 0);
 }
 
-}  // namespace
+}  // namespace folds_test
 }  // namespace sift

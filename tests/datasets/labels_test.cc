@@ -10,7 +10,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace labels_test {
 
 using sift::testing::error_of;
 using sift::testing::make_temp_dir;
@@ -41,11 +41,11 @@ TEST(LabelSet, StreamLoadErrorsNameTheEntry) {
   EXPECT_EQ(error_of([&] { LabelSet::load(twice, "labels.txt"); }), "label 'a' is listed twice");
 }
 
-}  // namespace
+}  // namespace labels_test
 }  // namespace sift
 
 namespace sift {
-namespace {
+namespace labels_test {
 
 TEST(CheckLabelCount, LabelWithAControlByteIsRefusedNamingTheLocation) {
   const auto where = [] { return std::string("train.jsonl:7"); };
@@ -55,5 +55,5 @@ TEST(CheckLabelCount, LabelWithAControlByteIsRefusedNamingTheLocation) {
   EXPECT_NO_THROW(check_label_count({"caf\xc3\xa9 ok"}, false, where));
 }
 
-}  // namespace
+}  // namespace labels_test
 }  // namespace sift

@@ -13,7 +13,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace line_reader_test {
 
 using sift::testing::make_temp_dir;
 
@@ -182,5 +182,5 @@ TEST(LineReader, MissingFileThrows) {
   EXPECT_THROW(LineReader{dir}, Error);  // a directory
 }
 
-}  // namespace
+}  // namespace line_reader_test
 }  // namespace sift

@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace multilabel_stream_test {
 
 namespace fs = std::filesystem;
 
@@ -126,5 +126,5 @@ TEST_F(MultiLabelStream, SingleLabelTaskRefusesALabelListNamingLineAndOption) {
   }
 }
 
-}  // namespace
+}  // namespace multilabel_stream_test
 }  // namespace sift

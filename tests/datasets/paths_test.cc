@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace paths_test {
 
 using sift::testing::make_temp_dir;
 
@@ -93,5 +93,5 @@ TEST(Paths, ListFileResolvesAgainstItsFolder) {
             std::string::npos);
 }
 
-}  // namespace
+}  // namespace paths_test
 }  // namespace sift

@@ -8,7 +8,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace record_parser_test {
 
 using Labels = std::vector<std::string>;
 
@@ -193,5 +193,5 @@ TEST(RecordParser, WithoutSeparatorALabelListIsOneLabel) {
   EXPECT_EQ(ex.labels, (Labels{"a,b"}));
 }
 
-}  // namespace
+}  // namespace record_parser_test
 }  // namespace sift

@@ -13,7 +13,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace record_reader_test {
 
 using sift::testing::make_temp_dir;
 
@@ -262,5 +262,5 @@ TEST(RecordReader, RealSst2GlueValidation) {
   EXPECT_EQ(per_class.size(), 2u);
 }
 
-}  // namespace
+}  // namespace record_reader_test
 }  // namespace sift

@@ -19,7 +19,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace sentencepiece_test {
 
 using sift::testing::error_of;
 
@@ -219,5 +219,5 @@ TEST_F(SentencePieceTest, CoreProcessHasNoLibTorch) {
   EXPECT_NE(all.find("libsentencepiece"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sentencepiece_test
 }  // namespace sift

@@ -16,7 +16,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace shard_writer_test {
 
 using sift::testing::make_temp_dir;
 
@@ -306,5 +306,5 @@ TEST(ShardWriter, BadOptionsAndUnwritableOutputThrow) {
   EXPECT_THROW(ShardWriter{options}, Error);
 }
 
-}  // namespace
+}  // namespace shard_writer_test
 }  // namespace sift

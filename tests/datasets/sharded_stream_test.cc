@@ -18,7 +18,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace sharded_stream_test {
 
 namespace fs = std::filesystem;
 
@@ -385,5 +385,5 @@ TEST_F(StreamFixture, ShardRemovedBetweenEpochsIsNamed) {
   }
 }
 
-}  // namespace
+}  // namespace sharded_stream_test
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace stopwords_test {
 
 namespace fs = std::filesystem;
 
@@ -52,5 +52,5 @@ TEST(Stopwords, MissingOrEmptyFileNamesTheOption) {
   fs::remove(path);
 }
 
-}  // namespace
+}  // namespace stopwords_test
 }  // namespace sift

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace tokenizer_test {
 
 using Tokens = std::vector<std::string>;
 
@@ -216,5 +216,5 @@ TEST(WordTokenizer, LeavesAsciiTextAsBefore) {
   EXPECT_EQ(tokenize(all), expected);
 }
 
-}  // namespace
+}  // namespace tokenizer_test
 }  // namespace sift

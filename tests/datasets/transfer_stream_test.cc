@@ -15,7 +15,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace transfer_stream_test {
 
 namespace fs = std::filesystem;
 
@@ -177,5 +177,5 @@ TEST(RawBatchAppend, UnlabelledRowsFollowTheLabelledOnesWithTheirOffsetsShifted)
   EXPECT_TRUE(labelled.label_starts.empty());
 }
 
-}  // namespace
+}  // namespace transfer_stream_test
 }  // namespace sift

@@ -18,7 +18,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace unicode_parity_test {
 
 const std::string kSource = SIFT_SOURCE_DIR;
 
@@ -168,5 +168,5 @@ TEST(UnicodeParity, PythonExampleTokenizesLikeWordTokenizerFromTheExportedTables
   for (const auto& path : {tables, input, script}) std::remove(path.c_str());
 }
 
-}  // namespace
+}  // namespace unicode_parity_test
 }  // namespace sift

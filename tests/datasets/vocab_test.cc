@@ -14,7 +14,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace vocab_test {
 
 using sift::testing::error_of;
 
@@ -291,5 +291,5 @@ TEST(VocabBuilder, MemoryStaysBoundedOnManyDistinctWords) {
   EXPECT_EQ(vocab.word(4), "zebra");
 }
 
-}  // namespace
+}  // namespace vocab_test
 }  // namespace sift

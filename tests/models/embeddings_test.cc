@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace embeddings_test {
 
 using sift::testing::make_temp_dir;
 
@@ -169,5 +169,5 @@ TEST(WordEmbedding, PretrainedNeedsWordIdsAndAtLeastOneMatch) {
   EXPECT_THROW(make_word_embedding(c, pieces), Error);
 }
 
-}  // namespace
+}  // namespace embeddings_test
 }  // namespace sift

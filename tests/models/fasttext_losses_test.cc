@@ -12,7 +12,7 @@
 #include "tests/models/bag_batch.h"
 
 namespace sift {
-namespace {
+namespace fasttext_losses_test {
 
 ModelShape shape_with(Loss loss, std::vector<uint64_t> counts, int64_t negatives = 3) {
   ModelShape s = test_util::bag_shape(20, static_cast<int64_t>(counts.size()));
@@ -225,5 +225,5 @@ TEST(FastTextHs, ALoadedCheckpointsCountsRebuildTheTree) {
       torch::allclose(loaded->forward(test_util::bags()), trained->forward(test_util::bags())));
 }
 
-}  // namespace
+}  // namespace fasttext_losses_test
 }  // namespace sift

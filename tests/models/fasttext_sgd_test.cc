@@ -6,7 +6,7 @@
 #include "tests/models/bag_batch.h"
 
 namespace sift {
-namespace {
+namespace fasttext_sgd_test {
 
 RawBatch batch() { return test_util::four_bags({0, 2, 1, 3}); }
 using test_util::input_of;
@@ -70,5 +70,5 @@ TEST(FastTextSgd, GradientAloneLeavesTheWeightsAsTheyWere) {
   for (size_t i = 0; i < after.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
 }
 
-}  // namespace
+}  // namespace fasttext_sgd_test
 }  // namespace sift

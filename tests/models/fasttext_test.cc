@@ -6,7 +6,7 @@
 #include "tests/models/bag_batch.h"
 
 namespace sift {
-namespace {
+namespace fasttext_test {
 
 ModelConfig config(int64_t dim) {
   ModelConfig c;
@@ -107,5 +107,5 @@ TEST(ModelRegistry, UnknownNameListsKnownModels) {
   }
 }
 
-}  // namespace
+}  // namespace fasttext_test
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "tests/models/bag_batch.h"
 
 namespace sift {
-namespace {
+namespace mlp_test {
 
 ModelConfig config(int64_t layers = 2, double dropout = 0.0) {
   ModelConfig c;
@@ -130,5 +130,5 @@ TEST(ModelRegistry, EveryModelHasTraitsAFactoryAndAScript) {
   EXPECT_FALSE(find_model("fasttext").traits.recomputation);
 }
 
-}  // namespace
+}  // namespace mlp_test
 }  // namespace sift

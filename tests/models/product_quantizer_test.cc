@@ -7,7 +7,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace product_quantizer_test {
 
 // [rows, dim] with, at each 2-dim position, sub-vectors drawn from `values` distinct ones.
 torch::Tensor table_of_distinct(int64_t rows, int64_t dim, int64_t values) {
@@ -106,5 +106,5 @@ TEST(ProductQuantizer, RefusesADsubThatDoesNotDivideTheDimension) {
   EXPECT_NE(message.find("(10)"), std::string::npos) << message;
 }
 
-}  // namespace
+}  // namespace product_quantizer_test
 }  // namespace sift

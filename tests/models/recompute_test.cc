@@ -14,7 +14,7 @@
 #include "tests/models/sequence_batch.h"
 
 namespace sift {
-namespace {
+namespace recompute_test {
 
 using test_util::batch;
 
@@ -182,5 +182,5 @@ TEST(Recompute, PolicyFromOptions) {
   EXPECT_TRUE(every.applies(3));
 }
 
-}  // namespace
+}  // namespace recompute_test
 }  // namespace sift

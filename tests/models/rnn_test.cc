@@ -10,7 +10,7 @@
 #include "tests/models/sequence_batch.h"
 
 namespace sift {
-namespace {
+namespace rnn_test {
 
 using test_util::Ids;
 
@@ -131,5 +131,5 @@ TEST(ModelRegistry, CreatesRnnByName) {
   EXPECT_EQ(model->forward(batch({{1, 2}, {3, 4, 5}})).sizes(), (std::vector<int64_t>{2, 2}));
 }
 
-}  // namespace
+}  // namespace rnn_test
 }  // namespace sift

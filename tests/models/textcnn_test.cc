@@ -8,7 +8,7 @@
 #include "tests/models/sequence_batch.h"
 
 namespace sift {
-namespace {
+namespace textcnn_test {
 
 using test_util::Ids;
 
@@ -130,5 +130,5 @@ TEST(ModelRegistry, CreatesTextCnnByName) {
   EXPECT_EQ(model->forward(batch({{1, 2}, {3, 4, 5}})).sizes(), (std::vector<int64_t>{2, 2}));
 }
 
-}  // namespace
+}  // namespace textcnn_test
 }  // namespace sift

@@ -15,7 +15,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace transformer_test {
 
 using test_util::train_on;
 
@@ -284,5 +284,5 @@ TEST(ModelRegistry, CreatesTransformerByName) {
   EXPECT_THROW(spec.create(bad, shape()), Error);
 }
 
-}  // namespace
+}  // namespace transformer_test
 }  // namespace sift

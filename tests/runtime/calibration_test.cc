@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift {
-namespace {
+namespace calibration_test {
 
 TEST(Calibration, TheErrorWeighsEachBinsGapByItsShareOfTheExamples) {
   Calibration c;
@@ -31,5 +31,5 @@ TEST(Calibration, AConfidenceOfOneFallsInTheLastBinAndAPerfectModelHasNoError) {
   EXPECT_DOUBLE_EQ(c.expected_calibration_error(), 0.0);
 }
 
-}  // namespace
+}  // namespace calibration_test
 }  // namespace sift

@@ -10,7 +10,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace checkpoint_test {
 
 using sift::testing::make_temp_dir;
 
@@ -215,5 +215,5 @@ TEST_F(CheckpointTest, UnwritableDirectoryIsASiftError) {
   EXPECT_CONTAINS(m, "no/such/dir");
 }
 
-}  // namespace
+}  // namespace checkpoint_test
 }  // namespace sift

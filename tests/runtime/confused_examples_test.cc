@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace confused_examples_test {
 
 const std::string kEllipsis = "\xE2\x80\xA6";
 
@@ -99,5 +99,5 @@ TEST(ConfusedExamples, MostConfusedListsTheLargestMistakesFirstWithTheirShareAnd
   EXPECT_EQ(top[1]["predicted"], "a");
 }
 
-}  // namespace
+}  // namespace confused_examples_test
 }  // namespace sift

@@ -5,7 +5,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace device_test {
 
 TEST(Device, CudaIndexIsTheLocalRank) {
   EXPECT_EQ(cuda_device_index(nullptr, 4), 0);
@@ -22,5 +22,5 @@ TEST(Device, CudaIndexIsTheLocalRank) {
 
 TEST(Device, CpuStaysCpu) { EXPECT_TRUE(parse_device("cpu").is_cpu()); }
 
-}  // namespace
+}  // namespace device_test
 }  // namespace sift

@@ -8,7 +8,7 @@
 #include "framework/runtime/loss.h"
 
 namespace sift {
-namespace {
+namespace distill_loss_test {
 
 std::vector<double> softmax(const std::vector<double>& z, double t) {
   double total = 0.0;
@@ -97,5 +97,5 @@ TEST(DistillLoss, AlphaWeighsTheHardLossAndOneLeavesPlainCrossEntropy) {
   EXPECT_NEAR(mixed.soft.item<double>(), soft_by_hand, 1e-5);
 }
 
-}  // namespace
+}  // namespace distill_loss_test
 }  // namespace sift

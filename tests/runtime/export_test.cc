@@ -24,7 +24,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace export_test {
 
 using sift::testing::error_of;
 
@@ -616,5 +616,5 @@ TEST_F(ExportFile, ExtraFilesHoldEverythingTheTokenizerNeeds) {
   EXPECT_EQ(format["version"], kExportFormatVersion);
 }
 
-}  // namespace
+}  // namespace export_test
 }  // namespace sift

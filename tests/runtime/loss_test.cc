@@ -6,7 +6,7 @@
 #include <cmath>
 
 namespace sift {
-namespace {
+namespace loss_test {
 
 // Two records over 3 labels: {0, 2} and {1}.
 RawBatch two_records() {
@@ -103,5 +103,5 @@ TEST(Loss, BalancedPosWeightIsNegativesOverPositives) {
   EXPECT_FLOAT_EQ(w[2].item<float>(), 0.0f);
 }
 
-}  // namespace
+}  // namespace loss_test
 }  // namespace sift

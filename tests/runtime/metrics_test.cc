@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace metrics_test {
 
 // 3 classes; truth x prediction:
 //          pred 0  pred 1  pred 2
@@ -158,5 +158,5 @@ TEST(ConfusionMatrix, MostConfusedCellsAreOffDiagonalLargestFirst) {
   EXPECT_EQ(m.most_confused(10).size(), 4u);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace sift

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace sift {
-namespace {
+namespace multilabel_metrics_test {
 
 // 4 labels (label 3 never occurs nor is predicted), 4 records:
 //   truth {0,1}  predicted {0}     label 1 missed
@@ -67,5 +67,5 @@ TEST(MultiLabelCounts, EmptyAndJsonReport) {
   EXPECT_NE(text.find("Hamming loss 0.1250"), std::string::npos) << text;
 }
 
-}  // namespace
+}  // namespace multilabel_metrics_test
 }  // namespace sift

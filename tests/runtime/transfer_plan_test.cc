@@ -6,7 +6,7 @@
 #include "framework/runtime/data_plan.h"
 
 namespace sift {
-namespace {
+namespace transfer_plan_test {
 
 DataPlan plan_of(std::vector<std::string> overrides) {
   overrides.insert(overrides.begin(),
@@ -59,5 +59,5 @@ TEST(TransferPlan, AugmentReadsTheTrainingPartOfTheTrainingFiles) {
             1);
 }
 
-}  // namespace
+}  // namespace transfer_plan_test
 }  // namespace sift

@@ -23,7 +23,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace crash_resume_cli_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -183,5 +183,5 @@ TEST_F(CrashResume, SigintSavesExits130AndTheResumeEndsAsTheUninterruptedRun) {
   stop_with(SIGINT, "SIGINT");
 }
 
-}  // namespace
+}  // namespace crash_resume_cli_test
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace cv_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -70,5 +70,5 @@ TEST_F(CrossValidation, BadFoldOptionsAreRefusedByName) {
       {"data.test.path"}));
 }
 
-}  // namespace
+}  // namespace cv_cli_test
 }  // namespace sift

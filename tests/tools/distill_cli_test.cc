@@ -13,7 +13,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace distill_cli_test {
 
 namespace fs = std::filesystem;
 using testing::make_temp_dir;
@@ -365,5 +365,5 @@ TEST_F(DistillCli, TwoRanksEachMixInTheirPartOfTheUnlabelledTexts) {
   EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.9) << r.out;
 }
 
-}  // namespace
+}  // namespace distill_cli_test
 }  // namespace sift

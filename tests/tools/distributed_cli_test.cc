@@ -25,7 +25,7 @@
 extern char** environ;
 
 namespace sift {
-namespace {
+namespace distributed_cli_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -251,5 +251,5 @@ TEST_F(Dist, UnreachableMasterIsAClearErrorWithinTheTimeout) {
       << r;
 }
 
-}  // namespace
+}  // namespace distributed_cli_test
 }  // namespace sift

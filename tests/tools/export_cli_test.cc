@@ -13,7 +13,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace export_cli_test {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
@@ -371,5 +371,5 @@ TEST_F(ExportCli, BadFilesGetOneClearError) {
                              {dir_ + "/no_run"}));
 }
 
-}  // namespace
+}  // namespace export_cli_test
 }  // namespace sift

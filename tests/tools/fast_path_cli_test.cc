@@ -9,7 +9,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace fast_path_cli_test {
 
 namespace fs = std::filesystem;
 using testing::make_temp_dir;
@@ -84,5 +84,5 @@ TEST_F(FastPathCli, ValidationInsideAnEpochIsRefusedWithThreads) {
   EXPECT_TRUE(testing::CleanSiftError(r, {"train.eval_every", "train.fast_path_threads"}));
 }
 
-}  // namespace
+}  // namespace fast_path_cli_test
 }  // namespace sift

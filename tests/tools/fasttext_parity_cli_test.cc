@@ -17,7 +17,7 @@
 #include "tests/tools/run_sift.h"
 
 namespace sift::testing {
-namespace {
+namespace fasttext_parity_cli_test {
 
 const std::string kSource = SIFT_SOURCE_DIR;
 
@@ -537,5 +537,5 @@ TEST(SiftUsage, ParseErrorsAndMissingArgumentsExitWithTwo) {
   EXPECT_EQ(run_sift("predict --model /nonexistent/run", dir, "x\n").status, 1);
 }
 
-}  // namespace
+}  // namespace fasttext_parity_cli_test
 }  // namespace sift::testing

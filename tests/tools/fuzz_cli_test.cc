@@ -15,7 +15,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace fuzz_cli_test {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
@@ -141,5 +141,5 @@ TEST(FuzzCli, MutatedFilesOfEveryFormatEndInAResultOrOneCleanError) {
   fs::remove_all(dir, ec);
 }
 
-}  // namespace
+}  // namespace fuzz_cli_test
 }  // namespace sift

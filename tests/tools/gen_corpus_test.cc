@@ -14,7 +14,7 @@
 #include "datasets/line_reader.h"
 #include "tests/test_files.h"
 
-namespace {
+namespace gen_corpus_test {
 
 using Lines = std::vector<std::string>;
 
@@ -176,4 +176,4 @@ TEST(ShardCommand, HeaderAndErrors) {
   EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
 }
 
-}  // namespace
+}  // namespace gen_corpus_test

@@ -21,7 +21,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace golden_run_test {
 
 namespace fs = std::filesystem;
 using testing::checkpoint_view;
@@ -105,5 +105,5 @@ TEST_F(GoldenRun, CheckpointsAndExportKeepTheirBytes) {
   EXPECT_EQ(sha256(dir_ + "/golden.pt"), kExport);
 }
 
-}  // namespace
+}  // namespace golden_run_test
 }  // namespace sift

@@ -12,7 +12,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace losses_cli_test {
 
 namespace fs = std::filesystem;
 using testing::CleanSiftError;
@@ -196,5 +196,5 @@ TEST(LossesRefusals, HsOnAnotherModelAndTooFewNegativesNameTheKey) {
   fs::remove_all(dir, ec);
 }
 
-}  // namespace
+}  // namespace losses_cli_test
 }  // namespace sift

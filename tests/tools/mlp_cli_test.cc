@@ -9,7 +9,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace mlp_cli_test {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
@@ -64,5 +64,5 @@ TEST(MlpCli, TrainsOnSmallSmsAndExportsAFileThatPredictsTheSame) {
   fs::remove_all(dir, ec);
 }
 
-}  // namespace
+}  // namespace mlp_cli_test
 }  // namespace sift

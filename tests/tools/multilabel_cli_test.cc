@@ -17,7 +17,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace multilabel_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -228,5 +228,5 @@ TEST_F(MultiLabelCli, MultiLabelOptionsAreChecked) {
   EXPECT_TRUE(CleanError(threshold, {"train.threshold"}));
 }
 
-}  // namespace
+}  // namespace multilabel_cli_test
 }  // namespace sift

@@ -10,7 +10,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace nonfinite_cli_test {
 
 namespace fs = std::filesystem;
 using testing::CleanSiftError;
@@ -106,5 +106,5 @@ TEST_F(NonfiniteCli, WeightsHoldingNaNAreRefusedByEvalAndPredictNamingTheFile) {
   EXPECT_TRUE(CleanSiftError(predict, {holder, "NaN", "diverged"}));
 }
 
-}  // namespace
+}  // namespace nonfinite_cli_test
 }  // namespace sift

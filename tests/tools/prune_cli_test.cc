@@ -12,7 +12,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace prune_cli_test {
 
 namespace fs = std::filesystem;
 using testing::checkpoint_view;
@@ -119,5 +119,5 @@ TEST_F(PruneCli, BadSettingsAreRefusedNamingTheirKey) {
       {"train.prune.params", "nope*"}));
 }
 
-}  // namespace
+}  // namespace prune_cli_test
 }  // namespace sift

@@ -13,7 +13,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace run_folder_cli_test {
 
 namespace fs = std::filesystem;
 using testing::quote;
@@ -145,5 +145,5 @@ TEST_F(RunFolderCli, RunNamesThatLeaveRunDirAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ + "/runs"));
 }
 
-}  // namespace
+}  // namespace run_folder_cli_test
 }  // namespace sift

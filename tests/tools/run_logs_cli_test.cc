@@ -17,7 +17,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace run_logs_cli_test {
 
 namespace fs = std::filesystem;
 using testing::CleanSiftError;
@@ -185,5 +185,5 @@ TEST_F(RunLogsCli, AResumeOfARunAtItsStepLimitNamesMaxSteps) {
   EXPECT_NE(r.out.find("--set train.max_steps=N (N > 20, or 0: no limit)"), std::string::npos) << r;
 }
 
-}  // namespace
+}  // namespace run_logs_cli_test
 }  // namespace sift

@@ -24,7 +24,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace sift_cli_test {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
@@ -688,5 +688,5 @@ TEST_F(SiftCli, ConfigDumpAppliesSet) {
   EXPECT_EQ(load_config(dir_ + "/d.yaml").train.epochs, 11);
 }
 
-}  // namespace
+}  // namespace sift_cli_test
 }  // namespace sift

@@ -11,7 +11,7 @@
 #include "tools/tune/trial_record.h"
 
 namespace sift::testing {
-namespace {
+namespace tune_cli_test {
 
 const std::string kSource = SIFT_SOURCE_DIR;
 
@@ -327,5 +327,5 @@ TEST(SiftTune, BadInputStopsBeforeAnyTrialWithOneLineNamingTheKey) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/runs"));  // no trial started
 }
 
-}  // namespace
+}  // namespace tune_cli_test
 }  // namespace sift::testing

@@ -14,7 +14,7 @@
 #include "run_sift.h"
 
 namespace sift {
-namespace {
+namespace watch_cli_test {
 
 namespace fs = std::filesystem;
 using testing::lines_of;
@@ -479,5 +479,5 @@ TEST_F(WatchCli, HeadlessChromiumRendersTheReportWithoutConsoleErrors) {
   EXPECT_GT(fs::file_size(dir_ + "/shot.png"), 10000u);
 }
 
-}  // namespace
+}  // namespace watch_cli_test
 }  // namespace sift

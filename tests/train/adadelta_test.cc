@@ -11,7 +11,7 @@
 #include "framework/train/max_norm.h"
 
 namespace sift {
-namespace {
+namespace adadelta_test {
 
 // Adadelta written out in doubles (Zeiler 2012, as torch.optim.Adadelta) on the loss
 // sum(c * p^2), whose gradient is 2 c p.
@@ -83,5 +83,5 @@ TEST(MaxNorm, BoundsEachOutputRow) {
   EXPECT_THROW(apply_max_norm(*no_output, 3.0), Error);
 }
 
-}  // namespace
+}  // namespace adadelta_test
 }  // namespace sift

@@ -30,7 +30,7 @@
 extern char** environ;
 
 namespace sift {
-namespace {
+namespace distributed_test {
 
 namespace fs = std::filesystem;
 
@@ -336,11 +336,11 @@ TEST(DistributedResume, RefusesAnotherWorldSizeNamingBoth) {
   EXPECT_EQ(rank_blob("data", 3), "data.3");
 }
 
-}  // namespace
+}  // namespace distributed_test
 }  // namespace sift
 
 namespace sift {
-namespace {
+namespace distributed_test {
 
 // The trainer holds a group of one in a single process: every collective answers from
 // this process's own values, so the loop needs no single-process branches.
@@ -375,5 +375,5 @@ TEST(DistributedGroupOfOne, IsWhatAnEmptyEnvironmentJoins) {
   EXPECT_TRUE(torch::equal(before, net->parameters()[0]));
 }
 
-}  // namespace
+}  // namespace distributed_test
 }  // namespace sift

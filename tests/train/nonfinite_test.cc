@@ -6,7 +6,7 @@
 #include <limits>
 
 namespace sift {
-namespace {
+namespace nonfinite_test {
 
 TEST(TensorsFinite, FindsOneNonFiniteValueAnywhereInALargeTable) {
   // fp32 CPU tables take the plain pass; the double tensor goes through ATen.
@@ -26,5 +26,5 @@ TEST(TensorsFinite, FindsOneNonFiniteValueAnywhereInALargeTable) {
   EXPECT_FALSE(tensors_finite({torch::full({2}, std::nan(""), torch::kFloat64)}));
 }
 
-}  // namespace
+}  // namespace nonfinite_test
 }  // namespace sift

@@ -5,7 +5,7 @@
 #include <cmath>
 
 namespace sift {
-namespace {
+namespace optimization_test {
 
 TrainConfig schedule(const std::string& type, double lr = 1.0) {
   TrainConfig t;
@@ -79,5 +79,5 @@ TEST(Optimizer, NesterovSgdStepsDifferFromPlainMomentum) {
   EXPECT_NE(run(true), run(false));
 }
 
-}  // namespace
+}  // namespace optimization_test
 }  // namespace sift

@@ -6,7 +6,7 @@
 #include "framework/runtime/tensor_memory.h"
 
 namespace sift {
-namespace {
+namespace phases_test {
 
 using std::chrono::milliseconds;
 
@@ -68,5 +68,5 @@ TEST(PhaseTimes, APhaseRecordsThePeakOfTheTensorBytesItHeld) {
   EXPECT_FALSE(j["table"].back().contains("peak_tensor_bytes"));  // "other" has none
 }
 
-}  // namespace
+}  // namespace phases_test
 }  // namespace sift

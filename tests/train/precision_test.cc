@@ -12,7 +12,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace precision_test {
 
 TEST(Autocast, Bf16OnCpuInsideTheGuardOnly) {
   auto linear = torch::nn::Linear(8, 4);
@@ -134,5 +134,5 @@ TEST(PrecisionOptions, BadValuesNameTheKey) {
   }
 }
 
-}  // namespace
+}  // namespace precision_test
 }  // namespace sift

@@ -17,7 +17,7 @@
 #include "tests/test_files.h"
 
 namespace sift {
-namespace {
+namespace pruning_test {
 
 const std::string kData = std::string(SIFT_SOURCE_DIR) + "/tests/data";
 const std::string kSource = SIFT_SOURCE_DIR;
@@ -247,5 +247,5 @@ TEST(Pruner, UnstructuredMasksTheSmallestWeightsOfEachNamedParameter) {
   EXPECT_EQ(pruner->report()["parameters"].size(), 3u);
 }
 
-}  // namespace
+}  // namespace pruning_test
 }  // namespace sift

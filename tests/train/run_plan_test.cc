@@ -6,7 +6,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace run_plan_test {
 
 RunPlan plan_of(std::vector<std::string> overrides) {
   return resolve_run(load_config("", overrides));
@@ -82,5 +82,5 @@ TEST(RunPlan, ResolvingRefusesOptionsThatDoNotGoTogetherNamingTheKey) {
   }
 }
 
-}  // namespace
+}  // namespace run_plan_test
 }  // namespace sift

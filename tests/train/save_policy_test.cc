@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift {
-namespace {
+namespace save_policy_test {
 
 TEST(SavePolicy, EpochSavesAtEveryEpochsEndAndEndAtNone) {
   const int64_t table = 80'000'000;  // the fastText model's 2M x 10 floats
@@ -35,5 +35,5 @@ TEST(SavePolicy, AutoSavesEveryEpochOfASmallModel) {
   EXPECT_TRUE(SavePolicy(SaveLast::automatic, 4'000'000).saves_at_epoch_end(0.14));
 }
 
-}  // namespace
+}  // namespace save_policy_test
 }  // namespace sift

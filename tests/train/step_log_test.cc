@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sift {
-namespace {
+namespace step_log_test {
 
 TEST(StepLog, ParsingKeepsCompleteRowsAndSkipsALineCutShortOrOfTheWrongWidth) {
   const StepLogTable t = parse_step_log("step,epoch,x\n1,1,0.5\n2,1\n3,1,\n4,1,0.");
@@ -19,5 +19,5 @@ TEST(StepLog, AnEmptyOrHeaderlessTextIsAnEmptyTable) {
   EXPECT_TRUE(parse_step_log("step,epo").columns.empty());
 }
 
-}  // namespace
+}  // namespace step_log_test
 }  // namespace sift

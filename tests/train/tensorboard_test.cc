@@ -5,7 +5,7 @@
 #include <cstring>
 
 namespace sift {
-namespace {
+namespace tensorboard_test {
 
 TEST(TensorBoard, Crc32cMatchesTheCastagnoliCheckValue) {
   EXPECT_EQ(crc32c("123456789"), 0xE3069283u);  // the catalogue's check value
@@ -49,5 +49,5 @@ TEST(TensorBoard, ATextEventIsAStringTensorOfShapeOneForTheTextPlugin) {
   EXPECT_NE(e.find(std::string("\x4a\x08\x0a\x06\x0a\x04text", 10)), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tensorboard_test
 }  // namespace sift

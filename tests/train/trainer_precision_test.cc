@@ -14,7 +14,7 @@
 #include "framework/train/trainer.h"
 
 namespace sift {
-namespace {
+namespace trainer_precision_test {
 
 namespace fs = std::filesystem;
 
@@ -102,5 +102,5 @@ TEST_F(TrainerPrecision, Fp16OnCpuIsRefused) {
   }
 }
 
-}  // namespace
+}  // namespace trainer_precision_test
 }  // namespace sift

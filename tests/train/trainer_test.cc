@@ -12,7 +12,7 @@
 #include "framework/runtime/model_bundle.h"
 
 namespace sift {
-namespace {
+namespace trainer_test {
 
 namespace fs = std::filesystem;
 
@@ -245,5 +245,5 @@ TEST_F(Trainer, ClassWeightsMustBeOnePerLabel) {
   EXPECT_GT(report["splits"]["valid"]["macro_f1"].get<double>(), 0.8);
 }
 
-}  // namespace
+}  // namespace trainer_test
 }  // namespace sift

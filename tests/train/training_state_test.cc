@@ -5,7 +5,7 @@
 #include "core/error.h"
 
 namespace sift {
-namespace {
+namespace training_state_test {
 
 TrainingState sample_state() {
   TrainingState s;
@@ -93,5 +93,5 @@ TEST(TrainingState, TaskCountsReadBackAsWritten) {
   EXPECT_EQ(back.label_counts, task.label_counts);
 }
 
-}  // namespace
+}  // namespace training_state_test
 }  // namespace sift
