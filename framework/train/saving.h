@@ -28,9 +28,10 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
 // best.ckpt leaves no best.ckpt; when last.ckpt's weights are the best, writes it as
 // that save would have (naming them). Anything else is left for load_run to refuse.
 void restore_missing_best(const std::string& run_dir);
-// When last.ckpt's weights are the best (best.ckpt names them), writes best.ckpt again
-// unless it names them already: a crash between a save's two writes left it missing,
-// naming an older last.ckpt, or holding an older best. Needs run.file_hashes.
+// When last.ckpt's weights are the best (best.ckpt names them), takes their metrics
+// from last.ckpt, and writes best.ckpt again unless it names them already: a crash
+// between a save's two writes left it missing, naming an older last.ckpt, or holding an
+// older best. Needs run.file_hashes.
 void repair_best(Run& run, const Checkpoint& last);
 // Then the model's and optimizer's state, this rank's random state and the loss scale.
 // Returns this rank's data position ("" when the epoch was complete).

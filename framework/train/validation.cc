@@ -115,11 +115,13 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
                            {"seconds", progress.elapsed_seconds()}};
   std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", s.epoch, s.step,
                                  record["train_loss"].get<double>());
-  if (valid != nullptr) score_validation(run, *valid, record, line);
+  // Before scoring: the record a best validation keeps is then the one last.ckpt keeps
+  // as its last metrics, which a resume gives back to best.ckpt (repair_best).
   if (run.scaler.enabled()) {
     record["loss_scale"] = run.scaler.scale();
     record["skipped_steps"] = run.scaler.skipped_steps();
   }
+  if (valid != nullptr) score_validation(run, *valid, record, line);
   if (run.dist->is_primary()) append_line(run_file(run.dir, kMetricsFile), record.dump());
   ++run.state.metrics_rows;
   if (valid != nullptr) run.step_log.valid_row(s.step, s.epoch, record);

@@ -45,6 +45,12 @@ inline nlohmann::json without_seconds(nlohmann::json j) {
   return j;
 }
 
+// The checkpoint's metadata (its JSON).
+inline nlohmann::json checkpoint_meta_of(const std::string& path) {
+  size_t at = 24;
+  return nlohmann::json::parse(take_bytes(slurp(path), at));
+}
+
 // The checkpoint's bytes less what differs between two runs of one binary: its metadata
 // without "seconds", then each section but "optimizer" (LibTorch's archive names each
 // parameter by its heap address) as name, newline, bytes.

@@ -175,6 +175,28 @@ TEST_F(CrashResume, TenSigkillsAtRandomMomentsEachResumedEndWithTheUninterrupted
   expect_reference_outcome();
 }
 
+// A resume from the save that made the best (best.ckpt then names last.ckpt's weights),
+// trained on: the next save gives best.ckpt a copy of its own, which keeps that
+// validation's metrics. It said "metrics": null, and the kills above caught that about
+// one run in twenty. train.min_delta=1: the second epoch cannot be a new best.
+TEST_F(CrashResume, AResumeFromTheBestSaveKeepsItsMetricsWhenBestGetsItsOwnCopy) {
+  const std::string best = dir_ + "/runs/golden/best.ckpt";
+  ASSERT_EQ(
+      wait_for(start_sift(dir_, {"train", "golden.yaml", "--quiet", "--set", "train.epochs=1"})), 0)
+      << slurp(dir_ + "/err");
+  ASSERT_EQ(testing::checkpoint_meta_of(best).value("weights_in", ""), "last.ckpt");
+  ASSERT_EQ(wait_for(start_sift(dir_, {"train", "--resume", "runs/golden", "--quiet", "--set",
+                                       "train.epochs=2", "--set", "train.min_delta=1"})),
+            0)
+      << slurp(dir_ + "/err");
+  const nlohmann::json meta = testing::checkpoint_meta_of(best);
+  EXPECT_FALSE(meta.contains("weights_in")) << "best.ckpt should hold its own weights now";
+  EXPECT_EQ(meta.value("step", -1), 13);
+  const auto rows = testing::lines_of(slurp(dir_ + "/runs/golden/metrics.jsonl"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(meta["metrics"], nlohmann::json::parse(rows[0]));
+}
+
 TEST_F(CrashResume, SigtermSavesExits143AndTheResumeEndsAsTheUninterruptedRun) {
   stop_with(SIGTERM, "SIGTERM");
 }
