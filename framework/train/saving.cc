@@ -136,7 +136,7 @@ void repair_best(Run& run, const Checkpoint& last) {
   if (!run.dist->is_primary() || !run.best.is_reference) return;
   // The best weights are last.ckpt's, so its last validation is theirs. Needed even when
   // best.ckpt is as the save left it: the next save gives best.ckpt its own copy, and
-  // without them that copy said "metrics": null (CrashResume caught it 1 run in 20).
+  // without them that copy said "metrics": null (CrashResume's kills caught it at times).
   run.best.metrics = last.meta.value("metrics", nlohmann::json());
   const std::string path = run_file(run.dir, kBestCheckpointFile);
   if (std::filesystem::exists(path)) {
