@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
@@ -80,6 +81,7 @@ nlohmann::json measure(ModelBundle& b, const std::vector<std::string>& texts, si
 }  // namespace sift
 
 int main(int argc, char** argv) {
+  sift::keep_freed_memory();  // as `sift predict` runs: the same allocator settings
   std::string model, texts_path, engine;
   int threads = 1;
   size_t singles = 1000, batches = 40;

@@ -1,7 +1,6 @@
 // sift: train, evaluate and use text classifiers. Errors are reported here, once.
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/keep_freed_memory.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
@@ -54,23 +54,10 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
   return true;
 }
 
-// LibTorch allocates every intermediate tensor afresh. glibc serves a block past its mmap
-// threshold from new pages and returns the heap's top to the kernel past its trim
-// threshold, so a tensor of a few MB cost page faults at every op. Blocks up to 32 MB
-// (glibc's cap) come from the heap, and up to 256 MB of freed heap stays: measured with
-// GLIBC_TUNABLES, interleaved pairs, bench/RESULTS.md "Memory allocation": a 10,000-label
-// hs run 20.3 s -> 7.7 s (its system time 12.7 s -> 3.3 s), TextCNN on SMS spam -17%,
-// the Transformer -13%, the 1M-line fastText run unchanged; peak RSS within 1% but one
-// Transformer run of two (+14%).
-void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  sift::keep_freed_memory();
   CLI::App app{"Sift: streaming text classification on LibTorch", "sift"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sift 0.1.0");
