@@ -60,9 +60,7 @@ class RunLogsCli : public ::testing::Test {
     ::kill(pid, SIGKILL);
     EXPECT_EQ(testing::wait_for(pid), 128 + SIGKILL) << slurp(dir_ + "/err");
     if (!fs::exists(run() + "/last.ckpt")) return nullptr;
-    const std::string bytes = slurp(run() + "/last.ckpt");
-    size_t at = 24;
-    return nlohmann::json::parse(testing::take_bytes(bytes, at));
+    return testing::checkpoint_meta_of(run() + "/last.ckpt");
   }
   std::string run() const { return dir_ + "/r"; }
   std::string dir_;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <tuple>
 
+#include "core/ascii.h"
 #include "core/error.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
@@ -44,14 +45,11 @@ void drop_label_tokens(std::string& line) {
   if (line.find(kPrefix) == std::string::npos) return;
   std::string out;
   size_t i = 0;
-  const auto space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-  };
   while (i < line.size()) {
     size_t start = i;
-    while (i < line.size() && space(line[i])) ++i;
+    while (i < line.size() && is_ascii_space(line[i])) ++i;
     size_t word = i;
-    while (i < line.size() && !space(line[i])) ++i;
+    while (i < line.size() && !is_ascii_space(line[i])) ++i;
     std::string_view token(line.data() + word, i - word);
     if (token.substr(0, kPrefix.size()) == kPrefix) continue;  // the token and the space before it
     out.append(line, start, i - start);
