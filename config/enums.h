@@ -28,8 +28,9 @@ enum class SaveLast { epoch, end, automatic };
 // when the config qualifies, or off (always autograd).
 enum class FastPath { automatic, off };
 // What train.prune removes: single weights by magnitude (unstructured), or whole units
-// (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows).
-enum class PruneStructure { unstructured, filters, heads, ffn, rows };
+// (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows,
+// RNN hidden units).
+enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
 // label_f1: the F1 of one label, train.best_label (fastText's -autotune-metric f1:LABEL).
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
 enum class TokenizerType { word, sentencepiece };

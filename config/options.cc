@@ -597,7 +597,9 @@ std::vector<Option> declare() {
       "What gradual magnitude pruning removes, each to train.prune.sparsity (empty: no "
       "pruning): unstructured (single weights of train.prune.params), filters (TextCNN), "
       "heads and ffn (Transformer attention heads and feed-forward units: both may be "
-      "listed), rows (fastText embedding rows, the words' and the n-gram buckets'). Units "
+      "listed), rows (fastText embedding rows, the words' and the n-gram buckets'), hidden "
+      "(RNN hidden units, per layer and direction: a unit's gate rows and what reads its "
+      "state). Units "
       "are ranked by the L2 norm of their weights within each layer; sift export removes "
       "pruned units from the matrices.");
   t.add<double>("train.prune.sparsity", SIFT_FIELD(train.prune.sparsity),

@@ -171,7 +171,7 @@ void check_prune(const SiftConfig& config, const ModelTraits& model) {
     if (p.sparsity > 0) {
       throw Error(
           "train.prune.structure: train.prune.sparsity is set but nothing is pruned; list "
-          "what to prune (unstructured, filters, heads, ffn, rows).");
+          "what to prune (unstructured, filters, heads, ffn, rows, hidden).");
     }
     return;
   }

@@ -169,6 +169,45 @@ std::vector<UnitGroup> transformer_units(const ModelConfig& config, PruneStructu
   return groups;
 }
 
+std::vector<UnitGroup> rnn_units(const ModelConfig& config, PruneStructure structure,
+                                 const TensorMap&) {
+  std::vector<UnitGroup> groups;
+  if (structure != PruneStructure::hidden) return groups;
+  const int64_t hidden = config.hidden, gates = config.cell == "gru" ? 3 : 4;
+  const int directions = config.bidirectional ? 2 : 1;
+  const auto suffix = [](int64_t layer, int direction) {
+    return fmt::format("_l{}{}", layer, direction ? "_reverse" : "");
+  };
+  for (int64_t l = 0; l < config.layers; ++l) {
+    for (int d = 0; d < directions; ++d) {
+      // Its row of each gate in both products and both biases: with all of them zero the
+      // gates sit at sigmoid(0) and the candidate at tanh(0) = 0, so a state that starts at
+      // zero stays zero (LSTM: c = c / 2, h = tanh(c) / 2; GRU: h = h / 2).
+      const std::string s = suffix(l, d);
+      UnitGroup g{"rnn.hidden" + s, hidden, {}};
+      for (int64_t gate = 0; gate < gates; ++gate) {
+        for (const char* kind : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
+          g.slices.push_back({fmt::format("rnn.{}{}", kind, s), 0, gate * hidden, 1});
+        }
+      }
+      // What reads its state: its own recurrence, then the next layer's two directions or
+      // the pooling's attention and the output layer (features: forward units, then backward).
+      g.slices.push_back({"rnn.weight_hh" + s, 1, 0, 1});
+      const int64_t feature = d * hidden;
+      if (l + 1 < config.layers) {
+        for (int next = 0; next < directions; ++next) {
+          g.slices.push_back({"rnn.weight_ih" + suffix(l + 1, next), 1, feature, 1});
+        }
+      } else {
+        if (config.pooling == "attention") g.slices.push_back({"attention.weight", 1, feature, 1});
+        g.slices.push_back({"output.weight", 1, feature, 1});
+      }
+      groups.push_back(std::move(g));
+    }
+  }
+  return groups;
+}
+
 std::vector<UnitGroup> fasttext_units(const ModelConfig&, PruneStructure structure,
                                       const TensorMap& tensors) {
   if (structure != PruneStructure::rows) return {};

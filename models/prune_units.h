@@ -1,5 +1,6 @@
 // What structured pruning (train.prune) removes of a model: its units (a TextCNN filter,
-// a Transformer attention head or feed-forward unit, a fastText embedding row) as the
+// a Transformer attention head or feed-forward unit, an RNN hidden unit, a fastText
+// embedding row) as the
 // parameter slices each owns, ranked against the other units of their group by the L2
 // norm of those slices. Masking zeroes every slice of a pruned unit, so removing the
 // unit from the matrices (export) leaves the logits as they were.
@@ -57,6 +58,8 @@ std::vector<UnitGroup> textcnn_units(const ModelConfig& config, PruneStructure s
                                      const TensorMap& tensors);
 std::vector<UnitGroup> transformer_units(const ModelConfig& config, PruneStructure structure,
                                          const TensorMap& tensors);
+std::vector<UnitGroup> rnn_units(const ModelConfig& config, PruneStructure structure,
+                                 const TensorMap& tensors);
 std::vector<UnitGroup> fasttext_units(const ModelConfig& config, PruneStructure structure,
                                       const TensorMap& tensors);
 

@@ -136,6 +136,7 @@ std::vector<ModelSpec> registered_models() {
            {"train.batch_size", {}},
            {"train.epochs", SearchSpace::integer(2, 15)}}),
       InputKind::sequence, rnn_script);
+  prunable(r, rnn_units, {PruneStructure::hidden});
   register_model<Transformer>(
       r,
       tuned(sized({"transformer",

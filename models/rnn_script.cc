@@ -41,6 +41,25 @@ std::string recurrence(const ModelConfig& config, ScriptWriter& w) {
                      rnn_params(config, w), config.layers, bidirectional);
 }
 
+// The hidden size the weights have: config.hidden, or fewer units after train.prune's
+// hidden pruning, which keeps the same number in every layer and direction (one sparsity,
+// the same units per group), as the single h0 of torch.lstm / torch.gru needs.
+int64_t hidden_size(const ModelConfig& config, const ScriptWriter& w) {
+  const int64_t hidden = w.tensor("rnn.weight_hh_l0").size(1);
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    for (int dir = 0; dir < (config.bidirectional ? 2 : 1); ++dir) {
+      const std::string name = fmt::format("rnn.weight_hh_l{}{}", layer, dir ? "_reverse" : "");
+      if (w.tensor(name).size(1) != hidden) {
+        throw Error(fmt::format(
+            "export: the rnn's layers kept different numbers of hidden units ({} has {}, "
+            "rnn.weight_hh_l0 {}); one LSTM/GRU call needs the same number in each",
+            name, w.tensor(name).size(1), hidden));
+      }
+    }
+  }
+  return hidden;
+}
+
 std::string pooling(const ModelConfig& config, ScriptWriter& w) {
   if (config.pooling == "max") {
     return "    pooled = torch.max(states.masked_fill(torch.logical_not(valid), "
@@ -84,7 +103,7 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                     w.rows("embedding.weight", "ids"), states, config.hidden,
+                     w.rows("embedding.weight", "ids"), states, hidden_size(config, w),
                      recurrence(config, w), pooling(config, w),
                      w.output(w.linear("pooled", "output")));
 }

@@ -202,6 +202,23 @@ INSTANTIATE_TEST_SUITE_P(
                   "layers_0_ff_out_weight",
                   1,
                   16},
+        // A 2-layer BiLSTM of 16 units per direction, half pruned: the second layer reads
+        // 2 x 8 features, its recurrence 8.
+        PruneCase{"bilstm_hidden",
+                  {"model.type=rnn", "model.dim=16", "model.hidden=16", "model.layers=2",
+                   "model.pooling=max", "train.prune.structure=[hidden]",
+                   "train.prune.sparsity=0.5"},
+                  "rnn_weight_ih_l1_reverse",
+                  1,
+                  16},
+        // A one-layer BiGRU with attention pooling: 3 gates x 8 units kept per direction.
+        PruneCase{"bigru_attention_hidden",
+                  {"model.type=rnn", "model.cell=gru", "model.dim=16", "model.hidden=16",
+                   "model.layers=1", "model.pooling=attention", "train.prune.structure=[hidden]",
+                   "train.prune.sparsity=0.5"},
+                  "rnn_weight_hh_l0_reverse",
+                  0,
+                  24},
         // 90% of the rows (words and 1000 buckets) pruned: the kept ids are the rest.
         PruneCase{"fasttext_rows",
                   {"model.type=fasttext", "model.dim=8", "model.ngrams=2", "model.buckets=1000",
