@@ -45,7 +45,7 @@ nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
 // When they are the weights last.ckpt holds, best.ckpt only names that file: fastText's
 // bucket tables are 80 MB, and writing them twice doubled the end of short runs.
 void save_best(Run& run, bool same_as_last) {
-  if (run.best.saved || run.best.weights.empty()) return;
+  if (run.best.saved || (run.best.weights.empty() && !run.best.in_model)) return;
   run.best.saved = true;
   run.best.is_reference = same_as_last;
   if (!run.dist->is_primary()) return;  // only rank 0 writes
@@ -55,7 +55,7 @@ void save_best(Run& run, bool same_as_last) {
   if (same_as_last) {
     c.meta["weights_in"] = kLastCheckpointFile;
   } else {
-    c.tensor_blobs["model"] = run.best.weights;
+    c.tensor_blobs["model"] = run.best.in_model ? named_tensors(*run.model) : run.best.weights;
   }
   // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
   if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
@@ -105,15 +105,21 @@ void copy_best_weights(Run& run) {
 }  // namespace
 
 void remember_best(Run& run, const nlohmann::json& metrics) {
-  copy_best_weights(run);
+  run.best.in_model = true;
   run.state.best_epoch = run.state.epoch;
   run.state.best_step = run.state.step;
   run.best.metrics = metrics;
   run.best.saved = false;
 }
 
+void keep_best_weights(Run& run) {
+  if (!run.best.in_model) return;
+  copy_best_weights(run);
+  run.best.in_model = false;
+}
+
 void restore_best(Run& run) {
-  if (run.best.weights.empty()) return;
+  if (run.best.in_model || run.best.weights.empty()) return;
   torch::NoGradGuard no_grad;
   const NamedTensors current = named_tensors(*run.model);
   for (size_t i = 0; i < current.size(); ++i) current[i].second.copy_(run.best.weights[i].second);

@@ -185,6 +185,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
       validate(run, loop.valid.get(), progress, false);
       run.model->train();
       if ((loop.stopped = stop_early(run))) break;
+      keep_best_weights(run);  // training goes on
     }
     // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
     const int stop = stop_signal(run);
@@ -208,6 +209,7 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
     s.epoch_loss_examples = 0;
   }
   run.data_done = false;
+  keep_best_weights(run);
   const bool more =
       hogwild ? hogwild_steps(run, {loop.encoder, loop.total_steps, loop.step_limit}, progress)
               : run_steps(run, loop, progress);

@@ -353,13 +353,6 @@ TEST_F(SiftCli, MalformedLinesAreSkippedAndCounted) {
       << r.out;
 }
 
-// DISABLED: framework/trainer.cc (train_epochs) skips end_epoch for the final epoch. The
-// batch loop `while (run.step < total_steps && (more = batches->next(batch)))` stops on the
-// step count after the epoch's last batch without asking the stream again, so `more` is
-// still true and `if (more && run.step >= total_steps)` takes the "step limit inside an
-// epoch" branch: the last epoch is never validated nor written to metrics.jsonl, last.ckpt
-// is saved as mid-epoch, and with train.epochs=1 no best.ckpt is written at all.
-// Enable once the trainer's owner has fixed it.
 TEST_F(SiftCli, OneEpochRunIsValidatedAndSaved) {
   const std::string path = sms_sample("small.tsv", 600);
   const Result r = sift("train configs/sms_spam.yaml --json" + kFast + run_args() +
@@ -369,6 +362,23 @@ TEST_F(SiftCli, OneEpochRunIsValidatedAndSaved) {
   EXPECT_TRUE(fs::exists(dir_ + "/r/best.ckpt"));
   EXPECT_TRUE(fs::exists(dir_ + "/r/last.ckpt"));
   EXPECT_EQ(lines_of(read_file(dir_ + "/r/metrics.jsonl")).size(), 1u);
+}
+
+// The best weights are copied only when training goes on past them (saving.h
+// keep_best_weights): here it does, and the final evaluation must still be epoch 1's.
+TEST_F(SiftCli, TheFinalEvaluationUsesTheBestEpochWhenTrainingWentOnPastIt) {
+  // train.min_delta=1: no later validation can count as better than the first.
+  const Result r = sift("train configs/sms_spam.yaml --json --quiet --set train.epochs=3" +
+                        run_args() + " --set train.min_delta=1");
+  ASSERT_EQ(r.status, 0) << r;
+  const auto report = parse_json(r.out);
+  EXPECT_EQ(report["train"]["best_epoch"].get<int64_t>(), 1) << r.out;
+  const auto rows = lines_of(read_file(dir_ + "/r/metrics.jsonl"));
+  ASSERT_EQ(rows.size(), 3u);
+  const double first = parse_json(rows[0])["valid_accuracy"].get<double>();
+  const double last = parse_json(rows[2])["valid_accuracy"].get<double>();
+  ASSERT_NE(first, last) << "the epochs must differ for this test to tell them apart";
+  EXPECT_EQ(report["splits"]["valid"]["accuracy"].get<double>(), first) << r.out;
 }
 
 TEST_F(SiftCli, LabelUnseenInTrainingAtEvaluation) {
