@@ -42,6 +42,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "datasets/example.h"
 #include "datasets/labels.h"
@@ -669,6 +670,7 @@ BENCHMARK(BM_Driver)
 }  // namespace
 
 int main(int argc, char** argv) {
+  sift::keep_freed_memory();  // the allocator settings `sift` runs with (main.cc)
   // Short by default: every benchmark here runs for 0.1 s or one iteration.
   std::vector<char*> args(argv, argv + argc);
   bool has_min_time = false;

@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "datasets/batch.h"
 #include "core/error.h"
+#include "core/keep_freed_memory.h"
+#include "datasets/batch.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/task.h"
@@ -64,6 +65,7 @@ void run_forward(benchmark::State& state, Classifier model, const std::vector<Mo
 }  // namespace sift
 
 int main(int argc, char** argv) {
+  sift::keep_freed_memory();  // the allocator settings `sift` runs with (main.cc)
   benchmark::Initialize(&argc, argv);
   std::vector<std::string> specs;
   std::string texts_path;

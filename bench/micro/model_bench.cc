@@ -27,15 +27,16 @@
 #include <string>
 #include <vector>
 
-#include "datasets/batch.h"
 #include "config/config.h"
+#include "core/keep_freed_memory.h"
+#include "datasets/batch.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
-#include "models/recompute.h"
 #include "models/model.h"
+#include "models/recompute.h"
 
 namespace {
 
@@ -265,4 +266,11 @@ BENCHMARK(BM_ToInput)
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  sift::keep_freed_memory();  // the allocator settings `sift` runs with (main.cc)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

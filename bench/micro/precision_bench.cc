@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "config/enums.h"
+#include "core/keep_freed_memory.h"
 #include "framework/runtime/tensor_memory.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
@@ -59,6 +60,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sift::keep_freed_memory();  // the allocator settings `sift` runs with (main.cc)
   CLI::App app{"Peak training memory and step time for one precision/checkpointing setting"};
   std::string model_name = "transformer", precision = "fp32", checkpointing = "off";
   int64_t batch = 4, length = 512, steps = 3, warmup = 1, threads = 2, vocab = 10000;
