@@ -4,7 +4,8 @@
 # pruned units): test accuracy, file size, batch-1 latency p50 and batch-64 throughput of
 # the export in C++ (build/sift-latency-bench), training time and peak RSS (/usr/bin/time -v).
 #   Transformer: 50% of attention heads and 50% of feed-forward units per layer;
-#   TextCNN: 50% of the filters of each width;  fastText: 90% of the embedding rows.
+#   TextCNN: 50% of the filters of each width;  fastText: 90% of the embedding rows;
+#   BiLSTM: 50% of the hidden units of each direction.
 # Data: the 10k AG News training sample (90% train, a hashed 10% validation that picks
 # best.ckpt among the validations at the final sparsity) and the 7,600 test texts.
 #
@@ -15,12 +16,12 @@
 # Environment: BUILD (default build), DATA (default data: tools/get_data.sh ag_news),
 # THREADS (LibTorch threads for the timings, default 1), SINGLE (batch-1 calls timed,
 # default 1000), BATCHES (batches of 64 a pass, default 40), MODELS (default "transformer
-# textcnn fasttext"), KEEP_TMP=1 keeps the temporary folder, RUNS=DIR reuses the trained
+# textcnn fasttext rnn"), KEEP_TMP=1 keeps the temporary folder, RUNS=DIR reuses the trained
 # runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
-read -r -a MODELS <<< "${MODELS:-transformer textcnn fasttext}"
+read -r -a MODELS <<< "${MODELS:-transformer textcnn fasttext rnn}"
 NAME=prune_bench.sh HELP_LINES=2,21p
 # shellcheck source=lib/latency_common.sh
 source "$(dirname "$0")/lib/latency_common.sh"
@@ -45,6 +46,8 @@ TRANSFORMER="{type: transformer, dim: 128, layers: 2, heads: 4, ff_dim: 256, pos
 TRANSFORMER_TRAIN="epochs: 4, batch_size: 32, loss_reduction: mean, clip_norm: 1.0, optimizer: {type: adamw, lr: 0.0005, weight_decay: 0.01}, scheduler: {type: warmup_linear, warmup_ratio: 0.1}"
 TEXTCNN="{type: textcnn, dim: 128, widths: [3, 4, 5], filters: 100, dropout: 0.5}"
 TEXTCNN_TRAIN="epochs: 3, batch_size: 32, loss_reduction: mean, optimizer: {type: adam, lr: 0.001}"
+RNN="{type: rnn, dim: 128, hidden: 128, bidirectional: true, pooling: max, dropout: 0.3}"
+RNN_TRAIN="epochs: 3, batch_size: 32, loss_reduction: mean, clip_norm: 1.0, optimizer: {type: adam, lr: 0.001}"
 FASTTEXT="{type: fasttext, dim: 10, ngrams: 2, buckets: 2000000}"
 FASTTEXT_TRAIN="epochs: 5, batch_size: 16, loss_reduction: sum, optimizer: {type: sgd, lr: 0.5}, scheduler: {type: linear}"
 # Pruning from the end of the first epoch to two thirds of the run, masks every 50 steps.
@@ -52,6 +55,8 @@ write_config transformer "$TRANSFORMER" "{$TRANSFORMER_TRAIN}"
 write_config transformer_pruned "$TRANSFORMER" "{$TRANSFORMER_TRAIN, prune: {structure: [heads, ffn], sparsity: 0.5, start_step: 282, end_step: 750, every: 50}}"
 write_config textcnn "$TEXTCNN" "{$TEXTCNN_TRAIN}"
 write_config textcnn_pruned "$TEXTCNN" "{$TEXTCNN_TRAIN, prune: {structure: [filters], sparsity: 0.5, start_step: 282, end_step: 564, every: 50}}"
+write_config rnn "$RNN" "{$RNN_TRAIN}"
+write_config rnn_pruned "$RNN" "{$RNN_TRAIN, prune: {structure: [hidden], sparsity: 0.5, start_step: 282, end_step: 564, every: 50}}"
 # fastText: the dense run takes the fast path; the pruned one trains through autograd.
 write_config fasttext "$FASTTEXT" "{$FASTTEXT_TRAIN}"
 write_config fasttext_pruned "$FASTTEXT" "{$FASTTEXT_TRAIN, prune: {structure: [rows], sparsity: 0.9, start_step: 563, end_step: 2000, every: 50}}"
@@ -97,7 +102,7 @@ tmp, write, threads, single, batches = sys.argv[1], sys.argv[2] == "1", *sys.arg
 rows = [json.loads(l) for l in open(tmp + "/rows.jsonl")]
 dense = {r["model"]: r for r in rows if r["variant"] == r["model"]}
 what = {"transformer": "50% heads + 50% FFN units", "textcnn": "50% filters",
-        "fasttext": "90% embedding rows"}
+        "fasttext": "90% embedding rows", "rnn": "50% hidden units"}
 literature = {  # as the papers state them; not reproduced here
     "transformer": "Michel et al. 2019 (heads pruned after training by an importance score, "
                    "no retraining): BERT on MNLI keeps its accuracy with about 20-40% of heads "
@@ -107,6 +112,12 @@ literature = {  # as the papers state them; not reproduced here
                "sparsity within about 0.1 pt top-1, at 87.5% about 2 pt; LSTMs at 80-90% "
                "sparsity near their dense quality. Li et al. 2017 (whole filters): VGG-16 and "
                "ResNet-110 on CIFAR-10 with 34-38% fewer FLOPs at about the same accuracy",
+    "rnn": "Wen et al. 2018 (intrinsic sparse structures: whole LSTM hidden units removed by "
+           "group lasso): a stacked LSTM language model on Penn TreeBank went from 1500 to "
+           "373 and 315 hidden units per layer at the same perplexity, 10.59x faster "
+           "inference. Narang et al. 2017 (gradual magnitude pruning of RNN weights, "
+           "unstructured): about 90% sparse speech models within a few percent of their "
+           "dense error",
     "fasttext": "Joulin et al. 2016 (FastText.zip: pruned features and hashed rows plus product "
                 "quantization): models 100-1000x smaller for a loss of about 1 pt or less",
 }
