@@ -14,7 +14,15 @@ inline uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+inline constexpr uint64_t kSplitMixGamma = 0x9E3779B97F4A7C15ULL;
+
 // Advances `state` and returns the next random value.
-inline uint64_t splitmix64(uint64_t& state) { return mix64(state += 0x9E3779B97F4A7C15ULL); }
+inline uint64_t splitmix64(uint64_t& state) { return mix64(state += kSplitMixGamma); }
+
+// The n-th value (n >= 1) splitmix64 would return from `state`, without advancing it:
+// parts of a sequence can be drawn in parallel.
+inline uint64_t splitmix64_nth(uint64_t state, uint64_t n) {
+  return mix64(state + kSplitMixGamma * n);
+}
 
 }  // namespace sift

@@ -148,4 +148,15 @@ torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torc
   return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1);
 }
 
+torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape) {
+  torch::nn::EmbeddingBag table(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
+                                    .mode(torch::kMean)
+                                    .sparse(shape.sparse_gradients)
+                                    ._weight(torch::empty({shape.num_ids, config.dim})));
+  torch::NoGradGuard no_grad;
+  const double bound = 1.0 / static_cast<double>(config.dim);
+  fast_uniform_(table->weight, -bound, bound);
+  return table;
+}
+
 }  // namespace sift

@@ -6,18 +6,16 @@
 #include <tuple>
 
 #include "core/error.h"
-#include "models/init.h"
+#include "models/embeddings.h"
 
 namespace sift {
 
 FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
     : loss_(shape.loss), negatives_(shape.negatives) {
   // Sparse gradients: a step touches only the rows of the batch's words, not the
-  // millions of hash buckets.
-  embedding_ = register_module(
-      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
-                                               .mode(torch::kMean)
-                                               .sparse(shape.sparse_gradients)));
+  // millions of hash buckets. fastText's initialisation: small uniform inputs (the table),
+  // zero output layer (below).
+  embedding_ = register_module("embedding", make_bag_table(config, shape));
   // hs: one row per internal node of the tree, labels - 1.
   if (loss_ == Loss::hs && shape.num_classes < 2) {
     throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})",
@@ -32,10 +30,7 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
     }
     label_counts_ = register_buffer("label_counts", counts);
   }
-  // fastText's initialisation: small uniform inputs, zero output layer.
   torch::NoGradGuard no_grad;
-  const double bound = 1.0 / static_cast<double>(config.dim);
-  fast_uniform_(embedding_->weight, -bound, bound);
   output_->weight.zero_();
   output_->bias.zero_();
 }

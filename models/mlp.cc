@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "models/init.h"
+#include "models/embeddings.h"
 
 namespace sift {
 
@@ -12,11 +12,10 @@ MlpImpl::MlpImpl(const ModelConfig& config, const ModelShape& shape) {
     throw Error(fmt::format("model.layers: the mlp needs at least one hidden layer, not {}",
                             config.layers));
   }
-  // As fastText: sparse gradients touch only the rows of the batch's words and n-grams.
-  embedding_ = register_module(
-      "embedding", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
-                                               .mode(torch::kMean)
-                                               .sparse(shape.sparse_gradients)));
+  // As fastText: sparse gradients touch only the rows of the batch's words and n-grams,
+  // and the table starts uniform in +-1/dim (the linear layers keep LibTorch's default,
+  // Kaiming-uniform, initialisation).
+  embedding_ = register_module("embedding", make_bag_table(config, shape));
   int64_t width = config.dim;
   for (int64_t i = 0; i < config.layers; ++i) {
     hidden_.push_back(
@@ -25,11 +24,6 @@ MlpImpl::MlpImpl(const ModelConfig& config, const ModelShape& shape) {
   }
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
   output_ = register_module("output", torch::nn::Linear(width, shape.num_classes));
-  // fastText's small uniform table (the fast fill keeps 2M buckets cheap); the linear
-  // layers keep LibTorch's default (Kaiming-uniform) initialisation.
-  torch::NoGradGuard no_grad;
-  const double bound = 1.0 / static_cast<double>(config.dim);
-  fast_uniform_(embedding_->weight, -bound, bound);
 }
 
 torch::Tensor MlpImpl::forward(const ModelInput& input) {

@@ -55,11 +55,15 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // per-label P/R/F1, what `sift tune --metric f1:LABEL` reads): checked by diffing the
 // metadata JSON of both, nothing else differs. The export's config says
 // train.save_last: auto, the new default (#18); the checkpoints keep their bytes.
+// All three changed on purpose (#18, 2026-12-02): the fastText table is no longer filled
+// by EmbeddingBag's normal_ before fastText's uniform fill (0.32 s of a 1.7 s TREC run),
+// so the uniform fill's seed comes from an earlier generator state and every initial
+// weight differs; the formats do not change.
 constexpr const char* kLastCkpt =
-    "cecc802ce5cfb633002ba5498efc1ad2c0ac1a753d4813f0007b4f28b64cf02f";
+    "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
-    "d5c278253288c7bf592c4f150a67b66e1f80bbf92fbdd37398608d60aab40220";
-constexpr const char* kExport = "3c2f43b464a91a76ec48f7078f9cbd0bde6e67cd7d58bc0fda8427d8d8749273";
+    "4569919ceb02351fa4a6785b732a223bd764e3adacb3520f220c0d5987366fcf";
+constexpr const char* kExport = "afe2fa945e344808f2b2a9e52fe82de18bc6b68150071922262e845d8312d902";
 
 class GoldenRun : public ::testing::Test {
  protected:
