@@ -1,9 +1,8 @@
 // What structured pruning (train.prune) removes of a model: its units (a TextCNN filter,
 // a Transformer attention head or feed-forward unit, an RNN hidden unit, a fastText
-// embedding row) as the
-// parameter slices each owns, ranked against the other units of their group by the L2
-// norm of those slices. Masking zeroes every slice of a pruned unit, so removing the
-// unit from the matrices (export) leaves the logits as they were.
+// embedding row) as the parameter slices each owns, ranked against the other units of
+// their group by the L2 norm of those slices. Masking zeroes every slice of a pruned unit, so
+// removing the unit from the matrices (export) leaves the logits as they were.
 #pragma once
 
 #include <torch/torch.h>

@@ -288,12 +288,16 @@ TEST_F(DistillCli, AugmentedTrainingTextsJoinEachBatchAndTheSoftLossGoesDown) {
 // byte (each stream's position is in last.ckpt).
 TEST_F(DistillCli, AnInterruptedRunWithATransferSetResumesToTheUninterruptedBytes) {
   const std::string unlabeled = unlabeled_file(dir_, 300);
+  // lr 0.1, not sms_spam.yaml's 0.5: with the loss summed over 32 labelled, 32 unlabelled
+  // and 16 augmented rows a batch, 4 of 6 seeds diverged at 0.5 (seed 42 among those that
+  // did not until the fastText table's initial values changed, stop 30); 6 of 6 train at 0.1.
   const std::string sets =
       "--set train.epochs=2 --set data.workers=2 --set train.scheduler.type=constant "
-      "--set train.distill.unlabeled=[" +
+      "--set train.optimizer.lr=0.1 --set train.distill.unlabeled=[" +
       quote(unlabeled) +
       "] --set train.distill.augment.copies=0.5 --set train.distill.augment.mask=0.2";
-  ASSERT_EQ(student("whole", teacher_, sets).status, 0);
+  const Result straight = student("whole", teacher_, sets);
+  ASSERT_EQ(straight.status, 0) << straight;
   const Result cut = student("cut", teacher_, sets + " --set train.max_steps=70");
   ASSERT_EQ(cut.status, 0) << cut;
   const Result resumed = testing::run_sift(
@@ -310,7 +314,7 @@ TEST_F(DistillCli, AnInterruptedRunWithATransferSetResumesToTheUninterruptedByte
   // without them is another set of weights.
   ASSERT_EQ(student("plain", teacher_,
                     "--set train.epochs=2 --set data.workers=2 "
-                    "--set train.scheduler.type=constant")
+                    "--set train.scheduler.type=constant --set train.optimizer.lr=0.1")
                 .status,
             0);
   EXPECT_FALSE(weights_of(dir_ + "/plain/last.ckpt") == weights_of(dir_ + "/whole/last.ckpt"));

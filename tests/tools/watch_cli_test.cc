@@ -343,8 +343,11 @@ TEST_F(WatchCli, ConfusedTextsFromAValidationFileAreCutToTwoHundredCharactersAnd
   std::string long_text;
   while (long_text.size() < 300) long_text += "gloomy dark ";
   testing::write_file(dir_ + "/train.tsv", train);
-  testing::write_file(dir_ + "/valid.tsv", "pos\tgloomy <b>dark</b> & sad\npos\t" + long_text +
-                                               "\nneg\tgloomy dark sad night\n");
+  // Mislabelled "pos": its known words and their bigrams all come from "neg" lines, so
+  // every seed's model calls it neg ("gloomy <b>dark</b> & sad" was called pos by some:
+  // its unknown tokens' bigram buckets are untrained rows).
+  testing::write_file(dir_ + "/valid.tsv", "pos\tgloomy dark sad night & <b>sad</b>\npos\t" +
+                                               long_text + "\nneg\tgloomy dark sad night\n");
   const auto r = sift(train_args("r",
                                  " --set train.epochs=3 --set data.valid_split=0 "
                                  "--set data.train.path=" +
@@ -358,10 +361,11 @@ TEST_F(WatchCli, ConfusedTextsFromAValidationFileAreCutToTwoHundredCharactersAnd
   EXPECT_EQ(pairs[0]["predicted"], "neg");
   auto texts = pairs[0]["texts"].get<std::vector<std::string>>();
   std::sort(texts.begin(), texts.end());
-  EXPECT_EQ(texts, (std::vector<std::string>{"gloomy <b>dark</b> & sad",
-                                             long_text.substr(0, 200) + kEllipsis}));
+  EXPECT_EQ(texts, (std::vector<std::string>{long_text.substr(0, 200) + kEllipsis,
+                                             "gloomy dark sad night & <b>sad</b>"}));
   const std::string html = testing::slurp(dir_ + "/r/report.html");
-  EXPECT_NE(html.find("<li>gloomy &lt;b&gt;dark&lt;/b&gt; &amp; sad</li>"), std::string::npos);
+  EXPECT_NE(html.find("<li>gloomy dark sad night &amp; &lt;b&gt;sad&lt;/b&gt;</li>"),
+            std::string::npos);
   EXPECT_EQ(html.find("<b>dark"), std::string::npos);
   expect_self_contained(html);
 }
