@@ -204,13 +204,13 @@ INSTANTIATE_TEST_SUITE_P(
                   16},
         // A 2-layer BiLSTM of 16 units per direction, half pruned: the second layer reads
         // 2 x 8 features, its recurrence 8.
-        PruneCase{"bilstm_hidden",
-                  {"model.type=rnn", "model.dim=16", "model.hidden=16", "model.layers=2",
-                   "model.pooling=max", "train.prune.structure=[hidden]",
-                   "train.prune.sparsity=0.5"},
-                  "rnn_weight_ih_l1_reverse",
-                  1,
-                  16},
+        PruneCase{
+            "bilstm_hidden",
+            {"model.type=rnn", "model.dim=16", "model.hidden=16", "model.layers=2",
+             "model.pooling=max", "train.prune.structure=[hidden]", "train.prune.sparsity=0.5"},
+            "rnn_weight_ih_l1_reverse",
+            1,
+            16},
         // A one-layer BiGRU with attention pooling: 3 gates x 8 units kept per direction.
         PruneCase{"bigru_attention_hidden",
                   {"model.type=rnn", "model.cell=gru", "model.dim=16", "model.hidden=16",
