@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "models/kept_rows.h"
+#include "models/rnn.h"
 
 namespace sift {
 
@@ -175,15 +176,12 @@ std::vector<UnitGroup> rnn_units(const ModelConfig& config, PruneStructure struc
   if (structure != PruneStructure::hidden) return groups;
   const int64_t hidden = config.hidden, gates = config.cell == "gru" ? 3 : 4;
   const int directions = config.bidirectional ? 2 : 1;
-  const auto suffix = [](int64_t layer, int direction) {
-    return fmt::format("_l{}{}", layer, direction ? "_reverse" : "");
-  };
   for (int64_t l = 0; l < config.layers; ++l) {
     for (int d = 0; d < directions; ++d) {
       // Its row of each gate in both products and both biases: with all of them zero the
       // gates sit at sigmoid(0) and the candidate at tanh(0) = 0, so a state that starts at
       // zero stays zero (LSTM: c = c / 2, h = tanh(c) / 2; GRU: h = h / 2).
-      const std::string s = suffix(l, d);
+      const std::string s = rnn_suffix(l, d == 1);
       UnitGroup g{"rnn.hidden" + s, hidden, {}};
       for (int64_t gate = 0; gate < gates; ++gate) {
         for (const char* kind : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
@@ -196,7 +194,7 @@ std::vector<UnitGroup> rnn_units(const ModelConfig& config, PruneStructure struc
       const int64_t feature = d * hidden;
       if (l + 1 < config.layers) {
         for (int next = 0; next < directions; ++next) {
-          g.slices.push_back({"rnn.weight_ih" + suffix(l + 1, next), 1, feature, 1});
+          g.slices.push_back({"rnn.weight_ih" + rnn_suffix(l + 1, next == 1), 1, feature, 1});
         }
       } else {
         if (config.pooling == "attention") g.slices.push_back({"attention.weight", 1, feature, 1});

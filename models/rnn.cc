@@ -9,6 +9,10 @@ namespace sift {
 
 namespace rnn_utils = torch::nn::utils::rnn;
 
+std::string rnn_suffix(int64_t layer, bool reverse) {
+  return "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
+}
+
 RnnImpl::RnnImpl(const ModelConfig& config, const ModelShape& shape) {
   if (config.pooling == "max") {
     pooling_ = Pooling::max;
@@ -99,10 +103,10 @@ std::vector<torch::Tensor> RnnImpl::layer_parameters(int64_t layer) const {
   const auto named = rnn.named_parameters();
   std::vector<torch::Tensor> params;
   // The order torch::lstm / torch::gru take: per direction w_ih, w_hh, b_ih, b_hh.
-  for (const char* direction : {"", "_reverse"}) {
-    if (!bidirectional_ && direction[0] != '\0') break;
+  for (const bool reverse : {false, true}) {
+    if (reverse && !bidirectional_) break;
     for (const char* kind : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
-      params.push_back(named[std::string(kind) + "_l" + std::to_string(layer) + direction]);
+      params.push_back(named[kind + rnn_suffix(layer, reverse)]);
     }
   }
   return params;

@@ -38,6 +38,10 @@ class RnnImpl : public ClassifierImpl {
 };
 TORCH_MODULE(Rnn);
 
+// The suffix LibTorch's LSTM and GRU give one layer's and direction's parameters
+// ("weight_ih" + "_l1_reverse"): the module, its export and its pruned units name them so.
+std::string rnn_suffix(int64_t layer, bool reverse);
+
 // Its forward as TorchScript source, for export (models/rnn_script.cc).
 std::string rnn_script(const ModelConfig& config, ScriptWriter& writer);
 

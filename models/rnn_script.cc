@@ -16,7 +16,7 @@ std::string rnn_params(const ModelConfig& config, ScriptWriter& w) {
   std::vector<std::string> params;
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     for (int dir = 0; dir < (config.bidirectional ? 2 : 1); ++dir) {
-      const std::string suffix = fmt::format("_l{}{}", layer, dir ? "_reverse" : "");
+      const std::string suffix = rnn_suffix(layer, dir == 1);
       for (const char* kind : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
         params.push_back(w.weight(fmt::format("rnn.{}{}", kind, suffix)));
       }
@@ -45,10 +45,10 @@ std::string recurrence(const ModelConfig& config, ScriptWriter& w) {
 // hidden pruning, which keeps the same number in every layer and direction (one sparsity,
 // the same units per group), as the single h0 of torch.lstm / torch.gru needs.
 int64_t hidden_size(const ModelConfig& config, const ScriptWriter& w) {
-  const int64_t hidden = w.tensor("rnn.weight_hh_l0").size(1);
+  const int64_t hidden = w.tensor("rnn.weight_hh" + rnn_suffix(0, false)).size(1);
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     for (int dir = 0; dir < (config.bidirectional ? 2 : 1); ++dir) {
-      const std::string name = fmt::format("rnn.weight_hh_l{}{}", layer, dir ? "_reverse" : "");
+      const std::string name = "rnn.weight_hh" + rnn_suffix(layer, dir == 1);
       if (w.tensor(name).size(1) != hidden) {
         throw Error(fmt::format(
             "export: the rnn's layers kept different numbers of hidden units ({} has {}, "
