@@ -148,14 +148,16 @@ torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torc
   return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1);
 }
 
-torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape) {
+torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape,
+                                       UniformFill& fill) {
   torch::nn::EmbeddingBag table(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
                                     .mode(torch::kMean)
                                     .sparse(shape.sparse_gradients)
                                     ._weight(torch::empty({shape.num_ids, config.dim})));
   torch::NoGradGuard no_grad;
   const double bound = 1.0 / static_cast<double>(config.dim);
-  fast_uniform_(table->weight, -bound, bound);
+  // A contiguous float CPU tensor, created above: the fill is always recomputable.
+  fill = fast_uniform_(table->weight, -bound, bound).value();
   return table;
 }
 

@@ -34,7 +34,9 @@ torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelS
 // sparse gradients when shape.sparse_gradients, rows uniform in +-1/dim as fastText's.
 // The table is created without EmbeddingBag's own normal_ fill, which the uniform fill
 // overwrote: for 2M x 10 buckets that fill took 0.32 s, a fifth of a 1.7 s TREC run.
-torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape);
+// `fill` receives the uniform fill, for the model's ClassifierImpl::remember_fill.
+torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape,
+                                       UniformFill& fill);
 
 // [batch, length] bool on `device`: true at positions before each sequence's length.
 torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torch::Device device);

@@ -15,7 +15,9 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
   // Sparse gradients: a step touches only the rows of the batch's words, not the
   // millions of hash buckets. fastText's initialisation: small uniform inputs (the table),
   // zero output layer (below).
-  embedding_ = register_module("embedding", make_bag_table(config, shape));
+  UniformFill fill;
+  embedding_ = register_module("embedding", make_bag_table(config, shape, fill));
+  remember_fill("embedding.weight", fill);
   // hs: one row per internal node of the tree, labels - 1.
   if (loss_ == Loss::hs && shape.num_classes < 2) {
     throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})",

@@ -15,7 +15,9 @@ MlpImpl::MlpImpl(const ModelConfig& config, const ModelShape& shape) {
   // As fastText: sparse gradients touch only the rows of the batch's words and n-grams,
   // and the table starts uniform in +-1/dim (the linear layers keep LibTorch's default,
   // Kaiming-uniform, initialisation).
-  embedding_ = register_module("embedding", make_bag_table(config, shape));
+  UniformFill fill;
+  embedding_ = register_module("embedding", make_bag_table(config, shape, fill));
+  remember_fill("embedding.weight", fill);
   int64_t width = config.dim;
   for (int64_t i = 0; i < config.layers; ++i) {
     hidden_.push_back(

@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "config/model_traits.h"
+#include "core/uniform_fill.h"
 #include "datasets/text_encoder.h"
 #include "models/fused_sgd.h"
 #include "models/prune_units.h"
@@ -54,8 +55,20 @@ class ClassifierImpl : public torch::nn::Module {
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
 
+  // The tensors that began as a recomputable uniform fill (the bag tables): checkpoints
+  // store only their rows that differ from it. A checkpoint's own fills replace them when
+  // it is loaded (load_model_weights returns them).
+  const TensorFills& initial_fills() const { return fills_; }
+  void remember_fill(const std::string& name, const UniformFill& fill) { fills_[name] = fill; }
+  void remember_fills(const TensorFills& fills) {
+    for (const auto& [name, fill] : fills) fills_[name] = fill;
+  }
+
  protected:
   RecomputePolicy recompute_;
+
+ private:
+  TensorFills fills_;
 };
 // Held by pointer: the interface is abstract, so TORCH_MODULE's holder cannot wrap it.
 using Classifier = std::shared_ptr<ClassifierImpl>;

@@ -1,17 +1,21 @@
 #include "framework/runtime/checkpoint.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/crc32.h"
 #include "core/error.h"
+#include "models/init.h"
 
 namespace sift {
 namespace {
@@ -128,6 +132,7 @@ struct Section {
   std::vector<torch::Tensor> tensors;
   std::vector<std::string_view> pieces;
   uint64_t size = 0;
+  bool has_changed_rows = false;  // a tensor is stored as changed rows: format version 2
 
   void add(std::string_view piece) {
     pieces.push_back(piece);
@@ -139,10 +144,84 @@ struct Section {
   }
 };
 
+// In place of a dtype: the tensor is stored as the rows that differ from a uniform fill
+// (ScalarType values are never negative).
+constexpr int8_t kChangedRowsTag = -1;
+
+bool row_holds_fill(const float* row, int64_t width, const UniformFill& fill, uint64_t first) {
+  for (int64_t j = 0; j < width; ++j) {
+    const float expected = fill.at(first + static_cast<uint64_t>(j));
+    if (std::memcmp(&row[j], &expected, sizeof(float)) != 0) return false;  // bitwise
+  }
+  return true;
+}
+
+// The rows of a [rows, width] float CPU tensor that differ from `fill`, in order; none
+// (nullopt) when more than `limit` do.
+std::optional<std::vector<int64_t>> changed_rows(const torch::Tensor& t, const UniformFill& fill,
+                                                 size_t limit) {
+  const int64_t rows = t.size(0), width = t.size(1);
+  const float* data = t.data_ptr<float>();
+  constexpr int64_t kChunk = int64_t{1} << 14;
+  std::vector<std::vector<int64_t>> found(static_cast<size_t>((rows + kChunk - 1) / kChunk));
+  std::atomic<size_t> total{0};
+  at::parallel_for(0, static_cast<int64_t>(found.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end && total.load(std::memory_order_relaxed) <= limit; ++c) {
+      auto& mine = found[static_cast<size_t>(c)];
+      for (int64_t r = c * kChunk; r < std::min(rows, (c + 1) * kChunk); ++r) {
+        const auto first = static_cast<uint64_t>(r * width);
+        if (!row_holds_fill(data + r * width, width, fill, first)) mine.push_back(r);
+      }
+      total += mine.size();
+    }
+  });
+  if (total.load() > limit) return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(total.load());
+  for (const auto& part : found) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+// After the tag and the usual dtype, shape and byte length: the fill (state, lo, hi), the
+// number of rows k, their indices and their values.
+constexpr uint64_t kFillBytes = 3 * 8 + 8;
+
+// `t`'s record as its changed rows, when that is under half the dense record's size.
+bool add_changed_rows(Section& s, const std::string& name, const torch::Tensor& t,
+                      const UniformFill& fill) {
+  if (t.scalar_type() != torch::kFloat || t.dim() != 2 || t.size(0) == 0) return false;
+  const int64_t width = t.size(1);
+  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
+  const uint64_t dense = static_cast<uint64_t>(t.size(0)) * row_bytes;
+  if (dense / 2 <= kFillBytes) return false;
+  const auto rows = changed_rows(t, fill, (dense / 2 - kFillBytes) / (8 + row_bytes));
+  if (!rows) return false;
+  std::string head;
+  put_bytes(head, name);
+  put<int8_t>(head, kChangedRowsTag);
+  put<int8_t>(head, static_cast<int8_t>(t.scalar_type()));
+  put<uint32_t>(head, 2);
+  for (auto d : t.sizes()) put<int64_t>(head, d);
+  const uint64_t k = rows->size();
+  put<uint64_t>(head, kFillBytes + k * (8 + row_bytes));
+  put<uint64_t>(head, fill.state);
+  put<double>(head, fill.lo);
+  put<double>(head, fill.hi);
+  put<uint64_t>(head, k);
+  head.append(reinterpret_cast<const char*>(rows->data()), k * 8);
+  const char* data = static_cast<const char*>(t.data_ptr());
+  head.reserve(head.size() + k * row_bytes);
+  for (int64_t r : *rows) head.append(data + static_cast<uint64_t>(r) * row_bytes, row_bytes);
+  s.add_owned(std::move(head));
+  s.has_changed_rows = true;
+  return true;
+}
+
 // Weights are stored as raw tensors (count; then name, dtype, shape, byte length, bytes):
 // several times faster to write than a LibTorch archive (80 MB of fastText buckets:
-// 0.5 s there), and every mismatch can be named.
-Section tensor_section(const NamedTensors& tensors) {
+// 0.5 s there), and every mismatch can be named. A tensor with a fill may be stored as
+// its changed rows instead (add_changed_rows).
+Section tensor_section(const NamedTensors& tensors, const TensorFills& fills) {
   Section s;
   std::string count;
   put<uint32_t>(count, static_cast<uint32_t>(tensors.size()));
@@ -151,6 +230,8 @@ Section tensor_section(const NamedTensors& tensors) {
     // A contiguous CPU tensor is its own storage here: no copy.
     s.tensors.push_back(tensor.detach().to(torch::kCPU).contiguous());
     const torch::Tensor& t = s.tensors.back();
+    auto fill = fills.find(name);
+    if (fill != fills.end() && add_changed_rows(s, name, t, fill->second)) continue;
     std::string head;
     put_bytes(head, name);
     put<int8_t>(head, static_cast<int8_t>(t.scalar_type()));
@@ -171,7 +252,7 @@ std::string module_bytes(const torch::nn::Module& module) {
 }
 
 std::string tensors_bytes(const NamedTensors& tensors) {
-  const Section s = tensor_section(tensors);
+  const Section s = tensor_section(tensors, {});
   std::string out;
   out.reserve(s.size);  // exactly: growing by doubling would hold two copies of a table
   for (auto piece : s.pieces) out.append(piece);
@@ -188,16 +269,60 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
 
 namespace {
 
+// Reads a changed-rows record's payload (add_changed_rows) into `target`: the fill, then
+// the rows that differ from it. Returns the fill.
+template <class Reader>
+UniformFill read_changed_rows(Reader& reader, torch::Tensor& target, uint64_t bytes,
+                              const std::string& name, const std::string& path) {
+  const auto corrupted = [&] {
+    return Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
+  };
+  const int64_t rows = target.size(0), width = target.size(1);
+  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
+  if (bytes < kFillBytes) throw corrupted();
+  UniformFill fill;
+  fill.state = reader.template get<uint64_t>();
+  fill.lo = reader.template get<double>();
+  fill.hi = reader.template get<double>();
+  const auto k = reader.template get<uint64_t>();
+  if (k > static_cast<uint64_t>(rows) || bytes != kFillBytes + k * (8 + row_bytes)) {
+    throw corrupted();
+  }
+  std::vector<int64_t> indices(k);
+  reader.read_into(reinterpret_cast<char*>(indices.data()), k * 8);
+  for (uint64_t i = 0; i < k; ++i) {
+    if (indices[i] < 0 || indices[i] >= rows || (i > 0 && indices[i] <= indices[i - 1])) {
+      throw corrupted();
+    }
+  }
+  std::vector<char> values(k * row_bytes);
+  reader.read_into(values.data(), values.size());
+  const bool in_place = target.is_cpu() && target.is_contiguous();
+  torch::Tensor dense = in_place ? target : torch::empty(target.sizes(), torch::kFloat);
+  refill_(dense, fill);
+  char* data = static_cast<char*>(dense.data_ptr());
+  for (uint64_t i = 0; i < k; ++i) {
+    std::memcpy(data + static_cast<uint64_t>(indices[i]) * row_bytes, &values[i * row_bytes],
+                row_bytes);
+  }
+  if (!in_place) target.copy_(dense);
+  return fill;
+}
+
 // Reads module_bytes' layout from a Cursor or a FileCursor into the module's tensors.
 template <class Reader>
-void load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path) {
+TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path) {
   std::map<std::string, torch::Tensor> wanted;
   for (auto& [name, tensor] : named_tensors(module)) wanted.emplace(name, tensor);
   const auto count = reader.template get<uint32_t>();
   torch::NoGradGuard no_grad;
+  TensorFills fills;
   for (uint32_t i = 0; i < count; ++i) {
     const std::string name = reader.get_bytes();
-    const auto dtype = static_cast<torch::ScalarType>(reader.template get<int8_t>());
+    const auto tag = reader.template get<int8_t>();
+    const bool changed_rows = tag == kChangedRowsTag;
+    const auto dtype =
+        static_cast<torch::ScalarType>(changed_rows ? reader.template get<int8_t>() : tag);
     std::vector<int64_t> shape(reader.template get<uint32_t>());
     for (auto& d : shape) d = reader.template get<int64_t>();
     const auto bytes = reader.template get<uint64_t>();
@@ -212,10 +337,14 @@ void load_tensors(Reader& reader, torch::nn::Module& module, const std::string& 
                               "checkpoint, the model expects [{}]",
                               path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
     }
-    if (bytes != static_cast<uint64_t>(target.numel()) * target.element_size()) {
+    if (changed_rows) {
+      if (dtype != torch::kFloat || shape.size() != 2) {
+        throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
+      }
+      fills[name] = read_changed_rows(reader, target, bytes, name, path);
+    } else if (bytes != static_cast<uint64_t>(target.numel()) * target.element_size()) {
       throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
-    }
-    if (target.is_cpu() && target.is_contiguous()) {
+    } else if (target.is_cpu() && target.is_contiguous()) {
       reader.read_into(static_cast<char*>(target.data_ptr()), bytes);
     } else {
       auto staged = torch::empty(shape, torch::TensorOptions().dtype(dtype));
@@ -228,27 +357,28 @@ void load_tensors(Reader& reader, torch::nn::Module& module, const std::string& 
     throw Error(fmt::format("{}: the weights do not fit this model: '{}' is missing", path,
                             wanted.begin()->first));
   }
+  return fills;
 }
 
 }  // namespace
 
-void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
-                       const std::string& path) {
+TensorFills load_module_bytes(torch::nn::Module& module, const std::string& bytes,
+                              const std::string& path) {
   Cursor cursor(bytes, path);
-  load_tensors(cursor, module, path);
+  return load_tensors(cursor, module, path);
 }
 
-void load_module_section(torch::nn::Module& module, const SectionRef& section) {
+TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section) {
   FileCursor cursor(*section.file, section.offset, section.size, section.path);
-  load_tensors(cursor, module, section.path);
+  return load_tensors(cursor, module, section.path);
 }
 
-void load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
-                        const std::string& path) {
+TensorFills load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+                               const std::string& path) {
   if (auto it = checkpoint.on_disk.find("model"); it != checkpoint.on_disk.end()) {
-    load_module_section(module, it->second);
+    return load_module_section(module, it->second);
   } else if (auto blob = checkpoint.blobs.find("model"); blob != checkpoint.blobs.end()) {
-    load_module_bytes(module, blob->second, path);
+    return load_module_bytes(module, blob->second, path);
   } else {
     throw Error(fmt::format("{} holds no model weights", path));
   }
@@ -276,7 +406,10 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     if (sections.count(name)) {
       throw Error(fmt::format("{}: checkpoint section '{}' given twice", path, name));
     }
-    sections.emplace(name, tensor_section(tensors));
+    auto fills = checkpoint.fills.find(name);
+    sections.emplace(name, tensor_section(tensors, fills == checkpoint.fills.end()
+                                                       ? TensorFills{}
+                                                       : fills->second));
   }
   std::string head;
   put_bytes(head, checkpoint.meta.dump());
@@ -292,8 +425,11 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     for (auto piece : section.pieces) crc = crc32_update(crc, piece);
     length += section.framing.front().size() + section.size;
   }
+  const bool changed_rows = std::any_of(sections.begin(), sections.end(), [](const auto& entry) {
+    return entry.second.has_changed_rows;
+  });
   std::string header(kMagic, sizeof(kMagic));
-  put<uint32_t>(header, kCheckpointVersion);
+  put<uint32_t>(header, changed_rows ? kCheckpointVersion : 1);
   put<uint64_t>(header, length);
   put<uint32_t>(header, crc);
   AtomicFile file(path);

@@ -13,9 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/uniform_fill.h"
+
 namespace sift {
 
-constexpr uint32_t kCheckpointVersion = 1;
+// Version 2 adds tensors stored as the rows that differ from their initial uniform fill.
+// A file without such a tensor is still written as version 1, which older builds read.
+constexpr uint32_t kCheckpointVersion = 2;
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
@@ -35,6 +39,11 @@ struct Checkpoint {
   // tensors_bytes' layout, so that a large table (fastText buckets: 80-400 MB) is never
   // held twice. load_checkpoint returns them in `blobs`. Names must differ from blobs'.
   std::map<std::string, NamedTensors> tensor_blobs;
+  // Written only: by section, the tensors of tensor_blobs that began as a uniform fill
+  // (ClassifierImpl::initial_fills). Each is written as its rows that differ from the
+  // fill when that is under half its size: of a fastText table's 2M bucket rows, a small
+  // set's training changes a few thousand.
+  std::map<std::string, TensorFills> fills;
   // Read only: the sections load_checkpoint was asked to leave on disk.
   std::map<std::string, SectionRef> on_disk;
 };
@@ -46,16 +55,17 @@ NamedTensors named_tensors(const torch::nn::Module& module);
 std::string module_bytes(const torch::nn::Module& module);
 std::string tensors_bytes(const NamedTensors& tensors);
 std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
-// Loads those bytes back; `path` only names the file in errors.
-void load_module_bytes(torch::nn::Module& module, const std::string& bytes,
-                       const std::string& path);
+// Loads those bytes back; `path` only names the file in errors. Each returns the fills of
+// the tensors stored as changed rows (for ClassifierImpl::remember_fills).
+TensorFills load_module_bytes(torch::nn::Module& module, const std::string& bytes,
+                              const std::string& path);
 // The same from a section left on disk: each tensor is read straight into the module's
 // own, so a large table is never held twice.
-void load_module_section(torch::nn::Module& module, const SectionRef& section);
+TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section);
 // The checkpoint's "model" section, in memory or on disk, into `module`; `path` names
 // the file in errors (one without weights is refused).
-void load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
-                        const std::string& path);
+TensorFills load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+                               const std::string& path);
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
 

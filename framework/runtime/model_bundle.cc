@@ -136,7 +136,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   ModelConfig model_config = b.config.model;
   model_config.pretrained.clear();
   b.model = create_model(model_config, b.config.train.optimizer, b.task, resolve_loss(b.config));
-  load_model_weights(*b.model, checkpoint, path);
+  b.model->remember_fills(load_model_weights(*b.model, checkpoint, path));
   refuse_nonfinite_weights(b.model, path);
   b.device = parse_device(b.config.run.device);
   b.model->to(b.device);

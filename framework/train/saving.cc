@@ -56,6 +56,7 @@ void save_best(Run& run, bool same_as_last) {
     c.meta["weights_in"] = kLastCheckpointFile;
   } else {
     c.tensor_blobs["model"] = run.best.in_model ? named_tensors(*run.model) : run.best.weights;
+    c.fills["model"] = run.model->initial_fills();
   }
   // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
   if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
@@ -78,6 +79,7 @@ void write_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   task_counts_to_meta(run.task, c.meta);
   // Serialised while the file is written (a device's tensors are copied to the CPU).
   c.tensor_blobs["model"] = named_tensors(*run.model);
+  c.fills["model"] = run.model->initial_fills();
   if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
   c.blobs["optimizer"] = optimizer_bytes(*run.optimizer);
   if (run.scaler.enabled()) c.meta["loss_scaler"] = run.scaler.state();
@@ -192,7 +194,7 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
 std::string restore_last(Run& run, const Checkpoint& last, const std::string& path) {
   const auto& meta = last.meta;
   const int64_t rank = run.dist->rank();
-  load_model_weights(*run.model, last, path);
+  run.model->remember_fills(load_model_weights(*run.model, last, path));
   load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
   set_rng_state(blob_of(last, rank_blob("rng", rank), path));
   if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));

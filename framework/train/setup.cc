@@ -114,11 +114,11 @@ void write_run_folder(Run& run) {
   run.file_hashes = run_file_hashes(run.dir);
 }
 
-void init_from(torch::nn::Module& model, const std::string& from) {
+void init_from(ClassifierImpl& model, const std::string& from) {
   std::string path = from;
   const Checkpoint c =
       fs::is_directory(from) ? load_run_weights(from, &path) : load_checkpoint(from, {"model"});
-  load_model_weights(model, c, path);
+  model.remember_fills(load_model_weights(model, c, path));
 }
 
 void prepare_training(Run& run) {

@@ -23,7 +23,7 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options);
 void write_run_folder(Run& run);
 
 // train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
-void init_from(torch::nn::Module& model, const std::string& from);
+void init_from(ClassifierImpl& model, const std::string& from);
 
 // Freezing, the model on its device, class weights, the optimizer, recomputation, the
 // loss scaler and the training path (fast_path.h): what both a new and a resumed run need before

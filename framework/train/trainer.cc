@@ -509,7 +509,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   // Unless last.ckpt's are: best.ckpt may be from before the save a crash cut short.
   if (last.meta.value("has_best", false) &&
       last.meta.value("best_step", int64_t{-1}) == last.meta.value("step", int64_t{-2})) {
-    load_model_weights(*run.model, last, last_path);
+    run.model->remember_fills(load_model_weights(*run.model, last, last_path));
   }
   restore_counters(run, last, last_path);
   if (const std::string why = nothing_left(run); !why.empty()) {
