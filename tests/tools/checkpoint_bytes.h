@@ -67,6 +67,20 @@ inline std::string checkpoint_view(const std::string& path) {
   return view;
 }
 
+// One section's bytes ("" when the file has none by that name).
+inline std::string checkpoint_section(const std::string& path, const std::string& wanted) {
+  const std::string bytes = slurp(path);
+  size_t at = 24;
+  take_bytes(bytes, at);  // meta
+  const auto sections = take<uint32_t>(bytes, at);
+  for (uint32_t i = 0; i < sections; ++i) {
+    const std::string name = take_bytes(bytes, at);
+    std::string section = take_bytes(bytes, at);
+    if (name == wanted) return section;
+  }
+  return "";
+}
+
 // Writes a NaN over the last float of the checkpoint's "model" section and a CRC that
 // matches again: a well-formed file holding the weights of a diverged run. Returns
 // false when the file has no "model" section (best.ckpt naming last.ckpt's weights).
