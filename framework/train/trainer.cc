@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <thread>
@@ -392,6 +393,11 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   return summary;
 }
 
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
 // Where the run ran: report.json's "environment".
 nlohmann::json environment(const Run& run) {
   char host[256] = "";
@@ -406,7 +412,10 @@ nlohmann::json environment(const Run& run) {
           {"threads", at::get_num_threads()},
           {"hardware_threads", std::thread::hardware_concurrency()},
           {"world_size", run.dist->world_size()},
-          {"data_workers", run.plan.data.train_stream.workers}};
+          {"data_workers", run.plan.data.train_stream.workers},
+          // As the launcher (tools/launcher) left them, unless the user set them.
+          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
+          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")}};
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.

@@ -1,0 +1,64 @@
+// The `sift` launcher (tools/launcher): it starts sift-main with OMP_WAIT_POLICY=PASSIVE
+// and glibc's malloc asking for transparent huge pages, each unless the user chose, and
+// report.json's "environment" says what the run ran with.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_sift.h"
+
+namespace sift {
+namespace launcher_cli_test {
+
+namespace fs = std::filesystem;
+using testing::quote;
+using testing::operator<<;
+
+const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden";
+
+class LauncherCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::make_temp_dir("sift_launcher");
+    for (const char* name : {"golden.yaml", "train.txt", "test.txt"}) {
+      fs::copy_file(kFixture + "/" + name, dir_ + "/" + name);
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // report.json's "environment" of a golden run started under `env` (env(1)'s arguments).
+  nlohmann::json environment_under(const std::string& env) {
+    const auto r = testing::run_command(
+        "env " + env + " " + quote(SIFT_BINARY) + " train golden.yaml --quiet --set train.epochs=1",
+        dir_, "", dir_);
+    EXPECT_EQ(r.status, 0) << r;
+    const auto report = nlohmann::json::parse(testing::slurp(dir_ + "/runs/golden/report.json"));
+    fs::remove_all(dir_ + "/runs");
+    return report.at("environment");
+  }
+  std::string dir_;
+};
+
+TEST_F(LauncherCli, RunsAskForHugePagesAndPassiveOpenMpThreadsByDefault) {
+  const auto e = environment_under("-u GLIBC_TUNABLES -u OMP_WAIT_POLICY");
+  EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(e.at("omp_wait_policy"), "PASSIVE");
+}
+
+TEST_F(LauncherCli, TheUsersOwnTunablesAreKeptAndHugePagesAdded) {
+  const auto e = environment_under("GLIBC_TUNABLES=glibc.malloc.check=0");
+  EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.check=0:glibc.malloc.hugetlb=1");
+}
+
+TEST_F(LauncherCli, AUserWhoChoseLeavesTheLauncherNothingToChange) {
+  const auto e = environment_under("GLIBC_TUNABLES=glibc.malloc.hugetlb=0 OMP_WAIT_POLICY=ACTIVE");
+  EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.hugetlb=0");
+  EXPECT_EQ(e.at("omp_wait_policy"), "ACTIVE");
+}
+
+}  // namespace launcher_cli_test
+}  // namespace sift
