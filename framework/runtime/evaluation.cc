@@ -76,23 +76,63 @@ void count_multi_label(const torch::Tensor& logits, const RawBatch& batch, doubl
   for (int64_t i = 0; i < batch.size(); ++i) counts.add(t + i * classes, p + i * classes);
 }
 
-// fastText's test: the top k labels of each example against its gold label(s).
-void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation& result) {
-  const int64_t k = std::min<int64_t>(result.top_k, logits.size(1));
-  auto top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1)).to(torch::kCPU).contiguous();
-  const int64_t* idx = top.data_ptr<int64_t>();
+// fastText's test: the top k labels of each example against its gold label(s); `top`
+// holds each example's k label indices, row by row.
+void count_top_k(const int64_t* top, int64_t k, const RawBatch& batch, Evaluation& result) {
   const bool lists = !batch.label_starts.empty();
   for (int64_t i = 0; i < batch.size(); ++i) {
     const int64_t* gold =
         lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
     const int64_t gold_count = lists ? batch.label_list_end(i) - batch.label_starts[i] : 1;
     for (int64_t j = 0; j < k; ++j) {
-      if (std::find(gold, gold + gold_count, idx[i * k + j]) != gold + gold_count)
+      if (std::find(gold, gold + gold_count, top[i * k + j]) != gold + gold_count)
         ++result.top_k_correct;
     }
     result.top_k_predicted += k;
     result.gold_labels += gold_count;
   }
+}
+
+void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation& result) {
+  const int64_t k = std::min<int64_t>(result.top_k, logits.size(1));
+  auto top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1)).to(torch::kCPU).contiguous();
+  count_top_k(top.data_ptr<int64_t>(), k, batch, result);
+}
+
+// Single-label: each example's prediction `p` and its probability `confidence`.
+void count_predictions(const int64_t* p, const double* confidence, const RawBatch& batch,
+                       Evaluation& result, ConfusedExamples* confused) {
+  const bool texts = confused != nullptr && batch.texts.size() == batch.labels.size();
+  for (int64_t i = 0; i < batch.size(); ++i) {
+    result.confusion.add(batch.labels[i], p[i]);
+    result.calibration.add(confidence[i], p[i] == batch.labels[i]);
+    if (texts && p[i] != batch.labels[i]) {
+      confused->add(batch.labels[i], p[i], batch.texts[i], result.confusion);
+    }
+  }
+}
+
+// Single-label batches of a model that finds its most probable labels by search (the
+// fastText model's hs: down its tree) and computes each example's loss from the rows it
+// touches: neither needs every label's score. With 10,000 labels, scoring them all for
+// 20,000 test lines took 3.8 s of a 7.7 s run. Returns false, having counted nothing, for
+// other models.
+bool count_by_search(ClassifierImpl& model, const ModelInput& input, const RawBatch& batch,
+                     Evaluation& result, double& loss_sum, ConfusedExamples* confused) {
+  const int64_t k = std::max<int64_t>(1, result.top_k);
+  auto [probabilities, labels] = model.top_k(input, k, 0.0);
+  if (!labels.defined()) return false;
+  const auto gold = torch::tensor(batch.labels, torch::kInt64).to(input.ids.device());
+  const torch::Tensor losses = model.example_losses(input, gold);
+  if (!losses.defined() || labels.size(1) < k) return false;
+  loss_sum += losses.sum().item<double>();
+  labels = labels.contiguous();
+  if (result.top_k > 0) count_top_k(labels.data_ptr<int64_t>(), k, batch, result);
+  const torch::Tensor predicted = labels.select(1, 0).contiguous();
+  const torch::Tensor confidence = probabilities.select(1, 0).to(torch::kFloat64).contiguous();
+  count_predictions(predicted.data_ptr<int64_t>(), confidence.data_ptr<double>(), batch, result,
+                    confused);
+  return true;
 }
 
 }  // namespace
@@ -116,7 +156,12 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   RawBatch batch;
   batches.start_epoch(1);
   while (batches.next(batch)) {
-    auto logits = model->forward(to_input(batch, kind, device));
+    const ModelInput input = to_input(batch, kind, device);
+    if (!mode.multi_label &&
+        count_by_search(*model, input, batch, result, loss_sum, confused)) {
+      continue;
+    }
+    auto logits = model->forward(input);
     loss_sum += batch_loss(logits, batch, loss_options).item<double>();
     if (mode.top_k > 0) count_top_k(logits, batch, result);
     if (mode.multi_label) {
@@ -128,16 +173,8 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
     auto top = probabilities(logits, false, mode.loss).gather(1, predicted.unsqueeze(1));
     predicted = predicted.to(torch::kCPU);
     top = top.to(torch::kCPU, torch::kFloat64).contiguous();
-    const int64_t* p = predicted.data_ptr<int64_t>();
-    const double* confidence = top.data_ptr<double>();
-    const bool texts = confused != nullptr && batch.texts.size() == batch.labels.size();
-    for (int64_t i = 0; i < batch.size(); ++i) {
-      result.confusion.add(batch.labels[i], p[i]);
-      result.calibration.add(confidence[i], p[i] == batch.labels[i]);
-      if (texts && p[i] != batch.labels[i]) {
-        confused->add(batch.labels[i], p[i], batch.texts[i], result.confusion);
-      }
-    }
+    count_predictions(predicted.data_ptr<int64_t>(), top.data_ptr<double>(), batch, result,
+                      confused);
   }
   if (result.examples() > 0) result.loss = loss_sum / static_cast<double>(result.examples());
   if (was_training) model->train();

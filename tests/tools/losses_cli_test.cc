@@ -120,7 +120,9 @@ TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
       EXPECT_NEAR(total, 1.0, 6 * 5e-5 + 1e-9) << a[i];
     }
   }
-  const std::string data = " --data " + quote(kTrec + "TREC.test.sample") + " --json";
+  // --k 3: fastText's P@3 and R@3 too. From the run folder, hs evaluates by its tree
+  // search (evaluation.cc, count_by_search); from the export, by scoring every label.
+  const std::string data = " --data " + quote(kTrec + "TREC.test.sample") + " --json --k 3";
   const Result eval_run = sift("eval --model " + quote(run) + data);
   const Result eval_file = sift("eval --model " + quote(model) + data);
   ASSERT_EQ(eval_run.status, 0) << eval_run;
@@ -131,6 +133,10 @@ TEST_P(LossesCli, RunFolderExportAndPythonPredictAlike) {
   // `sift eval --json` prints no loss: the two agree on macro-F1 too.
   EXPECT_NEAR(ea.at("macro_f1").get<double>(), eb.at("macro_f1").get<double>(), 1e-9);
   EXPECT_GT(ea.at("accuracy").get<double>(), 0.45);
+  for (const char* metric : {"precision_at_k", "recall_at_k"}) {
+    EXPECT_NEAR(ea.at(metric).get<double>(), eb.at(metric).get<double>(), 1e-9) << metric;
+  }
+  EXPECT_GT(ea.at("recall_at_k").get<double>(), ea.at("accuracy").get<double>());
 }
 
 INSTANTIATE_TEST_SUITE_P(FastTextLosses, LossesCli, ::testing::Values("hs", "ns", "ova"),
