@@ -407,9 +407,9 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
       throw Error(fmt::format("{}: checkpoint section '{}' given twice", path, name));
     }
     auto fills = checkpoint.fills.find(name);
-    sections.emplace(name, tensor_section(tensors, fills == checkpoint.fills.end()
-                                                       ? TensorFills{}
-                                                       : fills->second));
+    sections.emplace(
+        name,
+        tensor_section(tensors, fills == checkpoint.fills.end() ? TensorFills{} : fills->second));
   }
   std::string head;
   put_bytes(head, checkpoint.meta.dump());

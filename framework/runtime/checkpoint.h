@@ -4,11 +4,10 @@
 
 #include <torch/torch.h>
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -157,8 +157,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   batches.start_epoch(1);
   while (batches.next(batch)) {
     const ModelInput input = to_input(batch, kind, device);
-    if (!mode.multi_label &&
-        count_by_search(*model, input, batch, result, loss_sum, confused)) {
+    if (!mode.multi_label && count_by_search(*model, input, batch, result, loss_sum, confused)) {
       continue;
     }
     auto logits = model->forward(input);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "checkpoint_bytes.h"
+#include "golden_fixture.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -18,16 +19,9 @@ using testing::quote;
 using Result = testing::SiftResult;
 using testing::operator<<;
 
-const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden";
-
 class CheckpointRowsCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = testing::make_temp_dir("sift_checkpoint_rows");
-    for (const char* name : {"golden.yaml", "train.txt", "test.txt"}) {
-      fs::copy_file(kFixture + "/" + name, dir_ + "/" + name);
-    }
-  }
+  void SetUp() override { dir_ = testing::golden_fixture_copy("sift_checkpoint_rows"); }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -35,10 +29,11 @@ class CheckpointRowsCli : public ::testing::Test {
   // The golden run with 2M buckets (dim 8: 64 MB of table) and a constant learning rate
   // (train.max_steps would otherwise shorten the schedule of the stopped run).
   Result train(const std::string& name, const std::string& path, const std::string& sets) {
-    return testing::run_sift("train golden.yaml --quiet --set model.buckets=2000000"
-                             " --set train.scheduler.type=constant --set run.name=" +
-                                 name + " --set train.fast_path=" + path + " " + sets,
-                             dir_, "", dir_);
+    return testing::run_sift(
+        "train golden.yaml --quiet --set model.buckets=2000000"
+        " --set train.scheduler.type=constant --set run.name=" +
+            name + " --set train.fast_path=" + path + " " + sets,
+        dir_, "", dir_);
   }
   std::string run(const std::string& name) { return dir_ + "/runs/" + name; }
   std::string dir_;
@@ -58,8 +53,7 @@ TEST_F(CheckpointRowsCli, AStoppedRunResumesFromTheChangedRowsToTheUnstoppedRuns
     ASSERT_EQ(resumed.status, 0) << resumed;
     const std::string weights = testing::checkpoint_section(last, "model");
     ASSERT_FALSE(weights.empty());
-    EXPECT_TRUE(weights ==
-                testing::checkpoint_section(run("cut_" + path) + "/last.ckpt", "model"))
+    EXPECT_TRUE(weights == testing::checkpoint_section(run("cut_" + path) + "/last.ckpt", "model"))
         << "the resumed run's weights differ from the unstopped run's";
   }
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "checkpoint_bytes.h"
+#include "golden_fixture.h"
 #include "process.h"
 #include "run_sift.h"
 
@@ -33,7 +34,6 @@ using testing::start_sift;
 using testing::wait_for;
 using testing::wait_for_file;
 
-const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden";
 const std::vector<std::string> kSettings = {"--quiet", "--set", "train.epochs=12", "--set",
                                             "train.checkpoint_minutes=0"};
 
@@ -90,13 +90,7 @@ class CrashResume : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // A folder holding the golden fixture, as the golden test sets it up.
-  static std::string fresh_dir() {
-    const std::string dir = testing::make_temp_dir("sift_crash");
-    for (const char* name : {"golden.yaml", "train.txt", "test.txt"}) {
-      fs::copy_file(kFixture + "/" + name, dir + "/" + name);
-    }
-    return dir;
-  }
+  static std::string fresh_dir() { return testing::golden_fixture_copy("sift_crash"); }
   void expect_reference_outcome() {
     const Outcome o = outcome_of(dir_);
     EXPECT_TRUE(o.last == reference_.last) << "last.ckpt differs from the uninterrupted run's";

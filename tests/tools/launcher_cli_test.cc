@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "golden_fixture.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -16,16 +17,9 @@ namespace fs = std::filesystem;
 using testing::quote;
 using testing::operator<<;
 
-const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden";
-
 class LauncherCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = testing::make_temp_dir("sift_launcher");
-    for (const char* name : {"golden.yaml", "train.txt", "test.txt"}) {
-      fs::copy_file(kFixture + "/" + name, dir_ + "/" + name);
-    }
-  }
+  void SetUp() override { dir_ = testing::golden_fixture_copy("sift_launcher"); }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(dir_, ec);
