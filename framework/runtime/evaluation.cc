@@ -119,7 +119,8 @@ void count_predictions(const int64_t* p, const double* confidence, const RawBatc
 // other models.
 bool count_by_search(ClassifierImpl& model, const ModelInput& input, const RawBatch& batch,
                      Evaluation& result, double& loss_sum, ConfusedExamples* confused) {
-  const int64_t k = std::max<int64_t>(1, result.top_k);
+  // As count_top_k over logits: at most every label (a search for more finds fewer).
+  const int64_t k = std::min(std::max<int64_t>(1, result.top_k), result.confusion.classes());
   auto [probabilities, labels] = model.top_k(input, k, 0.0);
   if (!labels.defined()) return false;
   const auto gold = torch::tensor(batch.labels, torch::kInt64).to(input.ids.device());
