@@ -86,7 +86,9 @@ for m in "${MODELS[@]}"; do
           "$PY" -c 'import json,sys; print(json.load(sys.stdin)["splits"]["test"]["accuracy"])')
     cpp=$("$BUILD/sift-latency-bench" --model "$file" --texts "$TMP/texts.txt" \
           --threads "$THREADS" "${engine_args[@]}")
-    py=$("$PY" bench/python/export_latency.py "$file" "$TMP/texts.txt" --threads "$THREADS" \
+    # torch.set_num_threads does not reach OpenBLAS's own pool (core/blas_threads.h);
+    # sift and sift-latency-bench set both.
+    py=$(OPENBLAS_NUM_THREADS=$THREADS "$PY" bench/python/export_latency.py "$file" "$TMP/texts.txt" --threads "$THREADS" \
          "${engine_args[@]}")
     echo "{\"model\": \"$m\", \"variant\": \"$v\", \"bytes\": $(stat -c %s "$file"), \"accuracy\": $acc, \"cpp\": $cpp, \"python\": $py}" >> "$TMP/rows.jsonl"
   done

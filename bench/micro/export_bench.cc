@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   at::set_num_threads(threads);
+  sift::set_blas_threads(threads);
   std::vector<std::string> texts;
   std::ifstream in(texts_path);
   for (std::string line; std::getline(in, line);) texts.push_back(line);

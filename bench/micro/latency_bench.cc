@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   sift::keep_freed_memory();  // as `sift predict` runs: the same allocator settings
   std::string model, texts_path, engine;
   int threads = 1;
+  int blas_threads = 0;  // 0: as --threads, as sift sets them (core/blas_threads.h)
   size_t singles = 1000, batches = 40;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -93,6 +95,8 @@ int main(int argc, char** argv) {
       texts_path = argv[i + 1];
     else if (flag == "--threads")
       threads = std::stoi(argv[i + 1]);
+    else if (flag == "--blas-threads")
+      blas_threads = std::stoi(argv[i + 1]);
     else if (flag == "--engine")
       engine = argv[i + 1];
     else if (flag == "--single")
@@ -106,11 +110,12 @@ int main(int argc, char** argv) {
   }
   if (model.empty() || texts_path.empty()) {
     std::cerr << "usage: sift-latency-bench --model FILE.pt --texts FILE [--threads N] "
-                 "[--engine E]\n";
+                 "[--blas-threads N] [--engine E]\n";
     return 2;
   }
   try {
     at::set_num_threads(threads);
+    sift::set_blas_threads(blas_threads > 0 ? blas_threads : threads);
     if (!engine.empty()) sift::use_quantized_engine(engine);
     std::vector<std::string> texts;
     std::ifstream in(texts_path);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "config/config.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
@@ -101,7 +102,9 @@ const std::vector<Variant>& variants() {
 
 void apply_threads() {
   const char* env = std::getenv("SIFT_BENCH_THREADS");
-  at::set_num_threads(env != nullptr && *env != '\0' ? std::atoi(env) : 1);
+  const int threads = env != nullptr && *env != '\0' ? std::atoi(env) : 1;
+  at::set_num_threads(threads);
+  sift::set_blas_threads(threads);
 }
 
 // A batch of `size` texts of random lengths, as the data pipeline hands it over.

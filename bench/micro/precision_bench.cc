@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blas_threads.h"
 #include "config/enums.h"
 #include "core/keep_freed_memory.h"
 #include "framework/runtime/tensor_memory.h"
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
 
   sift::count_tensor_memory();
   at::set_num_threads(static_cast<int>(threads));
+  sift::set_blas_threads(static_cast<int>(threads));
   torch::manual_seed(1);
 
   sift::ModelConfig c;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/blas_threads.h"
 #include "core/error.h"
 #include "framework/runtime/device.h"
 
@@ -62,7 +63,9 @@ std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options
     const char* local = std::getenv("LOCAL_WORLD_SIZE");
     const int64_t ranks_here = local ? std::max<int64_t>(1, std::atoll(local)) : 1;
     const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-    at::set_num_threads(static_cast<int>(std::max<int64_t>(1, cores / ranks_here)));
+    const int n = static_cast<int>(std::max<int64_t>(1, cores / ranks_here));
+    at::set_num_threads(n);
+    set_blas_threads(n);
   }
   return dist;
 }
