@@ -16,8 +16,8 @@
 # Environment: BUILD (default build), DATA (default data: tools/get_data.sh ag_news),
 # THREADS (LibTorch threads for the timings, default 1), SINGLE (batch-1 calls timed,
 # default 1000), BATCHES (batches of 64 a pass, default 40), MODELS (default "transformer
-# textcnn fasttext rnn"), KEEP_TMP=1 keeps the temporary folder, RUNS=DIR reuses the trained
-# runs of an earlier KEEP_TMP=1 run.
+# textcnn fasttext rnn"), SEED (run.seed of every run, default 42), KEEP_TMP=1 keeps the
+# temporary folder, RUNS=DIR reuses the trained runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
@@ -26,11 +26,12 @@ NAME=prune_bench.sh HELP_LINES=2,21p
 # shellcheck source=lib/latency_common.sh
 source "$(dirname "$0")/lib/latency_common.sh"
 RUNS=${RUNS:-$TMP/runs}
+SEED=${SEED:-42}
 
 # --- configs: one per model; the pruned run adds its train.prune section ---------------
 write_config() {  # name model train
   cat > "$TMP/$1.yaml" <<EOF2
-run: {dir: $RUNS, name: $1, threads: 2}
+run: {dir: $RUNS, name: $1, threads: 2, seed: $SEED}
 data:
   train: {path: $DATA/ag_news/train_sample_10k.tsv, format: tsv, text: 0, label: 1}
   test: {path: $DATA/ag_news/test.csv, format: csv, text: [1, 2], label: 0, label_mapping: index1}
@@ -94,11 +95,11 @@ for m in "${MODELS[@]}"; do
 done
 
 # --- table -------------------------------------------------------------------------------
-"$PY" - "$TMP" "$WRITE" "$THREADS" "$SINGLE" "$BATCHES" <<'PYEOF'
+"$PY" - "$TMP" "$WRITE" "$THREADS" "$SINGLE" "$BATCHES" "$SEED" <<'PYEOF'
 import json, sys
 sys.path.insert(0, "bench")
 from results_section import write_section
-tmp, write, threads, single, batches = sys.argv[1], sys.argv[2] == "1", *sys.argv[3:6]
+tmp, write, threads, single, batches, seed = sys.argv[1], sys.argv[2] == "1", *sys.argv[3:7]
 rows = [json.loads(l) for l in open(tmp + "/rows.jsonl")]
 dense = {r["model"]: r for r in rows if r["variant"] == r["model"]}
 what = {"transformer": "50% heads + 50% FFN units", "textcnn": "50% filters",
@@ -148,10 +149,10 @@ for m in dense:
     out.append("- %s: %s." % (m, literature[m]))
 out.append("")
 out.append("Conditions: AG News 10k training sample (9k train, 1k hashed validation: best.ckpt "
-           "among the validations at the final sparsity), 7,600 test texts; one seed (42); "
+           "among the validations at the final sparsity), 7,600 test texts; one seed (%s); "
            "LibTorch threads %s for the timings (2 for training); batch 1 over the first %s "
            "test texts (one call each), batch 64 the best of 3 passes over %d texts; inputs "
-           "encoded beforehand; shared 2-core machine." % (threads, single, 64 * int(batches)))
+           "encoded beforehand; shared 2-core machine." % (seed, threads, single, 64 * int(batches)))
 table = "\n".join(out)
 print(table)
 if write:

@@ -46,6 +46,7 @@ nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
 // bucket tables are 80 MB, and writing them twice doubled the end of short runs.
 void save_best(Run& run, bool same_as_last) {
   if (run.best.saved || (run.best.weights.empty() && !run.best.in_model)) return;
+  run.best.on_disk = false;  // a best in memory is written (and a copy kept) again
   run.best.saved = true;
   run.best.is_reference = same_as_last;
   if (!run.dist->is_primary()) return;  // only rank 0 writes
@@ -116,12 +117,26 @@ void remember_best(Run& run, const nlohmann::json& metrics) {
 
 void keep_best_weights(Run& run) {
   if (!run.best.in_model) return;
-  copy_best_weights(run);
+  if (!run.dist->is_group() && !run.model->initial_fills().empty()) {
+    save_best(run, false);  // from the model's weights, before training changes them
+    run.best.weights.clear();
+    run.best.on_disk = true;
+  } else {
+    copy_best_weights(run);
+    run.best.on_disk = false;
+  }
   run.best.in_model = false;
 }
 
 void restore_best(Run& run) {
-  if (run.best.in_model || run.best.weights.empty()) return;
+  if (run.best.in_model) return;
+  if (run.best.on_disk) {
+    const std::string path = run_file(run.dir, kBestCheckpointFile);
+    const Checkpoint best = load_checkpoint(path, {"optimizer"});
+    run.model->remember_fills(load_model_weights(*run.model, best, path));
+    return;
+  }
+  if (run.best.weights.empty()) return;
   torch::NoGradGuard no_grad;
   const NamedTensors current = named_tensors(*run.model);
   for (size_t i = 0; i < current.size(); ++i) current[i].second.copy_(run.best.weights[i].second);

@@ -381,6 +381,25 @@ TEST_F(SiftCli, TheFinalEvaluationUsesTheBestEpochWhenTrainingWentOnPastIt) {
   EXPECT_EQ(report["splits"]["valid"]["accuracy"].get<double>(), first) << r.out;
 }
 
+// The same for a model whose weights did not begin as a fill (TextCNN): its best weights
+// are a copy in memory, where a fastText table's are written to best.ckpt (saving.cc).
+TEST_F(SiftCli, TheFinalEvaluationUsesTheBestEpochOfAModelKeptInMemory) {
+  const std::string path = sms_sample("small.tsv", 600);
+  write_file(dir_ + "/c.yaml", "data:\n  train:\n    path: " + path +
+                                   "\n  format: tsv\n  text: 1\n  label: 0\n"
+                                   "model:\n  type: textcnn\n  dim: 16\n  filters: 8\n"
+                                   "train:\n  epochs: 3\n  min_delta: 1\n");
+  const Result r = sift("train " + quote(dir_ + "/c.yaml") + " --quiet" + run_args());
+  ASSERT_EQ(r.status, 0) << r;
+  const auto report = parse_json(read_file(dir_ + "/r/report.json"));
+  EXPECT_EQ(report["train"]["best_epoch"].get<int64_t>(), 1);
+  const auto rows = lines_of(read_file(dir_ + "/r/metrics.jsonl"));
+  ASSERT_EQ(rows.size(), 3u);
+  const double first = parse_json(rows[0])["valid_loss"].get<double>();
+  ASSERT_NE(first, parse_json(rows[2])["valid_loss"].get<double>());
+  EXPECT_EQ(report["splits"]["valid"]["loss"].get<double>(), first);
+}
+
 TEST_F(SiftCli, LabelUnseenInTrainingAtEvaluation) {
   const SmsRun& run = sms_run();
   ASSERT_EQ(run.train.status, 0) << run.train;
