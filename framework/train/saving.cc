@@ -118,7 +118,10 @@ void remember_best(Run& run, const nlohmann::json& metrics) {
 void keep_best_weights(Run& run) {
   if (!run.best.in_model) return;
   if (!run.dist->is_group() && !run.model->initial_fills().empty()) {
-    save_best(run, false);  // from the model's weights, before training changes them
+    // From the model's weights, before training changes them; written even when
+    // best.ckpt names last.ckpt's (the same weights), which the next save replaces.
+    run.best.saved = false;
+    save_best(run, false);
     run.best.weights.clear();
     run.best.on_disk = true;
   } else {
