@@ -7,6 +7,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/all_finite.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/run_folder.h"
 
@@ -36,7 +37,7 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
   for (const auto& item : model->named_parameters()) {
     const torch::Tensor& w = item.value();
     const std::string& name = item.key();
-    if (w.is_floating_point() && !torch::isfinite(w).all().template item<bool>()) {
+    if (w.is_floating_point() && !all_finite(w)) {
       throw Error(
           fmt::format("{}: the weights '{}' hold NaN/inf (the run diverged); retrain "
                       "with a lower train.optimizer.lr, train.loss_reduction: mean or "

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
+#include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
@@ -58,6 +59,7 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   sift::keep_freed_memory();
+  sift::release_start_pages();  // LibTorch's static initializers have run: their pages go
   CLI::App app{"Sift: streaming text classification on LibTorch", "sift"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sift 0.1.0");
