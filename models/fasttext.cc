@@ -42,16 +42,19 @@ std::vector<int64_t> counts_of(const torch::Tensor& counts) {
   return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
 }
 
-std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree) {
-  const int64_t n = tree.labels, depth = tree.depth();
-  auto rows = torch::zeros({n, depth}, torch::kInt64);
-  auto signs = torch::zeros({n, depth}, torch::kFloat32);
+std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree,
+                                                      const int64_t* labels, int64_t n) {
+  size_t depth = 1;
+  for (int64_t i = 0; i < n; ++i) depth = std::max(depth, tree.paths.at(labels[i]).size());
+  auto rows = torch::zeros({n, static_cast<int64_t>(depth)}, torch::kInt64);
+  auto signs = torch::zeros({n, static_cast<int64_t>(depth)}, torch::kFloat32);
   auto r = rows.accessor<int64_t, 2>();
   auto s = signs.accessor<float, 2>();
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < tree.paths[i].size(); ++j) {
-      r[i][j] = tree.paths[i][j];
-      s[i][j] = tree.codes[i][j] ? 1.0f : -1.0f;
+    const auto label = static_cast<size_t>(labels[i]);
+    for (size_t j = 0; j < tree.paths[label].size(); ++j) {
+      r[i][j] = tree.paths[label][j];
+      s[i][j] = tree.codes[label][j] ? 1.0f : -1.0f;
     }
   }
   return {rows, signs};
@@ -91,7 +94,6 @@ void FastTextImpl::refresh() {
   sampler_.reset();
   if (loss_ == Loss::hs) {
     tree_ = std::make_unique<LabelTree>(build_label_tree(counts_));
-    std::tie(path_rows_, path_signs_) = path_matrices(*tree_);
     levels_ = tree_levels(*tree_);
   } else {
     sampler_ = std::make_unique<NegativeSampler>(counts_);
@@ -110,9 +112,8 @@ const NegativeSampler& FastTextImpl::sampler() {
   return *sampler_;
 }
 
-std::pair<torch::Tensor, torch::Tensor> FastTextImpl::padded_paths() {
-  tree();
-  return {path_rows_, path_signs_};
+std::pair<torch::Tensor, torch::Tensor> FastTextImpl::label_paths(const torch::Tensor& labels) {
+  return path_matrices(tree(), labels.data_ptr<int64_t>(), labels.numel());
 }
 
 torch::Tensor FastTextImpl::hidden(const ModelInput& input) {
@@ -188,9 +189,8 @@ torch::Tensor FastTextImpl::example_losses(const ModelInput& input, const torch:
   const torch::Tensor h = hidden(input);
   const torch::Tensor cpu_labels = labels.to(torch::kCPU, torch::kInt64).contiguous();
   if (loss_ == Loss::hs) {
-    auto [rows, signs] = padded_paths();
-    return binary_losses(h, rows.index_select(0, cpu_labels).to(h.device()),
-                         signs.index_select(0, cpu_labels).to(h.device(), h.scalar_type()));
+    auto [rows, signs] = label_paths(cpu_labels);
+    return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));
   }
   const NegativeSampler& draws = sampler();
   const uint64_t seed = negative_seed();
