@@ -184,8 +184,8 @@ std::vector<Option> declare() {
               "instead of refusing; the same as `sift train --overwrite`.");
   t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
-  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads), "Compute threads (LibTorch's and OpenBLAS's); 0 uses all cores.",
-                 at_least(0));
+  t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
+                 "Compute threads (LibTorch's and OpenBLAS's); 0 uses all cores.", at_least(0));
   t.add_choice("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
   t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
                 "Distributed training: how long a rank waits for the others (rendezvous, "

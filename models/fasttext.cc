@@ -42,8 +42,8 @@ std::vector<int64_t> counts_of(const torch::Tensor& counts) {
   return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
 }
 
-std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree,
-                                                      const int64_t* labels, int64_t n) {
+std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree, const int64_t* labels,
+                                                      int64_t n) {
   size_t depth = 1;
   for (int64_t i = 0; i < n; ++i) depth = std::max(depth, tree.paths.at(labels[i]).size());
   auto rows = torch::zeros({n, static_cast<int64_t>(depth)}, torch::kInt64);

@@ -77,8 +77,8 @@ TORCH_MODULE(FastText);
 std::vector<int64_t> counts_of(const torch::Tensor& counts);
 
 // The paths of labels[0..n) as padded matrices (FastTextImpl::label_paths).
-std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree,
-                                                      const int64_t* labels, int64_t n);
+std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree, const int64_t* labels,
+                                                      int64_t n);
 
 // The tree's levels below the root, from the root down (FastTextImpl::TreeLevel).
 std::vector<FastTextImpl::TreeLevel> tree_levels(const LabelTree& tree);

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "core/blas_threads.h"
 #include "config/config.h"
+#include "core/blas_threads.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "core/blas_threads.h"
 #include "config/enums.h"
+#include "core/blas_threads.h"
 #include "core/keep_freed_memory.h"
 #include "framework/runtime/tensor_memory.h"
 #include "framework/train/precision.h"
