@@ -229,7 +229,9 @@ std::vector<Option> declare() {
   t.add<int64_t>("data.fold", SIFT_FIELD(data.fold),
                  "Cross-validation: the held-out fold, from 0 to data.folds - 1.", at_least(0));
   t.add<int64_t>("data.shuffle_buffer", SIFT_FIELD(data.shuffle_buffer),
-                 "Records held in the shuffle buffer; 0 or 1 disables shuffling.", at_least(0));
+                 "Records held in the shuffle buffer (in all: the fast path's Hogwild threads "
+                 "share it); 0 or 1 disables shuffling.",
+                 at_least(0));
   t.add<bool>("data.shuffle_shards", SIFT_FIELD(data.shuffle_shards),
               "Reshuffle the order of the training shards every epoch (seeded).");
   t.add<int64_t>("data.workers", SIFT_FIELD(data.workers),

@@ -164,6 +164,10 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
           if (teacher_ != nullptr) teacher.emplace(*teacher_);
           const uint64_t threshold = valid_threshold(options_.valid_split);
           Example example;
+          // Encoded here, then copied to the record at its exact size: grown in place, a
+          // bag's ids kept up to 3x their size in capacity, and the shuffle buffer holds
+          // data.shuffle_buffer records (20NG, 11k long posts: about 100 MB of slack).
+          std::vector<int64_t> ids;
           // Hands the chunk to the consumer; false when the stream is stopping.
           auto hand_over = [&] {
             std::unique_lock<std::mutex> lock(worker->mutex);
@@ -211,7 +215,8 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
                                                  record.after.piece, record.after.offset);
               example.text = augment_text(example.text, options_.augment, seed);
             }
-            encoder.encode(example.text, record.ids);
+            encoder.encode(example.text, ids);
+            record.ids.assign(ids.begin(), ids.end());
             if (teacher) teacher->encode(example.text, record.teacher_ids);
             if (options_.keep_text) record.text = std::move(example.text);
             chunk.push_back(std::move(record));
