@@ -10,7 +10,8 @@ namespace sift {
 // GLIBC_TUNABLES, interleaved pairs, bench/RESULTS.md "Memory allocation": a 10,000-label
 // hs run 20.3 s -> 7.7 s (its system time 12.7 s -> 3.3 s), TextCNN on SMS spam -17%,
 // the Transformer -13%, the 1M-line fastText run unchanged; peak RSS within 1% but one
-// Transformer run of two (+14%). Call it first thing in main().
+// Transformer run of two (+14%). It also caps malloc's arenas at the number of cores.
+// Call it first thing in main().
 void keep_freed_memory();
 
 }  // namespace sift
