@@ -14,9 +14,10 @@ void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   // As many arenas as cores, not glibc's 8 per core: each arena keeps what its threads
   // freed (the trim threshold above), and the data workers and Hogwild threads of every
-  // epoch took new ones. 20NG on two Hogwild threads, 50 epochs: peak RSS 711 -> 643 MB,
-  // 64.5 -> 57.3 s (MALLOC_ARENA_MAX=2 against the default, one run each).
-  // Unless the user chose (the environment variable or the tunable glibc read at start).
+  // epoch took new ones. 20NG on two Hogwild threads, 50 epochs, alternating with
+  // MALLOC_ARENA_MAX=16: peak RSS 711 -> 633-641 MB, wall time within the noise
+  // (bench/RESULTS.md, "Peak RSS near fastText's"). Unless the user chose (the
+  // environment variable or the tunable, which glibc read at start).
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   const bool chosen = std::getenv("MALLOC_ARENA_MAX") != nullptr ||
                       (tunables != nullptr && std::strstr(tunables, "glibc.malloc.arena_max"));

@@ -12,8 +12,9 @@ namespace sift {
 // (code, constants: dl_iterate_phdr's PT_LOAD without PF_W), which are never written, so
 // each page still equals its file and an access maps it back from the page cache (a
 // minor fault). Relocated data, RELRO included, lies in the writable segments, left
-// alone. Measured: `sift train configs/sst2.yaml` peak RSS 265 -> 181 MB (bench/RESULTS.md,
-// "#18"). Returns the bytes of address range released (resident or not).
+// alone. Measured: `sift train configs/sst2.yaml` peak RSS 264 -> 190 MB (bench/RESULTS.md,
+// "Peak RSS near fastText's"). Returns the bytes of address range released (resident or
+// not).
 int64_t release_start_pages();
 
 }  // namespace sift
