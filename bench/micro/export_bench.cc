@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/blas_threads.h"
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/task.h"
 
@@ -85,8 +85,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: sift-export-bench --case NAME=RUN_DIR,FILE.pt ... --texts FILE\n";
     return 2;
   }
-  at::set_num_threads(threads);
-  sift::set_blas_threads(threads);
+  sift::apply_threads(threads);
   std::vector<std::string> texts;
   std::ifstream in(texts_path);
   for (std::string line; std::getline(in, line);) texts.push_back(line);

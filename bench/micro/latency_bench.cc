@@ -20,6 +20,7 @@
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/task.h"
 
@@ -114,8 +115,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    at::set_num_threads(threads);
-    sift::set_blas_threads(blas_threads > 0 ? blas_threads : threads);
+    sift::apply_threads(threads);
+    if (blas_threads > 0) sift::set_blas_threads(blas_threads);
     if (!engine.empty()) sift::use_quantized_engine(engine);
     std::vector<std::string> texts;
     std::ifstream in(texts_path);

@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "config/config.h"
-#include "core/blas_threads.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
@@ -103,8 +103,7 @@ const std::vector<Variant>& variants() {
 void apply_threads() {
   const char* env = std::getenv("SIFT_BENCH_THREADS");
   const int threads = env != nullptr && *env != '\0' ? std::atoi(env) : 1;
-  at::set_num_threads(threads);
-  sift::set_blas_threads(threads);
+  sift::apply_threads(threads);
 }
 
 // A batch of `size` texts of random lengths, as the data pipeline hands it over.

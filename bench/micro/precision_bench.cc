@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "config/enums.h"
-#include "core/blas_threads.h"
 #include "core/keep_freed_memory.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/tensor_memory.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
@@ -83,8 +83,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   sift::count_tensor_memory();
-  at::set_num_threads(static_cast<int>(threads));
-  sift::set_blas_threads(static_cast<int>(threads));
+  sift::apply_threads(threads);
   torch::manual_seed(1);
 
   sift::ModelConfig c;

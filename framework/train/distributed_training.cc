@@ -6,8 +6,8 @@
 #include <cstring>
 #include <thread>
 
-#include "core/blas_threads.h"
 #include "core/error.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
 
 namespace sift {
@@ -63,9 +63,7 @@ std::shared_ptr<Distributed> join_for_training(const DistributedOptions& options
     const char* local = std::getenv("LOCAL_WORLD_SIZE");
     const int64_t ranks_here = local ? std::max<int64_t>(1, std::atoll(local)) : 1;
     const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-    const int n = static_cast<int>(std::max<int64_t>(1, cores / ranks_here));
-    at::set_num_threads(n);
-    set_blas_threads(n);
+    apply_threads(std::max<int64_t>(1, cores / ranks_here));
   }
   return dist;
 }

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cfloat>
-#include <cmath>
 #include <filesystem>
 
 #include "core/error.h"

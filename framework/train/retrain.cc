@@ -6,11 +6,11 @@
 #include <limits>
 
 #include "framework/runtime/collate.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/task.h"
 #include "framework/train/optimization.h"
 #include "framework/train/run_plan.h"
-#include "framework/train/trainer.h"
 
 namespace sift {
 namespace {

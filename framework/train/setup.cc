@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "datasets/stopwords.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"

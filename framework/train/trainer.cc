@@ -14,7 +14,6 @@
 
 #include "config/loader.h"
 #include "core/atomic_file.h"
-#include "core/blas_threads.h"
 #include "core/error.h"
 #include "datasets/paths.h"
 #include "framework/runtime/checkpoint.h"
@@ -449,13 +448,6 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
 }
 
 }  // namespace
-
-void apply_threads(int64_t threads) {
-  const int n = threads > 0 ? static_cast<int>(threads)
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(n);
-  set_blas_threads(n);  // OpenBLAS's pool is its own (core/blas_threads.h)
-}
 
 nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   Run run;

@@ -44,7 +44,5 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options = {})
 nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
                       const TrainOptions& options = {});
 
-// Sets LibTorch's and the BLAS's thread counts from run.threads (0: all cores).
-void apply_threads(int64_t threads);
 
 }  // namespace sift

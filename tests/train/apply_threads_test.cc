@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/blas_threads.h"
-#include "framework/train/trainer.h"
+#include "framework/runtime/compute_threads.h"
 
 namespace sift {
 namespace apply_threads_test {

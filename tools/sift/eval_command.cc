@@ -11,10 +11,10 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/summary.h"
 

@@ -8,10 +8,10 @@
 #include "core/error.h"
 #include "datasets/batch.h"
 #include "framework/runtime/collate.h"
+#include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
