@@ -44,5 +44,4 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options = {})
 nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
                       const TrainOptions& options = {});
 
-
 }  // namespace sift
