@@ -415,7 +415,8 @@ nlohmann::json environment(const Run& run) {
           {"data_workers", run.plan.data.train_stream.workers},
           // As the launcher (tools/launcher) left them, unless the user set them.
           {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
-          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")}};
+          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
+          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.

@@ -1,6 +1,6 @@
-// The `sift` launcher (tools/launcher): it starts sift-main with OMP_WAIT_POLICY=PASSIVE
-// and glibc's malloc asking for transparent huge pages, each unless the user chose, and
-// report.json's "environment" says what the run ran with.
+// The `sift` launcher (tools/launcher): it starts sift-main with OMP_WAIT_POLICY=PASSIVE,
+// glibc's malloc asking for transparent huge pages and OpenBLAS with one thread, each
+// unless the user chose, and report.json's "environment" says what the run ran with.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,9 +38,22 @@ class LauncherCli : public ::testing::Test {
 };
 
 TEST_F(LauncherCli, RunsAskForHugePagesAndPassiveOpenMpThreadsByDefault) {
-  const auto e = environment_under("-u GLIBC_TUNABLES -u OMP_WAIT_POLICY");
+  const auto e = environment_under(
+      "-u GLIBC_TUNABLES -u OMP_WAIT_POLICY -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS "
+      "-u OMP_NUM_THREADS");
   EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.hugetlb=1");
   EXPECT_EQ(e.at("omp_wait_policy"), "PASSIVE");
+  EXPECT_EQ(e.at("openblas_num_threads"), "1");
+}
+
+TEST_F(LauncherCli, OpenBlasKeepsTheThreadCountTheUserGaveIt) {
+  EXPECT_EQ(environment_under("-u OMP_NUM_THREADS OPENBLAS_NUM_THREADS=2").at(
+                "openblas_num_threads"),
+            "2");
+  // OpenBLAS would read OMP_NUM_THREADS: the launcher adds nothing in front of it.
+  EXPECT_EQ(environment_under("-u OPENBLAS_NUM_THREADS OMP_NUM_THREADS=2").at(
+                "openblas_num_threads"),
+            "");
 }
 
 TEST_F(LauncherCli, TheUsersOwnTunablesAreKeptAndHugePagesAdded) {

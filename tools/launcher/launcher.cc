@@ -11,6 +11,13 @@
 // LibTorch's start-up allocations fault in 2 MB pages instead of 4 kB ones. Measured side
 // by side (bench/RESULTS.md): `sift train configs/sst2.yaml` 1.61 -> 1.20 s, TREC 1.17 ->
 // 0.86 s, `sift --version` 0.73 -> 0.60 s, 1M lines 9.5 -> 8.4 s; peak RSS +1-3 MB.
+//
+// And it starts OpenBLAS with one thread (OPENBLAS_NUM_THREADS=1, unless the user set it,
+// GOTO_NUM_THREADS or OMP_NUM_THREADS, which OpenBLAS also reads). Debian's pthread build
+// otherwise starts a thread per core when it is loaded, and they spin in sched_yield
+// while the program starts: `sift --version` spent 0.11-0.20 s of system time against
+// 0.03-0.05 s with one, and a TREC run took 0.55-0.73 s against 0.51-0.52 s (bench/
+// RESULTS.md). run.threads raises the count where a run wants more (apply_threads).
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,11 +37,20 @@ void ask_for_huge_pages() {
   setenv("GLIBC_TUNABLES", value.c_str(), 1);
 }
 
+// OpenBLAS reads the first of these that is set.
+void start_openblas_with_one_thread() {
+  for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    if (std::getenv(name) != nullptr) return;  // the user's choice
+  }
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+}
+
 }  // namespace
 
 int main(int /*argc*/, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   ask_for_huge_pages();
+  start_openblas_with_one_thread();
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string dir = ".";
