@@ -4,6 +4,7 @@
 // stores only the rows that differ (framework/runtime/checkpoint.cc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +23,11 @@ struct UniformFill {
     const uint64_t bits = splitmix64_nth(state, i + 1);
     return static_cast<float>(lo + static_cast<double>(bits >> 40) * ((hi - lo) / 16777216.0));
   }
+
+  // Values first .. first + n - 1 into `out`, bit for bit those of at(): the table's fill
+  // and the checkpoint's search for changed rows, with AVX-512 where the CPU has it (its
+  // 64-bit multiplies; Debian builds for plain x86-64): 20M values in 4.4 ms against 27 ms.
+  void values(uint64_t first, float* out, size_t n) const;
 };
 
 // The tensors of a module (by their dotted names) that began as a UniformFill.

@@ -148,29 +148,34 @@ struct Section {
 // (ScalarType values are never negative).
 constexpr int8_t kChangedRowsTag = -1;
 
-bool row_holds_fill(const float* row, int64_t width, const UniformFill& fill, uint64_t first) {
-  for (int64_t j = 0; j < width; ++j) {
-    const float expected = fill.at(first + static_cast<uint64_t>(j));
-    if (std::memcmp(&row[j], &expected, sizeof(float)) != 0) return false;  // bitwise
-  }
-  return true;
-}
-
 // The rows of a [rows, width] float CPU tensor that differ from `fill`, in order; none
-// (nullopt) when more than `limit` do.
+// (nullopt) when more than `limit` do. Each chunk's fill is recomputed in blocks
+// (UniformFill::values) and compared row by row, bitwise: value by value with an early
+// exit per row, a save's search over a fastText table took about 40 ms of each 4 MB
+// SST-2 checkpoint.
 std::optional<std::vector<int64_t>> changed_rows(const torch::Tensor& t, const UniformFill& fill,
                                                  size_t limit) {
   const int64_t rows = t.size(0), width = t.size(1);
   const float* data = t.data_ptr<float>();
   constexpr int64_t kChunk = int64_t{1} << 14;
+  constexpr int64_t kBlockRows = 256;
   std::vector<std::vector<int64_t>> found(static_cast<size_t>((rows + kChunk - 1) / kChunk));
   std::atomic<size_t> total{0};
   at::parallel_for(0, static_cast<int64_t>(found.size()), 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> expected(static_cast<size_t>(kBlockRows * width));
     for (int64_t c = begin; c < end && total.load(std::memory_order_relaxed) <= limit; ++c) {
       auto& mine = found[static_cast<size_t>(c)];
-      for (int64_t r = c * kChunk; r < std::min(rows, (c + 1) * kChunk); ++r) {
-        const auto first = static_cast<uint64_t>(r * width);
-        if (!row_holds_fill(data + r * width, width, fill, first)) mine.push_back(r);
+      const int64_t last = std::min(rows, (c + 1) * kChunk);
+      for (int64_t r0 = c * kChunk; r0 < last; r0 += kBlockRows) {
+        const int64_t n = std::min(kBlockRows, last - r0);
+        fill.values(static_cast<uint64_t>(r0 * width), expected.data(),
+                    static_cast<size_t>(n * width));
+        for (int64_t r = 0; r < n; ++r) {
+          if (std::memcmp(data + (r0 + r) * width, expected.data() + r * width,
+                          static_cast<size_t>(width) * sizeof(float)) != 0) {
+            mine.push_back(r0 + r);
+          }
+        }
       }
       total += mine.size();
     }
