@@ -32,7 +32,7 @@ N=3
 WRITE=1
 ONLY=
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_fasttext.sh: $*" >&2; exit 1; }
 
 while (($#)); do

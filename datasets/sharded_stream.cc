@@ -184,7 +184,8 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             return true;
           };
           while (reader.next(example)) {
-            if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds)) {
+            if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds) ||
+                !in_share(example.text, options_.seed, options_.thread_share)) {
               continue;
             }
             EncodedRecord record;

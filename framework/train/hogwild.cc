@@ -88,9 +88,14 @@ bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
   if (buffer > 1) buffer = std::max<int64_t>(2, (buffer + threads - 1) / threads);
   std::vector<std::unique_ptr<ShardedStream>> streams;
   std::vector<std::unique_ptr<FusedSgd>> steps;
+  const uint64_t salt = one_reader.train_stream.order_salt;
   for (int64_t k = 0; k < threads; ++k) {
+    // Every thread reads all of the data and keeps an interleaved share of its records
+    // (StreamOptions::thread_share), each in an order of its own.
+    one_reader.train_stream.thread_share = {threads, k};
+    one_reader.train_stream.order_salt = salt + static_cast<uint64_t>(k);
     streams.push_back(
-        open_stream(one_reader, Split::train, *plan.encoder, run.task.labels, true, k, threads));
+        open_stream(one_reader, Split::train, *plan.encoder, run.task.labels, true, 0, 1));
     streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
     steps.push_back(find_model(run.plan.model.type).fused_sgd(*run.model));
   }

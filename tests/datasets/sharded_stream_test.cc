@@ -261,6 +261,51 @@ TEST_F(StreamFixture, RanksTogetherSeeEveryRecordOnce) {
   EXPECT_EQ(joint, single);
 }
 
+// The fast path's Hogwild threads: each reads every file and keeps a share of the
+// records by hash, so the shares hold every record once and each share holds records
+// from the first file and the last (contiguous parts of a label-sorted file gave each
+// thread one label).
+TEST_F(StreamFixture, ThreadSharesTogetherSeeEveryRecordOnceFromEveryFile) {
+  auto collect = [&](StreamOptions o) {
+    std::multiset<std::string> texts;
+    ShardedStream s(files_, o, *encoder_, labels_);
+    s.start_epoch(1);
+    RawBatch b;
+    while (s.next(b)) {
+      for (int64_t i = 0; i < b.size(); ++i) {
+        const auto end = i + 1 < b.size() ? b.offsets[i + 1] : static_cast<int64_t>(b.ids.size());
+        std::string k = std::to_string(b.labels[i]) + ":";
+        for (auto j = b.offsets[i]; j < end; ++j) k += std::to_string(b.ids[j]) + " ";
+        texts.insert(k);
+      }
+    }
+    return texts;
+  };
+  const std::multiset<std::string> single = collect(options(1));
+  // A record's first word is "w<line>": the first file holds lines 0-210, the last 343-406.
+  auto line_of = [&](const std::string& k) {
+    const int64_t first_id = std::stol(k.substr(k.find(':') + 1));
+    return std::stol(encoder_->vocab().word(first_id).substr(1));
+  };
+  std::multiset<std::string> joint;
+  for (int64_t k = 0; k < 3; ++k) {
+    auto o = options(1);
+    o.thread_share = {3, k};
+    o.order_salt = static_cast<uint64_t>(k);
+    const auto share = collect(o);
+    EXPECT_NEAR(static_cast<double>(share.size()), kLines / 3.0, kLines / 6.0) << "share " << k;
+    bool early = false, late = false;
+    for (const auto& text : share) {
+      early |= line_of(text) < 211;
+      late |= line_of(text) >= 343;
+    }
+    EXPECT_TRUE(early && late) << "share " << k << " misses the first or the last lines";
+    joint.insert(share.begin(), share.end());
+  }
+  EXPECT_EQ(single.size(), static_cast<size_t>(kLines));
+  EXPECT_EQ(joint, single);
+}
+
 TEST_F(StreamFixture, ShuffleBufferAndPrefetchStayBounded) {
   auto o = options(2);
   o.shuffle_buffer = 50;
