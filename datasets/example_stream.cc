@@ -45,12 +45,6 @@ bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_
   return part == HashPart::all || (part == HashPart::valid) == (h < threshold);
 }
 
-bool in_share(const std::string& text, uint64_t seed, Folds share) {
-  if (share.count <= 1) return true;
-  const uint64_t h = mix64(record_hash(text, seed) ^ 0x2545f4914f6cdd1dULL);
-  return fold_of(h, share.count) == share.index;
-}
-
 bool ExampleStream::wanted(const Example& example) const {
   return in_part(example.text, part_, threshold_, seed_, folds_);
 }

@@ -61,10 +61,6 @@ inline int64_t fold_of(uint64_t hash, int64_t count) {
   return static_cast<int64_t>((static_cast<unsigned __int128>(hash) * static_cast<uint64_t>(count)) >> 64);
 }
 
-// Whether a record of this text falls in share `share.index` of `share.count` (by a hash
-// of its own, unrelated to folds and validation): the Hogwild threads' interleaved parts.
-bool in_share(const std::string& text, uint64_t seed, Folds share);
-
 // Whether a record of this text belongs to `part` of the hash split.
 bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed,
              Folds folds);

@@ -53,6 +53,11 @@ class RecordReader {
   ReadPosition position() const;
   // Continues from a position() taken earlier, on the same pieces.
   void seek(const ReadPosition& position);
+  // Keeps only the records whose bytes hash into share `index` of `count` (0 <= index <
+  // count), passing over the others before they are decoded or parsed: the fast path's
+  // Hogwild threads each read every file and take an interleaved share of its records.
+  // count <= 1: every record.
+  void keep_share(int64_t count, int64_t index);
   // "FILE:LINE" of a record, counting lines when the reader skipped into the file.
   std::string location(const Example& record) const;
 
@@ -61,6 +66,7 @@ class RecordReader {
   void open_piece(size_t index, uint64_t offset, bool at_line_start);
   void read_header();
   bool read_record(Example& out, std::string& reason);
+  bool in_share(const std::string& record) const;
   bool join_csv_lines();
   std::string map_labels(Example& out) const;
   void bad_record(const Example& record, const std::string& reason);
@@ -77,6 +83,8 @@ class RecordReader {
   std::string text_;      // raw_ converted to UTF-8
   uint64_t skipped_ = 0;
   uint64_t records_ = 0;
+  int64_t share_count_ = 1;
+  int64_t share_index_ = 0;
 };
 
 }  // namespace sift

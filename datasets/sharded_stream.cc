@@ -159,6 +159,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
         try {
           RecordReader reader(plan_[k], options_.format, options_.label_names);
           reader.seek(worker->consumed);
+          reader.keep_share(options_.thread_share.count, options_.thread_share.index);
           TextEncoder encoder = encoder_;  // each thread its own token buffers
           std::optional<TextEncoder> teacher;
           if (teacher_ != nullptr) teacher.emplace(*teacher_);
@@ -184,8 +185,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
             return true;
           };
           while (reader.next(example)) {
-            if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds) ||
-                !in_share(example.text, options_.seed, options_.thread_share)) {
+            if (!in_part(example.text, options_.part, threshold, options_.seed, options_.folds)) {
               continue;
             }
             EncodedRecord record;

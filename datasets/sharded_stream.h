@@ -35,9 +35,10 @@ struct StreamOptions {
   double valid_split = 0.0;
   Folds folds;  // cross-validation
   // The fast path's Hogwild threads (train.fast_path_threads): each thread's stream reads
-  // every file and keeps share `index` of `count` of the records, by hash (in_share), so
-  // that each thread sees every part of the files. Contiguous parts of a label-sorted
-  // file (MR) gave each thread one label: two threads trained MR to 0.51-0.77 accuracy.
+  // every file and keeps share `index` of `count` of the records, by hash
+  // (RecordReader::keep_share), so that each thread sees every part of the files.
+  // Contiguous parts of a label-sorted file (MR) gave each thread one label: two threads
+  // trained MR to 0.51-0.77 accuracy.
   Folds thread_share;
   uint64_t seed = 0;
   int64_t rank = 0;
