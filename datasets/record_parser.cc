@@ -151,9 +151,13 @@ void RecordParser::append_text(std::string& text, std::string_view piece) const 
   text.append(piece.data(), piece.size());
 }
 
+// The text is the words that are not labels, one space between them. Consecutive words
+// already one space apart are appended as one piece (the bytes are the same): appended word
+// by word, the parse was 11% of a 1M-line run's samples, more than the tokenizer's 9.5%.
 std::string RecordParser::parse_fasttext(std::string_view record, Example& out) {
   size_t labels = 0;
   size_t i = 0;
+  size_t run_begin = 0, run_end = 0;  // words not yet appended: record[run_begin, run_end)
   while (i < record.size()) {
     while (i < record.size() && is_ascii_space(record[i])) ++i;
     size_t start = i;
@@ -163,10 +167,15 @@ std::string RecordParser::parse_fasttext(std::string_view record, Example& out) 
     if (token.substr(0, kLabelPrefix.size()) == kLabelPrefix) {
       if (token.size() == kLabelPrefix.size()) return "empty label";
       set_label(out, labels++, token.substr(kLabelPrefix.size()));
+    } else if (run_end > run_begin && start == run_end + 1 && record[run_end] == ' ') {
+      run_end = i;  // one space after the run: the run grows
     } else {
-      append_text(out.text, token);
+      append_text(out.text, record.substr(run_begin, run_end - run_begin));
+      run_begin = start;
+      run_end = i;
     }
   }
+  append_text(out.text, record.substr(run_begin, run_end - run_begin));
   out.labels.resize(labels);
   // A label with no text is a record (fastText, Hugging Face and scikit-learn train on
   // it; MPQA has 3, CR 4): the text stays empty and the reader counts it.

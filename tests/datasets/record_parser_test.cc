@@ -44,6 +44,33 @@ TEST(RecordParser, FasttextMultiLabel) {
   EXPECT_EQ(ex.labels, (Labels{"a"}));
 }
 
+// The words between labels are appended as runs; the text is the same as word by word:
+// every run of spaces, tabs and labels becomes one space.
+TEST(RecordParser, FasttextTextIsTheWordsOneSpaceApart) {
+  RecordParser p(plain(FileFormat::fasttext));
+  Example ex;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"__label__a one two three", "one two three"},
+      {"  __label__a one  two\tthree\t ", "one two three"},
+      {"one two __label__a three four", "one two three four"},
+      {"one __label__a __label__b two", "one two"},
+      {"one\vtwo \fthree __label__a", "one two three"},
+      {"__label__a x", "x"},
+      {"__label__a", ""},
+  };
+  for (const auto& [record, text] : cases) {
+    ex = Example();
+    EXPECT_EQ(p.parse(record, ex), "") << record;
+    EXPECT_EQ(ex.text, text) << record;
+  }
+  // With unescape, escapes inside a run and a backslash before a space are kept as before.
+  TextFormat f = plain(FileFormat::fasttext);
+  f.unescape = true;
+  RecordParser u(f);
+  EXPECT_EQ(u.parse("__label__a a\\nb c\\ d \\\\e", ex), "");
+  EXPECT_EQ(ex.text, "a b c\\ d \\e");
+}
+
 TEST(RecordParser, LabelFirst) {
   RecordParser p(plain(FileFormat::label_first));
   Example ex;
