@@ -21,7 +21,7 @@ namespace sift {
 // One record and what the reading thread made of it.
 struct ReadRecord {
   Example example;
-  std::vector<std::string> tokens;  // what `tokenize` gave for its text
+  std::vector<std::string> tokens;    // what `tokenize` gave for its text
   const std::string* file = nullptr;  // the file it came from (lives as long as the reader)
 };
 

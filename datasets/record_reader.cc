@@ -190,8 +190,8 @@ void RecordReader::keep_share(int64_t count, int64_t index) {
 bool RecordReader::in_share(const std::string& record) const {
   if (share_count_ <= 1) return true;
   const uint64_t h = mix64(std::hash<std::string_view>{}(record));
-  return static_cast<int64_t>((static_cast<unsigned __int128>(h) *
-                               static_cast<uint64_t>(share_count_)) >> 64) == share_index_;
+  const auto scaled = static_cast<unsigned __int128>(h) * static_cast<uint64_t>(share_count_);
+  return static_cast<int64_t>(scaled >> 64) == share_index_;
 }
 
 // Joins the physical lines of a csv record whose line_ ends inside a quoted field into

@@ -85,9 +85,8 @@ TEST_F(FastPathCli, TwoHogwildThreadsLearnALabelSortedFileAsOneThreadDoes) {
             " --set run.seed=" + std::to_string(seed),
         dir_, "", kSource);
     EXPECT_EQ(r.status, 0) << r;
-    return r.status == 0
-               ? nlohmann::json::parse(r.out)["splits"]["test"]["accuracy"].get<double>()
-               : 0.0;
+    return r.status == 0 ? nlohmann::json::parse(r.out)["splits"]["test"]["accuracy"].get<double>()
+                         : 0.0;
   };
   const double one = (accuracy(1, 1) + accuracy(1, 2)) / 2;
   const double two = (accuracy(2, 1) + accuracy(2, 2)) / 2;

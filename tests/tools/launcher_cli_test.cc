@@ -47,13 +47,13 @@ TEST_F(LauncherCli, RunsAskForHugePagesAndPassiveOpenMpThreadsByDefault) {
 }
 
 TEST_F(LauncherCli, OpenBlasKeepsTheThreadCountTheUserGaveIt) {
-  EXPECT_EQ(environment_under("-u OMP_NUM_THREADS OPENBLAS_NUM_THREADS=2").at(
-                "openblas_num_threads"),
-            "2");
+  EXPECT_EQ(
+      environment_under("-u OMP_NUM_THREADS OPENBLAS_NUM_THREADS=2").at("openblas_num_threads"),
+      "2");
   // OpenBLAS would read OMP_NUM_THREADS: the launcher adds nothing in front of it.
-  EXPECT_EQ(environment_under("-u OPENBLAS_NUM_THREADS OMP_NUM_THREADS=2").at(
-                "openblas_num_threads"),
-            "");
+  EXPECT_EQ(
+      environment_under("-u OPENBLAS_NUM_THREADS OMP_NUM_THREADS=2").at("openblas_num_threads"),
+      "");
 }
 
 TEST_F(LauncherCli, TheUsersOwnTunablesAreKeptAndHugePagesAdded) {

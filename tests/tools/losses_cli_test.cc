@@ -53,8 +53,7 @@ class LossesCli : public ::testing::TestWithParam<std::string> {
                 " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
                 " --set data.test.path=" + quote(kTrec + "TREC.test.sample") +
                 " --set model.buckets=50000 --set train.epochs=10 --set train.batch_size=16" +
-                " --set train.loss=" + GetParam() +
-                " " + sets);
+                " --set train.loss=" + GetParam() + " " + sets);
   }
   std::string dir_;
 };
