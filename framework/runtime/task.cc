@@ -1,7 +1,6 @@
 #include "framework/runtime/task.h"
 
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include <memory>
 #include <random>
@@ -179,34 +178,6 @@ ReadAhead::Tokenize vocabulary_tokens(const TextEncoderOptions& encoder, bool no
   };
 }
 
-// The vocabulary pass: the training split's records, empty texts, words and labels.
-// Read, parsed and tokenized on a thread of its own while this one counts: 1M lines,
-// the pass's parse and tokenizer were 20% of a run's samples, its counting 10%.
-void count_training_data(const DataPlan& plan, ExampleStream& train, bool count_words,
-                         bool collect_labels, Task& task, VocabBuilder& builder,
-                         std::unordered_map<std::string, uint64_t>& counts) {
-  ReadAhead reader(train, vocabulary_tokens(task.encoder, !count_words));
-  while (const ReadRecord* r = reader.next()) {
-    const Example& example = r->example;
-    ++task.train_records;
-    if (example.text.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
-      ++task.train_empty_texts;
-    }
-    check_label_count(example.labels, plan.multi_label,
-                      [&] { return fmt::format("{}:{}", *r->file, example.line); });
-    builder.add(r->tokens);
-    for (const auto& label : example.labels) {
-      ++counts[label];
-      if (collect_labels) {
-        task.labels.add(label);
-      } else if (task.labels.id(label) < 0) {
-        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})", *r->file,
-                                example.line, label, fmt::join(task.labels.names(), ", ")));
-      }
-    }
-  }
-}
-
 }  // namespace
 
 Task build_task(const DataPlan& plan) {
@@ -234,10 +205,28 @@ Task build_task(const DataPlan& plan) {
 
   VocabBuilder builder(static_cast<size_t>(plan.vocab.count_limit));
   std::unordered_map<std::string, uint64_t> counts;
-  count_training_data(plan, *train, !pieces && !from_run, collect_labels, task, builder, counts);
-  // The reading thread's chunks are freed into its malloc arena, which keeps what is
-  // freed (keep_freed_memory): 1M lines, peak RSS 190 -> 213-218 MB until given back here.
-  malloc_trim(0);
+  // Read, parsed and tokenized on a thread of its own while this one counts: 1M lines,
+  // the pass's parse and tokenizer were 20% of a run's samples, its counting 10%.
+  ReadAhead reader(*train, vocabulary_tokens(task.encoder, pieces || from_run));
+  while (const ReadRecord* r = reader.next()) {
+    const Example& example = r->example;
+    ++task.train_records;
+    if (example.text.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
+      ++task.train_empty_texts;
+    }
+    check_label_count(example.labels, plan.multi_label,
+                      [&] { return fmt::format("{}:{}", *r->file, example.line); });
+    builder.add(r->tokens);
+    for (const auto& label : example.labels) {
+      ++counts[label];
+      if (collect_labels) {
+        task.labels.add(label);
+      } else if (task.labels.id(label) < 0) {
+        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})", *r->file,
+                                example.line, label, fmt::join(task.labels.names(), ", ")));
+      }
+    }
+  }
   task.train_skipped = train->skipped();
   if (task.train_records == 0) {
     throw Error(
