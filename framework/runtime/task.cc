@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <memory>
 #include <random>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 #include "datasets/paths.h"
-#include "datasets/read_ahead.h"
 #include "datasets/tokenizer.h"
 #include "framework/runtime/run_folder.h"
 
@@ -160,26 +158,6 @@ void check_best_label(const TrainConfig& train, const LabelSet& labels) {
                           printable(label), printable(some_labels(labels.names()))));
 }
 
-namespace {
-
-// The words the vocabulary counts of a text, as the encoder will cut it; none where the
-// vocabulary comes from elsewhere (SentencePiece pieces, a run folder's vocab.txt).
-ReadAhead::Tokenize vocabulary_tokens(const TextEncoderOptions& encoder, bool none) {
-  if (none) return [](const std::string&, std::vector<std::string>& out) { out.clear(); };
-  if (encoder.fasttext_compat) {
-    return [](const std::string& text, std::vector<std::string>& out) {
-      split_fasttext(text, out);
-      out.emplace_back(kFastTextEos);
-    };
-  }
-  return [tokenizer = std::make_shared<WordTokenizer>(encoder.tokenizer)](
-             const std::string& text, std::vector<std::string>& out) {
-    tokenizer->tokenize(text, out);
-  };
-}
-
-}  // namespace
-
 Task build_task(const DataPlan& plan) {
   Task task;
   const bool pieces = plan.tokenizer == TokenizerType::sentencepiece;
@@ -203,27 +181,35 @@ Task build_task(const DataPlan& plan) {
   auto train = open_split(plan, Split::train, task.labels);
   if (!train) throw Error("data.train.path: no training data is configured");
 
+  WordTokenizer tokenizer(task.encoder.tokenizer);
   VocabBuilder builder(static_cast<size_t>(plan.vocab.count_limit));
+  std::vector<std::string> tokens;
   std::unordered_map<std::string, uint64_t> counts;
-  // Read, parsed and tokenized on a thread of its own while this one counts: 1M lines,
-  // the pass's parse and tokenizer were 20% of a run's samples, its counting 10%.
-  ReadAhead reader(*train, vocabulary_tokens(task.encoder, pieces || from_run));
-  while (const ReadRecord* r = reader.next()) {
-    const Example& example = r->example;
+  Example example;
+  while (train->next(example)) {
     ++task.train_records;
     if (example.text.find_first_not_of(" \t\r\n\v\f") == std::string::npos) {
       ++task.train_empty_texts;
     }
     check_label_count(example.labels, plan.multi_label,
-                      [&] { return fmt::format("{}:{}", *r->file, example.line); });
-    builder.add(r->tokens);
+                      [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
+    if (!pieces && !from_run) {
+      if (task.encoder.fasttext_compat) {
+        split_fasttext(example.text, tokens);
+        tokens.emplace_back(kFastTextEos);
+      } else {
+        tokenizer.tokenize(example.text, tokens);
+      }
+      builder.add(tokens);
+    }
     for (const auto& label : example.labels) {
       ++counts[label];
       if (collect_labels) {
         task.labels.add(label);
       } else if (task.labels.id(label) < 0) {
-        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})", *r->file,
-                                example.line, label, fmt::join(task.labels.names(), ", ")));
+        throw Error(fmt::format("{}:{}: label '{}' is not in data.labels ({})",
+                                train->current_file(), example.line, label,
+                                fmt::join(task.labels.names(), ", ")));
       }
     }
   }
