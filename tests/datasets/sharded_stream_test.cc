@@ -130,6 +130,23 @@ class StreamFixture : public ShardFixture {
     return k;
   }
 
+  // Epoch 1's records as "label:id id ...", each once for each time it was read.
+  std::multiset<std::string> records_of(const StreamOptions& o) const {
+    std::multiset<std::string> records;
+    ShardedStream s(files_, o, *encoder_, labels_);
+    s.start_epoch(1);
+    RawBatch b;
+    while (s.next(b)) {
+      for (int64_t i = 0; i < b.size(); ++i) {
+        const auto end = i + 1 < b.size() ? b.offsets[i + 1] : static_cast<int64_t>(b.ids.size());
+        std::string k = std::to_string(b.labels[i]) + ":";
+        for (auto j = b.offsets[i]; j < end; ++j) k += std::to_string(b.ids[j]) + " ";
+        records.insert(k);
+      }
+    }
+    return records;
+  }
+
   // Every batch of epochs 1..2, as text keys.
   std::vector<std::string> run_epochs(ShardedStream& s, uint64_t first_epoch, bool start) {
     std::vector<std::string> keys;
@@ -236,26 +253,14 @@ TEST_F(StreamFixture, TeacherIdsRideWithEveryRecordAndSurviveAResume) {
 }
 
 TEST_F(StreamFixture, RanksTogetherSeeEveryRecordOnce) {
-  std::multiset<std::string> single, joint;
-  auto collect = [&](StreamOptions o, std::multiset<std::string>& into) {
-    ShardedStream s(files_, o, *encoder_, labels_);
-    s.start_epoch(1);
-    RawBatch b;
-    while (s.next(b)) {
-      for (int64_t i = 0; i < b.size(); ++i) {
-        const auto end = i + 1 < b.size() ? b.offsets[i + 1] : static_cast<int64_t>(b.ids.size());
-        std::string k = std::to_string(b.labels[i]) + ":";
-        for (auto j = b.offsets[i]; j < end; ++j) k += std::to_string(b.ids[j]) + " ";
-        into.insert(k);
-      }
-    }
-  };
-  collect(options(1), single);
+  const std::multiset<std::string> single = records_of(options(1));
+  std::multiset<std::string> joint;
   for (int64_t rank = 0; rank < 3; ++rank) {
     auto o = options(2);
     o.rank = rank;
     o.world_size = 3;
-    collect(o, joint);
+    const auto part = records_of(o);
+    joint.insert(part.begin(), part.end());
   }
   EXPECT_EQ(single.size(), static_cast<size_t>(kLines));
   EXPECT_EQ(joint, single);
@@ -266,22 +271,7 @@ TEST_F(StreamFixture, RanksTogetherSeeEveryRecordOnce) {
 // from the first file and the last (contiguous parts of a label-sorted file gave each
 // thread one label).
 TEST_F(StreamFixture, ThreadSharesTogetherSeeEveryRecordOnceFromEveryFile) {
-  auto collect = [&](StreamOptions o) {
-    std::multiset<std::string> texts;
-    ShardedStream s(files_, o, *encoder_, labels_);
-    s.start_epoch(1);
-    RawBatch b;
-    while (s.next(b)) {
-      for (int64_t i = 0; i < b.size(); ++i) {
-        const auto end = i + 1 < b.size() ? b.offsets[i + 1] : static_cast<int64_t>(b.ids.size());
-        std::string k = std::to_string(b.labels[i]) + ":";
-        for (auto j = b.offsets[i]; j < end; ++j) k += std::to_string(b.ids[j]) + " ";
-        texts.insert(k);
-      }
-    }
-    return texts;
-  };
-  const std::multiset<std::string> single = collect(options(1));
+  const std::multiset<std::string> single = records_of(options(1));
   // A record's first word is "w<line>": the first file holds lines 0-210, the last 343-406.
   auto line_of = [&](const std::string& k) {
     const int64_t first_id = std::stol(k.substr(k.find(':') + 1));
@@ -292,7 +282,7 @@ TEST_F(StreamFixture, ThreadSharesTogetherSeeEveryRecordOnceFromEveryFile) {
     auto o = options(1);
     o.thread_share = {3, k};
     o.order_salt = static_cast<uint64_t>(k);
-    const auto share = collect(o);
+    const auto share = records_of(o);
     EXPECT_NEAR(static_cast<double>(share.size()), kLines / 3.0, kLines / 6.0) << "share " << k;
     bool early = false, late = false;
     for (const auto& text : share) {
