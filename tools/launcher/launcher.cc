@@ -15,9 +15,9 @@
 // And it starts OpenBLAS with one thread (OPENBLAS_NUM_THREADS=1, unless the user set it,
 // GOTO_NUM_THREADS or OMP_NUM_THREADS, which OpenBLAS also reads). Debian's pthread build
 // otherwise starts a thread per core when it is loaded, and they spin in sched_yield
-// while the program starts: `sift --version` spent 0.11-0.20 s of system time against
-// 0.03-0.05 s with one, and a TREC run took 0.55-0.73 s against 0.51-0.52 s (bench/
-// RESULTS.md). run.threads raises the count where a run wants more (apply_threads).
+// while the program starts. Medians of 5 alternating runs (bench/RESULTS.md, stop 33):
+// `sift --version` 0.48 -> 0.38 s (system time 0.17 -> 0.03 s), SST-2 0.82 -> 0.74 s.
+// run.threads raises the count where a run wants more (apply_threads).
 #include <unistd.h>
 
 #include <cerrno>
