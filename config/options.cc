@@ -505,8 +505,10 @@ std::vector<Option> declare() {
       "class weights, label smoothing, clipping, max_norm, accumulation or freezing); "
       "off always trains through autograd. The run summary says which was taken.");
   t.add<int64_t>("train.fast_path_threads", SIFT_FIELD(train.fast_path_threads),
-                 "Training threads of the fast path, each reading its own part of the data "
-                 "and updating the shared weights without locks (Hogwild, as fastText). 1 "
+                 "Training threads of the fast path, each reading all of the data and "
+                 "training on its own share of the records (by hash, so a file sorted by "
+                 "label gives every thread every label), updating the shared weights "
+                 "without locks (Hogwild, as fastText). 1 "
                  "keeps runs deterministic and resume bit-exact; more trade both for speed, "
                  "and save last.ckpt only at epoch ends; at most 256.",
                  between(1, 256, "each thread holds a data reader and its prefetched records"));
