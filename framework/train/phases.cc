@@ -48,7 +48,19 @@ int64_t peak_rss_bytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
 }
 
-nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
+std::string data_bound_remedy(int64_t readers, int64_t trainers, unsigned cores) {
+  if (cores == 0 || readers + trainers < static_cast<int64_t>(cores)) {
+    return fmt::format("raise data.workers (now {})", readers);
+  }
+  return fmt::format(
+      "its {} reader thread{} and {} training thread{} already share this "
+      "machine's {} core{}",
+      readers, readers == 1 ? "" : "s", trainers, trainers == 1 ? "" : "s", cores,
+      cores == 1 ? "" : "s");
+}
+
+nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps,
+                                   const std::string& remedy) const {
   nlohmann::json table = nlohmann::json::array();
   double measured = 0.0, step_seconds = 0.0;
   const bool counted = tensor_memory_counted();
@@ -75,9 +87,8 @@ nlohmann::json PhaseTimes::to_json(double wall_seconds, int64_t steps) const {
   const double wait = seconds(Phase::data_wait);
   j["data_wait_share_of_step"] = step_seconds > 0 ? wait / step_seconds : 0.0;
   if (step_seconds > 0 && wait / step_seconds >= kDataBoundShare) {
-    j["bottleneck"] =
-        fmt::format("data-bound: {:.0f}% of step time waiting for batches; raise data.workers",
-                    100.0 * wait / step_seconds);
+    j["bottleneck"] = fmt::format("data-bound: {:.0f}% of step time waiting for batches; {}",
+                                  100.0 * wait / step_seconds, remedy);
   }
   return j;
 }

@@ -37,6 +37,12 @@ enum class Phase {
 };
 inline constexpr size_t kPhaseCount = 10;
 
+// What a data-bound run can do: more readers while `readers` (the data threads) and
+// `trainers` (the training threads) leave some of the machine's `cores` idle; otherwise
+// say that they already use all of them (on 2 cores, 2 readers beside training: "raise
+// data.workers" would only add a thread that waits for a core).
+std::string data_bound_remedy(int64_t readers, int64_t trainers, unsigned cores);
+
 class PhaseTimes {
  public:
   void add(Phase phase, std::chrono::steady_clock::duration d, int64_t peak_tensor_bytes = 0) {
@@ -50,8 +56,10 @@ class PhaseTimes {
   // The table over `wall_seconds` of training and `steps` optimizer steps, with
   // "other" (the rest of the wall time), each phase's peak tensor bytes (when counted),
   // peak_rss_bytes and, when data wait is a large
-  // share of the step time, "bottleneck": the sentence the report shows.
-  nlohmann::json to_json(double wall_seconds, int64_t steps) const;
+  // share of the step time, "bottleneck": the sentence the report shows, ending in
+  // `remedy` (data_bound_remedy).
+  nlohmann::json to_json(double wall_seconds, int64_t steps,
+                         const std::string& remedy = "raise data.workers") const;
 
   // train.profile: phases open named ranges for the profiler while it records.
   void set_traced(bool traced) { traced_ = traced; }

@@ -38,6 +38,23 @@ TEST(PhaseTimes, ARunWaitingOnDataSaysSoWithTheShareOfStepTime) {
   EXPECT_NE(phase_table_text(j).find("data-bound: 61%"), std::string::npos);
 }
 
+// More readers help only where the readers and the training leave cores idle: on 2 cores,
+// 2 readers beside training, the run says so instead.
+TEST(PhaseTimes, TheDataBoundRemedyAsksForMoreReadersOnlyWhereCoresAreIdle) {
+  EXPECT_EQ(data_bound_remedy(2, 1, 8), "raise data.workers (now 2)");
+  EXPECT_EQ(data_bound_remedy(2, 1, 2),
+            "its 2 reader threads and 1 training thread already share this machine's 2 cores");
+  EXPECT_EQ(data_bound_remedy(1, 1, 1),
+            "its 1 reader thread and 1 training thread already share this machine's 1 core");
+  EXPECT_EQ(data_bound_remedy(2, 1, 0), "raise data.workers (now 2)");  // cores unknown
+  PhaseTimes t;
+  t.add(Phase::data_wait, milliseconds(700));
+  t.add(Phase::fused, milliseconds(300));
+  EXPECT_EQ(t.to_json(1.0, 10, data_bound_remedy(2, 1, 2))["bottleneck"],
+            "data-bound: 70% of step time waiting for batches; its 2 reader threads and 1 "
+            "training thread already share this machine's 2 cores");
+}
+
 TEST(PhaseTimes, TheFastPathsFusedStepIsStepTimeSoADataBoundShareCountsIt) {
   PhaseTimes t;
   t.add(Phase::data_wait, milliseconds(200));
