@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/splitmix.h"
 #include "datasets/encoding.h"
+#include "datasets/example_stream.h"
 
 namespace sift {
 namespace {
@@ -189,9 +190,7 @@ void RecordReader::keep_share(int64_t count, int64_t index) {
 // 12% of the samples when each thread parsed every line).
 bool RecordReader::in_share(const std::string& record) const {
   if (share_count_ <= 1) return true;
-  const uint64_t h = mix64(std::hash<std::string_view>{}(record));
-  const auto scaled = static_cast<unsigned __int128>(h) * static_cast<uint64_t>(share_count_);
-  return static_cast<int64_t>(scaled >> 64) == share_index_;
+  return fold_of(mix64(std::hash<std::string_view>{}(record)), share_count_) == share_index_;
 }
 
 // Joins the physical lines of a csv record whose line_ ends inside a quoted field into

@@ -386,8 +386,9 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   run.transfer.clear();  // their readers stop here; the encoders they hold are this call's
   if (loop.profiler) summary["profile"] = profile_summary(run, loop, progress);
   // Hogwild threads read for themselves, one reader each (hogwild.cc).
-  const int64_t trainers = trains_hogwild(run) ? run.plan.train.fast_path_threads : 1;
-  const int64_t readers = trains_hogwild(run) ? trainers : run.plan.data.train_stream.workers;
+  const bool hogwild = trains_hogwild(run);
+  const int64_t trainers = hogwild ? run.plan.train.fast_path_threads : 1;
+  const int64_t readers = hogwild ? trainers : run.plan.data.train_stream.workers;
   summary["phases"] =
       run.phases.to_json(progress.elapsed_seconds(), run.state.step - loop.first_step,
                          data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
