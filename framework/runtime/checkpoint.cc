@@ -18,9 +18,12 @@
 #include "models/init.h"
 
 namespace sift {
-namespace {
 
-constexpr char kMagic[8] = {'S', 'I', 'F', 'T', 'C', 'K', 'P', 'T'};
+// The torch-free reader (checkpoint_file.h) names dtypes by these codes.
+static_assert(static_cast<int8_t>(torch::kFloat) == kFloatCode);
+static_assert(static_cast<int8_t>(torch::kLong) == kLongCode);
+
+namespace {
 
 template <class T>
 void put(std::string& out, T value) {
@@ -31,88 +34,6 @@ void put_bytes(std::string& out, const std::string& bytes) {
   put<uint64_t>(out, bytes.size());
   out += bytes;
 }
-
-// Reads fields from the body, refusing to run past its end.
-class Cursor {
- public:
-  Cursor(std::string_view data, const std::string& path) : data_(data), path_(path) {}
-  template <class T>
-  T get() {
-    T v;
-    need(sizeof(T));
-    std::memcpy(&v, data_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string get_bytes() { return std::string(get_view()); }
-  void read_into(char* out, uint64_t n) {
-    need(n);
-    std::memcpy(out, data_.data() + pos_, n);
-    pos_ += n;
-  }
-  // A length-prefixed field, viewed in place.
-  std::string_view get_view() {
-    const auto n = get<uint64_t>();
-    need(n);
-    const std::string_view v = data_.substr(pos_, n);
-    pos_ += n;
-    return v;
-  }
-
- private:
-  void need(uint64_t n) const {
-    if (n > data_.size() - pos_) throw Error(fmt::format("{}: corrupted checkpoint", path_));
-  }
-  std::string_view data_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
-
-// The same reads from a file's body, straight into their strings: a loaded checkpoint is
-// held once, not as the file's bytes and again as its sections.
-class FileCursor {
- public:
-  // Reads the `length` bytes that start at `offset`.
-  FileCursor(std::ifstream& in, uint64_t offset, uint64_t length, const std::string& path)
-      : in_(in), position_(offset), left_(length), path_(path) {
-    in_.clear();
-    in_.seekg(static_cast<std::streamoff>(offset));
-  }
-  template <class T>
-  T get() {
-    T v;
-    read_into(reinterpret_cast<char*>(&v), sizeof(T));
-    return v;
-  }
-  std::string get_bytes() {
-    const auto n = get<uint64_t>();
-    if (n > left_) throw Error(fmt::format("{}: corrupted checkpoint", path_));
-    std::string s(n, '\0');
-    read_into(s.data(), n);
-    return s;
-  }
-  void read_into(char* out, uint64_t n) {
-    if (n > left_ || !in_.read(out, static_cast<std::streamsize>(n))) {
-      throw Error(fmt::format("{}: corrupted checkpoint", path_));
-    }
-    position_ += n;
-    left_ -= n;
-  }
-  void skip(uint64_t n) {
-    if (n > left_ || !in_.seekg(static_cast<std::streamoff>(n), std::ios::cur)) {
-      throw Error(fmt::format("{}: corrupted checkpoint", path_));
-    }
-    position_ += n;
-    left_ -= n;
-  }
-  uint64_t position() const { return position_; }
-
- private:
-  std::ifstream& in_;
-  uint64_t position_;
-  uint64_t left_;
-  const std::string& path_;
-};
 
 }  // namespace
 
@@ -143,10 +64,6 @@ struct Section {
     add(framing.back());
   }
 };
-
-// In place of a dtype: the tensor is stored as the rows that differ from a uniform fill
-// (ScalarType values are never negative).
-constexpr int8_t kChangedRowsTag = -1;
 
 // The rows of a [rows, width] float CPU tensor that differ from `fill`, in order; none
 // (nullopt) when more than `limit` do. Each chunk's fill is recomputed in blocks
@@ -186,10 +103,6 @@ std::optional<std::vector<int64_t>> changed_rows(const torch::Tensor& t, const U
   for (const auto& part : found) out.insert(out.end(), part.begin(), part.end());
   return out;
 }
-
-// After the tag and the usual dtype, shape and byte length: the fill (state, lo, hi), the
-// number of rows k, their indices and their values.
-constexpr uint64_t kFillBytes = 3 * 8 + 8;
 
 // `t`'s record as its changed rows, when that is under half the dense record's size.
 bool add_changed_rows(Section& s, const std::string& name, const torch::Tensor& t,
@@ -281,44 +194,24 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
 
 namespace {
 
-// Reads a changed-rows record's payload (add_changed_rows) into `target`: the fill, then
-// the rows that differ from it. Returns the fill.
+// Reads a changed-rows record (add_changed_rows) into `target`: the fill, then the rows
+// that differ from it. Returns the fill.
 template <class Reader>
-UniformFill read_changed_rows(Reader& reader, torch::Tensor& target, uint64_t bytes,
-                              const std::string& name, const std::string& path) {
-  const auto corrupted = [&] {
-    return Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
-  };
-  const int64_t rows = target.size(0), width = target.size(1);
-  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
-  if (bytes < kFillBytes) throw corrupted();
-  UniformFill fill;
-  fill.state = reader.template get<uint64_t>();
-  fill.lo = reader.template get<double>();
-  fill.hi = reader.template get<double>();
-  const auto k = reader.template get<uint64_t>();
-  if (k > static_cast<uint64_t>(rows) || bytes != kFillBytes + k * (8 + row_bytes)) {
-    throw corrupted();
-  }
-  std::vector<int64_t> indices(k);
-  reader.read_into(reinterpret_cast<char*>(indices.data()), k * 8);
-  for (uint64_t i = 0; i < k; ++i) {
-    if (indices[i] < 0 || indices[i] >= rows || (i > 0 && indices[i] <= indices[i - 1])) {
-      throw corrupted();
-    }
-  }
-  std::vector<char> values(k * row_bytes);
-  reader.read_into(values.data(), values.size());
+UniformFill load_changed_rows(Reader& reader, torch::Tensor& target, const TensorRecordHead& head,
+                              const std::string& path) {
+  const ChangedRows stored = read_changed_rows(reader, head, path);
+  const uint64_t row_bytes = static_cast<uint64_t>(target.size(1)) * sizeof(float);
   const bool in_place = target.is_cpu() && target.is_contiguous();
   torch::Tensor dense = in_place ? target : torch::empty(target.sizes(), torch::kFloat);
-  refill_(dense, fill);
+  refill_(dense, stored.fill);
   char* data = static_cast<char*>(dense.data_ptr());
-  for (uint64_t i = 0; i < k; ++i) {
-    std::memcpy(data + static_cast<uint64_t>(indices[i]) * row_bytes, &values[i * row_bytes],
+  const char* values = reinterpret_cast<const char*>(stored.values.data());
+  for (size_t i = 0; i < stored.indices.size(); ++i) {
+    std::memcpy(data + static_cast<uint64_t>(stored.indices[i]) * row_bytes, values + i * row_bytes,
                 row_bytes);
   }
   if (!in_place) target.copy_(dense);
-  return fill;
+  return stored.fill;
 }
 
 // Reads module_bytes' layout from a Cursor or a FileCursor into the module's tensors.
@@ -330,14 +223,11 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
   torch::NoGradGuard no_grad;
   TensorFills fills;
   for (uint32_t i = 0; i < count; ++i) {
-    const std::string name = reader.get_bytes();
-    const auto tag = reader.template get<int8_t>();
-    const bool changed_rows = tag == kChangedRowsTag;
-    const auto dtype =
-        static_cast<torch::ScalarType>(changed_rows ? reader.template get<int8_t>() : tag);
-    std::vector<int64_t> shape(reader.template get<uint32_t>());
-    for (auto& d : shape) d = reader.template get<int64_t>();
-    const auto bytes = reader.template get<uint64_t>();
+    const TensorRecordHead head = read_record_head(reader);
+    const std::string& name = head.name;
+    const auto dtype = static_cast<torch::ScalarType>(head.dtype);
+    const std::vector<int64_t>& shape = head.shape;
+    const uint64_t bytes = head.bytes;
     auto it = wanted.find(name);
     if (it == wanted.end()) {
       throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
@@ -349,11 +239,8 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
                               "checkpoint, the model expects [{}]",
                               path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
     }
-    if (changed_rows) {
-      if (dtype != torch::kFloat || shape.size() != 2) {
-        throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
-      }
-      fills[name] = read_changed_rows(reader, target, bytes, name, path);
+    if (head.changed_rows) {
+      fills[name] = load_changed_rows(reader, target, head, path);
     } else if (bytes != static_cast<uint64_t>(target.numel()) * target.element_size()) {
       throw Error(fmt::format("{}: corrupted checkpoint (tensor '{}')", path, name));
     } else if (target.is_cpu() && target.is_contiguous()) {
@@ -381,11 +268,11 @@ TensorFills load_module_bytes(torch::nn::Module& module, const std::string& byte
 }
 
 TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section) {
-  FileCursor cursor(*section.file, section.offset, section.size, section.path);
+  FileCursor cursor(section);
   return load_tensors(cursor, module, section.path);
 }
 
-TensorFills load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
                                const std::string& path) {
   if (auto it = checkpoint.on_disk.find("model"); it != checkpoint.on_disk.end()) {
     return load_module_section(module, it->second);
@@ -440,10 +327,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   const bool changed_rows = std::any_of(sections.begin(), sections.end(), [](const auto& entry) {
     return entry.second.has_changed_rows;
   });
-  std::string header(kMagic, sizeof(kMagic));
-  put<uint32_t>(header, changed_rows ? kCheckpointVersion : 1);
-  put<uint64_t>(header, length);
-  put<uint32_t>(header, crc);
+  const std::string header = checkpoint_header(changed_rows ? kCheckpointVersion : 1, length, crc);
   AtomicFile file(path);
   file.write(header);
   file.write(head);
@@ -453,72 +337,9 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   file.commit();
 }
 
-namespace {
-
-// CRC-32 of the next `length` bytes of `in`, read in 1 MiB pieces.
-uint32_t crc32_of_stream(std::ifstream& in, uint64_t length) {
-  std::vector<char> buffer(1 << 20);
-  uint32_t crc = 0;
-  while (length > 0 && in) {
-    const auto n = static_cast<std::streamsize>(std::min<uint64_t>(length, buffer.size()));
-    in.read(buffer.data(), n);
-    crc = crc32_update(crc, std::string_view(buffer.data(), static_cast<size_t>(in.gcount())));
-    length -= static_cast<uint64_t>(in.gcount());
-  }
-  return crc;
-}
-
-}  // namespace
-
 Checkpoint load_checkpoint(const std::string& path,
                            const std::vector<std::string>& leave_on_disk) {
-  auto file = std::make_shared<std::ifstream>(path, std::ios::binary);
-  std::ifstream& in = *file;
-  if (!in) throw Error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  constexpr size_t kHeader = sizeof(kMagic) + 4 + 8 + 4;
-  char header[kHeader] = {};
-  in.read(header, static_cast<std::streamsize>(std::min<uint64_t>(size, kHeader)));
-  if (size < sizeof(kMagic) || std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
-    throw Error(fmt::format("{} is not a Sift checkpoint", path));
-  }
-  if (size < kHeader) throw Error(fmt::format("{}: truncated checkpoint", path));
-  uint32_t version, crc;
-  uint64_t length;
-  std::memcpy(&version, header + 8, 4);
-  std::memcpy(&length, header + 12, 8);
-  std::memcpy(&crc, header + 20, 4);
-  if (version > kCheckpointVersion) {
-    throw Error(fmt::format("{}: checkpoint format version {} is newer than this build "
-                            "supports ({})",
-                            path, version, kCheckpointVersion));
-  }
-  if (size - kHeader != length) {
-    throw Error(fmt::format("{}: truncated checkpoint ({} of {} bytes)", path, size - kHeader,
-                            length));
-  }
-  // Checked before anything is parsed: a damaged length field is reported as damage.
-  if (crc32_of_stream(in, length) != crc) {
-    throw Error(fmt::format("{}: corrupted checkpoint (checksum mismatch)", path));
-  }
-  FileCursor cursor(in, kHeader, length, path);
-  Checkpoint checkpoint;
-  checkpoint.meta = nlohmann::json::parse(cursor.get_bytes(), nullptr, /*allow_exceptions=*/false);
-  if (checkpoint.meta.is_discarded()) throw Error(fmt::format("{}: corrupted checkpoint", path));
-  const auto sections = cursor.get<uint32_t>();
-  for (uint32_t i = 0; i < sections; ++i) {
-    std::string name = cursor.get_bytes();
-    if (std::find(leave_on_disk.begin(), leave_on_disk.end(), name) == leave_on_disk.end()) {
-      checkpoint.blobs[name] = cursor.get_bytes();
-      continue;
-    }
-    const auto bytes = cursor.get<uint64_t>();
-    checkpoint.on_disk[name] = SectionRef{path, file, cursor.position(), bytes};
-    cursor.skip(bytes);
-  }
-  return checkpoint;
+  return Checkpoint(read_checkpoint(path, leave_on_disk));
 }
 
 }  // namespace sift

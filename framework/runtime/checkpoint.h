@@ -13,27 +13,16 @@
 #include <vector>
 
 #include "core/uniform_fill.h"
+#include "framework/runtime/checkpoint_file.h"
 
 namespace sift {
 
-// Version 2 adds tensors stored as the rows that differ from their initial uniform fill.
-// A file without such a tensor is still written as version 1, which older builds read.
-constexpr uint32_t kCheckpointVersion = 2;
-
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
-// A section load_checkpoint left in its file (after checking the file's CRC). The file
-// stays open: a checkpoint renamed over it meanwhile cannot mix into what is read.
-struct SectionRef {
-  std::string path;
-  std::shared_ptr<std::ifstream> file;
-  uint64_t offset = 0;  // of the section's first byte
-  uint64_t size = 0;
-};
-
-struct Checkpoint {
-  nlohmann::json meta;                      // model type, shape, step, metrics
-  std::map<std::string, std::string> blobs;  // "model", "optimizer": LibTorch archives
+// What load_checkpoint reads (StoredCheckpoint: meta, sections) and, for writing, tensors.
+struct Checkpoint : StoredCheckpoint {
+  Checkpoint() = default;
+  explicit Checkpoint(StoredCheckpoint stored) : StoredCheckpoint(std::move(stored)) {}
   // Written only: sections serialised from these tensors as the file is written, in
   // tensors_bytes' layout, so that a large table (fastText buckets: 80-400 MB) is never
   // held twice. load_checkpoint returns them in `blobs`. Names must differ from blobs'.
@@ -43,8 +32,6 @@ struct Checkpoint {
   // fill when that is under half its size: of a fastText table's 2M bucket rows, a small
   // set's training changes a few thousand.
   std::map<std::string, TensorFills> fills;
-  // Read only: the sections load_checkpoint was asked to leave on disk.
-  std::map<std::string, SectionRef> on_disk;
 };
 
 // A module's parameters and buffers, by their dotted names.
@@ -63,14 +50,13 @@ TensorFills load_module_bytes(torch::nn::Module& module, const std::string& byte
 TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section);
 // The checkpoint's "model" section, in memory or on disk, into `module`; `path` names
 // the file in errors (one without weights is refused).
-TensorFills load_model_weights(torch::nn::Module& module, const Checkpoint& checkpoint,
+TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
                                const std::string& path);
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
-// Checks magic, version, length and checksum; throws sift::Error naming the file. The
-// sections named in `leave_on_disk` are only located (Checkpoint::on_disk), not read.
+// read_checkpoint (checkpoint_file.h) as a Checkpoint.
 Checkpoint load_checkpoint(const std::string& path,
                            const std::vector<std::string>& leave_on_disk = {});
 

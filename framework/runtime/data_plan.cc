@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "config/loader.h"
-#include "datasets/stopwords.h"
+#include "datasets/encoder_config.h"
 #include "models/model.h"
 
 namespace sift {
@@ -68,21 +68,6 @@ StreamOptions stream_options(const SiftConfig& config, bool training) {
     o.bucket_window = d.bucket_window;
   }
   return o;
-}
-
-TextEncoderOptions encoder_options(const SiftConfig& config) {
-  TextEncoderOptions e;
-  e.tokenizer.lowercase = config.tokenizer.lowercase;
-  e.tokenizer.split_punctuation = config.tokenizer.split_punctuation;
-  e.tokenizer.drop_punctuation = config.tokenizer.drop_punctuation;
-  e.tokenizer.nfkc = config.tokenizer.normalize == "nfkc";
-  e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
-  e.kind = find_model(config.model.type).input;
-  e.ngrams = static_cast<int>(config.model.ngrams);
-  e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
-  e.max_length = config.data.max_length;
-  e.fasttext_compat = config.tokenizer.fasttext_compat;
-  return e;
 }
 
 // Rows per labelled batch: round(share x batch_size), at least 1.
@@ -149,7 +134,7 @@ DataPlan resolve_data(const SiftConfig& config) {
   p.eval_stream = stream_options(config, false);
   p.labels = config.data.labels;
   p.multi_label = config.data.multi_label;
-  p.encoder = encoder_options(config);
+  p.encoder = encoder_options(config, find_model(config.model.type).input);
   p.tokenizer = config.tokenizer.type;
   p.tokenizer_model = config.tokenizer.model;
   p.vocab = {static_cast<uint64_t>(config.tokenizer.count_limit),

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "framework/runtime/checkpoint.h"
 #include "framework/runtime/loss.h"
+#include "framework/runtime/run_weights.h"
 #include "framework/runtime/task.h"
 #include "models/model.h"
 
@@ -23,10 +24,6 @@ struct ModelBundle {
   Classifier model{nullptr};
   torch::Device device{torch::kCPU};
 };
-
-// The model weights of a run folder: best.ckpt (which may name last.ckpt's weights), else
-// last.ckpt. `path` receives the file they came from.
-Checkpoint load_run_weights(const std::string& run_dir, std::string* path = nullptr);
 
 // Loads config.yaml, labels.txt, vocab.txt and best.ckpt (last.ckpt when there is no
 // best) from a run folder. `overrides` are --set assignments applied to its config.

@@ -117,8 +117,8 @@ void write_run_folder(Run& run) {
 
 void init_from(ClassifierImpl& model, const std::string& from) {
   std::string path = from;
-  const Checkpoint c =
-      fs::is_directory(from) ? load_run_weights(from, &path) : load_checkpoint(from, {"model"});
+  const StoredCheckpoint c =
+      fs::is_directory(from) ? load_run_weights(from, &path) : read_checkpoint(from, {"model"});
   model.remember_fills(load_model_weights(model, c, path));
 }
 

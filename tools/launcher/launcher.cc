@@ -18,14 +18,17 @@
 // while the program starts. Medians of 5 alternating runs (bench/RESULTS.md, stop 33):
 // `sift --version` 0.48 -> 0.38 s (system time 0.17 -> 0.03 s), SST-2 0.82 -> 0.74 s.
 // run.threads raises the count where a run wants more (apply_threads).
-#include <unistd.h>
-
+//
+// `sift predict` starts sift-lite instead (tools/lite/): it predicts with a fastText run
+// folder without loading LibTorch, and hands anything else to sift-main. SIFT_LITE=0
+// sends predict to sift-main as well.
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "core/sibling_program.h"
 
 namespace {
 
@@ -45,21 +48,21 @@ void start_openblas_with_one_thread() {
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
 }
 
+bool goes_to_lite(int argc, char** argv) {
+  const char* lite = std::getenv("SIFT_LITE");
+  return argc > 1 && std::strcmp(argv[1], "predict") == 0 &&
+         (lite == nullptr || std::strcmp(lite, "0") != 0);
+}
+
 }  // namespace
 
-int main(int /*argc*/, char** argv) {
+int main(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   ask_for_huge_pages();
   start_openblas_with_one_thread();
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::string dir = ".";
-  if (n > 0) {
-    const std::string path(self, static_cast<size_t>(n));
-    dir = path.substr(0, path.rfind('/'));
-  }
-  const std::string program = dir + "/sift-main";
-  execv(program.c_str(), argv);
-  std::fprintf(stderr, "sift: error: cannot start %s: %s\n", program.c_str(), std::strerror(errno));
+  const std::string program = goes_to_lite(argc, argv) ? "sift-lite" : "sift-main";
+  sift::exec_sibling(program, argv);
+  std::fprintf(stderr, "sift: error: cannot start %s: %s\n", sift::sibling_program(program).c_str(),
+               std::strerror(errno));
   return 1;
 }

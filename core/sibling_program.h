@@ -1,0 +1,17 @@
+// Starting another of Sift's programs from the folder of the running one: the `sift`
+// launcher starts sift-main or sift-lite, and sift-lite hands what it does not serve to
+// sift-main.
+#pragma once
+
+#include <string>
+
+namespace sift {
+
+// `name` in the folder of this process's executable (/proc/self/exe).
+std::string sibling_program(const std::string& name);
+
+// Replaces this process with sibling_program(name), given `argv`; returns only when that
+// fails, with errno set.
+void exec_sibling(const std::string& name, char** argv);
+
+}  // namespace sift

@@ -1,0 +1,236 @@
+#include "framework/runtime/fasttext_predictor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/error.h"
+#include "framework/runtime/run_weights.h"
+
+namespace sift {
+
+FloatTable FloatTable::dense(int64_t rows, int64_t width, std::vector<float> values) {
+  FloatTable t;
+  t.rows_ = rows;
+  t.width_ = width;
+  t.values_ = std::move(values);
+  return t;
+}
+
+FloatTable FloatTable::filled(int64_t rows, int64_t width, ChangedRows changed) {
+  FloatTable t;
+  t.rows_ = rows;
+  t.width_ = width;
+  t.values_ = std::move(changed.values);
+  t.fill_ = changed.fill;
+  t.filled_ = true;
+  t.changed_bits_.assign(static_cast<size_t>((rows + 63) / 64), 0);
+  for (int64_t r : changed.indices)
+    t.changed_bits_[static_cast<size_t>(r / 64)] |= 1ULL << (r % 64);
+  t.rank_.resize(t.changed_bits_.size());
+  int64_t before = 0;
+  for (size_t w = 0; w < t.changed_bits_.size(); ++w) {
+    t.rank_[w] = before;
+    before += __builtin_popcountll(t.changed_bits_[w]);
+  }
+  return t;
+}
+
+int64_t FloatTable::changed_position(int64_t r) const {
+  const auto w = static_cast<size_t>(r / 64);
+  const uint64_t bit = 1ULL << (r % 64);
+  if ((changed_bits_[w] & bit) == 0) return -1;
+  return rank_[w] + __builtin_popcountll(changed_bits_[w] & (bit - 1));
+}
+
+void FloatTable::add_row(int64_t r, float* sum) const {
+  const int64_t at = filled_ ? changed_position(r) : r;
+  if (at >= 0) {
+    const float* row = values_.data() + at * width_;
+    for (int64_t d = 0; d < width_; ++d) sum[d] += row[d];
+    return;
+  }
+  const auto first = static_cast<uint64_t>(r * width_);  // the row still holds its fill
+  for (int64_t d = 0; d < width_; ++d) sum[d] += fill_.at(first + static_cast<uint64_t>(d));
+}
+
+bool FloatTable::all_finite() const {
+  return std::all_of(values_.begin(), values_.end(), [](float v) { return std::isfinite(v); });
+}
+
+namespace {
+
+// The "model" section's tensors this model has, read from the checkpoint file.
+struct FastTextWeights {
+  std::optional<FloatTable> embedding;
+  std::vector<float> output, bias;
+  int64_t output_width = 0;
+  std::vector<int64_t> label_counts;
+};
+
+std::vector<float> read_floats(FileCursor& in, const TensorRecordHead& head) {
+  int64_t n = 1;
+  for (int64_t d : head.shape) n *= d;
+  if (head.bytes != static_cast<uint64_t>(n) * sizeof(float)) {
+    throw_corrupted_tensor(in.path(), head.name);
+  }
+  std::vector<float> values(static_cast<size_t>(n));
+  in.read_into(reinterpret_cast<char*>(values.data()), head.bytes);
+  return values;
+}
+
+FloatTable read_table(FileCursor& in, const TensorRecordHead& head) {
+  if (head.changed_rows) {
+    return FloatTable::filled(head.shape[0], head.shape[1], read_changed_rows(in, head, in.path()));
+  }
+  return FloatTable::dense(head.shape[0], head.shape[1], read_floats(in, head));
+}
+
+// nullopt with `why` set when a tensor is not what this path reads.
+std::optional<FastTextWeights> read_weights(const SectionRef& section, std::string* why) {
+  FileCursor in(section);
+  FastTextWeights w;
+  const auto count = in.get<uint32_t>();
+  for (uint32_t i = 0; i < count; ++i) {
+    const TensorRecordHead head = read_record_head(in);
+    const bool matrix = head.shape.size() == 2, vector = head.shape.size() == 1;
+    if (head.name == "label_counts" && head.dtype == kLongCode && vector) {
+      w.label_counts.resize(static_cast<size_t>(head.shape[0]));
+      if (head.bytes != w.label_counts.size() * sizeof(int64_t)) {
+        throw_corrupted_tensor(section.path, head.name);
+      }
+      in.read_into(reinterpret_cast<char*>(w.label_counts.data()), head.bytes);
+    } else if (head.dtype != kFloatCode) {
+      *why = fmt::format("tensor '{}' is not fp32", head.name);
+      return std::nullopt;
+    } else if (head.name == "embedding.weight" && matrix) {
+      w.embedding = read_table(in, head);
+    } else if (head.name == "output.weight" && matrix && !head.changed_rows) {
+      w.output = read_floats(in, head);
+      w.output_width = head.shape[1];
+    } else if (head.name == "output.bias" && vector) {
+      w.bias = read_floats(in, head);
+    } else {
+      *why = fmt::format("tensor '{}' is not a fastText model's", head.name);
+      return std::nullopt;
+    }
+  }
+  if (!w.embedding || w.output_width != w.embedding->width() ||
+      w.output.size() != w.bias.size() * static_cast<size_t>(w.output_width)) {
+    *why = "the weights are not a fastText model's";
+    return std::nullopt;
+  }
+  return w;
+}
+
+}  // namespace
+
+std::unique_ptr<FastTextPredictor> FastTextPredictor::open(const std::string& run_dir,
+                                                           std::string* why) {
+  RunText run = load_run_text(run_dir, {}, [](const std::string&) { return InputKind::bag; });
+  const SiftConfig& c = run.config;
+  if (c.model.type != "fasttext") {
+    *why = fmt::format("model.type {}", c.model.type);
+    return nullptr;
+  }
+  if (c.run.device != "cpu" && c.run.device != "auto") {
+    *why = fmt::format("run.device {}", c.run.device);
+    return nullptr;
+  }
+  std::string path;
+  const StoredCheckpoint checkpoint = load_run_weights(run_dir, &path);
+  if (checkpoint.meta.value("model", "") != c.model.type) {
+    *why = fmt::format("{} holds another model", path);
+    return nullptr;
+  }
+  std::optional<FastTextWeights> w = read_weights(checkpoint.on_disk.at("model"), why);
+  if (!w) return nullptr;
+  TextEncoder encoder(run.vocab, run.encoder, run.pieces);
+  const int64_t labels = run.labels.size();
+  const bool hs = c.train.loss == Loss::hs && !c.data.multi_label;
+  if (encoder.num_ids() != w->embedding->rows() ||
+      w->bias.size() != static_cast<size_t>(hs ? labels - 1 : labels) || (hs && labels < 2) ||
+      (hs && w->label_counts.size() != static_cast<size_t>(labels))) {
+    *why = fmt::format("{}: the weights do not fit the run's vocabulary and labels", path);
+    return nullptr;
+  }
+  const auto finite = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  if (!w->embedding->all_finite() || !finite(w->output) || !finite(w->bias)) {
+    *why = fmt::format("{}: the weights hold NaN/inf", path);
+    return nullptr;
+  }
+  std::unique_ptr<FastTextPredictor> p(new FastTextPredictor(std::move(run), std::move(encoder)));
+  p->embedding_ = std::move(*w->embedding);
+  p->output_ = std::move(w->output);
+  p->bias_ = std::move(w->bias);
+  if (hs) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w->label_counts));
+  return p;
+}
+
+// EmbeddingBag's mean: the rows summed in order, then divided by their number.
+std::vector<float> FastTextPredictor::hidden(const std::vector<int64_t>& ids) const {
+  std::vector<float> h(static_cast<size_t>(embedding_.width()), 0.0f);
+  for (int64_t id : ids) embedding_.add_row(id, h.data());
+  if (!ids.empty()) {
+    const auto n = static_cast<float>(ids.size());
+    for (float& v : h) v /= n;
+  }
+  return h;
+}
+
+// As FastTextImpl::top_k scores a tree node: the bias, then the products in order.
+float FastTextPredictor::score(const std::vector<float>& h, int64_t row) const {
+  const float* w = output_.data() + static_cast<size_t>(row) * h.size();
+  float z = bias_[static_cast<size_t>(row)];
+  for (size_t d = 0; d < h.size(); ++d) z += w[d] * h[d];
+  return z;
+}
+
+std::vector<float> FastTextPredictor::scores(const std::vector<float>& h) const {
+  std::vector<float> z(bias_.size());
+  for (size_t r = 0; r < z.size(); ++r) z[r] = score(h, static_cast<int64_t>(r));
+  return z;
+}
+
+std::vector<std::pair<int64_t, float>> FastTextPredictor::top_k(const std::vector<int64_t>& ids,
+                                                                int64_t k, double threshold) const {
+  const std::vector<float> h = hidden(ids);
+  std::vector<std::pair<int64_t, float>> best;
+  if (tree_) {
+    auto node = [&](int64_t row) { return static_cast<double>(score(h, row)); };
+    for (const auto& [log_p, label] : tree_top_k(*tree_, node, k, threshold)) {
+      best.emplace_back(label, static_cast<float>(std::exp(log_p)));
+    }
+    return best;
+  }
+  std::vector<float> p = scores(h);
+  if (run_.config.train.loss == Loss::ns || run_.config.train.loss == Loss::ova) {
+    for (float& v : p) v = 1.0f / (1.0f + std::exp(-v));
+  } else {  // softmax, as LibTorch computes it: shifted by the largest score
+    const float top = *std::max_element(p.begin(), p.end());
+    float sum = 0.0f;
+    for (float& v : p) sum += (v = std::exp(v - top));
+    for (float& v : p) v /= sum;
+  }
+  for (size_t i = 0; i < p.size(); ++i) best.emplace_back(static_cast<int64_t>(i), p[i]);
+  const auto n = static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(best.size())));
+  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(n), best.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.second > b.second || (a.second == b.second && a.first < b.first);
+                    });
+  best.resize(n);
+  while (!best.empty() && best.back().second < threshold) best.pop_back();
+  return best;
+}
+
+std::vector<float> FastTextPredictor::label_probabilities(const std::vector<int64_t>& ids) const {
+  std::vector<float> p = scores(hidden(ids));
+  for (float& v : p) v = 1.0f / (1.0f + std::exp(-v));
+  return p;
+}
+
+}  // namespace sift

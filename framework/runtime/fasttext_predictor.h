@@ -1,0 +1,80 @@
+// `sift predict` of a fastText run folder without LibTorch: the run's text files, its
+// weights as plain arrays and the model's forward (mean of embedding rows, output layer,
+// softmax / sigmoid / hs tree search). Loading LibTorch takes 0.35-0.6 s here, longer
+// than `fasttext predict` takes for all 7,600 AG News test texts (bench/RESULTS.md, #15).
+// The scores equal the LibTorch model's within float rounding (the output layer's sums
+// run in another order): tests/runtime/fasttext_predictor_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datasets/text_encoder.h"
+#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/run_text.h"
+#include "models/label_tree.h"
+
+namespace sift {
+
+// A [rows, width] float table: dense, or its uniform fill with the rows that differ
+// (a checkpoint's changed rows, kept as stored: a fastText table of 2M rows whose
+// training changed a few thousand is never built in full).
+class FloatTable {
+ public:
+  static FloatTable dense(int64_t rows, int64_t width, std::vector<float> values);
+  static FloatTable filled(int64_t rows, int64_t width, ChangedRows changed);
+  int64_t rows() const { return rows_; }
+  int64_t width() const { return width_; }
+  // Adds row r to `sum` (width values).
+  void add_row(int64_t r, float* sum) const;
+  // Whether every stored value is finite (a fill always is).
+  bool all_finite() const;
+
+ private:
+  // Filled: the position of row r among the changed rows, or -1 (a rank query over a bit
+  // per row: a binary search over the changed rows' indices was half of predict's time).
+  int64_t changed_position(int64_t r) const;
+
+  int64_t rows_ = 0, width_ = 0;
+  std::vector<float> values_;           // dense: rows x width; filled: the changed rows
+  std::vector<uint64_t> changed_bits_;  // filled: bit r set when row r changed
+  std::vector<int64_t> rank_;           // changed rows before each word of changed_bits_
+  UniformFill fill_;
+  bool filled_ = false;
+};
+
+class FastTextPredictor {
+ public:
+  // The run folder's fastText model, or nullptr with `why` set when this path does not
+  // serve it (another model type, a device other than the CPU, weights that are not fp32
+  // or not finite): the LibTorch path then runs, and reports any error.
+  static std::unique_ptr<FastTextPredictor> open(const std::string& run_dir, std::string* why);
+
+  const RunText& run() const { return run_; }
+  TextEncoder& encoder() { return encoder_; }
+  bool multi_label() const { return run_.config.data.multi_label; }
+  // Single-label: the k most probable labels (id, probability), best first, only those
+  // with probability >= threshold (threshold < 0: all).
+  std::vector<std::pair<int64_t, float>> top_k(const std::vector<int64_t>& ids, int64_t k,
+                                               double threshold) const;
+  // Multi-label: every label's probability (sigmoid of its score).
+  std::vector<float> label_probabilities(const std::vector<int64_t>& ids) const;
+
+ private:
+  FastTextPredictor(RunText run, TextEncoder encoder)
+      : run_(std::move(run)), encoder_(std::move(encoder)) {}
+  std::vector<float> hidden(const std::vector<int64_t>& ids) const;
+  float score(const std::vector<float>& h, int64_t row) const;
+  std::vector<float> scores(const std::vector<float>& h) const;
+
+  RunText run_;
+  TextEncoder encoder_;
+  FloatTable embedding_;
+  std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
+  std::vector<float> bias_;
+  std::unique_ptr<LabelTree> tree_;  // train.loss hs
+};
+
+}  // namespace sift

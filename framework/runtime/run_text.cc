@@ -1,0 +1,40 @@
+#include "framework/runtime/run_text.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "config/loader.h"
+#include "core/error.h"
+#include "datasets/encoder_config.h"
+#include "framework/runtime/run_folder.h"
+
+namespace sift {
+
+RunText load_run_text(const std::string& run_dir, const std::vector<std::string>& overrides,
+                      const InputKindOf& input_kind) {
+  if (!std::filesystem::is_directory(run_dir)) {
+    throw Error(fmt::format("{} is not a run folder (no such directory)", run_dir));
+  }
+  RunText t;
+  const std::string config_path = run_file(run_dir, kConfigFile);
+  // An empty config.yaml loads as the defaults, and was blamed on best.ckpt's model type.
+  if (std::filesystem::exists(config_path) && std::filesystem::file_size(config_path) == 0) {
+    throw Error(fmt::format("{} is empty", config_path));
+  }
+  t.config = load_config(config_path, overrides);
+  t.labels = LabelSet::load(run_file(run_dir, kLabelsFile));
+  t.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, kVocabFile)));
+  SiftConfig encoder_config = t.config;
+  // The run keeps the stop words it was trained with: the original file may be gone.
+  if (!encoder_config.tokenizer.stopwords.empty()) {
+    encoder_config.tokenizer.stopwords = run_file(run_dir, kStopwordsFile);
+  }
+  t.encoder = encoder_options(encoder_config, input_kind(t.config.model.type));
+  if (t.config.tokenizer.type == TokenizerType::sentencepiece) {
+    t.pieces = SentencePieceModel::open(run_file(run_dir, kTokenizerModelFile));
+  }
+  return t;
+}
+
+}  // namespace sift

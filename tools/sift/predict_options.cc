@@ -1,0 +1,90 @@
+#include "tools/sift/predict_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "core/ascii.h"
+#include "core/error.h"
+
+namespace sift::cli {
+
+void add_predict_options(CLI::App& cmd, PredictArgs& args) {
+  cmd.add_option("--model", args.model,
+                 "Run folder of a trained model, or a file from `sift export`")
+      ->required();
+  cmd.add_option("--input", args.input, "Text file, one text per line; - for stdin")
+      ->capture_default_str();
+  cmd.add_option("--top-k", args.top_k, "Labels to print per line (single-label models)")
+      ->capture_default_str();
+  cmd.add_option("--threshold", args.threshold,
+                 "Multi-label models: print every label whose probability exceeds this "
+                 "(default: the run's train.threshold). Single-label models: of the top k, "
+                 "print only labels with probability >= this (as fasttext predict; default: all)");
+  cmd.add_flag("--json", args.json,
+               "One JSON object per line: {\"text\", \"predictions\": [{\"label\", \"score\"}]} "
+               "as Hugging Face pipelines; \"probability\" repeats \"score\" under its old name "
+               "for this release only (deprecated, removed in 0.2)");
+  cmd.add_option("--quantized-engine", args.quantized_engine,
+                 "int8 exports: the quantized engine their weights are packed for when "
+                 "loaded (onednn, qnnpack or fbgemm, as this LibTorch has; default: "
+                 "LibTorch's own choice)")
+      ->envname("SIFT_QUANTIZED_ENGINE");
+}
+
+PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool multi_label,
+                                double train_threshold) {
+  if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
+  PredictSettings s;
+  s.k = std::min<int64_t>(args.top_k, labels);
+  s.threshold = args.threshold >= 0 ? args.threshold : (multi_label ? train_threshold : -1.0);
+  if (multi_label && !(s.threshold > 0 && s.threshold < 1)) {
+    throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
+  }
+  if (!multi_label && args.threshold > 1) {
+    throw Error("--threshold: a probability threshold must be between 0 and 1.");
+  }
+  return s;
+}
+
+void drop_label_tokens(std::string& line) {
+  static constexpr std::string_view kPrefix = "__label__";
+  if (line.find(kPrefix) == std::string::npos) return;
+  std::string out;
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t start = i;
+    while (i < line.size() && is_ascii_space(line[i])) ++i;
+    size_t word = i;
+    while (i < line.size() && !is_ascii_space(line[i])) ++i;
+    std::string_view token(line.data() + word, i - word);
+    if (token.substr(0, kPrefix.size()) == kPrefix) continue;  // the token and the space before it
+    out.append(line, start, i - start);
+  }
+  size_t b = out.find_first_not_of(" \t");
+  line = b == std::string::npos ? std::string() : out.substr(b);
+}
+
+std::string prediction_line(const std::string& text, const Predictions& predictions, bool json) {
+  if (!json) {
+    std::string line;
+    for (size_t j = 0; j < predictions.size(); ++j) {
+      line +=
+          fmt::format("{}{}\t{:.4f}", j ? "\t" : "", predictions[j].first, predictions[j].second);
+    }
+    return line;
+  }
+  // {"label", "score"} as Hugging Face pipelines write them; "probability" is the old name
+  // of "score", kept as an alias for one release (0.2 drops it).
+  nlohmann::json out = {{"text", text}, {"predictions", nlohmann::json::array()}};
+  for (const auto& [label, score] : predictions) {
+    out["predictions"].push_back({{"label", label}, {"score", score}, {"probability", score}});
+  }
+  // Bytes that are not valid UTF-8 in the input text become U+FFFD rather than an error
+  // (fastText reads bytes, and so do the models).
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace sift::cli
