@@ -106,6 +106,10 @@ TEST_F(LitePredictCli, ATableStoredWholePredictsAsOneStoredAsChangedRows) {
   }
 }
 
+TEST_F(LitePredictCli, TheRunsOwnStopWordsAndNgramsAreUsed) {
+  expect_alike(train("sw", "--set tokenizer.stopwords=english --set model.ngrams=3"), "--top-k 6");
+}
+
 TEST_F(LitePredictCli, AMultiLabelRunPrintsTheLabelsOverItsThreshold) {
   const std::string run = train("ml", "--set data.multi_label=true --set train.threshold=0.3");
   expect_alike(run, "");
