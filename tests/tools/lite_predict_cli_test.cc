@@ -38,8 +38,10 @@ class LitePredictCli : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::make_temp_dir("sift_lite");
     // The test questions as they come (label first): predict drops __label__ tokens
-    // only, so the label number is read as a word, alike on both paths.
-    fs::copy_file(kTrec + "TREC.test.sample", dir_ + "/texts.txt");
+    // only, so the label number is read as a word, alike on both paths. Then an empty
+    // line and one of spaces: no ids, the output layer's bias alone.
+    testing::write_file(dir_ + "/texts.txt",
+                        testing::slurp(kTrec + "TREC.test.sample") + "\n   \n");
   }
   void TearDown() override {
     std::error_code ec;
@@ -70,7 +72,7 @@ class LitePredictCli : public ::testing::Test {
     ASSERT_EQ(main.status, 0) << main;
     EXPECT_EQ(lite.err, "");
     const auto a = lines_of(lite.out), b = lines_of(main.out);
-    ASSERT_EQ(a.size(), 100u);
+    ASSERT_EQ(a.size(), 102u);
     ASSERT_EQ(b.size(), a.size());
     size_t printed = 0;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -106,8 +108,13 @@ TEST_F(LitePredictCli, ATableStoredWholePredictsAsOneStoredAsChangedRows) {
   }
 }
 
-TEST_F(LitePredictCli, TheRunsOwnStopWordsAndNgramsAreUsed) {
-  expect_alike(train("sw", "--set tokenizer.stopwords=english --set model.ngrams=3"), "--top-k 6");
+TEST_F(LitePredictCli, TheRunsOwnStopWordsNgramsAndBestWeightsAreUsed) {
+  // A validation split too: the weights come from best.ckpt.
+  const std::string run = train("sw",
+                                "--set tokenizer.stopwords=english --set model.ngrams=3 "
+                                "--set data.valid_split=0.2");
+  ASSERT_TRUE(fs::exists(run + "/best.ckpt"));
+  expect_alike(run, "--top-k 6");
 }
 
 TEST_F(LitePredictCli, AMultiLabelRunPrintsTheLabelsOverItsThreshold) {
@@ -136,6 +143,16 @@ TEST_F(LitePredictCli, WhatItDoesNotReadGoesToSiftMain) {
   EXPECT_TRUE(CleanSiftError(
       sift("predict --model " + quote(run) + " --input " + quote(dir_ + "/texts.txt")),
       {"last.ckpt", "corrupted checkpoint"}));
+}
+
+TEST_F(LitePredictCli, SiftLiteLoadsNoLibTorch) {
+  const std::string lite = fs::path(SIFT_BINARY).parent_path() / "sift-lite";
+  const Result libraries = testing::run_command("ldd " + quote(lite), dir_);
+  ASSERT_EQ(libraries.status, 0) << libraries;
+  EXPECT_NE(libraries.out.find("libc.so"), std::string::npos) << libraries;
+  for (const char* torch : {"libtorch", "libc10", "libgomp"}) {
+    EXPECT_EQ(libraries.out.find(torch), std::string::npos) << torch << "\n" << libraries;
+  }
 }
 
 TEST_F(LitePredictCli, ErrorsWhilePredictingAreOneLine) {
