@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <optional>
 #include <sstream>
 

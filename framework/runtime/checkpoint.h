@@ -1,5 +1,7 @@
 // Checkpoint files: a magic number and format version, named sections (metadata JSON,
 // model weights, optimizer state) and a CRC-32, written to a temporary name and renamed.
+// The container and its tensor records are read in checkpoint_file.h (no LibTorch); this
+// file writes them from LibTorch tensors and reads them into modules and optimizers.
 #pragma once
 
 #include <torch/torch.h>
