@@ -3,7 +3,10 @@
 # through `sift predict` of a run folder (sift-lite, no LibTorch), the same with
 # SIFT_LITE=0 (sift-main, LibTorch) and `fasttext predict` of a fastText model trained with
 # the same settings (dim 10, 5 epochs, lr 0.5, bigrams, 2M buckets), the three runs
-# alternating, N rounds; the texts once (7,600) and ten times (76,000).
+# alternating, N rounds; the texts once (7,600) and ten times (76,000). Then the shipped
+# forms, on the 7,600 texts: Sift's pq export (--quantize pq --cutoff 100000 --retrain
+# --qnorm) through sift-lite and through LibTorch, against fastText's .ftz (quantize
+# -cutoff 100000 -retrain -qnorm).
 #
 #   bench/predict_e2e.sh [-n N]      (default N=5)
 #
@@ -47,6 +50,10 @@ fasttext supervised -input "$TMP/ag_news.train.ft" -output "$TMP/ft" -dim 10 -ep
 "$SIFT" train configs/ag_news.yaml --quiet --set "run.dir=$TMP" --set run.name=ag \
   --set "data.train.path=$DATA/ag_news/train_sample_10k.tsv" \
   --set "data.test.path=$DATA/ag_news/test.csv" >/dev/null
+"$SIFT" export "$TMP/ag" --out "$TMP/ag_pq.pt" --quantize pq --cutoff 100000 --retrain \
+  --qnorm >/dev/null
+fasttext quantize -input "$TMP/ag_news.train.ft" -output "$TMP/ft" -cutoff 100000 -retrain \
+  -qnorm -epoch 5 -lr 0.5 -thread 2 >/dev/null
 # The test texts as fastText reads them (both drop the __label__ tokens), once and x10.
 cp "$TMP/ag_news.test.ft" "$TMP/x1.txt"
 for _ in 1 2 3 4 5 6 7 8 9 10; do cat "$TMP/ag_news.test.ft"; done >"$TMP/x10.txt"
@@ -67,6 +74,10 @@ for ((round = 1; round <= N; round++)); do
     run sift_libtorch "$input" env SIFT_LITE=0 "$SIFT" predict --model "$TMP/ag" \
       --input "$TMP/$input.txt"
   done
+  run fasttext pq fasttext predict "$TMP/ft.ftz" "$TMP/x1.txt"
+  run sift pq "$SIFT" predict --model "$TMP/ag_pq.pt" --input "$TMP/x1.txt"
+  run sift_libtorch pq env SIFT_LITE=0 "$SIFT" predict --model "$TMP/ag_pq.pt" \
+    --input "$TMP/x1.txt"
 done
 
 "$PY" - "$TMP" "$N" <<'PYEOF'
@@ -76,7 +87,8 @@ rows = [l.rstrip("\n").split("\t") for l in open(tmp + "/rows")]
 print(f"AG News test texts, {n} alternating rounds (wall s, median; peak RSS MB, median):")
 print("| texts | fasttext predict | sift predict (sift-lite) | sift predict, SIFT_LITE=0 | sift-lite / fastText | LibTorch path / fastText |")
 print("|---|---|---|---|---|---|")
-for inp, label in (("x1", "7,600"), ("x10", "76,000")):
+for inp, label in (("x1", "7,600"), ("x10", "76,000"),
+                   ("pq", "7,600, shipped: Sift pq export / fastText .ftz")):
     med = {}
     for name in ("fasttext", "sift", "sift_libtorch"):
         walls = [float(r[2]) for r in rows if r[0] == inp and r[1] == name]
@@ -90,5 +102,6 @@ si = ["__label__" + l.split("\t")[0] for l in open(tmp + "/sift.x1.out")]
 lt = [l for l in open(tmp + "/sift_libtorch.x1.out")]
 same = sum(a == b for a, b in zip(ft, si))
 print(f"Top labels shared with fastText: {same} of {len(ft)}; sift-lite's lines equal to "
-      f"the LibTorch path's: {sum(a == b for a, b in zip(open(tmp + '/sift.x1.out'), lt))} of {len(lt)}")
+      f"the LibTorch path's: {sum(a == b for a, b in zip(open(tmp + '/sift.x1.out'), lt))} of {len(lt)}; "
+      f"with the pq export: {sum(a == b for a, b in zip(open(tmp + '/sift.pq.out'), open(tmp + '/sift_libtorch.pq.out')))}")
 PYEOF

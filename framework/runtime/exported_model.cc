@@ -1,17 +1,16 @@
 // Loading an export (framework/runtime/export.h): format checks first, then the same loaders a
 // run folder uses, fed from the archive's extra files.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "core/atomic_file.h"
 #include "config/loader.h"
 #include "core/error.h"
+#include "core/scratch_dir.h"
+#include "framework/runtime/device.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/export_format.h"
-#include "framework/runtime/device.h"
 
 namespace sift {
 namespace {
@@ -30,39 +29,18 @@ bool starts_like_zip(const std::string& path) {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// A private folder for the extra files the loaders read from disk; removed on scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "sift-export-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error("cannot create a temporary folder for the export");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string file = (fs::path(path_) / name).string();
-    write_file_atomically(file, bytes);
-    return file;
-  }
-
- private:
-  std::string path_;
-};
-
 torch::jit::Module read_archive(const std::string& path, torch::jit::ExtraFilesMap& extra) {
-  if (!fs::exists(path)) throw Error(fmt::format(
+  if (!fs::exists(path))
+    throw Error(fmt::format(
         "{} is not a run folder or an exported model (no such file or directory)", path));
   if (!starts_like_zip(path)) {
     throw Error(fmt::format(
         "{} is not a Sift export: it is not a TorchScript archive (written by `sift export`)",
         path));
   }
-  for (const char* name : {kExportFormatFile, kExportTokenizerFile, kExportLabelsFile,
-                           kExportVocabFile, kExportSentencePieceFile, kExportConfigFile,
-                           kExportUnicodeFile}) {
+  for (const char* name :
+       {kExportFormatFile, kExportTokenizerFile, kExportLabelsFile, kExportVocabFile,
+        kExportSentencePieceFile, kExportConfigFile, kExportUnicodeFile}) {
     extra[name] = kAbsent;
   }
   try {

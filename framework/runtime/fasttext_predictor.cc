@@ -38,6 +38,14 @@ FloatTable FloatTable::filled(int64_t rows, int64_t width, ChangedRows changed) 
   return t;
 }
 
+FloatTable FloatTable::product_quantized(int64_t rows, int64_t width, PqRows pq) {
+  FloatTable t;
+  t.rows_ = rows;
+  t.width_ = width;
+  t.pq_ = std::make_unique<PqRows>(std::move(pq));
+  return t;
+}
+
 int64_t FloatTable::changed_position(int64_t r) const {
   const auto w = static_cast<size_t>(r / 64);
   const uint64_t bit = 1ULL << (r % 64);
@@ -46,6 +54,17 @@ int64_t FloatTable::changed_position(int64_t r) const {
 }
 
 void FloatTable::add_row(int64_t r, float* sum) const {
+  if (pq_) {  // as the export's forward: the centroids of the row's codes, times its norm
+    const int64_t subs = static_cast<int64_t>(pq_->sub.size());
+    const uint8_t* codes = pq_->codes.data() + r * subs;
+    for (int64_t j = 0; j < subs; ++j) {
+      const float* c = pq_->centroids.data() + (codes[j] + pq_->sub[j]) * pq_->dsub;
+      for (int64_t d = 0; d < pq_->dsub; ++d) {
+        sum[j * pq_->dsub + d] += pq_->norms.empty() ? c[d] : c[d] * pq_->norms[r];
+      }
+    }
+    return;
+  }
   const int64_t at = filled_ ? changed_position(r) : r;
   if (at >= 0) {
     const float* row = values_.data() + at * width_;
@@ -56,19 +75,19 @@ void FloatTable::add_row(int64_t r, float* sum) const {
   for (int64_t d = 0; d < width_; ++d) sum[d] += fill_.at(first + static_cast<uint64_t>(d));
 }
 
+namespace {
+
+bool finite(const std::vector<float>& v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+}  // namespace
+
 bool FloatTable::all_finite() const {
-  return std::all_of(values_.begin(), values_.end(), [](float v) { return std::isfinite(v); });
+  return finite(values_) && (!pq_ || (finite(pq_->centroids) && finite(pq_->norms)));
 }
 
 namespace {
-
-// The "model" section's tensors this model has, read from the checkpoint file.
-struct FastTextWeights {
-  std::optional<FloatTable> embedding;
-  std::vector<float> output, bias;
-  int64_t output_width = 0;
-  std::vector<int64_t> label_counts;
-};
 
 std::vector<float> read_floats(FileCursor& in, const TensorRecordHead& head) {
   int64_t n = 1;
@@ -127,57 +146,78 @@ std::optional<FastTextWeights> read_weights(const SectionRef& section, std::stri
 
 }  // namespace
 
+bool FastTextPredictor::serves(const SiftConfig& c, std::string* why) {
+  if (c.model.type != "fasttext") {
+    *why = fmt::format("model.type {}", c.model.type);
+  } else if (c.run.device != "cpu" && c.run.device != "auto") {
+    *why = fmt::format("run.device {}", c.run.device);
+  }
+  return why->empty();
+}
+
 std::unique_ptr<FastTextPredictor> FastTextPredictor::open(const std::string& run_dir,
                                                            std::string* why) {
   RunText run = load_run_text(run_dir, {}, [](const std::string&) { return InputKind::bag; });
-  const SiftConfig& c = run.config;
-  if (c.model.type != "fasttext") {
-    *why = fmt::format("model.type {}", c.model.type);
-    return nullptr;
-  }
-  if (c.run.device != "cpu" && c.run.device != "auto") {
-    *why = fmt::format("run.device {}", c.run.device);
-    return nullptr;
-  }
+  if (!serves(run.config, why)) return nullptr;
   std::string path;
   const StoredCheckpoint checkpoint = load_run_weights(run_dir, &path);
-  if (checkpoint.meta.value("model", "") != c.model.type) {
+  if (checkpoint.meta.value("model", "") != run.config.model.type) {
     *why = fmt::format("{} holds another model", path);
     return nullptr;
   }
   std::optional<FastTextWeights> w = read_weights(checkpoint.on_disk.at("model"), why);
   if (!w) return nullptr;
+  return make(std::move(run), std::move(*w), path, why);
+}
+
+std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastTextWeights w,
+                                                           const std::string& path,
+                                                           std::string* why) {
   TextEncoder encoder(run.vocab, run.encoder, run.pieces);
   const int64_t labels = run.labels.size();
+  const SiftConfig& c = run.config;
   const bool hs = c.train.loss == Loss::hs && !c.data.multi_label;
-  if (encoder.num_ids() != w->embedding->rows() ||
-      w->bias.size() != static_cast<size_t>(hs ? labels - 1 : labels) || (hs && labels < 2) ||
-      (hs && w->label_counts.size() != static_cast<size_t>(labels))) {
-    *why = fmt::format("{}: the weights do not fit the run's vocabulary and labels", path);
+  const bool ids_fit = w.kept_ids.empty()
+                           ? encoder.num_ids() == w.embedding->rows()
+                           : static_cast<int64_t>(w.kept_ids.size()) == w.embedding->rows() &&
+                                 w.kept_ids.back() < encoder.num_ids();
+  if (!ids_fit || w.bias.size() != static_cast<size_t>(hs ? labels - 1 : labels) ||
+      (hs && labels < 2) || (hs && w.label_counts.size() != static_cast<size_t>(labels))) {
+    *why = fmt::format("{}: the weights do not fit the vocabulary and labels", path);
     return nullptr;
   }
-  const auto finite = [](const std::vector<float>& v) {
-    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-  };
-  if (!w->embedding->all_finite() || !finite(w->output) || !finite(w->bias)) {
+  if (!w.embedding->all_finite() || !finite(w.output) || !finite(w.bias)) {
     *why = fmt::format("{}: the weights hold NaN/inf", path);
     return nullptr;
   }
   std::unique_ptr<FastTextPredictor> p(new FastTextPredictor(std::move(run), std::move(encoder)));
-  p->embedding_ = std::move(*w->embedding);
-  p->output_ = std::move(w->output);
-  p->bias_ = std::move(w->bias);
-  if (hs) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w->label_counts));
+  p->embedding_ = std::move(*w.embedding);
+  p->output_ = std::move(w.output);
+  p->bias_ = std::move(w.bias);
+  p->kept_ids_ = std::move(w.kept_ids);
+  if (hs) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w.label_counts));
   return p;
 }
 
 // EmbeddingBag's mean: the rows summed in order, then divided by their number.
+// With --cutoff, an id whose row was cut leaves its bag, as fastText's pruned dictionary
+// drops the word.
 std::vector<float> FastTextPredictor::hidden(const std::vector<int64_t>& ids) const {
   std::vector<float> h(static_cast<size_t>(embedding_.width()), 0.0f);
-  for (int64_t id : ids) embedding_.add_row(id, h.data());
-  if (!ids.empty()) {
-    const auto n = static_cast<float>(ids.size());
-    for (float& v : h) v /= n;
+  int64_t n = 0;
+  for (int64_t id : ids) {
+    int64_t row = id;
+    if (!kept_ids_.empty()) {
+      const auto it = std::lower_bound(kept_ids_.begin(), kept_ids_.end(), id);
+      if (it == kept_ids_.end() || *it != id) continue;
+      row = it - kept_ids_.begin();
+    }
+    embedding_.add_row(row, h.data());
+    ++n;
+  }
+  if (n > 0) {
+    const auto count = static_cast<float>(n);
+    for (float& v : h) v /= count;
   }
   return h;
 }

@@ -1,12 +1,13 @@
-// `sift predict` of a fastText run folder without LibTorch: the run's text files, its
+// `sift predict` of a fastText run folder or export without LibTorch: the text files, the
 // weights as plain arrays and the model's forward (mean of embedding rows, output layer,
 // softmax / sigmoid / hs tree search). Loading LibTorch takes 0.35-0.6 s here, longer
 // than `fasttext predict` takes for all 7,600 AG News test texts (bench/RESULTS.md, #15).
 // The scores equal the LibTorch model's within float rounding (the output layer's sums
-// run in another order): tests/runtime/fasttext_predictor_test.cc.
+// run in another order): tests/tools/lite_predict_cli_test.cc.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,13 +19,25 @@
 
 namespace sift {
 
-// A [rows, width] float table: dense, or its uniform fill with the rows that differ
-// (a checkpoint's changed rows, kept as stored: a fastText table of 2M rows whose
-// training changed a few thousand is never built in full).
+// A product-quantized table as `sift export --quantize pq` stores it: per row one code per
+// sub-vector of `dsub` values, a codebook of 256 centroids per sub-vector, and with
+// --qnorm each row's norm (applied as the export's forward does: centroid x norm).
+struct PqRows {
+  int64_t dsub = 2;
+  std::vector<uint8_t> codes;    // rows x subs
+  std::vector<float> centroids;  // (subs x 256) x dsub
+  std::vector<int64_t> sub;      // subs: each sub-vector's first centroid (j x 256)
+  std::vector<float> norms;      // rows, or empty
+};
+
+// A [rows, width] float table: dense, its uniform fill with the rows that differ (a
+// checkpoint's changed rows, kept as stored: a fastText table of 2M rows whose training
+// changed a few thousand is never built in full), or product-quantized (an export).
 class FloatTable {
  public:
   static FloatTable dense(int64_t rows, int64_t width, std::vector<float> values);
   static FloatTable filled(int64_t rows, int64_t width, ChangedRows changed);
+  static FloatTable product_quantized(int64_t rows, int64_t width, PqRows pq);
   int64_t rows() const { return rows_; }
   int64_t width() const { return width_; }
   // Adds row r to `sum` (width values).
@@ -43,6 +56,16 @@ class FloatTable {
   std::vector<int64_t> rank_;           // changed rows before each word of changed_bits_
   UniformFill fill_;
   bool filled_ = false;
+  std::unique_ptr<PqRows> pq_;  // product-quantized
+};
+
+// A fastText model's tensors as read from a checkpoint or an export.
+struct FastTextWeights {
+  std::optional<FloatTable> embedding;
+  std::vector<float> output, bias;  // [rows, output_width], [rows]
+  int64_t output_width = 0;
+  std::vector<int64_t> label_counts;  // train.loss hs
+  std::vector<int32_t> kept_ids;      // --cutoff: the ids kept (one per row), increasing
 };
 
 class FastTextPredictor {
@@ -51,6 +74,9 @@ class FastTextPredictor {
   // serve it (another model type, a device other than the CPU, weights that are not fp32
   // or not finite): the LibTorch path then runs, and reports any error.
   static std::unique_ptr<FastTextPredictor> open(const std::string& run_dir, std::string* why);
+  // The same from a file of `sift export` (fp32, or pq with or without --cutoff and
+  // --qnorm; not int8, bf16, --qout, pruned tables or hs, which it declines with `why`).
+  static std::unique_ptr<FastTextPredictor> open_export(const std::string& path, std::string* why);
 
   const RunText& run() const { return run_; }
   TextEncoder& encoder() { return encoder_; }
@@ -65,6 +91,12 @@ class FastTextPredictor {
  private:
   FastTextPredictor(RunText run, TextEncoder encoder)
       : run_(std::move(run)), encoder_(std::move(encoder)) {}
+  // The predictor of `w`, or nullptr with `why` when they do not fit `run` (`path`
+  // names their file).
+  static std::unique_ptr<FastTextPredictor> make(RunText run, FastTextWeights w,
+                                                 const std::string& path, std::string* why);
+  // Whether this path reads a model of `config` (fastText, on the CPU); `why` if not.
+  static bool serves(const SiftConfig& config, std::string* why);
   std::vector<float> hidden(const std::vector<int64_t>& ids) const;
   float score(const std::vector<float>& h, int64_t row) const;
   std::vector<float> scores(const std::vector<float>& h) const;
@@ -75,6 +107,8 @@ class FastTextPredictor {
   std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
   std::vector<float> bias_;
   std::unique_ptr<LabelTree> tree_;  // train.loss hs
+  // --cutoff: the ids whose rows were kept, increasing; the others leave their bags.
+  std::vector<int32_t> kept_ids_;
 };
 
 }  // namespace sift

@@ -1,6 +1,7 @@
-// `sift predict` of a fastText run folder runs sift-lite, without LibTorch: its lines
-// against sift-main's (SIFT_LITE=0) for each loss, single- and multi-label, sparse and
-// dense tables, --top-k, --threshold and --json; what it hands to sift-main.
+// `sift predict` of a fastText run folder or fp32/pq export runs sift-lite, without
+// LibTorch: its lines against sift-main's (SIFT_LITE=0) for each loss, single- and
+// multi-label, sparse and dense tables, pq exports with and without --cutoff and --qnorm,
+// --top-k, --threshold and --json; what it hands to sift-main.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -123,17 +124,44 @@ TEST_F(LitePredictCli, AMultiLabelRunPrintsTheLabelsOverItsThreshold) {
   expect_alike(run, "--threshold 0.05");
 }
 
+TEST_F(LitePredictCli, Fp32AndProductQuantizedExportsPredictAsSiftMainDoes) {
+  const std::string run = train("r", "--set model.buckets=20000");
+  for (const std::string options :
+       {"", "--quantize pq --qnorm", "--quantize pq --cutoff 3000 --qnorm",
+        "--quantize pq --cutoff 3000"}) {
+    SCOPED_TRACE(options);
+    const std::string model = dir_ + "/r.pt";
+    fs::remove(model);
+    const Result exported = sift("export " + quote(run) + " --out " + quote(model) + " " + options);
+    ASSERT_EQ(exported.status, 0) << exported;
+    expect_alike(model, "--top-k 6");
+  }
+}
+
 TEST_F(LitePredictCli, WhatItDoesNotReadGoesToSiftMain) {
   const std::string run = train("r", "");
   const std::string model = dir_ + "/r.pt";
-  ASSERT_EQ(sift("export " + quote(run) + " --out " + quote(model)).status, 0);
+  ASSERT_EQ(sift("export " + quote(run) + " --out " + quote(model) + " --quantize int8").status, 0);
   const std::string args =
       "predict --model " + quote(model) + " --input " + quote(dir_ + "/texts.txt") + " --top-k 2";
   const Result lite = sift(args, "SIFT_LITE_WHY=1");
   const Result main = sift(args, "SIFT_LITE=0");
   ASSERT_EQ(lite.status, 0) << lite;
   EXPECT_EQ(lite.out, main.out);
-  EXPECT_NE(lite.err.find("sift-main predicts: not a run folder"), std::string::npos) << lite;
+  EXPECT_NE(lite.err.find("sift-main predicts: a fasttext export, --quantize int8"),
+            std::string::npos)
+      << lite;
+  // An export changed after it was written: sift-main's one error line, naming the file.
+  const std::string fp32 = dir_ + "/fp32.pt";
+  ASSERT_EQ(sift("export " + quote(run) + " --out " + quote(fp32)).status, 0);
+  {
+    std::fstream f(fp32, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(fp32) / 2));
+    f.put('\x5a');
+  }
+  EXPECT_TRUE(CleanSiftError(
+      sift("predict --model " + quote(fp32) + " --input " + quote(dir_ + "/texts.txt")),
+      {"fp32.pt"}));
   // A damaged checkpoint: sift-main's one error line, naming the file.
   {
     std::fstream f(run + "/last.ckpt", std::ios::in | std::ios::out | std::ios::binary);

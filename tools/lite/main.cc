@@ -1,8 +1,8 @@
-// sift-lite: `sift predict` with a fastText run folder, without LibTorch. Loading
+// sift-lite: `sift predict` with a fastText run folder or export, without LibTorch. Loading
 // LibTorch's 286 shared libraries and registering its operators takes 0.35-0.6 s on these
 // machines, more than `fasttext predict` takes for all 7,600 AG News test texts; the
 // fastText model's forward needs none of it (framework/runtime/fasttext_predictor.h).
-// Everything else (other commands, models, exports, --quantized-engine, any error while
+// Everything else (other commands, models, int8/bf16 exports, --quantized-engine, any error while
 // loading) goes to sift-main with the same arguments, which then answers as it always
 // did. SIFT_LITE_WHY=1 prints why a predict went to sift-main.
 #include <fmt/format.h>
@@ -98,11 +98,15 @@ int main(int argc, char** argv) {
   const std::unique_ptr<PredictArgs> args = parse(argc, argv);
   if (!args) hand_to_sift_main(argv, "not a predict command sift-lite reads");
   if (!args->quantized_engine.empty()) hand_to_sift_main(argv, "--quantized-engine");
-  if (!std::filesystem::is_directory(args->model)) hand_to_sift_main(argv, "not a run folder");
+  const bool run_folder = std::filesystem::is_directory(args->model);
+  if (!run_folder && !std::filesystem::is_regular_file(args->model)) {
+    hand_to_sift_main(argv, "no such run folder or file");
+  }
   std::unique_ptr<FastTextPredictor> model;
   std::string why;
   try {
-    model = FastTextPredictor::open(args->model, &why);
+    model = run_folder ? FastTextPredictor::open(args->model, &why)
+                       : FastTextPredictor::open_export(args->model, &why);
   } catch (const std::exception& e) {
     hand_to_sift_main(argv, e.what());  // which reports it as it always has
   }
