@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/crc32.h"
 #include "core/error.h"
 
 namespace sift {
@@ -356,6 +357,13 @@ std::string ExportArchive::read(const std::string& name) const {
 }
 
 std::string ExportArchive::read(const std::string& name, uint64_t begin, uint64_t n) const {
+  std::string bytes(n, '\0');
+  read_into(name, begin, n, bytes.data());
+  return bytes;
+}
+
+void ExportArchive::read_into(const std::string& name, uint64_t begin, uint64_t n,
+                              char* out) const {
   const Entry& e = entry(name);
   if (begin > e.size || n > e.size - begin) {
     throw Error(fmt::format("{}: {} is shorter than its tensor", path_, name));
@@ -369,11 +377,9 @@ std::string ExportArchive::read(const std::string& name, uint64_t begin, uint64_
   file_.seekg(
       le<uint16_t>(local, 26) + le<uint16_t>(local, 28) + static_cast<std::streamoff>(begin),
       std::ios::cur);
-  std::string bytes(n, '\0');
-  if (!file_.read(bytes.data(), static_cast<std::streamsize>(n))) {
+  if (!file_.read(out, static_cast<std::streamsize>(n))) {
     throw Error(fmt::format("{}: {} is truncated", path_, name));
   }
-  return bytes;
 }
 
 std::map<std::string, ArchiveTensor> ExportArchive::tensors() const {
@@ -386,11 +392,31 @@ std::map<std::string, ArchiveTensor> ExportArchive::tensors() const {
   return out;
 }
 
-std::string ExportArchive::tensor_bytes(const ArchiveTensor& t) const {
+std::pair<uint64_t, uint64_t> ExportArchive::range(const ArchiveTensor& t) const {
   const int64_t size = element_bytes(t.type);
   if (!t.contiguous()) throw Error(fmt::format("{}: a strided tensor", path_));
-  return read(t.storage, static_cast<uint64_t>(t.offset * size),
-              static_cast<uint64_t>(t.numel() * size));
+  return {static_cast<uint64_t>(t.offset * size), static_cast<uint64_t>(t.numel() * size)};
+}
+
+void ExportArchive::read_tensor(const ArchiveTensor& t, void* out, size_t element) const {
+  if (static_cast<int64_t>(element) != element_bytes(t.type)) {
+    throw Error(fmt::format("{}: a {} tensor read as {}-byte values", path_, t.type, element));
+  }
+  const auto [begin, n] = range(t);
+  read_into(t.storage, begin, n, static_cast<char*>(out));
+}
+
+uint32_t ExportArchive::update_crc(uint32_t crc, const ArchiveTensor& t) const {
+  auto [begin, n] = range(t);
+  std::string piece;
+  while (n > 0) {
+    piece.resize(std::min<uint64_t>(n, 1 << 20));
+    read_into(t.storage, begin, piece.size(), piece.data());
+    crc = crc32_update(crc, piece);
+    begin += piece.size();
+    n -= piece.size();
+  }
+  return crc;
 }
 
 }  // namespace sift

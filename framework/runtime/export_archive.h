@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sift {
@@ -36,8 +37,10 @@ class ExportArchive {
   std::string read(const std::string& name, uint64_t begin, uint64_t n) const;
   // The module's tensor attributes (data.pkl), by name.
   std::map<std::string, ArchiveTensor> tensors() const;
-  // The bytes of a contiguous tensor.
-  std::string tensor_bytes(const ArchiveTensor& t) const;
+  // A contiguous tensor's values into `out` (numel x `element` bytes: its type's size).
+  void read_tensor(const ArchiveTensor& t, void* out, size_t element) const;
+  // `crc` (CRC-32) updated with a contiguous tensor's bytes, read in pieces.
+  uint32_t update_crc(uint32_t crc, const ArchiveTensor& t) const;
 
  private:
   struct Entry {
@@ -45,6 +48,9 @@ class ExportArchive {
     bool stored = false;
   };
   const Entry& entry(const std::string& name) const;
+  void read_into(const std::string& name, uint64_t begin, uint64_t n, char* out) const;
+  // The storage range of a contiguous tensor: its first byte and length.
+  std::pair<uint64_t, uint64_t> range(const ArchiveTensor& t) const;
 
   std::string path_;
   std::string prefix_;  // the top folder, with its slash

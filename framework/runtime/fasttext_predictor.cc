@@ -26,16 +26,18 @@ FloatTable FloatTable::filled(int64_t rows, int64_t width, ChangedRows changed) 
   t.values_ = std::move(changed.values);
   t.fill_ = changed.fill;
   t.filled_ = true;
-  t.changed_bits_.assign(static_cast<size_t>((rows + 63) / 64), 0);
-  for (int64_t r : changed.indices)
-    t.changed_bits_[static_cast<size_t>(r / 64)] |= 1ULL << (r % 64);
-  t.rank_.resize(t.changed_bits_.size());
-  int64_t before = 0;
-  for (size_t w = 0; w < t.changed_bits_.size(); ++w) {
-    t.rank_[w] = before;
-    before += __builtin_popcountll(t.changed_bits_[w]);
-  }
+  t.changed_ = RankedRows(rows, changed.indices);
   return t;
+}
+
+RankedRows::RankedRows(int64_t rows, const std::vector<int64_t>& indices)
+    : bits_(static_cast<size_t>((rows + 63) / 64), 0), before_(bits_.size()) {
+  for (int64_t r : indices) bits_[static_cast<size_t>(r / 64)] |= uint64_t{1} << (r % 64);
+  int64_t before = 0;
+  for (size_t w = 0; w < bits_.size(); ++w) {
+    before_[w] = before;
+    before += __builtin_popcountll(bits_[w]);
+  }
 }
 
 FloatTable FloatTable::product_quantized(int64_t rows, int64_t width, PqRows pq) {
@@ -44,13 +46,6 @@ FloatTable FloatTable::product_quantized(int64_t rows, int64_t width, PqRows pq)
   t.width_ = width;
   t.pq_ = std::make_unique<PqRows>(std::move(pq));
   return t;
-}
-
-int64_t FloatTable::changed_position(int64_t r) const {
-  const auto w = static_cast<size_t>(r / 64);
-  const uint64_t bit = 1ULL << (r % 64);
-  if ((changed_bits_[w] & bit) == 0) return -1;
-  return rank_[w] + __builtin_popcountll(changed_bits_[w] & (bit - 1));
 }
 
 void FloatTable::add_row(int64_t r, float* sum) const {
@@ -65,7 +60,7 @@ void FloatTable::add_row(int64_t r, float* sum) const {
     }
     return;
   }
-  const int64_t at = filled_ ? changed_position(r) : r;
+  const int64_t at = filled_ ? changed_.position(r) : r;
   if (at >= 0) {
     const float* row = values_.data() + at * width_;
     for (int64_t d = 0; d < width_; ++d) sum[d] += row[d];
@@ -194,7 +189,10 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
   p->embedding_ = std::move(*w.embedding);
   p->output_ = std::move(w.output);
   p->bias_ = std::move(w.bias);
-  p->kept_ids_ = std::move(w.kept_ids);
+  if (!w.kept_ids.empty()) {
+    p->kept_ = RankedRows(w.kept_ids.back() + 1,
+                          std::vector<int64_t>(w.kept_ids.begin(), w.kept_ids.end()));
+  }
   if (hs) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w.label_counts));
   return p;
 }
@@ -206,12 +204,8 @@ std::vector<float> FastTextPredictor::hidden(const std::vector<int64_t>& ids) co
   std::vector<float> h(static_cast<size_t>(embedding_.width()), 0.0f);
   int64_t n = 0;
   for (int64_t id : ids) {
-    int64_t row = id;
-    if (!kept_ids_.empty()) {
-      const auto it = std::lower_bound(kept_ids_.begin(), kept_ids_.end(), id);
-      if (it == kept_ids_.end() || *it != id) continue;
-      row = it - kept_ids_.begin();
-    }
+    const int64_t row = kept_ ? kept_->position(id) : id;
+    if (row < 0) continue;
     embedding_.add_row(row, h.data());
     ++n;
   }

@@ -19,6 +19,27 @@
 
 namespace sift {
 
+// A set of row indices answering "is r in it, and how many before it" in constant time: a
+// bit per row and a count per 64 rows. A binary search over the indices was half of
+// predict's time (changed rows of a checkpoint, kept ids of a --cutoff export).
+class RankedRows {
+ public:
+  RankedRows() = default;
+  RankedRows(int64_t rows, const std::vector<int64_t>& indices);
+  // The position of r among the indices, or -1 when it is not one of them.
+  int64_t position(int64_t r) const {
+    if (r < 0 || static_cast<size_t>(r / 64) >= bits_.size()) return -1;
+    const auto w = static_cast<size_t>(r / 64);
+    const uint64_t bit = uint64_t{1} << (r % 64);
+    if ((bits_[w] & bit) == 0) return -1;
+    return before_[w] + __builtin_popcountll(bits_[w] & (bit - 1));
+  }
+
+ private:
+  std::vector<uint64_t> bits_;
+  std::vector<int64_t> before_;  // indices before each word of bits_
+};
+
 // A product-quantized table as `sift export --quantize pq` stores it: per row one code per
 // sub-vector of `dsub` values, a codebook of 256 centroids per sub-vector, and with
 // --qnorm each row's norm (applied as the export's forward does: centroid x norm).
@@ -46,14 +67,9 @@ class FloatTable {
   bool all_finite() const;
 
  private:
-  // Filled: the position of row r among the changed rows, or -1 (a rank query over a bit
-  // per row: a binary search over the changed rows' indices was half of predict's time).
-  int64_t changed_position(int64_t r) const;
-
   int64_t rows_ = 0, width_ = 0;
-  std::vector<float> values_;           // dense: rows x width; filled: the changed rows
-  std::vector<uint64_t> changed_bits_;  // filled: bit r set when row r changed
-  std::vector<int64_t> rank_;           // changed rows before each word of changed_bits_
+  std::vector<float> values_;  // dense: rows x width; filled: the changed rows
+  RankedRows changed_;         // filled: the rows that differ from the fill
   UniformFill fill_;
   bool filled_ = false;
   std::unique_ptr<PqRows> pq_;  // product-quantized
@@ -107,8 +123,8 @@ class FastTextPredictor {
   std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
   std::vector<float> bias_;
   std::unique_ptr<LabelTree> tree_;  // train.loss hs
-  // --cutoff: the ids whose rows were kept, increasing; the others leave their bags.
-  std::vector<int32_t> kept_ids_;
+  // --cutoff: the ids whose rows were kept (row i: the i-th); the others leave their bags.
+  std::optional<RankedRows> kept_;
 };
 
 }  // namespace sift

@@ -3,7 +3,7 @@
 // extra files' and the weights' checksums).
 #include <fmt/format.h>
 
-#include <cstring>
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
@@ -20,9 +20,8 @@ namespace {
 
 template <class T>
 std::vector<T> values_of(const ExportArchive& archive, const ArchiveTensor& t) {
-  const std::string bytes = archive.tensor_bytes(t);
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  std::vector<T> out(static_cast<size_t>(t.numel()));
+  archive.read_tensor(t, out.data(), sizeof(T));
   return out;
 }
 
@@ -57,10 +56,7 @@ RunText run_text_of(std::map<std::string, std::string>& files, const std::string
 uint32_t weights_crc(const ExportArchive& archive,
                      const std::map<std::string, ArchiveTensor>& tensors) {
   uint32_t crc = 0;
-  for (const auto& [name, t] : tensors) {
-    crc = crc32_update(crc, name);
-    crc = crc32_update(crc, archive.tensor_bytes(t));
-  }
+  for (const auto& [name, t] : tensors) crc = archive.update_crc(crc32_update(crc, name), t);
   return crc;
 }
 
@@ -114,6 +110,12 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
         return std::nullopt;
       }
       w.kept_ids = values_of<int32_t>(archive, *kept);
+      if (w.kept_ids.empty() || w.kept_ids[0] < 0 ||
+          std::adjacent_find(w.kept_ids.begin(), w.kept_ids.end(),
+                             [](int32_t a, int32_t b) { return a >= b; }) != w.kept_ids.end()) {
+        *why = "kept ids out of order";
+        return std::nullopt;
+      }
       ++known;
     }
   }

@@ -1,6 +1,7 @@
 // FloatTable, the table sift-lite predicts from: a table kept as its uniform fill and the
 // rows that changed gives every row as the whole table does (rows at the edges of the
-// rank words, rows wider than a stack buffer, the first and last row).
+// rank words, rows wider than a stack buffer, the first and last row); RankedRows, the
+// constant-time lookup of changed rows and kept ids.
 #include "framework/runtime/fasttext_predictor.h"
 
 #include <gtest/gtest.h>
@@ -51,6 +52,17 @@ TEST(FloatTable, AFilledTableGivesEveryRowAsTheWholeTableDoes) {
       ASSERT_EQ(a, b) << "row " << r << ", width " << width;
     }
   }
+}
+
+TEST(RankedRows, MembersGetTheirPlaceAndOthersMinusOne) {
+  const std::vector<int64_t> kept = {0, 5, 63, 64, 65, 127, 128, 1000};
+  const RankedRows ranked(1001, kept);
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(ranked.position(kept[i]), int64_t(i));
+  for (const int64_t r : {int64_t{1}, int64_t{62}, int64_t{66}, int64_t{129}, int64_t{999}}) {
+    EXPECT_EQ(ranked.position(r), -1) << r;
+  }
+  EXPECT_EQ(ranked.position(-1), -1);
+  EXPECT_EQ(ranked.position(5000), -1);  // past the rows: an id no kept row has
 }
 
 TEST(FloatTable, NonFiniteStoredValuesAreFound) {
