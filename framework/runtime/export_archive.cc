@@ -12,8 +12,10 @@
 namespace sift {
 namespace {
 
+// A little-endian field of `bytes` (a damaged length that points past them: an error).
 template <class T>
 T le(const std::string& bytes, size_t at) {
+  if (at > bytes.size() || sizeof(T) > bytes.size() - at) throw Error("a damaged zip record");
   T v;
   std::memcpy(&v, bytes.data() + at, sizeof(T));
   return v;
@@ -302,7 +304,7 @@ ExportArchive::ExportArchive(const std::string& path) : path_(path), file_(path,
     const uint64_t zip64 = le<uint64_t>(end, eocd - 20 + 8);  // the zip64 end record
     std::string record(56, '\0');
     file_.seekg(static_cast<std::streamoff>(zip64));
-    file_.read(record.data(), 56);
+    if (!file_.read(record.data(), 56)) throw Error(fmt::format("{}: a damaged zip end", path));
     count = le<uint64_t>(record, 32);
     offset = le<uint64_t>(record, 48);
   }
@@ -336,10 +338,8 @@ ExportArchive::ExportArchive(const std::string& path) : path_(path), file_(path,
       }
       at += 4 + len;
     }
-    const size_t slash = name.find('/');
-    if (slash == std::string::npos) continue;
-    prefix_ = name.substr(0, slash + 1);
-    entries_[name.substr(slash + 1)] = e;
+    const size_t slash = name.find('/');  // below the archive's top folder
+    if (slash != std::string::npos) entries_[name.substr(slash + 1)] = e;
   }
 }
 

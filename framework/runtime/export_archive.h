@@ -53,7 +53,6 @@ class ExportArchive {
   std::pair<uint64_t, uint64_t> range(const ArchiveTensor& t) const;
 
   std::string path_;
-  std::string prefix_;  // the top folder, with its slash
   std::map<std::string, Entry> entries_;
   mutable std::ifstream file_;
 };
