@@ -141,6 +141,20 @@ std::optional<FastTextWeights> read_weights(const SectionRef& section, std::stri
 
 }  // namespace
 
+namespace {
+
+// An hs export's levels address nodes (2 x labels - 1) and steps (2 x (labels - 1)) only.
+bool levels_fit(const FastTextWeights& w, int64_t labels) {
+  const auto below = [](const std::vector<int64_t>& v, int64_t n) {
+    return std::all_of(v.begin(), v.end(), [n](int64_t x) { return x >= 0 && x < n; });
+  };
+  return w.hs_parents.size() == w.hs_nodes.size() && w.hs_steps.size() == w.hs_nodes.size() &&
+         below(w.hs_nodes, 2 * labels - 1) && below(w.hs_parents, 2 * labels - 1) &&
+         below(w.hs_steps, 2 * (labels - 1));
+}
+
+}  // namespace
+
 bool FastTextPredictor::serves(const SiftConfig& c, std::string* why) {
   if (c.model.type != "fasttext") {
     *why = fmt::format("model.type {}", c.model.type);
@@ -176,8 +190,11 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
                            ? encoder.num_ids() == w.embedding->rows()
                            : static_cast<int64_t>(w.kept_ids.size()) == w.embedding->rows() &&
                                  w.kept_ids.back() < encoder.num_ids();
+  const bool levels = !w.hs_nodes.empty();
   if (!ids_fit || w.bias.size() != static_cast<size_t>(hs ? labels - 1 : labels) ||
-      (hs && labels < 2) || (hs && w.label_counts.size() != static_cast<size_t>(labels))) {
+      (hs && labels < 2) || (levels && !hs) ||
+      (hs && !levels && w.label_counts.size() != static_cast<size_t>(labels)) ||
+      (levels && !levels_fit(w, labels))) {
     *why = fmt::format("{}: the weights do not fit the vocabulary and labels", path);
     return nullptr;
   }
@@ -193,7 +210,10 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
     p->kept_ = RankedRows(w.kept_ids.back() + 1,
                           std::vector<int64_t>(w.kept_ids.begin(), w.kept_ids.end()));
   }
-  if (hs) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w.label_counts));
+  if (hs && !levels) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w.label_counts));
+  p->hs_nodes_ = std::move(w.hs_nodes);
+  p->hs_parents_ = std::move(w.hs_parents);
+  p->hs_steps_ = std::move(w.hs_steps);
   return p;
 }
 
@@ -241,7 +261,8 @@ std::vector<std::pair<int64_t, float>> FastTextPredictor::top_k(const std::vecto
     }
     return best;
   }
-  std::vector<float> p = scores(h);
+  // An hs export scores labels by their log-probabilities, then LibTorch's softmax.
+  std::vector<float> p = hs_nodes_.empty() ? scores(h) : level_log_probabilities(h);
   if (run_.config.train.loss == Loss::ns || run_.config.train.loss == Loss::ova) {
     for (float& v : p) v = 1.0f / (1.0f + std::exp(-v));
   } else {  // softmax, as LibTorch computes it: shifted by the largest score
@@ -259,6 +280,25 @@ std::vector<std::pair<int64_t, float>> FastTextPredictor::top_k(const std::vecto
   best.resize(n);
   while (!best.empty() && best.back().second < threshold) best.pop_back();
   return best;
+}
+
+std::vector<float> FastTextPredictor::level_log_probabilities(const std::vector<float>& h) const {
+  const std::vector<float> s = scores(h);  // one per internal node
+  const size_t inner = s.size(), labels = inner + 1;
+  // log sigmoid of the signed score, as the export writes it: min(x, 0) - log1p(exp(-|x|))
+  std::vector<float> steps(2 * inner);
+  for (size_t r = 0; r < inner; ++r) {
+    const float soft = std::log1p(std::exp(-std::abs(s[r])));
+    steps[r] = std::min(-s[r], 0.0f) - soft;
+    steps[inner + r] = std::min(s[r], 0.0f) - soft;
+  }
+  std::vector<float> log_p(2 * labels - 1, 0.0f);
+  for (size_t i = 0; i < hs_nodes_.size(); ++i) {
+    log_p[static_cast<size_t>(hs_nodes_[i])] =
+        log_p[static_cast<size_t>(hs_parents_[i])] + steps[static_cast<size_t>(hs_steps_[i])];
+  }
+  log_p.resize(labels);
+  return log_p;
 }
 
 std::vector<float> FastTextPredictor::label_probabilities(const std::vector<int64_t>& ids) const {

@@ -82,6 +82,9 @@ struct FastTextWeights {
   int64_t output_width = 0;
   std::vector<int64_t> label_counts;  // train.loss hs
   std::vector<int32_t> kept_ids;      // --cutoff: the ids kept (one per row), increasing
+  // An hs export's tree, as its forward walks it (fasttext_script.cc): level after level,
+  // each node's parent and the step (row of the signed node scores) that leads to it.
+  std::vector<int64_t> hs_nodes, hs_parents, hs_steps;
 };
 
 class FastTextPredictor {
@@ -91,7 +94,7 @@ class FastTextPredictor {
   // or not finite): the LibTorch path then runs, and reports any error.
   static std::unique_ptr<FastTextPredictor> open(const std::string& run_dir, std::string* why);
   // The same from a file of `sift export` (fp32, or pq with or without --cutoff and
-  // --qnorm; not int8, bf16, --qout, pruned tables or hs, which it declines with `why`).
+  // --qnorm; not int8, bf16, --qout or pruned tables, which it declines with `why`).
   static std::unique_ptr<FastTextPredictor> open_export(const std::string& path, std::string* why);
 
   const RunText& run() const { return run_; }
@@ -116,13 +119,16 @@ class FastTextPredictor {
   std::vector<float> hidden(const std::vector<int64_t>& ids) const;
   float score(const std::vector<float>& h, int64_t row) const;
   std::vector<float> scores(const std::vector<float>& h) const;
+  // An hs export's forward: every label's log-probability, as the export computes it.
+  std::vector<float> level_log_probabilities(const std::vector<float>& h) const;
 
   RunText run_;
   TextEncoder encoder_;
   FloatTable embedding_;
   std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
   std::vector<float> bias_;
-  std::unique_ptr<LabelTree> tree_;  // train.loss hs
+  std::unique_ptr<LabelTree> tree_;  // train.loss hs, from a run folder's label counts
+  std::vector<int64_t> hs_nodes_, hs_parents_, hs_steps_;  // or an export's levels
   // --cutoff: the ids whose rows were kept (row i: the i-th); the others leave their bags.
   std::optional<RankedRows> kept_;
 };

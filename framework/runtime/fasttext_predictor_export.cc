@@ -119,6 +119,15 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
       ++known;
     }
   }
+  const ArchiveTensor* nodes = find("hs_nodes", "Long", 1);
+  const ArchiveTensor* parents = find("hs_parents", "Long", 1);
+  const ArchiveTensor* steps = find("hs_steps", "Long", 1);
+  if (nodes != nullptr && parents != nullptr && steps != nullptr) {
+    w.hs_nodes = values_of<int64_t>(archive, *nodes);
+    w.hs_parents = values_of<int64_t>(archive, *parents);
+    w.hs_steps = values_of<int64_t>(archive, *steps);
+    known += 3;
+  }
   if (!w.embedding || out == nullptr || bias == nullptr || known != tensors.size()) {
     *why = "tensors this path does not read (int8, bf16, --qout or a pruned table)";
     return std::nullopt;
@@ -148,10 +157,6 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::open_export(const std::str
   }
   RunText run = run_text_of(files, path);
   if (!serves(run.config, why)) return nullptr;
-  if (run.config.train.loss == Loss::hs && !run.config.data.multi_label) {
-    *why = "train.loss hs (the export keeps its tree as levels, not label counts)";
-    return nullptr;
-  }
   const std::map<std::string, ArchiveTensor> tensors = archive.tensors();
   if (format.value("crc32", nlohmann::json::object()).value("weights", uint32_t{0}) !=
       weights_crc(archive, tensors)) {

@@ -125,17 +125,22 @@ TEST_F(LitePredictCli, AMultiLabelRunPrintsTheLabelsOverItsThreshold) {
 }
 
 TEST_F(LitePredictCli, Fp32AndProductQuantizedExportsPredictAsSiftMainDoes) {
-  const std::string run = train("r", "--set model.buckets=20000");
-  for (const std::string options :
-       {"", "--quantize pq --qnorm", "--quantize pq --cutoff 3000 --qnorm",
-        "--quantize pq --cutoff 3000"}) {
-    SCOPED_TRACE(options);
-    const std::string model = dir_ + "/r.pt";
-    fs::remove(model);
-    const Result exported = sift("export " + quote(run) + " --out " + quote(model) + " " + options);
-    ASSERT_EQ(exported.status, 0) << exported;
-    expect_alike(model, "--top-k 6");
+  // hs: the export walks its tree level by level, where a run folder searches it.
+  for (const std::string loss : {"softmax", "hs"}) {
+    const std::string run = train(loss, "--set model.buckets=20000 --set train.loss=" + loss);
+    for (const std::string options :
+         {"", "--quantize pq --qnorm", "--quantize pq --cutoff 3000 --qnorm",
+          "--quantize pq --cutoff 3000"}) {
+      SCOPED_TRACE(loss + " " + options);
+      const std::string model = dir_ + "/" + loss + ".pt";
+      fs::remove(model);
+      const Result exported =
+          sift("export " + quote(run) + " --out " + quote(model) + " " + options);
+      ASSERT_EQ(exported.status, 0) << exported;
+      expect_alike(model, "--top-k 6");
+    }
   }
+  expect_alike(dir_ + "/hs.pt", "--top-k 3 --threshold 0.2");
 }
 
 TEST_F(LitePredictCli, WhatItDoesNotReadGoesToSiftMain) {
