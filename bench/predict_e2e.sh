@@ -34,11 +34,8 @@ command -v fasttext >/dev/null || die "fasttext is not installed (tools/setup.sh
 
 TMP=$(mktemp -d)
 [[ ${KEEP_TMP:-0} == 1 ]] || trap 'rm -rf "$TMP"' EXIT
-# "wall_s rss_mb" from a `/usr/bin/time -v` report, to the 10 ms it reports (the
-# shared time_fields.sh rounds to 0.1 s: these runs take 0.1 s).
-wall_rss() {
-  awk -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; wall = s }
+# shellcheck source=bench/lib/time_fields.sh
+source bench/lib/time_fields.sh
     /Maximum resident set size/ { rss = $2 / 1024 }
     END { printf "%.2f %.0f\n", wall, rss }' "$1"
 }
@@ -63,7 +60,7 @@ run() {  # NAME INPUT COMMAND...: one timed run, its row into $TMP/rows
   shift 2
   /usr/bin/time -v -o "$TMP/time" "$@" >"$TMP/$name.$input.out" 2>"$TMP/err" ||
     { cat "$TMP/err" >&2; die "$name failed"; }
-  read -r wall rss < <(wall_rss "$TMP/time")
+  read -r wall _cpu rss < <(time_fields "$TMP/time" 2)  # these runs take 0.1 s
   printf '%s\t%s\t%s\t%s\n' "$input" "$name" "$wall" "$rss" | tee -a "$TMP/rows" >&2
 }
 : >"$TMP/rows"

@@ -22,4 +22,8 @@ uint32_t crc32_update(uint32_t crc, std::string_view bytes) {
   return crc32_update(crc, bytes.data(), bytes.size());
 }
 
+uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  return static_cast<uint32_t>(::crc32_combine64(crc_a, crc_b, static_cast<z_off64_t>(length_b)));
+}
+
 }  // namespace sift

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 
 namespace sift {
 
@@ -17,9 +19,10 @@ std::string sibling_program(const std::string& name) {
   return dir + "/" + name;
 }
 
-void exec_sibling(const std::string& name, char** argv) {
+std::string exec_sibling(const std::string& name, char** argv) {
   const std::string program = sibling_program(name);
   execv(program.c_str(), argv);
+  return "cannot start " + program + ": " + std::strerror(errno);
 }
 
 }  // namespace sift

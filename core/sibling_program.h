@@ -11,7 +11,7 @@ namespace sift {
 std::string sibling_program(const std::string& name);
 
 // Replaces this process with sibling_program(name), given `argv`; returns only when that
-// fails, with errno set.
-void exec_sibling(const std::string& name, char** argv);
+// fails, with the reason ("cannot start PATH: ...") for the caller's error line.
+std::string exec_sibling(const std::string& name, char** argv);
 
 }  // namespace sift

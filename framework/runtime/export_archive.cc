@@ -6,7 +6,6 @@
 #include <cstring>
 #include <memory>
 
-#include "core/crc32.h"
 #include "core/error.h"
 
 namespace sift {
@@ -404,19 +403,6 @@ void ExportArchive::read_tensor(const ArchiveTensor& t, void* out, size_t elemen
   }
   const auto [begin, n] = range(t);
   read_into(t.storage, begin, n, static_cast<char*>(out));
-}
-
-uint32_t ExportArchive::update_crc(uint32_t crc, const ArchiveTensor& t) const {
-  auto [begin, n] = range(t);
-  std::string piece;
-  while (n > 0) {
-    piece.resize(std::min<uint64_t>(n, 1 << 20));
-    read_into(t.storage, begin, piece.size(), piece.data());
-    crc = crc32_update(crc, piece);
-    begin += piece.size();
-    n -= piece.size();
-  }
-  return crc;
 }
 
 }  // namespace sift

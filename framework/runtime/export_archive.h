@@ -39,8 +39,6 @@ class ExportArchive {
   std::map<std::string, ArchiveTensor> tensors() const;
   // A contiguous tensor's values into `out` (numel x `element` bytes: its type's size).
   void read_tensor(const ArchiveTensor& t, void* out, size_t element) const;
-  // `crc` (CRC-32) updated with a contiguous tensor's bytes, read in pieces.
-  uint32_t update_crc(uint32_t crc, const ArchiveTensor& t) const;
 
  private:
   struct Entry {

@@ -18,12 +18,37 @@
 namespace sift {
 namespace {
 
-template <class T>
-std::vector<T> values_of(const ExportArchive& archive, const ArchiveTensor& t) {
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  archive.read_tensor(t, out.data(), sizeof(T));
-  return out;
-}
+// Reads each tensor once, keeping its CRC-32, so that the weights checksum needs no second
+// pass over them (an fp32 table is 81 MB).
+class TensorReads {
+ public:
+  TensorReads(const ExportArchive& archive, const std::map<std::string, ArchiveTensor>& tensors)
+      : archive_(archive), tensors_(tensors) {}
+  template <class T>
+  std::vector<T> read(const ArchiveTensor& t) {
+    std::vector<T> out(static_cast<size_t>(t.numel()));
+    archive_.read_tensor(t, out.data(), sizeof(T));
+    const uint64_t bytes = out.size() * sizeof(T);
+    crcs_[&t] = {crc32_update(0, out.data(), bytes), bytes};
+    return out;
+  }
+  // The weights CRC of sift_format.json (each tensor's name, then its bytes, by name);
+  // nullopt while a tensor is unread.
+  std::optional<uint32_t> weights_crc() const {
+    uint32_t crc = 0;
+    for (const auto& [name, t] : tensors_) {
+      auto it = crcs_.find(&t);
+      if (it == crcs_.end()) return std::nullopt;
+      crc = crc32_combine(crc32_update(crc, name), it->second.first, it->second.second);
+    }
+    return crc;
+  }
+
+ private:
+  const ExportArchive& archive_;
+  const std::map<std::string, ArchiveTensor>& tensors_;
+  std::map<const ArchiveTensor*, std::pair<uint32_t, uint64_t>> crcs_;
+};
 
 // The extra files of the export, by name, and the checked sift_format.json.
 nlohmann::json read_extra_files(const ExportArchive& archive, const std::string& path,
@@ -52,16 +77,8 @@ RunText run_text_of(std::map<std::string, std::string>& files, const std::string
   return run;
 }
 
-// The weights CRC of sift_format.json: each tensor's name and bytes, by name.
-uint32_t weights_crc(const ExportArchive& archive,
-                     const std::map<std::string, ArchiveTensor>& tensors) {
-  uint32_t crc = 0;
-  for (const auto& [name, t] : tensors) crc = archive.update_crc(crc32_update(crc, name), t);
-  return crc;
-}
-
 // The tensors of an fp32 or pq fastText export, or nullopt with `why`.
-std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
+std::optional<FastTextWeights> weights_of(TensorReads& reads,
                                           const std::map<std::string, ArchiveTensor>& tensors,
                                           const nlohmann::json& format, std::string* why) {
   const auto find = [&](const std::string& name, const char* type, size_t dims) {
@@ -75,8 +92,7 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
   const ArchiveTensor* bias = find("output_bias", "Float", 1);
   size_t known = 2;
   if (const ArchiveTensor* table = find("embedding_weight", "Float", 2)) {
-    w.embedding =
-        FloatTable::dense(table->shape[0], table->shape[1], values_of<float>(archive, *table));
+    w.embedding = FloatTable::dense(table->shape[0], table->shape[1], reads.read<float>(*table));
     ++known;
   } else if (const ArchiveTensor* codes = find("embedding_weight_codes", "Byte", 2)) {
     const ArchiveTensor* centroids = find("embedding_weight_centroids", "Float", 2);
@@ -90,14 +106,14 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
     }
     PqRows pq;
     pq.dsub = centroids->shape[1];
-    pq.codes = values_of<uint8_t>(archive, *codes);
-    pq.centroids = values_of<float>(archive, *centroids);
-    pq.sub = values_of<int64_t>(archive, *sub);
+    pq.codes = reads.read<uint8_t>(*codes);
+    pq.centroids = reads.read<float>(*centroids);
+    pq.sub = reads.read<int64_t>(*sub);
     const int64_t rows = codes->shape[0];
     known += 3;
     if (norm_codes != nullptr) {
-      const std::vector<uint8_t> n = values_of<uint8_t>(archive, *norm_codes);
-      const std::vector<float> c = values_of<float>(archive, *norm_centroids);
+      const std::vector<uint8_t> n = reads.read<uint8_t>(*norm_codes);
+      const std::vector<float> c = reads.read<float>(*norm_centroids);
       for (uint8_t code : n) pq.norms.push_back(c.at(code));
       known += 2;
     }
@@ -109,7 +125,7 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
         *why = "kept ids without --cutoff";
         return std::nullopt;
       }
-      w.kept_ids = values_of<int32_t>(archive, *kept);
+      w.kept_ids = reads.read<int32_t>(*kept);
       if (w.kept_ids.empty() || w.kept_ids[0] < 0 ||
           std::adjacent_find(w.kept_ids.begin(), w.kept_ids.end(),
                              [](int32_t a, int32_t b) { return a >= b; }) != w.kept_ids.end()) {
@@ -123,18 +139,18 @@ std::optional<FastTextWeights> weights_of(const ExportArchive& archive,
   const ArchiveTensor* parents = find("hs_parents", "Long", 1);
   const ArchiveTensor* steps = find("hs_steps", "Long", 1);
   if (nodes != nullptr && parents != nullptr && steps != nullptr) {
-    w.hs_nodes = values_of<int64_t>(archive, *nodes);
-    w.hs_parents = values_of<int64_t>(archive, *parents);
-    w.hs_steps = values_of<int64_t>(archive, *steps);
+    w.hs_nodes = reads.read<int64_t>(*nodes);
+    w.hs_parents = reads.read<int64_t>(*parents);
+    w.hs_steps = reads.read<int64_t>(*steps);
     known += 3;
   }
   if (!w.embedding || out == nullptr || bias == nullptr || known != tensors.size()) {
     *why = "tensors this path does not read (int8, bf16, --qout or a pruned table)";
     return std::nullopt;
   }
-  w.output = values_of<float>(archive, *out);
+  w.output = reads.read<float>(*out);
   w.output_width = out->shape[1];
-  w.bias = values_of<float>(archive, *bias);
+  w.bias = reads.read<float>(*bias);
   if (w.output_width != w.embedding->width() ||
       w.output.size() != w.bias.size() * static_cast<size_t>(w.output_width)) {
     *why = "the weights are not a fastText model's";
@@ -158,13 +174,14 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::open_export(const std::str
   RunText run = run_text_of(files, path);
   if (!serves(run.config, why)) return nullptr;
   const std::map<std::string, ArchiveTensor> tensors = archive.tensors();
+  TensorReads reads(archive, tensors);
+  std::optional<FastTextWeights> w = weights_of(reads, tensors, format, why);
+  if (!w) return nullptr;
   if (format.value("crc32", nlohmann::json::object()).value("weights", uint32_t{0}) !=
-      weights_crc(archive, tensors)) {
+      reads.weights_crc()) {
     *why = "the weights do not match their checksum";
     return nullptr;
   }
-  std::optional<FastTextWeights> w = weights_of(archive, tensors, format, why);
-  if (!w) return nullptr;
   return make(std::move(run), std::move(*w), path, why);
 }
 

@@ -22,7 +22,6 @@
 // `sift predict` starts sift-lite instead (tools/lite/): it predicts with a fastText run
 // folder without loading LibTorch, and hands anything else to sift-main. SIFT_LITE=0
 // sends predict to sift-main as well.
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,9 +59,8 @@ int main(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   ask_for_huge_pages();
   start_openblas_with_one_thread();
-  const std::string program = goes_to_lite(argc, argv) ? "sift-lite" : "sift-main";
-  sift::exec_sibling(program, argv);
-  std::fprintf(stderr, "sift: error: cannot start %s: %s\n", sift::sibling_program(program).c_str(),
-               std::strerror(errno));
+  const std::string why =
+      sift::exec_sibling(goes_to_lite(argc, argv) ? "sift-lite" : "sift-main", argv);
+  std::fprintf(stderr, "sift: error: %s\n", why.c_str());
   return 1;
 }

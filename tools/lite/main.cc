@@ -2,12 +2,9 @@
 // LibTorch's 286 shared libraries and registering its operators takes 0.35-0.6 s on these
 // machines, more than `fasttext predict` takes for all 7,600 AG News test texts; the
 // fastText model's forward needs none of it (framework/runtime/fasttext_predictor.h).
-// Everything else (other commands, models, int8/bf16 exports, --quantized-engine, any error while
-// loading) goes to sift-main with the same arguments, which then answers as it always
-// did. SIFT_LITE_WHY=1 prints why a predict went to sift-main.
-#include <fmt/format.h>
-
-#include <cerrno>
+// Everything else (other commands and models, int8/bf16 exports, --quantized-engine, any
+// error while loading) goes to sift-main with the same arguments, which then answers as it
+// always did. SIFT_LITE_WHY=1 prints why a predict went to sift-main.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +12,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "core/error.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/fasttext_predictor.h"
 #include "tools/sift/predict_options.h"
@@ -30,9 +26,8 @@ using sift::cli::PredictArgs;
     std::fprintf(stderr, "sift-lite: sift-main predicts: %s\n", why.c_str());
   }
   std::fflush(stdout);
-  sift::exec_sibling("sift-main", argv);
-  std::fprintf(stderr, "sift: error: cannot start %s: %s\n",
-               sift::sibling_program("sift-main").c_str(), std::strerror(errno));
+  const std::string failed = sift::exec_sibling("sift-main", argv);
+  std::fprintf(stderr, "sift: error: %s\n", failed.c_str());
   std::_Exit(1);
 }
 
@@ -55,33 +50,16 @@ void predict(FastTextPredictor& model, const PredictArgs& args) {
   const sift::cli::PredictSettings s = sift::cli::resolve_predict(
       args, run.labels.size(), model.multi_label(), run.config.train.threshold);
   std::ifstream file;
-  if (args.input != "-") {
-    file.open(args.input);
-    if (!file) {
-      throw sift::Error(fmt::format("cannot open {}: {}", args.input, std::strerror(errno)));
-    }
-  }
-  std::istream& in = args.input == "-" ? std::cin : file;
+  std::istream& in = sift::cli::open_input(args.input, file);
   std::vector<int64_t> ids;
   std::string line;
   sift::cli::Predictions predictions;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    sift::cli::drop_label_tokens(line);
+  while (sift::cli::next_text(in, line)) {
     model.encoder().encode(line, ids);
     predictions.clear();
     if (model.multi_label()) {
-      // Every label over the threshold, most probable first.
-      const std::vector<float> p = model.label_probabilities(ids);
-      std::vector<int64_t> order(p.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)];
-      });
-      for (int64_t i : order) {
-        if (!(p[static_cast<size_t>(i)] > s.threshold)) break;
-        predictions.emplace_back(run.labels.name(i), p[static_cast<size_t>(i)]);
-      }
+      predictions = sift::cli::labels_over(model.label_probabilities(ids).data(),
+                                           run.labels.names(), s.threshold);
     } else {
       for (const auto& [label, p] : model.top_k(ids, s.k, s.threshold)) {
         predictions.emplace_back(run.labels.name(label), p);

@@ -20,16 +20,10 @@ namespace {
 // Multi-label: every label over the threshold, most probable first (none: an empty line).
 void print_multi_label(const ModelBundle& b, const std::vector<std::string>& texts,
                        const torch::Tensor& probs, double threshold, bool json) {
-  auto [values, indices] = probs.sort(1, /*descending=*/true);
   for (size_t i = 0; i < texts.size(); ++i) {
-    const auto row = static_cast<int64_t>(i);
-    const float* v = values[row].data_ptr<float>();
-    const int64_t* idx = indices[row].data_ptr<int64_t>();
-    Predictions predictions;
-    for (int64_t j = 0; j < probs.size(1) && v[j] > threshold; ++j) {
-      predictions.emplace_back(b.task.labels.name(idx[j]), v[j]);
-    }
-    std::cout << prediction_line(texts[i], predictions, json) << "\n";
+    const float* row = probs.data_ptr<float>() + static_cast<int64_t>(i) * probs.size(1);
+    std::cout << prediction_line(texts[i], labels_over(row, b.task.labels.names(), threshold), json)
+              << "\n";
   }
 }
 
@@ -62,11 +56,7 @@ void run_predict(const PredictArgs& args) {
   const int64_t k = s.k;
   const double threshold = s.threshold;
   std::ifstream file;
-  if (args.input != "-") {
-    file.open(args.input);
-    if (!file) throw Error(fmt::format("cannot open {}: {}", args.input, std::strerror(errno)));
-  }
-  std::istream& in = args.input == "-" ? std::cin : file;
+  std::istream& in = sift::cli::open_input(args.input, file);
   TextEncoder encoder = make_encoder(bundle.task);
   torch::NoGradGuard no_grad;
   RawBatch batch;
@@ -94,9 +84,7 @@ void run_predict(const PredictArgs& args) {
     batch.clear();
   };
   std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    drop_label_tokens(line);
+  while (next_text(in, line)) {
     encoder.encode(line, ids);
     batch.add(ids, 0);
     texts.push_back(line);

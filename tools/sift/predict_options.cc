@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -49,6 +52,9 @@ PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool mu
   return s;
 }
 
+namespace {
+
+// datasets/record_parser.cc recognises labels by the same prefix.
 void drop_label_tokens(std::string& line) {
   static constexpr std::string_view kPrefix = "__label__";
   if (line.find(kPrefix) == std::string::npos) return;
@@ -65,6 +71,36 @@ void drop_label_tokens(std::string& line) {
   }
   size_t b = out.find_first_not_of(" \t");
   line = b == std::string::npos ? std::string() : out.substr(b);
+}
+
+}  // namespace
+
+std::istream& open_input(const std::string& input, std::ifstream& file) {
+  if (input == "-") return std::cin;
+  file.open(input);
+  if (!file) throw Error(fmt::format("cannot open {}: {}", input, std::strerror(errno)));
+  return file;
+}
+
+bool next_text(std::istream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  drop_label_tokens(line);
+  return true;
+}
+
+Predictions labels_over(const float* probabilities, const std::vector<std::string>& names,
+                        double threshold) {
+  std::vector<size_t> order(names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return probabilities[a] > probabilities[b]; });
+  Predictions out;
+  for (size_t i : order) {
+    if (!(probabilities[i] > threshold)) break;
+    out.emplace_back(names[i], probabilities[i]);
+  }
+  return out;
 }
 
 std::string prediction_line(const std::string& text, const Predictions& predictions, bool json) {

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <fstream>
+#include <istream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,14 +35,22 @@ struct PredictSettings {
 PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool multi_label,
                                 double train_threshold);
 
-// fastText's predict ignores the __label__ tokens of its input lines
-// (datasets/record_parser.cc recognises labels by the same prefix): drops them so that a
-// labelled line scores as its text.
-void drop_label_tokens(std::string& line);
+// The texts to classify: --input opened into `file`, or standard input for "-";
+// sift::Error naming the file when it cannot be opened.
+std::istream& open_input(const std::string& input, std::ifstream& file);
+// The next text: a line without its CR and its __label__ tokens (fastText's predict
+// ignores them: a labelled line scores as its text); false at the end.
+bool next_text(std::istream& in, std::string& line);
+
+using Predictions = std::vector<std::pair<std::string, double>>;
+
+// Multi-label: every label whose probability (one per name) exceeds `threshold`, most
+// probable first (ties: the lower id first).
+Predictions labels_over(const float* probabilities, const std::vector<std::string>& names,
+                        double threshold);
 
 // One output line for `text`: "label<TAB>score" pairs (4 decimals), or with `json` one
 // JSON object {"text", "predictions": [{"label", "score", "probability"}]}.
-using Predictions = std::vector<std::pair<std::string, double>>;
 std::string prediction_line(const std::string& text, const Predictions& predictions, bool json);
 
 }  // namespace sift::cli
