@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "core/error.h"
@@ -35,6 +36,11 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
   torch::NoGradGuard no_grad;
   output_->weight.zero_();
   output_->bias.zero_();
+}
+
+uint64_t negative_seed() {
+  return static_cast<uint64_t>(
+      torch::randint(std::numeric_limits<int64_t>::max(), {1}, torch::kInt64).item<int64_t>());
 }
 
 std::vector<int64_t> counts_of(const torch::Tensor& counts) {

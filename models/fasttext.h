@@ -11,6 +11,10 @@
 
 namespace sift {
 
+// The seed of a batch's ns draws, from LibTorch's default generator: a checkpoint's saved
+// generator state brings the same draws back on resume.
+uint64_t negative_seed();
+
 class FastTextImpl : public ClassifierImpl {
  public:
   FastTextImpl(const ModelConfig& config, const ModelShape& shape);

@@ -2,258 +2,43 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include "core/error.h"
+#include "models/bag_sgd.h"
 #include "models/fasttext.h"
 #include "models/model.h"
 
 namespace sift {
 namespace {
 
-float* weights_of(ClassifierImpl& model, const std::string& name) {
+torch::Tensor& weights_of(ClassifierImpl& model, const std::string& name) {
   torch::Tensor* t = model.named_parameters().find(name);
   if (t == nullptr || t->scalar_type() != torch::kFloat32 || !t->is_contiguous() ||
       !t->device().is_cpu()) {
     throw Error(fmt::format("fused SGD: the model has no contiguous fp32 CPU '{}'", name));
   }
-  return t->data_ptr<float>();
+  return *t;
 }
-
-// What every loss's step shares: the bag's mean (hidden_), each example's gradient of its
-// embedding rows (d_hidden_), and their update.
-class BagSgd : public FusedSgd {
- public:
-  explicit BagSgd(ClassifierImpl& model)
-      : embedding_(weights_of(model, "embedding.weight")),
-        weight_(weights_of(model, "output.weight")),
-        bias_(weights_of(model, "output.bias")) {
-    const auto& w = *model.named_parameters().find("output.weight");
-    classes_ = w.size(0);
-    dim_ = w.size(1);
-    rows_ = model.named_parameters().find("embedding.weight")->size(0);
-    d_weight_.resize(static_cast<size_t>(classes_ * dim_));
-    d_bias_.resize(static_cast<size_t>(classes_));
-  }
-
- protected:
-  // hidden_ = the mean of example i's embedding rows; returns their count (0: none).
-  float mean_of(const RawBatch& batch, int64_t i) {
-    const int64_t begin = batch.offsets[i], end = batch.ids_end(i);
-    hidden_.assign(static_cast<size_t>(dim_), 0.0f);
-    for (int64_t k = begin; k < end; ++k) {
-      const int64_t id = batch.ids[k];
-      if (id < 0 || id >= rows_) throw Error(fmt::format("fused SGD: id {} out of range", id));
-      const float* row = embedding_ + id * dim_;
-      for (int64_t d = 0; d < dim_; ++d) hidden_[d] += row[d];
-    }
-    const float count = static_cast<float>(end - begin);
-    if (end > begin) {
-      for (auto& h : hidden_) h /= count;
-    }
-    return count;
-  }
-
-  // Output row r's share of an example's gradient, g = dloss/dscore: into the row's
-  // gradient and the example's hidden gradient `d_hidden` (at the weights before the step).
-  void add_row(int64_t r, float g, float* d_hidden) {
-    d_bias_[r] += g;
-    const float* w = weight_ + r * dim_;
-    float* dw = &d_weight_[static_cast<size_t>(r * dim_)];
-    for (int64_t d = 0; d < dim_; ++d) {
-      dw[d] += g * hidden_[d];
-      d_hidden[d] += g * w[d];
-    }
-  }
-
-  // The bag's mean spreads the hidden gradient over its `count` rows.
-  void spread(float* d_hidden, float count) const {
-    if (count > 0) {
-      for (int64_t d = 0; d < dim_; ++d) d_hidden[d] /= count;
-    }
-  }
-
-  // Each embedding row of example i gets its d_hidden_ (already divided by the count).
-  void apply_embedding(const RawBatch& batch, float step) {
-    for (int64_t i = 0; i < batch.size(); ++i) {
-      const float* g = &d_hidden_[static_cast<size_t>(i * dim_)];
-      for (int64_t k = batch.offsets[i], end = batch.ids_end(i); k < end; ++k) {
-        float* row = embedding_ + batch.ids[k] * dim_;
-        for (int64_t d = 0; d < dim_; ++d) row[d] -= step * g[d];
-      }
-    }
-  }
-
-  float* embedding_;
-  float* weight_;  // [classes, dim], row-major as torch::nn::Linear keeps it
-  float* bias_;
-  int64_t classes_ = 0, dim_ = 0, rows_ = 0;
-  std::vector<float> hidden_, d_weight_, d_bias_;
-  std::vector<float> d_hidden_;  // [batch, dim]: each example's per-row gradient
-};
-
-// train.loss softmax: mean of embedding rows, linear layer, softmax, cross-entropy.
-class SoftmaxSgd : public BagSgd {
- public:
-  explicit SoftmaxSgd(ClassifierImpl& model) : BagSgd(model) {
-    logits_.resize(static_cast<size_t>(classes_));
-  }
-
-  double gradient(const RawBatch& batch, double scale) override {
-    const int64_t n = batch.size();
-    d_hidden_.assign(static_cast<size_t>(n * dim_), 0.0f);
-    std::fill(d_weight_.begin(), d_weight_.end(), 0.0f);
-    std::fill(d_bias_.begin(), d_bias_.end(), 0.0f);
-    double loss = 0.0;
-    for (int64_t i = 0; i < n; ++i) loss += example(batch, i, static_cast<float>(scale));
-    return loss;
-  }
-
-  void apply(const RawBatch& batch, double lr) override {
-    const float step = static_cast<float>(lr);
-    apply_embedding(batch, step);
-    for (int64_t j = 0; j < classes_ * dim_; ++j) weight_[j] -= step * d_weight_[j];
-    for (int64_t c = 0; c < classes_; ++c) bias_[c] -= step * d_bias_[c];
-  }
-
- private:
-  // Example i's loss; adds its gradient to the output layer's and keeps the one each of
-  // its embedding rows gets (the hidden gradient / its number of ids: the bag's mean).
-  double example(const RawBatch& batch, int64_t i, float scale) {
-    const float count = mean_of(batch, i);
-    float top = -INFINITY;
-    for (int64_t c = 0; c < classes_; ++c) {
-      const float* w = weight_ + c * dim_;
-      float z = bias_[c];
-      for (int64_t d = 0; d < dim_; ++d) z += w[d] * hidden_[d];
-      logits_[c] = z;
-      top = std::max(top, z);
-    }
-    double total = 0.0;
-    for (int64_t c = 0; c < classes_; ++c) total += std::exp(double(logits_[c] - top));
-    const int64_t label = batch.labels[i];
-    const double loss = std::log(total) + top - logits_[label];
-    float* d_hidden = &d_hidden_[static_cast<size_t>(i * dim_)];
-    for (int64_t c = 0; c < classes_; ++c) {
-      const double p = std::exp(double(logits_[c] - top)) / total;
-      add_row(c, static_cast<float>(p - (c == label ? 1.0 : 0.0)) * scale, d_hidden);
-    }
-    spread(d_hidden, count);
-    return loss;
-  }
-
-  std::vector<float> logits_;
-};
-
-// train.loss hs, ns, ova: a binary logistic loss on each of some output rows (hs: the
-// label's path, ns: the label and its negatives, ova: every label), so a step reads and
-// updates only those rows: O(depth) or O(neg + 1) instead of O(labels).
-class LogisticSgd : public BagSgd {
- public:
-  explicit LogisticSgd(FastTextImpl& model)
-      : BagSgd(model), loss_(model.loss()), negatives_(model.negatives()) {
-    if (loss_ == Loss::hs) tree_ = model.tree();
-    if (loss_ == Loss::ns) sampler_ = std::make_unique<NegativeSampler>(model.sampler());
-    touched_flag_.assign(static_cast<size_t>(classes_), 0);
-  }
-
-  double gradient(const RawBatch& batch, double scale) override {
-    const int64_t n = batch.size();
-    d_hidden_.assign(static_cast<size_t>(n * dim_), 0.0f);
-    for (const int64_t r : touched_) touched_flag_[r] = 0;
-    touched_.clear();
-    const uint64_t seed = loss_ == Loss::ns ? negative_seed() : 0;
-    double loss = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      targets(batch.labels[i], seed, i);
-      loss += example(batch, i, static_cast<float>(scale));
-    }
-    return loss;
-  }
-
-  void apply(const RawBatch& batch, double lr) override {
-    const float step = static_cast<float>(lr);
-    apply_embedding(batch, step);
-    for (const int64_t r : touched_) {
-      float* w = weight_ + r * dim_;
-      const float* dw = &d_weight_[static_cast<size_t>(r * dim_)];
-      for (int64_t d = 0; d < dim_; ++d) w[d] -= step * dw[d];
-      bias_[r] -= step * d_bias_[r];
-    }
-  }
-
- private:
-  // rows_of_ and positive_: example i's output rows and whether each is a positive.
-  void targets(int64_t label, uint64_t seed, int64_t i) {
-    rows_of_.clear();
-    positive_.clear();
-    if (loss_ == Loss::hs) {
-      rows_of_ = tree_.paths[label];
-      for (const uint8_t c : tree_.codes[label]) positive_.push_back(c);
-    } else if (loss_ == Loss::ns) {
-      rows_of_.push_back(label);
-      positive_.push_back(1);
-      for (const int64_t r : sampler_->draw(label, negatives_, seed, i)) {
-        rows_of_.push_back(r);
-        positive_.push_back(0);
-      }
-    } else {
-      for (int64_t c = 0; c < classes_; ++c) {
-        rows_of_.push_back(c);
-        positive_.push_back(c == label);
-      }
-    }
-  }
-
-  // Zeroes row r's gradient the first time the batch touches it.
-  void touch(int64_t r) {
-    if (touched_flag_[r]) return;
-    touched_flag_[r] = 1;
-    touched_.push_back(r);
-    std::fill_n(d_weight_.begin() + r * dim_, dim_, 0.0f);
-    d_bias_[r] = 0.0f;
-  }
-
-  double example(const RawBatch& batch, int64_t i, float scale) {
-    const float count = mean_of(batch, i);
-    float* d_hidden = &d_hidden_[static_cast<size_t>(i * dim_)];
-    double loss = 0.0;
-    for (size_t j = 0; j < rows_of_.size(); ++j) {
-      const int64_t r = rows_of_[j];
-      const float* w = weight_ + r * dim_;
-      float z = bias_[r];
-      for (int64_t d = 0; d < dim_; ++d) z += w[d] * hidden_[d];
-      const double signed_z = positive_[j] ? z : -double(z);
-      loss -= log_sigmoid(signed_z);
-      const double p = 1.0 / (1.0 + std::exp(-double(z)));
-      const float g = static_cast<float>(p - (positive_[j] ? 1.0 : 0.0)) * scale;
-      touch(r);
-      add_row(r, g, d_hidden);
-    }
-    spread(d_hidden, count);
-    return loss;
-  }
-
-  Loss loss_;
-  int64_t negatives_;
-  LabelTree tree_;
-  std::unique_ptr<NegativeSampler> sampler_;
-  std::vector<int64_t> rows_of_;
-  std::vector<uint8_t> positive_;
-  std::vector<int64_t> touched_;  // output rows with a gradient this batch
-  std::vector<uint8_t> touched_flag_;
-};
 
 }  // namespace
 
 std::unique_ptr<FusedSgd> fasttext_sgd(ClassifierImpl& model) {
+  torch::Tensor& embedding = weights_of(model, "embedding.weight");
+  torch::Tensor& weight = weights_of(model, "output.weight");
+  BagTables t;
+  t.embedding = embedding.data_ptr<float>();
+  t.weight = weight.data_ptr<float>();
+  t.bias = weights_of(model, "output.bias").data_ptr<float>();
+  t.rows = embedding.size(0);
+  t.classes = weight.size(0);
+  t.dim = weight.size(1);
   auto* fasttext = dynamic_cast<FastTextImpl*>(&model);
-  if (fasttext != nullptr && fasttext->loss() != Loss::softmax) {
-    return std::make_unique<LogisticSgd>(*fasttext);
-  }
-  return std::make_unique<SoftmaxSgd>(model);
+  if (fasttext == nullptr) return bag_sgd(t);  // the bag of another model: softmax
+  t.loss = fasttext->loss();
+  t.negatives = fasttext->negatives();
+  if (t.loss == Loss::hs) t.tree = &fasttext->tree();
+  if (t.loss == Loss::ns) t.sampler = &fasttext->sampler();
+  t.seed = negative_seed;
+  return bag_sgd(t);
 }
 
 }  // namespace sift

@@ -15,6 +15,7 @@
 #include "datasets/text_encoder.h"
 #include "models/fused_sgd.h"
 #include "models/prune_units.h"
+#include "models/traits.h"
 #include "models/recompute.h"
 
 namespace sift {
@@ -121,8 +122,5 @@ ModelFactory factory_of() {
 const std::vector<ModelSpec>& model_registry();
 // The model named `name`; throws sift::Error listing the known ones.
 const ModelSpec& find_model(const std::string& name);
-// The traits of every registered model, in registry order: what config validation checks
-// a config against.
-std::vector<ModelTraits> model_traits();
 
 }  // namespace sift

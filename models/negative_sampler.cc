@@ -1,10 +1,7 @@
 #include "models/negative_sampler.h"
 
-#include <torch/torch.h>
-
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/splitmix.h"
 
@@ -35,11 +32,6 @@ std::vector<int64_t> NegativeSampler::draw(int64_t target, int64_t negatives, ui
     if (label != target) out.push_back(label);
   }
   return out;
-}
-
-uint64_t negative_seed() {
-  return static_cast<uint64_t>(
-      torch::randint(std::numeric_limits<int64_t>::max(), {1}, torch::kInt64).item<int64_t>());
 }
 
 }  // namespace sift

@@ -19,8 +19,4 @@ class NegativeSampler {
   std::vector<double> cumulative_;  // running sum of count^0.5
 };
 
-// The seed of a batch's draws, from LibTorch's default generator: a checkpoint's saved
-// generator state brings the same draws back on resume.
-uint64_t negative_seed();
-
 }  // namespace sift

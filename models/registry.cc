@@ -1,6 +1,7 @@
 // The model registry: one register_model line per model type. Everything the framework
-// asks of a model (its config keys, its input, how to build it, how to export it, what it
-// supports) comes from here; nothing else names a model type.
+// asks of a model (its input, how to build it, how to export it, its fused step and
+// pruning units) comes from here, and what the config checks know of it (its keys, what
+// it supports) from its traits (models/traits.cc); nothing else names a model type.
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -16,169 +17,30 @@ namespace sift {
 namespace {
 
 // Adds `Module` (a FooImpl + TORCH_MODULE(Foo), built as Foo(config, shape)) under
-// traits.name.
+// `name`, with that name's traits (models/traits.cc).
 template <typename Module>
-void register_model(std::vector<ModelSpec>& registry, ModelTraits traits, InputKind input,
+void register_model(std::vector<ModelSpec>& registry, const std::string& name, InputKind input,
                     ScriptSource script, FusedSgdFactory fused_sgd = nullptr) {
-  registry.push_back(
-      {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
-}
-
-// What each model's options alone allocate (models/*.cc); doubles: a size of 1e19 must
-// compare, not wrap.
-double hashed_rows(const ModelConfig& m) {
-  return m.ngrams > 1 ? static_cast<double>(m.buckets) : 0.0;
-}
-double fasttext_parameters(const ModelConfig& m) { return hashed_rows(m) * double(m.dim); }
-double textcnn_parameters(const ModelConfig& m) {
-  double p = 0;
-  for (const int64_t w : m.widths) p += double(w) * double(m.dim) * double(m.filters);
-  return p;
-}
-double rnn_parameters(const ModelConfig& m) {
-  const double gates = m.cell == "lstm" ? 4 : 3, dirs = m.bidirectional ? 2 : 1;
-  const double h = double(m.hidden);
-  const double first = double(m.dim) + h, later = dirs * h + h;
-  return dirs * gates * h * (first + double(m.layers - 1) * later);
-}
-double transformer_parameters(const ModelConfig& m) {
-  const double d = double(m.dim);
-  return double(m.max_positions) * d + double(m.layers) * (4 * d * d + 2 * d * double(m.ff_dim));
-}
-double mlp_parameters(const ModelConfig& m) {
-  const double h = double(m.hidden);
-  return hashed_rows(m) * double(m.dim) + double(m.dim) * h + double(m.layers - 1) * h * h;
-}
-
-// Adds the options `sift tune` searches by default to a model's traits.
-ModelTraits tuned(ModelTraits traits, std::vector<ModelTraits::Tuned> keys) {
-  traits.tuned = std::move(keys);
-  return traits;
-}
-
-// SGD rates for the bag models (fastText's autotune searches lr in about the same span),
-// the table's Adam-family range for the others.
-const ModelTraits::Tuned kSgdRate{"train.optimizer.lr", SearchSpace::log(0.05, 2.0)};
-const ModelTraits::Tuned kRate{"train.optimizer.lr", std::nullopt};
-
-// Adds the size estimate to a model's traits.
-ModelTraits sized(ModelTraits traits, double (*parameters)(const ModelConfig&),
-                  std::vector<std::string> size_keys) {
-  traits.parameters = parameters;
-  traits.size_keys = std::move(size_keys);
-  return traits;
-}
-
-// Gives the model registered last the structured pruning of `structures`.
-void prunable(std::vector<ModelSpec>& registry, PruneUnits units,
-              std::vector<PruneStructure> structures) {
-  registry.back().prune_units = std::move(units);
-  for (const PruneStructure s : structures) registry.back().traits.prune.push_back(s);
+  for (ModelTraits& traits : model_traits()) {
+    if (traits.name != name) continue;
+    registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script),
+                        std::move(fused_sgd)});
+    return;
+  }
+  throw Error(fmt::format("models/traits.cc has no model '{}'", name));
 }
 
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
-  // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
-  register_model<FastText>(
-      r,
-      tuned(sized({"fasttext",
-                   "mean of word and hashed n-gram embeddings, then a linear layer",
-                   {"model.dim", "model.ngrams", "model.buckets"},
-                   /*recomputation=*/false,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
-            {kSgdRate,
-             {"model.dim", {}},
-             {"train.epochs", SearchSpace::integer(2, 50)},
-             {"model.ngrams", {}},
-             {"model.buckets", {}},
-             {"tokenizer.min_count", {}}}),
-      InputKind::bag, fasttext_script, fasttext_sgd);
-  prunable(r, fasttext_units, {PruneStructure::rows});
-  r.back().traits.losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
-  register_model<TextCnn>(
-      r,
-      tuned(sized({"textcnn",
-                   "convolutions of several widths over word embeddings, max over time (Kim 2014)",
-                   {"model.dim", "model.widths", "model.filters", "model.dropout",
-                    "model.pretrained", "model.freeze_embeddings"},
-                   /*recomputation=*/true,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  textcnn_parameters, {"model.widths", "model.filters", "model.dim"}),
-            {kRate,
-             {"model.filters", {}},
-             {"model.widths", {}},
-             {"model.dropout", {}},
-             {"train.batch_size", {}},
-             {"train.epochs", SearchSpace::integer(2, 20)}}),
-      InputKind::sequence, textcnn_script);
-  prunable(r, textcnn_units, {PruneStructure::filters});
-  register_model<Rnn>(
-      r,
-      tuned(
-          sized({"rnn",
-                 "LSTM or GRU over packed sequences, then max, mean or attention pooling",
-                 {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
-                  "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-                 /*recomputation=*/true,
-                 /*bf16=*/true,
-                 /*fp16=*/true,
-                 /*sparse_gradients=*/true},
-                rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
-          {kRate,
-           {"model.hidden", {}},
-           {"model.layers", SearchSpace::integer(1, 2)},
-           {"model.dropout", {}},
-           {"train.batch_size", {}},
-           {"train.epochs", SearchSpace::integer(2, 15)}}),
-      InputKind::sequence, rnn_script);
-  prunable(r, rnn_units, {PruneStructure::hidden});
-  register_model<Transformer>(
-      r,
-      tuned(sized({"transformer",
-                   "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-                   {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
-                    "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
-                    "model.freeze_embeddings"},
-                   /*recomputation=*/true,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  transformer_parameters,
-                  {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
-            // dim from a list: every choice divides by every choice of heads.
-            {kRate,
-             {"model.dim", SearchSpace::choice({"64", "128", "256"})},
-             {"model.heads", {}},
-             {"model.layers", SearchSpace::integer(1, 4)},
-             {"model.ff_dim", {}},
-             {"model.dropout", {}},
-             {"train.batch_size", {}},
-             {"train.epochs", SearchSpace::integer(2, 15)}}),
-      InputKind::sequence, transformer_script);
-  prunable(r, transformer_units, {PruneStructure::heads, PruneStructure::ffn});
-  register_model<Mlp>(
-      r,
-      tuned(sized({"mlp",
-                   "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
-                   {"model.dim", "model.ngrams", "model.buckets", "model.hidden", "model.layers",
-                    "model.dropout"},
-                   /*recomputation=*/true,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  mlp_parameters, {"model.buckets", "model.dim", "model.hidden", "model.layers"}),
-            {kRate,
-             {"model.dim", {}},
-             {"model.hidden", {}},
-             {"model.layers", {}},
-             {"model.dropout", {}},
-             {"train.epochs", SearchSpace::integer(2, 30)}}),
-      InputKind::bag, mlp_script);
+  register_model<FastText>(r, "fasttext", InputKind::bag, fasttext_script, fasttext_sgd);
+  r.back().prune_units = fasttext_units;
+  register_model<TextCnn>(r, "textcnn", InputKind::sequence, textcnn_script);
+  r.back().prune_units = textcnn_units;
+  register_model<Rnn>(r, "rnn", InputKind::sequence, rnn_script);
+  r.back().prune_units = rnn_units;
+  register_model<Transformer>(r, "transformer", InputKind::sequence, transformer_script);
+  r.back().prune_units = transformer_units;
+  register_model<Mlp>(r, "mlp", InputKind::bag, mlp_script);
   return r;
 }
 
@@ -196,12 +58,6 @@ const ModelSpec& find_model(const std::string& name) {
     names.push_back(spec.traits.name);
   }
   throw Error(fmt::format("unknown model type '{}' (known: {})", name, fmt::join(names, ", ")));
-}
-
-std::vector<ModelTraits> model_traits() {
-  std::vector<ModelTraits> traits;
-  for (const auto& spec : model_registry()) traits.push_back(spec.traits);
-  return traits;
 }
 
 }  // namespace sift

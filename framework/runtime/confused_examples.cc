@@ -1,5 +1,7 @@
 #include "framework/runtime/confused_examples.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "datasets/unicode.h"
@@ -97,6 +99,18 @@ nlohmann::json ConfusedExamples::most_confused(const ConfusionMatrix& counts,
                    {"texts", texts(t, p)}});
   }
   return out;
+}
+
+std::string most_confused_text(const nlohmann::json& pairs) {
+  std::string text =
+      pairs.empty() ? "" : "most confused pairs (true -> predicted), with examples\n";
+  for (const auto& p : pairs) {
+    text += fmt::format("{} -> {}: {} ({:.1f}% of {})\n", p["true"].get<std::string>(),
+                        p["predicted"].get<std::string>(), p["count"].get<int64_t>(),
+                        100.0 * p["share_of_true"].get<double>(), p["true"].get<std::string>());
+    for (const auto& t : p["texts"]) text += "    " + t.get<std::string>() + "\n";
+  }
+  return text.empty() ? text : text + "\n";
 }
 
 }  // namespace sift

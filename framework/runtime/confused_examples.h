@@ -53,4 +53,8 @@ class ConfusedExamples {
   std::map<Cell, std::vector<std::string>> cells_;
 };
 
+// report.txt's lines for most_confused's pairs: "true -> predicted: count (share)" and
+// the texts indented ("" without pairs).
+std::string most_confused_text(const nlohmann::json& pairs);
+
 }  // namespace sift

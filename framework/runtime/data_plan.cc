@@ -6,7 +6,6 @@
 
 #include "config/loader.h"
 #include "datasets/encoder_config.h"
-#include "models/model.h"
 
 namespace sift {
 namespace {
@@ -125,7 +124,7 @@ const std::optional<SplitSource>& DataPlan::source(Split split) const {
   return split == Split::train ? train : split == Split::valid ? valid : test;
 }
 
-DataPlan resolve_data(const SiftConfig& config) {
+DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   DataPlan p;
   p.train = split_source(config, Split::train);
   p.valid = split_source(config, Split::valid);
@@ -134,7 +133,7 @@ DataPlan resolve_data(const SiftConfig& config) {
   p.eval_stream = stream_options(config, false);
   p.labels = config.data.labels;
   p.multi_label = config.data.multi_label;
-  p.encoder = encoder_options(config, find_model(config.model.type).input);
+  p.encoder = encoder_options(config, input);
   p.tokenizer = config.tokenizer.type;
   p.tokenizer_model = config.tokenizer.model;
   p.vocab = {static_cast<uint64_t>(config.tokenizer.count_limit),

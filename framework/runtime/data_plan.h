@@ -64,6 +64,10 @@ struct DataPlan {
   const std::optional<SplitSource>& source(Split split) const;
 };
 
+// `input`: what the model of config.model.type reads (its registry entry's).
+DataPlan resolve_data(const SiftConfig& config, InputKind input);
+// The same with that model's input kind from the registry (models/model.h; defined in
+// model_bundle.cc, with LibTorch: the torch-free trainer passes the fastText model's).
 DataPlan resolve_data(const SiftConfig& config);
 
 }  // namespace sift

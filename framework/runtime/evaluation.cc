@@ -9,58 +9,6 @@
 
 namespace sift {
 
-LabelMode label_mode(const SiftConfig& config) {
-  LabelMode mode;
-  mode.multi_label = config.data.multi_label;
-  mode.loss = config.train.loss;
-  mode.threshold = config.train.threshold;
-  return mode;
-}
-
-nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
-  nlohmann::json j = multi_label ? multi.to_json(names) : confusion.to_json(names);
-  if (!multi_label && calibration.examples() > 0) j["calibration"] = calibration.to_json();
-  if (top_k > 0) {
-    j["k"] = top_k;
-    j["precision_at_k"] = precision_at_k();
-    j["recall_at_k"] = recall_at_k();
-  }
-  return j;
-}
-
-std::string Evaluation::to_text(const std::vector<std::string>& names) const {
-  std::string text = multi_label ? multi.to_text(names) : confusion.to_text(names);
-  if (top_k > 0) {
-    // As `fasttext test` prints them (3 significant digits: std::setprecision(3)).
-    text += fmt::format("N\t{}\nP@{}\t{:.3g}\nR@{}\t{:.3g}\n", examples(), top_k, precision_at_k(),
-                        top_k, recall_at_k());
-  }
-  return text;
-}
-
-nlohmann::json Evaluation::summary() const {
-  if (!multi_label) {
-    return {{"loss", loss}, {"accuracy", confusion.accuracy()}, {"macro_f1", confusion.macro_f1()}};
-  }
-  return {{"loss", loss},
-          {"accuracy", multi.subset_accuracy()},
-          {"macro_f1", multi.macro_f1()},
-          {"micro_f1", multi.micro_f1()},
-          {"hamming_loss", multi.hamming_loss()}};
-}
-
-nlohmann::json Evaluation::per_class(const std::vector<std::string>& names) const {
-  return per_class_json(names, multi_label ? multi.class_scores() : confusion.class_scores());
-}
-
-std::string Evaluation::headline() const {
-  const nlohmann::json s = summary();
-  std::string line = fmt::format("accuracy {:.4f}, macro-F1 {:.4f}", s["accuracy"].get<double>(),
-                                 s["macro_f1"].get<double>());
-  if (multi_label) line += fmt::format(", micro-F1 {:.4f}", s["micro_f1"].get<double>());
-  return line + fmt::format(", loss {:.4f}", loss);
-}
-
 namespace {
 
 // Multi-label: labels whose probability exceeds the threshold, against the true sets.
@@ -76,40 +24,10 @@ void count_multi_label(const torch::Tensor& logits, const RawBatch& batch, doubl
   for (int64_t i = 0; i < batch.size(); ++i) counts.add(t + i * classes, p + i * classes);
 }
 
-// fastText's test: the top k labels of each example against its gold label(s); `top`
-// holds each example's k label indices, row by row.
-void count_top_k(const int64_t* top, int64_t k, const RawBatch& batch, Evaluation& result) {
-  const bool lists = !batch.label_starts.empty();
-  for (int64_t i = 0; i < batch.size(); ++i) {
-    const int64_t* gold =
-        lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
-    const int64_t gold_count = lists ? batch.label_list_end(i) - batch.label_starts[i] : 1;
-    for (int64_t j = 0; j < k; ++j) {
-      if (std::find(gold, gold + gold_count, top[i * k + j]) != gold + gold_count)
-        ++result.top_k_correct;
-    }
-    result.top_k_predicted += k;
-    result.gold_labels += gold_count;
-  }
-}
-
 void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation& result) {
   const int64_t k = std::min<int64_t>(result.top_k, logits.size(1));
   auto top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1)).to(torch::kCPU).contiguous();
   count_top_k(top.data_ptr<int64_t>(), k, batch, result);
-}
-
-// Single-label: each example's prediction `p` and its probability `confidence`.
-void count_predictions(const int64_t* p, const double* confidence, const RawBatch& batch,
-                       Evaluation& result, ConfusedExamples* confused) {
-  const bool texts = confused != nullptr && batch.texts.size() == batch.labels.size();
-  for (int64_t i = 0; i < batch.size(); ++i) {
-    result.confusion.add(batch.labels[i], p[i]);
-    result.calibration.add(confidence[i], p[i] == batch.labels[i]);
-    if (texts && p[i] != batch.labels[i]) {
-      confused->add(batch.labels[i], p[i], batch.texts[i], result.confusion);
-    }
-  }
 }
 
 // Single-label batches of a model that finds its most probable labels by search (the

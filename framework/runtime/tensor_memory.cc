@@ -4,14 +4,8 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
-#include <atomic>
-
 namespace sift {
 namespace {
-
-std::atomic<int64_t> live_bytes{0};
-std::atomic<int64_t> peak_bytes{0};
-std::atomic<bool> counting{false};
 
 // LibTorch's default CPU allocation (c10::alloc_cpu: 64-byte aligned) with a 64-byte
 // header that holds the size. Some kernels take raw pointers (raw_allocate), which needs
@@ -23,10 +17,7 @@ class CountingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
     auto* base = static_cast<char*>(c10::alloc_cpu(n + kHeader));
     *reinterpret_cast<int64_t*>(base) = static_cast<int64_t>(n);
-    const int64_t now = live_bytes += static_cast<int64_t>(n);
-    int64_t peak = peak_bytes.load(std::memory_order_relaxed);
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
+    tensor_bytes_allocated(static_cast<int64_t>(n));
     void* data = base + kHeader;
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -36,7 +27,7 @@ class CountingAllocator final : public c10::Allocator {
   static void release(void* data) {
     if (data == nullptr) return;
     char* base = static_cast<char*>(data) - kHeader;
-    live_bytes -= *reinterpret_cast<int64_t*>(base);
+    tensor_bytes_freed(*reinterpret_cast<int64_t*>(base));
     c10::free_cpu(base);
   }
 };
@@ -46,17 +37,9 @@ CountingAllocator allocator;
 }  // namespace
 
 void count_tensor_memory() {
-  if (counting.exchange(true)) return;
+  if (!start_counting_tensor_bytes()) return;
   // Priority 100: above the default allocator's registration, as c10 requires to replace it.
   c10::SetCPUAllocator(&allocator, /*priority=*/100);
 }
-
-bool tensor_memory_counted() { return counting.load(); }
-
-int64_t live_tensor_bytes() { return live_bytes.load(std::memory_order_relaxed); }
-
-int64_t peak_tensor_bytes() { return peak_bytes.load(std::memory_order_relaxed); }
-
-void reset_peak_tensor_bytes() { peak_bytes.store(live_bytes.load(std::memory_order_relaxed)); }
 
 }  // namespace sift

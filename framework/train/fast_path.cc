@@ -5,38 +5,21 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "framework/train/fast_path_rules.h"
 #include "framework/train/nonfinite.h"
 
 namespace sift {
 
 std::string fast_path_refusal(const Run& run) {
   const RunPlan& c = run.plan;
-  const auto& t = c.train;
-  const auto& o = t.optimizer;
-  if (t.fast_path == FastPath::off) return "train.fast_path: off";
-  if (!find_model(c.model.type).fused_sgd) {
-    return fmt::format("model.type {} has no fused loop", c.model.type);
-  }
-  if (o.type != OptimizerType::sgd) {
-    return fmt::format("train.optimizer.type {}", to_string(o.type));
-  }
-  if (o.momentum > 0) return "train.optimizer.momentum > 0";
-  if (o.weight_decay > 0) return "train.optimizer.weight_decay > 0";
-  if (t.precision != Precision::fp32)
-    return fmt::format("train.precision {}", to_string(t.precision));
-  if (run.scaler.enabled()) return "train.loss_scaling";
-  if (!run.device.is_cpu()) return fmt::format("run.device {}", run.device.str());
-  if (run.dist->is_group()) return "distributed training";
-  if (c.data.multi_label) return "data.multi_label";
-  if (!t.class_weights.empty()) return "train.class_weights";
-  if (t.label_smoothing > 0) return "train.label_smoothing > 0";
-  if (t.clip_norm > 0) return "train.clip_norm > 0";
-  if (t.max_norm > 0) return "train.max_norm > 0";
-  if (t.accumulate > 1) return "train.accumulate > 1";
-  if (!t.freeze.empty()) return "train.freeze";
-  if (!t.distill.teacher.empty()) return "train.distill.teacher";
-  if (!t.prune.structure.empty()) return "train.prune";
-  return "";
+  FastPathCase k;
+  k.model_type = c.model.type;
+  k.fused_step = find_model(c.model.type).fused_sgd != nullptr;
+  k.multi_label = c.data.multi_label;
+  k.loss_scaling = run.scaler.enabled();
+  k.device = run.device.is_cpu() ? "cpu" : run.device.str();
+  k.distributed = run.dist->is_group();
+  return fast_path_refusal(c.train, k);
 }
 
 void choose_training_path(Run& run) {

@@ -29,11 +29,6 @@ bool tensors_finite(const std::vector<torch::Tensor>& tensors) {
   return true;
 }
 
-std::string nonfinite_advice() {
-  return "try a lower train.optimizer.lr, train.loss_reduction: mean, or train.clip_norm "
-         "(e.g. 1.0)";
-}
-
 bool nonfinite_guard(Run& run, bool loss_finite) {
   // The gradients are averaged already, so they agree over the ranks; the losses do not,
   // hence one flag summed over the group (a group of one: no collective).

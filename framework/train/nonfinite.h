@@ -10,22 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "framework/train/divergence.h"
 #include "framework/train/run.h"
 
 namespace sift {
-
-// skip_batch gives up after this many skipped batches in a row: by then the weights or
-// the learning rate are the trouble, not one bad batch, and every later batch would be
-// skipped as well, training nothing while looking busy.
-constexpr int64_t kMaxSkippedBatchesInARow = 100;
 
 // Whether every gradient of `parameters` is finite (sparse ones: their values).
 bool gradients_finite(const std::vector<torch::Tensor>& parameters);
 // Whether every element of `parameters` is finite.
 bool tensors_finite(const std::vector<torch::Tensor>& tensors);
-
-// The advice the guard's errors end with.
-std::string nonfinite_advice();
 
 // Decides, the same on every rank, whether the optimizer step about to be taken may go
 // ahead: `loss_finite` is this rank's losses since the last step, the gradients are the

@@ -1,6 +1,5 @@
 #include "framework/train/phases.h"
 
-#include <ATen/record_function.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -32,9 +31,7 @@ const char* phase_name(Phase phase) { return kPhaseNames[static_cast<size_t>(pha
 PhaseTimer::PhaseTimer(PhaseTimes& times, Phase phase)
     : times_(times), phase_(phase), start_(std::chrono::steady_clock::now()) {
   reset_peak_tensor_bytes();
-  if (!times.traced()) return;
-  range_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
-  if (range_->isActive()) range_->before(phase_name(phase));
+  if (times.tracer()) range_ = times.tracer()(phase_name(phase));
 }
 
 PhaseTimer::~PhaseTimer() {

@@ -10,13 +10,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-
-namespace at {
-class RecordFunction;
-}
 
 namespace sift {
 
@@ -61,14 +58,16 @@ class PhaseTimes {
   nlohmann::json to_json(double wall_seconds, int64_t steps,
                          const std::string& remedy = "raise data.workers") const;
 
-  // train.profile: phases open named ranges for the profiler while it records.
-  void set_traced(bool traced) { traced_ = traced; }
-  bool traced() const { return traced_; }
+  // train.profile: while the profiler records, each phase opens a named range by
+  // `open_range` (the handle closes it when released); null: none.
+  using RangeOpener = std::function<std::shared_ptr<void>(const char* name)>;
+  void set_tracer(RangeOpener open_range) { open_range_ = std::move(open_range); }
+  const RangeOpener& tracer() const { return open_range_; }
 
  private:
   std::array<std::chrono::steady_clock::duration, kPhaseCount> totals_{};
   std::array<int64_t, kPhaseCount> peak_bytes_{};
-  bool traced_ = false;
+  RangeOpener open_range_;
 };
 
 const char* phase_name(Phase phase);
@@ -89,7 +88,7 @@ class PhaseTimer {
   PhaseTimes& times_;
   Phase phase_;
   std::chrono::steady_clock::time_point start_;
-  std::unique_ptr<at::RecordFunction> range_;  // only while a profiler records
+  std::shared_ptr<void> range_;  // only while a profiler records
 };
 
 // The process's peak resident set size so far (getrusage), in bytes.

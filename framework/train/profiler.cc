@@ -1,5 +1,6 @@
 #include "framework/train/profiler.h"
 
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <filesystem>
@@ -9,6 +10,16 @@
 #include "framework/train/phases.h"
 
 namespace sift {
+namespace {
+
+// A phase's named range in the trace, closed when the handle is released.
+std::shared_ptr<void> record_range(const char* name) {
+  auto range = std::make_shared<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (range->isActive()) range->before(name);
+  return range;
+}
+
+}  // namespace
 
 StepProfiler::StepProfiler(std::string dir, ProfileWindow window, PhaseTimes& phases)
     : dir_(std::move(dir)), window_(window), phases_(phases) {}
@@ -16,7 +27,7 @@ StepProfiler::StepProfiler(std::string dir, ProfileWindow window, PhaseTimes& ph
 StepProfiler::~StepProfiler() {
   // An error or a signal ended the run inside the window: the profiler still stops, so
   // that the thread is not left recording; the partial trace is not written.
-  if (recording_) phases_.set_traced(false);
+  if (recording_) phases_.set_tracer(nullptr);
 }
 
 void StepProfiler::before_step(int64_t step) {
@@ -27,13 +38,13 @@ void StepProfiler::before_step(int64_t step) {
 
 void StepProfiler::start(int64_t step) {
   first_ = step;
-  phases_.set_traced(true);
+  phases_.set_tracer(record_range);
   recording_ = std::make_unique<torch::autograd::profiler::RecordProfile>(trace_);
 }
 
 void StepProfiler::stop(int64_t step) {
   recording_.reset();  // writes the events to trace_
-  phases_.set_traced(false);
+  phases_.set_tracer(nullptr);
   last_ = step;
   done_ = true;
   const std::filesystem::path folder = std::filesystem::path(dir_) / kProfileFolder;

@@ -213,8 +213,14 @@ std::string restore_last(Run& run, const Checkpoint& last, const std::string& pa
   const auto& meta = last.meta;
   const int64_t rank = run.dist->rank();
   run.model->remember_fills(load_model_weights(*run.model, last, path));
-  load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
-  set_rng_state(blob_of(last, rank_blob("rng", rank), path));
+  // sift-lite's checkpoints (lite_trainer.h) hold neither: plain SGD keeps no state, and
+  // its fast path draws nothing from LibTorch's generator; both start fresh.
+  if (last.blobs.count("optimizer")) {
+    load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
+  }
+  if (last.blobs.count(rank_blob("rng", rank))) {
+    set_rng_state(blob_of(last, rank_blob("rng", rank), path));
+  }
   if (meta.contains("loss_scaler")) run.scaler.load_state(meta.at("loss_scaler"));
   if (run.pruner) run.pruner->load(blob_of(last, kPruneMasksSection, path), path);
   run.transfer_states.clear();

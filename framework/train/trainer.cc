@@ -135,17 +135,6 @@ void log_step(Run& run, double lr) {
                           run.scaler.enabled() ? run.scaler.scale() : std::nan("")});
 }
 
-// metrics.csv's validation columns: what Evaluation::summary reports in this label mode.
-std::vector<std::string> valid_columns(const LabelMode& labels, BestMetric best) {
-  Evaluation e;
-  e.multi_label = labels.multi_label;
-  const nlohmann::json summary = e.summary();
-  std::vector<std::string> names;
-  for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());
-  if (best == BestMetric::label_f1) names.push_back("label_f1");
-  return names;
-}
-
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Run& run, Loop& loop, Progress& progress) {
   const auto& t = run.plan.train;
@@ -353,7 +342,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
-  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", valid_columns(run.plan.labels, t.best_metric),
+  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", validation_columns(run.plan.labels, t.best_metric),
                     run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     run.teacher != nullptr);

@@ -4,11 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <vector>
 
+#include "core/append_line.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/evaluation.h"
@@ -19,20 +18,6 @@
 
 namespace sift {
 namespace {
-
-// Checked through the flush and the close: a full disk fails there, not at `<<`, and an
-// unchecked stream left metrics.jsonl at 0 bytes without a word (issue #19).
-void append_line(const std::string& path, const std::string& line) {
-  errno = 0;
-  std::ofstream out(path, std::ios::app);
-  out << line << "\n";
-  out.flush();
-  if (out) out.close();
-  if (!out) {
-    throw Error(fmt::format("cannot write {}: {}", path,
-                            errno != 0 ? std::strerror(errno) : "write failed"));
-  }
-}
 
 // Whether `value` of train.best_metric beats the best so far by train.min_delta.
 bool improves(const Run& run, double value) {
@@ -86,19 +71,6 @@ nlohmann::json most_confused(Run& run, const ConfusedExamples& mine, const Evalu
     if (it != blobs.end()) all.merge(nlohmann::json::parse(it->second), e.confusion);
   }
   return all.most_confused(e.confusion, run.task.labels.names());
-}
-
-// report.txt's lines for them: "true -> predicted: count (share)" and the texts indented.
-std::string most_confused_text(const nlohmann::json& pairs) {
-  std::string text =
-      pairs.empty() ? "" : "most confused pairs (true -> predicted), with examples\n";
-  for (const auto& p : pairs) {
-    text += fmt::format("{} -> {}: {} ({:.1f}% of {})\n", p["true"].get<std::string>(),
-                        p["predicted"].get<std::string>(), p["count"].get<int64_t>(),
-                        100.0 * p["share_of_true"].get<double>(), p["true"].get<std::string>());
-    for (const auto& t : p["texts"]) text += "    " + t.get<std::string>() + "\n";
-  }
-  return text.empty() ? text : text + "\n";
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// sift-lite: `sift predict` with a fastText run folder or export, without LibTorch. Loading
-// LibTorch's 286 shared libraries and registering its operators takes 0.35-0.6 s on these
-// machines, more than `fasttext predict` takes for all 7,600 AG News test texts; the
-// fastText model's forward needs none of it (framework/runtime/fasttext_predictor.h).
-// Everything else (other commands and models, int8/bf16 exports, --quantized-engine, any
-// error while loading) goes to sift-main with the same arguments, which then answers as it
-// always did. SIFT_LITE_WHY=1 prints why a predict went to sift-main.
+// sift-lite: `sift predict` with a fastText run folder or export, and `sift train` of the
+// fastText model on its fast path, without LibTorch. Loading LibTorch's 286 shared
+// libraries and registering its operators takes 0.35-0.6 s on these machines, more than
+// `fasttext predict` takes for all 7,600 AG News test texts and more than `fasttext
+// supervised` takes for TREC; the fastText model's forward and fused step need none of it
+// (framework/runtime/fasttext_predictor.h, framework/train/lite_trainer.h). Everything
+// else (other commands and models, int8/bf16 exports, --quantized-engine, runs off the
+// fast path or with more threads, --resume, a config or load error) goes to sift-main with
+// the same arguments, which then answers as it always did. SIFT_LITE_WHY=1 prints why a
+// command went to sift-main.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,9 +15,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "config/loader.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/fasttext_predictor.h"
+#include "framework/train/lite_trainer.h"
 #include "tools/sift/predict_options.h"
+#include "tools/sift/train_options.h"
 
 namespace {
 
@@ -23,7 +29,8 @@ using sift::cli::PredictArgs;
 
 [[noreturn]] void hand_to_sift_main(char** argv, const std::string& why) {
   if (const char* say = std::getenv("SIFT_LITE_WHY"); say != nullptr && say[0] == '1') {
-    std::fprintf(stderr, "sift-lite: sift-main predicts: %s\n", why.c_str());
+    std::fprintf(stderr, "sift-lite: sift-main %s: %s\n", argv[1] == nullptr ? "" : argv[1],
+                 why.c_str());
   }
   std::fflush(stdout);
   const std::string failed = sift::exec_sibling("sift-main", argv);
@@ -33,7 +40,6 @@ using sift::cli::PredictArgs;
 
 // The parsed options, or nullptr (help, version or a usage error: sift-main's to print).
 std::unique_ptr<PredictArgs> parse(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "predict") != 0) return nullptr;
   auto args = std::make_unique<PredictArgs>();
   CLI::App app{"", "sift"};
   sift::cli::add_predict_options(*app.add_subcommand("predict", ""), *args);
@@ -45,7 +51,7 @@ std::unique_ptr<PredictArgs> parse(int argc, char** argv) {
   return args;
 }
 
-void predict(FastTextPredictor& model, const PredictArgs& args) {
+void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   const auto& run = model.run();
   const sift::cli::PredictSettings s = sift::cli::resolve_predict(
       args, run.labels.size(), model.multi_label(), run.config.train.threshold);
@@ -70,9 +76,51 @@ void predict(FastTextPredictor& model, const PredictArgs& args) {
   std::cout.flush();
 }
 
-}  // namespace
+// The parsed train options, or nullptr (help, a usage error: sift-main's to print).
+std::unique_ptr<sift::cli::TrainArgs> parse_train(int argc, char** argv) {
+  auto args = std::make_unique<sift::cli::TrainArgs>();
+  CLI::App app{"", "sift"};
+  sift::cli::add_train_options(*app.add_subcommand("train", ""), *args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Error&) {
+    return nullptr;
+  }
+  return args;
+}
 
-int main(int argc, char** argv) {
+// `sift train CONFIG` when lite_refusal takes it; sift-main otherwise, and for any error
+// before the run folder is made (the config, the checks), which it reports as it always has.
+int train(int argc, char** argv) {
+  const std::unique_ptr<sift::cli::TrainArgs> args = parse_train(argc, argv);
+  if (!args) hand_to_sift_main(argv, "not a train command sift-lite reads");
+  if (!args->resume.empty()) hand_to_sift_main(argv, "--resume");
+  sift::SiftConfig config;
+  try {
+    config = sift::load_config(args->config, sift::cli::train_overrides(*args));
+    if (const std::string why = sift::lite_refusal(config); !why.empty()) {
+      hand_to_sift_main(argv, why);
+    }
+  } catch (const std::exception& e) {
+    hand_to_sift_main(argv, e.what());
+  }
+  sift::TrainOptions options;
+  options.quiet = args->quiet;
+  options.stop_signal = sift::cli::catch_stop_signals();
+  try {
+    sift::cli::print_train_report(sift::lite_train(config, options), args->json);
+  } catch (const sift::Interrupted& e) {
+    std::fprintf(stderr, "sift: %s\n", e.what());
+    return 128 + e.signal();
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+int predict(int argc, char** argv) {
   const std::unique_ptr<PredictArgs> args = parse(argc, argv);
   if (!args) hand_to_sift_main(argv, "not a predict command sift-lite reads");
   if (!args->quantized_engine.empty()) hand_to_sift_main(argv, "--quantized-engine");
@@ -90,11 +138,19 @@ int main(int argc, char** argv) {
   }
   if (!model) hand_to_sift_main(argv, why);
   try {
-    predict(*model, *args);
+    print_predictions(*model, *args);
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "sift: error: %s\n", e.what());
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "train") == 0) return train(argc, argv);
+  if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return predict(argc, argv);
+  hand_to_sift_main(argv, "not a command sift-lite runs");
 }

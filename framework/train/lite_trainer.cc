@@ -1,0 +1,603 @@
+#include "framework/train/lite_trainer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <thread>
+
+#include "config/loader.h"
+#include "config/validate.h"
+#include "core/append_line.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "datasets/stopwords.h"
+#include "framework/runtime/checkpoint_writer.h"
+#include "framework/runtime/evaluation_result.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/runtime/task.h"
+#include "framework/train/divergence.h"
+#include "framework/train/fast_path_rules.h"
+#include "framework/train/lite_weights.h"
+#include "framework/train/lr_schedule.h"
+#include "framework/train/phases.h"
+#include "framework/train/progress.h"
+#include "framework/train/report_html.h"
+#include "framework/train/save_policy.h"
+#include "framework/train/step_log.h"
+#include "framework/train/training_state.h"
+#include "models/traits.h"
+
+namespace sift {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The best validation's weights: in the tables (not yet written), or in best.ckpt.
+struct LiteBest {
+  bool in_model = false;
+  bool on_disk = false;
+  bool saved = true;         // best.ckpt holds them
+  bool is_reference = false;  // best.ckpt names last.ckpt's weights
+  nlohmann::json metrics;
+};
+
+// One run: the resolved options, the data, the weights and the loop's counters.
+struct LiteRun {
+  SiftConfig config;  // as given: written out, not read for options
+  DataPlan data;
+  TrainConfig train;
+  LabelMode labels;
+  bool sum = true;  // train.loss_reduction: sum
+  TrainOptions options;
+  std::string dir;
+  std::unique_ptr<RunFolderLock> lock;
+  nlohmann::json file_hashes;
+  Task task;
+  std::unique_ptr<FastTextTables> tables;
+  std::unique_ptr<FusedSgd> step;
+  TrainingState state;
+  LiteBest best;
+  PhaseTimes phases;
+  StepLog step_log;
+  int64_t nonfinite_in_a_row = 0;
+};
+
+// What the epoch loop works with besides the run (trainer.cc's Loop).
+struct LiteLoop {
+  std::unique_ptr<ShardedStream> batches;
+  std::unique_ptr<ShardedStream> valid;
+  int64_t total_steps = 0;
+  int64_t step_limit = 0;
+  std::chrono::duration<double> save_interval{0};
+  Clock::time_point last_save;
+  SavePolicy saves{SaveLast::epoch, 0};
+  bool skipped_save_said = false;
+  bool stopped = false;
+};
+
+std::string lite_path() { return "fast path: fused SGD, 1 thread, without LibTorch (sift-lite)"; }
+
+// ---- the model's forward, for evaluation ------------------------------------------------
+
+// Example i's scores (the output layer over the mean of its rows), as the LibTorch model's
+// forward computes them up to float rounding.
+void example_scores(const FastTextTables& w, const RawBatch& batch, int64_t i,
+                    std::vector<float>& hidden, std::vector<float>& scores) {
+  const int64_t dim = w.dim(), begin = batch.offsets[i], end = batch.ids_end(i);
+  hidden.assign(static_cast<size_t>(dim), 0.0f);
+  for (int64_t k = begin; k < end; ++k) {
+    const float* row = w.embedding() + batch.ids[k] * dim;
+    for (int64_t d = 0; d < dim; ++d) hidden[d] += row[d];
+  }
+  if (end > begin) {
+    for (auto& h : hidden) h /= static_cast<float>(end - begin);
+  }
+  scores.resize(static_cast<size_t>(w.classes()));
+  for (int64_t c = 0; c < w.classes(); ++c) {
+    const float* row = w.output() + c * dim;
+    float z = w.bias()[c];
+    for (int64_t d = 0; d < dim; ++d) z += row[d] * hidden[d];
+    scores[c] = z;
+  }
+}
+
+// One pass over `batches`: softmax predictions, their probabilities and the summed
+// cross-entropy, counted as evaluate() (evaluation.h) counts them.
+Evaluation lite_evaluate(const FastTextTables& w, ShardedStream& batches, const LabelMode& mode,
+                         ConfusedExamples* confused) {
+  Evaluation result{ConfusionMatrix(w.classes()), MultiLabelCounts(0), false, 0.0, {}};
+  result.top_k = mode.top_k;
+  double loss_sum = 0.0;
+  RawBatch batch;
+  std::vector<float> hidden, scores;
+  std::vector<int64_t> predicted, top;
+  std::vector<double> confidence;
+  batches.start_epoch(1);
+  while (batches.next(batch)) {
+    predicted.clear();
+    confidence.clear();
+    top.clear();
+    for (int64_t i = 0; i < batch.size(); ++i) {
+      example_scores(w, batch, i, hidden, scores);
+      int64_t best = 0;
+      for (int64_t c = 1; c < w.classes(); ++c) {
+        if (scores[c] > scores[best]) best = c;
+      }
+      double total = 0.0;
+      for (const float z : scores) total += std::exp(double(z) - double(scores[best]));
+      loss_sum += std::log(total) + double(scores[best]) - double(scores[batch.labels[i]]);
+      predicted.push_back(best);
+      confidence.push_back(1.0 / total);
+      if (mode.top_k > 0) {
+        std::vector<int64_t> order(scores.size());
+        for (size_t c = 0; c < order.size(); ++c) order[c] = static_cast<int64_t>(c);
+        const int64_t k = std::min<int64_t>(mode.top_k, w.classes());
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+        top.insert(top.end(), order.begin(), order.begin() + k);
+      }
+    }
+    if (mode.top_k > 0) {
+      count_top_k(top.data(), std::min<int64_t>(mode.top_k, w.classes()), batch, result);
+    }
+    count_predictions(predicted.data(), confidence.data(), batch, result, confused);
+  }
+  if (result.examples() > 0) result.loss = loss_sum / static_cast<double>(result.examples());
+  return result;
+}
+
+// ---- checkpoints ------------------------------------------------------------------------
+
+nlohmann::json meta_of(const LiteRun& run, int64_t epoch, int64_t step) {
+  nlohmann::json meta = checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
+  meta["run_files"] = run.file_hashes;
+  return meta;
+}
+
+// What saving.cc's save_best writes: best.ckpt from the tables, or naming last.ckpt's.
+void save_best(LiteRun& run, bool same_as_last) {
+  if (run.best.saved || !run.best.in_model) return;
+  run.best.on_disk = false;
+  run.best.saved = true;
+  run.best.is_reference = same_as_last;
+  CheckpointParts c;
+  c.meta = meta_of(run, run.state.best_epoch, run.state.best_step);
+  c.meta["metrics"] = run.best.metrics;
+  if (same_as_last) {
+    c.meta["weights_in"] = kLastCheckpointFile;
+  } else {
+    c.tensors["model"] = run.tables->views();
+    c.fills["model"]["embedding.weight"] = run.tables->fill();
+  }
+  write_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
+}
+
+// last.ckpt as saving.cc's write_last writes it, without LibTorch's generator state (the
+// fast path draws nothing from it) or optimizer state (plain SGD keeps none): a resume
+// by sift-main starts both fresh, which changes nothing it computes.
+void write_last(LiteRun& run, const ShardedStream& stream, bool epoch_complete) {
+  const std::string counters = run.state.rank_counters();
+  const std::string data = epoch_complete ? "" : stream.save_state();
+  CheckpointParts c;
+  c.meta = meta_of(run, run.state.epoch, run.state.step);
+  c.meta["world_size"] = 1;
+  run.state.to_meta(c.meta, epoch_complete);
+  task_counts_to_meta(run.task, c.meta);
+  c.tensors["model"] = run.tables->views();
+  c.fills["model"]["embedding.weight"] = run.tables->fill();
+  c.blobs["state"] = counters;
+  if (!epoch_complete) c.blobs["data"] = data;
+  write_checkpoint(run_file(run.dir, kLastCheckpointFile), c);
+}
+
+void save_last(LiteRun& run, const ShardedStream& stream, bool epoch_complete) {
+  if (!run.tables->all_finite()) {
+    throw Error(fmt::format(
+        "training diverged: the weights hold NaN/inf at step {} (epoch {}); last.ckpt not "
+        "written, the run folder keeps the last good one; {}",
+        run.state.step, run.state.epoch, nonfinite_advice()));
+  }
+  const bool same = run.state.best_step == run.state.step;
+  if (run.best.is_reference && !same) {
+    run.best.saved = false;
+    save_best(run, false);
+  }
+  write_last(run, stream, epoch_complete);
+  save_best(run, same);
+}
+
+// Before training changes the tables: best.ckpt gets the best weights they hold.
+void keep_best_weights(LiteRun& run) {
+  if (!run.best.in_model) return;
+  run.best.saved = false;
+  save_best(run, false);
+  run.best.on_disk = true;
+  run.best.in_model = false;
+}
+
+void restore_best(LiteRun& run) {
+  if (run.best.on_disk) run.tables->load(run_file(run.dir, kBestCheckpointFile));
+}
+
+void save(LiteRun& run, LiteLoop& loop, bool epoch_complete) {
+  PhaseTimer timer(run.phases, Phase::checkpoint);
+  const auto start = Clock::now();
+  save_last(run, *loop.batches, epoch_complete);
+  loop.last_save = Clock::now();
+  loop.saves.saved(std::chrono::duration<double>(loop.last_save - start).count());
+}
+
+bool epoch_end_saves(LiteRun& run, LiteLoop& loop, Progress& progress) {
+  const double trained = std::chrono::duration<double>(Clock::now() - loop.last_save).count();
+  const bool saves = loop.saves.saves_at_epoch_end(trained);
+  if (!saves && run.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
+    loop.skipped_save_said = true;
+    progress.log(fmt::format(
+        "last.ckpt: not saved at this epoch's end: a save takes about {:.2f} s, more than a "
+        "tenth of the {:.2f} s trained since the last (train.save_last: auto; set it to "
+        "epoch to save at every epoch's end)",
+        loop.saves.save_seconds(), trained));
+  }
+  return saves;
+}
+
+// ---- validation ---------------------------------------------------------------------------
+
+bool improves(const LiteRun& run, double value) {
+  if (!run.state.has_best) return true;
+  const double delta = run.train.min_delta;
+  return run.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
+                                                   : value > run.state.best_value + delta;
+}
+
+void score_validation(LiteRun& run, ShardedStream& valid, nlohmann::json& record,
+                      std::string& line) {
+  const Evaluation e = lite_evaluate(*run.tables, valid, run.labels, nullptr);
+  const nlohmann::json summary = e.summary();
+  for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
+  record["valid_per_class"] = e.per_class(run.task.labels.names());
+  line += ", valid " + e.headline();
+  if (run.train.best_metric == BestMetric::label_f1) {
+    const std::string& label = run.train.best_label;
+    record["valid_label_f1"] = e.f1(run.task.labels.id(label));
+    line += fmt::format(", F1 of {} {:.4f}", label, record["valid_label_f1"].get<double>());
+  }
+  const double value = record["valid_" + to_string(run.train.best_metric)].get<double>();
+  if (!improves(run, value)) {
+    ++run.state.bad_validations;
+    return;
+  }
+  run.state.best_value = value;
+  run.state.has_best = true;
+  run.state.bad_validations = 0;
+  run.best.in_model = true;
+  run.state.best_epoch = run.state.epoch;
+  run.state.best_step = run.state.step;
+  run.best.metrics = record;
+  run.best.saved = false;
+}
+
+// validation.cc's validate: metrics.jsonl's record of the epoch, its metrics.csv row and
+// log line.
+void validate(LiteRun& run, ShardedStream* valid, Progress& progress) {
+  PhaseTimer timer(run.phases, Phase::validation);
+  const TrainingState& s = run.state;
+  const double examples = static_cast<double>(s.epoch_loss_examples);
+  nlohmann::json record = {{"epoch", s.epoch},
+                           {"step", s.step},
+                           {"end_of_epoch", true},
+                           {"train_loss", examples > 0 ? s.epoch_loss_sum / examples : 0.0},
+                           {"seconds", progress.elapsed_seconds()}};
+  std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", s.epoch, s.step,
+                                 record["train_loss"].get<double>());
+  if (valid != nullptr) score_validation(run, *valid, record, line);
+  append_line(run_file(run.dir, kMetricsFile), record.dump());
+  ++run.state.metrics_rows;
+  if (valid != nullptr) run.step_log.valid_row(s.step, s.epoch, record);
+  progress.log(line);
+  run.state.last_metrics = record;
+}
+
+bool stop_early(const LiteRun& run) {
+  return run.train.patience > 0 && run.state.bad_validations >= run.train.patience;
+}
+
+// ---- the loop ---------------------------------------------------------------------------
+
+// The fused step with the non-finite guard (nonfinite.h's messages). Returns the batch's
+// mean loss per example.
+double fused_step(LiteRun& run, const RawBatch& batch, double lr) {
+  const double n = static_cast<double>(batch.size());
+  PhaseTimer timer(run.phases, Phase::fused);
+  const double loss = run.step->gradient(batch, run.sum ? 1.0 : 1.0 / n);
+  if (std::isfinite(loss)) {
+    run.step->apply(batch, lr);
+    run.nonfinite_in_a_row = 0;
+  } else if (run.train.on_nonfinite == OnNonfinite::stop) {
+    throw Error(fmt::format(
+        "training diverged: non-finite (NaN/inf) loss or gradient at step {} (epoch {}); "
+        "stopped before the update, {}; {}",
+        run.state.step + 1, run.state.epoch,
+        std::filesystem::exists(run_file(run.dir, kLastCheckpointFile))
+            ? "last.ckpt keeps the last saved state"
+                         : "no checkpoint was saved before it",
+        nonfinite_advice()));
+  } else {
+    ++run.state.skipped_batches;
+    if (++run.nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
+      throw Error(fmt::format(
+          "training diverged: {} batches in a row with a non-finite (NaN/inf) loss or "
+          "gradient were skipped (train.on_nonfinite: skip_batch), the last at step {} "
+          "(epoch {}); {}",
+          run.nonfinite_in_a_row, run.state.step + 1, run.state.epoch, nonfinite_advice()));
+    }
+  }
+  ++run.state.step;
+  return loss / n;
+}
+
+int stop_signal(const LiteRun& run) {
+  const std::atomic<int>* flag = run.options.stop_signal;
+  return flag == nullptr ? 0 : flag->load();
+}
+
+Interrupted interrupted(const LiteRun& run, int signal_number) {
+  const char* name = signal_number == SIGINT    ? "SIGINT"
+                     : signal_number == SIGTERM ? "SIGTERM"
+                                                : "a signal";
+  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
+                                 "with: sift train --resume {}",
+                                 name, run.state.step, run.state.epoch,
+                                 run_file(run.dir, kLastCheckpointFile), run.dir),
+                     signal_number);
+}
+
+bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
+  PhaseTimer timer(run.phases, Phase::data_wait);
+  return stream.next(batch);
+}
+
+// trainer.cc's run_steps on the fast path. Returns whether data remains.
+bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
+  TrainingState& s = run.state;
+  RawBatch batch;
+  bool more = true;
+  while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
+    const double lr = scheduled_lr(run.train, s.step, loop.total_steps);
+    const double loss = fused_step(run, batch, lr);
+    run.step_log.count(batch.size(), static_cast<int64_t>(batch.ids.size()), loss);
+    s.examples_seen += batch.size();
+    s.epoch_loss_sum += loss * batch.size();
+    s.epoch_loss_examples += batch.size();
+    if (s.step % progress.log_every() == 0) {
+      run.step_log.train_row({s.step, s.epoch, lr, std::nan(""), std::nan("")});
+    }
+    progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
+    const int stop = stop_signal(run);
+    if (stop != 0 || Clock::now() - loop.last_save >= loop.save_interval) save(run, loop, false);
+    if (stop != 0) throw interrupted(run, stop);
+  }
+  return more;
+}
+
+bool run_epoch(LiteRun& run, LiteLoop& loop, Progress& progress) {
+  TrainingState& s = run.state;
+  loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
+  s.epoch_loss_sum = 0.0;
+  s.epoch_loss_examples = 0;
+  keep_best_weights(run);
+  const bool more = run_steps(run, loop, progress);
+  if (more && s.step >= loop.step_limit) {
+    save(run, loop, false);
+    return false;
+  }
+  validate(run, loop.valid.get(), progress);
+  loop.stopped = stop_early(run);
+  const bool last_epoch = s.epoch == run.train.epochs || s.step >= loop.step_limit || loop.stopped;
+  if (last_epoch || Clock::now() - loop.last_save >= loop.save_interval ||
+      epoch_end_saves(run, loop, progress)) {
+    save(run, loop, true);
+  }
+  return true;
+}
+
+int64_t total_steps_of(const LiteRun& run) {
+  const auto& t = run.train;
+  const int64_t batches =
+      (static_cast<int64_t>(run.task.train_records) + t.batch_size - 1) / t.batch_size;
+  const int64_t total = batches * t.epochs;
+  return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
+}
+
+nlohmann::json train_summary(const LiteRun& run, const LiteLoop& loop, double seconds) {
+  const auto& t = run.train;
+  const double per_second =
+      seconds > 0 ? static_cast<double>(run.state.step * t.batch_size) / seconds : 0.0;
+  return {{"steps", run.state.step},
+          {"examples", run.state.examples_seen},
+          {"seconds", seconds},
+          {"examples_per_second", per_second},
+          {"records", run.task.train_records},
+          {"skipped_records", run.task.train_skipped},
+          {"empty_texts", run.task.train_empty_texts},
+          {"workers", run.data.train_stream.workers},
+          {"stopped_early", loop.stopped},
+          {"precision", to_string(t.precision)},
+          {"training_path", lite_path()},
+          {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
+          {"skipped_steps", 0},
+          {"skipped_nonfinite_batches", run.state.skipped_batches},
+          {"best_epoch", run.state.best_epoch}};
+}
+
+nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
+  const auto& t = run.train;
+  LiteLoop loop;
+  loop.batches = open_stream(run.data, Split::train, encoder, run.task.labels, true);
+  loop.valid = open_stream(run.data, Split::valid, encoder, run.task.labels, false);
+  loop.total_steps = total_steps_of(run);
+  loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
+  loop.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
+  loop.last_save = Clock::now();
+  loop.saves = SavePolicy(t.save_last, run.tables->bytes());
+  Progress progress(loop.total_steps, t.log_every, run.options.quiet);
+  progress.open_log_file(run_file(run.dir, kTrainLogFile));
+  run.step_log.open(run_file(run.dir, kStepLogFile), validation_columns(run.labels, t.best_metric),
+                    0);
+  for (; run.state.epoch <= t.epochs && run.state.step < loop.step_limit && !loop.stopped;
+       ++run.state.epoch) {
+    if (!run_epoch(run, loop, progress)) break;
+  }
+  progress.finish_line();
+  if (loop.stopped) {
+    progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
+                             to_string(t.best_metric), t.patience));
+  }
+  if (run.state.skipped_batches > 0) {
+    progress.log(fmt::format("skipped {} batches with a non-finite loss or gradient "
+                             "(train.on_nonfinite: skip_batch)",
+                             run.state.skipped_batches));
+  }
+  nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
+  const int64_t readers = run.data.train_stream.workers;
+  summary["phases"] = run.phases.to_json(progress.elapsed_seconds(), run.state.step,
+                                         data_bound_remedy(readers, 1, std::thread::hardware_concurrency()));
+  if (summary["phases"].contains("bottleneck")) {
+    progress.log(summary["phases"]["bottleneck"].get<std::string>());
+  }
+  return summary;
+}
+
+// ---- the end: evaluation and reports ----------------------------------------------------
+
+nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::string& text) {
+  nlohmann::json splits = nlohmann::json::object();
+  restore_best(run);
+  const auto& names = run.task.labels.names();
+  for (const std::string name : {"valid", "test"}) {
+    const bool texts = name == "valid";
+    auto stream = open_stream(run.data, from_string<Split>(name, "split"), encoder,
+                              run.task.labels, false, 0, 1, nullptr, texts);
+    if (!stream) continue;
+    ConfusedExamples confused;
+    const Evaluation e =
+        lite_evaluate(*run.tables, *stream, run.labels, texts ? &confused : nullptr);
+    if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
+    splits[name] = e.to_json(names);
+    splits[name]["loss"] = e.loss;
+    splits[name]["skipped_records"] = static_cast<int64_t>(stream->skipped());
+    text += fmt::format("== {} ==\n{}\n", name, e.to_text(names));
+    if (texts) {
+      ConfusedExamples all;
+      all.merge(confused.held(), e.confusion);
+      splits[name]["confused_examples"] = all.most_confused(e.confusion, names);
+      text += most_confused_text(splits[name]["confused_examples"]);
+    }
+  }
+  return splits;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+nlohmann::json environment(const LiteRun& run) {
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  const std::time_t now = std::time(nullptr);
+  char finished[32];
+  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"host", host},
+          {"finished", finished},
+          {"program", "sift-lite"},
+          {"libtorch", "not loaded"},
+          {"device", "cpu"},
+          {"threads", 1},
+          {"hardware_threads", std::thread::hardware_concurrency()},
+          {"world_size", 1},
+          {"data_workers", run.data.train_stream.workers},
+          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
+          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
+          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
+}
+
+void write_run_folder(LiteRun& run) {
+  run.dir = create_run_folder(run.config, run.lock);
+  write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
+  run.task.labels.save(run_file(run.dir, kLabelsFile));
+  run.task.vocab->save(run_file(run.dir, kVocabFile));
+  const auto& stopwords = run.task.encoder.tokenizer.stopwords;
+  if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
+  run.file_hashes = run_file_hashes(run.dir);
+}
+
+}  // namespace
+
+std::string lite_refusal(const SiftConfig& config) {
+  validate(config, model_traits());
+  const TrainConfig& t = config.train;
+  if (config.model.type != "fasttext") return "model.type is not fasttext";
+  FastPathCase c;
+  c.model_type = config.model.type;
+  c.fused_step = true;
+  c.multi_label = config.data.multi_label;
+  c.loss_scaling = t.loss_scaling == LossScaling::dynamic ||
+                   (t.loss_scaling == LossScaling::automatic && t.precision == Precision::fp16);
+  c.device = config.run.device;
+  const char* world = std::getenv("WORLD_SIZE");
+  c.distributed = world != nullptr && std::string(world) != "1";
+  if (std::string why = fast_path_refusal(t, c); !why.empty()) return why;
+  if (t.loss != Loss::softmax) return fmt::format("train.loss {}", to_string(t.loss));
+  if (t.fast_path_threads != 1) return "train.fast_path_threads > 1";
+  if (!t.init_from.empty()) return "train.init_from";
+  if (t.tensorboard) return "train.tensorboard";
+  if (t.profile) return "train.profile";
+  if (t.eval_every > 0) return "train.eval_every";
+  if (config.tokenizer.type == TokenizerType::sentencepiece) return "tokenizer.type sentencepiece";
+  return "";
+}
+
+nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options) {
+  LiteRun run;
+  run.config = config;
+  run.data = resolve_data(config, InputKind::bag);
+  run.train = config.train;
+  run.labels = label_mode(config);
+  run.sum = config.train.loss_reduction == LossReduction::sum;
+  run.options = options;
+  run.task = build_task(run.data);
+  check_best_label(run.train, run.task.labels);
+  write_run_folder(run);
+  const TextEncoder encoder = make_encoder(run.task);
+  run.tables = std::make_unique<FastTextTables>(encoder.num_ids(), run.task.labels.size(),
+                                                config.model.dim,
+                                                static_cast<uint64_t>(config.run.seed));
+  run.step = bag_sgd(run.tables->bag());
+  nlohmann::json report;
+  report["run_dir"] = run.dir;
+  report["train"] = train_epochs(run, encoder);
+  report["train"]["vocabulary"] = run.task.vocab->size();
+  report["labels"] = run.task.labels.names();
+  std::string text = fmt::format("Run {}\nTraining: {}\n\n", run.dir, lite_path());
+  report["splits"] = final_evaluation(run, encoder, text);
+  if (run.task.train_empty_texts > 0) {
+    text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",
+                        run.task.train_empty_texts);
+  }
+  report["environment"] = environment(run);
+  text += "\n" + phase_table_text(report["train"]["phases"]);
+  write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
+  write_file_atomically(run_file(run.dir, kReportTextFile), text);
+  write_file_atomically(run_file(run.dir, kReportHtmlFile), report_html({run.dir}));
+  return report;
+}
+
+}  // namespace sift

@@ -1,0 +1,58 @@
+// The fastText model's weights as plain arrays, for the torch-free trainer (lite_trainer.h):
+// made as FastTextImpl makes them (the embedding table a uniform fill drawn from LibTorch's
+// generator after torch::manual_seed(run.seed), the output layer zero), written to and
+// read from checkpoints under the LibTorch model's tensor names, so that its run folder is
+// the one sift-main would have written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/uniform_fill.h"
+#include "framework/runtime/checkpoint_writer.h"
+#include "models/bag_sgd.h"
+
+namespace sift {
+
+struct TensorRecordHead;  // framework/runtime/checkpoint_file.h
+
+// The first value LibTorch's default CPU generator gives after torch::manual_seed(seed)
+// (its mt19937, two 32-bit draws, high word first): the state of the table's fill.
+uint64_t torch_first_random64(uint64_t seed);
+
+class FastTextTables {
+ public:
+  // `rows` ids of `dim` values (uniform in +-1/dim), `classes` output rows of zeros.
+  FastTextTables(int64_t rows, int64_t classes, int64_t dim, uint64_t seed);
+  int64_t rows() const { return rows_; }
+  int64_t classes() const { return classes_; }
+  int64_t dim() const { return dim_; }
+  const UniformFill& fill() const { return fill_; }
+  const float* embedding() const { return embedding_.get(); }
+  const float* output() const { return output_.data(); }
+  const float* bias() const { return bias_.data(); }
+
+  // The fused step's view (softmax loss), updating these arrays.
+  BagTables bag();
+  // The LibTorch model's named tensors, in its order ("embedding.weight", "output.weight",
+  // "output.bias"), over these arrays.
+  std::vector<TensorView> views() const;
+  // The bytes a checkpoint of them holds (what SavePolicy estimates a save from).
+  int64_t bytes() const;
+  bool all_finite() const;
+  // Reads the "model" section of the checkpoint at `path` (written by views()) back in.
+  void load(const std::string& path);
+
+ private:
+  // The array a checkpoint's record (one of views()' names and shapes) is read into.
+  float* target(const TensorRecordHead& head, const std::string& path);
+
+  int64_t rows_, classes_, dim_;
+  UniformFill fill_;
+  std::unique_ptr<float[]> embedding_;  // rows x dim; not zeroed first: the fill writes all
+  std::vector<float> output_, bias_;
+};
+
+}  // namespace sift

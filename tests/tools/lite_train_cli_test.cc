@@ -1,0 +1,162 @@
+// `sift train` of the fastText model on its fast path runs sift-lite, without LibTorch:
+// the same weights, bit for bit, as sift-main's (SIFT_LITE=0) in last.ckpt and best.ckpt,
+// the same metrics, a run folder sift-main resumes; what it hands to sift-main.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "framework/runtime/checkpoint_file.h"
+#include "run_sift.h"
+
+namespace sift {
+namespace lite_train_cli_test {
+
+namespace fs = std::filesystem;
+using testing::CleanSiftError;
+using testing::lines_of;
+using testing::quote;
+using Result = testing::SiftResult;
+using testing::operator<<;
+
+const std::string kSource = SIFT_SOURCE_DIR;
+const std::string kTrec = kSource + "/tests/data/trec/";
+
+nlohmann::json json_file(const std::string& path) {
+  return nlohmann::json::parse(testing::slurp(path));
+}
+
+// A checkpoint's "model" section, as stored.
+std::string model_bytes(const std::string& path) {
+  const StoredCheckpoint c = read_checkpoint(path);
+  const auto it = c.blobs.find("model");
+  return it == c.blobs.end() ? "" : it->second;
+}
+
+class LiteTrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::make_temp_dir("sift_lite_train"); }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Result sift(const std::string& args, const std::string& env = "") {
+    return testing::run_command(env + " " + quote(SIFT_BINARY) + " " + args, dir_, "", kSource);
+  }
+  // configs/trec.yaml on the fixture, 20% of it held out for validation (best.ckpt).
+  std::string train_args(const std::string& name, const std::string& sets) {
+    return "train configs/trec.yaml --quiet --json --set run.dir=" + quote(dir_) +
+           " --set run.name=" + name + " --set data.train.path=" +
+           quote(kTrec + "TREC.train.sample") + " --set data.test.path=" +
+           quote(kTrec + "TREC.test.sample") + " --set data.valid_split=0.2 " + sets;
+  }
+  std::string dir_;
+};
+
+TEST_F(LiteTrainCli, TrainsTheWeightsSiftMainTrainsBitForBit) {
+  const Result lite = sift(train_args("lite", ""), "SIFT_LITE_WHY=1");
+  const Result main = sift(train_args("main", ""), "SIFT_LITE=0");
+  ASSERT_EQ(lite.status, 0) << lite;
+  ASSERT_EQ(main.status, 0) << main;
+  EXPECT_EQ(lite.err, "");  // sift-lite trained it: nothing handed over
+  const std::string a = dir_ + "/lite/", b = dir_ + "/main/";
+  for (const char* file : {"last.ckpt", "best.ckpt"}) {
+    ASSERT_TRUE(fs::exists(a + file)) << file;
+    EXPECT_EQ(model_bytes(a + file), model_bytes(b + file)) << file;
+  }
+  EXPECT_FALSE(model_bytes(a + "last.ckpt").empty());
+  const nlohmann::json ra = json_file(a + "report.json"), rb = json_file(b + "report.json");
+  EXPECT_EQ(ra["environment"]["program"], "sift-lite");
+  EXPECT_NE(ra["train"]["training_path"].get<std::string>().find("without LibTorch"),
+            std::string::npos);
+  EXPECT_EQ(rb["train"]["training_path"], "fast path: fused SGD, 1 thread");
+  for (const char* split : {"valid", "test"}) {
+    EXPECT_EQ(ra["splits"][split]["accuracy"], rb["splits"][split]["accuracy"]) << split;
+    EXPECT_EQ(ra["splits"][split].at("confusion"), rb["splits"][split].at("confusion"));
+    EXPECT_EQ(ra["splits"][split].at("per_class"), rb["splits"][split].at("per_class"));
+    // Sums of the forward in another order than LibTorch's: float rounding apart.
+    EXPECT_NEAR(ra["splits"][split]["loss"].get<double>(), rb["splits"][split]["loss"].get<double>(),
+                1e-5);
+  }
+  EXPECT_EQ(ra["train"]["best_epoch"], rb["train"]["best_epoch"]);
+  EXPECT_EQ(ra["train"]["steps"], rb["train"]["steps"]);
+  const auto ma = lines_of(testing::slurp(a + "metrics.jsonl"));
+  const auto mb = lines_of(testing::slurp(b + "metrics.jsonl"));
+  ASSERT_EQ(ma.size(), 5u);
+  ASSERT_EQ(ma.size(), mb.size());
+  for (size_t i = 0; i < ma.size(); ++i) {
+    const auto x = nlohmann::json::parse(ma[i]), y = nlohmann::json::parse(mb[i]);
+    EXPECT_EQ(x["train_loss"], y["train_loss"]) << i;
+    EXPECT_EQ(x["valid_accuracy"], y["valid_accuracy"]) << i;
+  }
+  EXPECT_EQ(lines_of(testing::slurp(a + "metrics.csv")).size(),
+            lines_of(testing::slurp(b + "metrics.csv")).size());
+  for (const char* file : {"config.yaml", "labels.txt", "vocab.txt", "report.txt", "report.html",
+                           "train.log"}) {
+    EXPECT_TRUE(fs::exists(a + file)) << file;
+  }
+}
+
+TEST_F(LiteTrainCli, HandsWhatItDoesNotTrainToSiftMain) {
+  for (const auto& [set, why] : std::vector<std::pair<std::string, std::string>>{
+           {"--set train.loss=hs", "train.loss hs"},
+           {"--set train.fast_path=off", "train.fast_path: off"},
+           {"--set train.fast_path_threads=2", "train.fast_path_threads > 1"},
+           {"--set train.optimizer.momentum=0.9", "train.optimizer.momentum > 0"},
+           {"--set model.type=mlp", "model.type is not fasttext"}}) {
+    // One epoch, a small table: the LibTorch runs stay short.
+    const Result r = sift(
+        train_args("h", set + " --set train.epochs=1 --set model.buckets=1000 --overwrite"),
+        "SIFT_LITE_WHY=1");
+    ASSERT_EQ(r.status, 0) << set << "\n" << r;
+    EXPECT_NE(r.err.find("sift-lite: sift-main train: " + why), std::string::npos) << r;
+    EXPECT_EQ(json_file(dir_ + "/h/report.json")["environment"].count("program"), 0u) << set;
+  }
+}
+
+TEST_F(LiteTrainCli, ConfigErrorsAreSiftMainsOneLine) {
+  // Refused before any run folder, by sift-main as it always refused them.
+  const Result bad = sift(train_args("bad", "--set train.epochs=0"));
+  const Result main = sift(train_args("bad", "--set train.epochs=0"), "SIFT_LITE=0");
+  EXPECT_TRUE(CleanSiftError(bad, {"train.epochs"}));
+  EXPECT_EQ(bad.err, main.err);
+  EXPECT_FALSE(fs::exists(dir_ + "/bad"));
+  EXPECT_TRUE(CleanSiftError(sift(train_args("bad", "--set data.train.path=missing.txt")),
+                             {"missing.txt"}));
+}
+
+TEST_F(LiteTrainCli, ADivergingRunStopsWithOneLine) {
+  const Result lite = sift(train_args("nan", "--set train.optimizer.lr=1e30"));
+  const Result main = sift(train_args("nan2", "--set train.optimizer.lr=1e30"), "SIFT_LITE=0");
+  EXPECT_TRUE(CleanSiftError(lite, {"training diverged", "train.optimizer.lr"}));
+  EXPECT_TRUE(CleanSiftError(main, {"training diverged"}));
+  EXPECT_EQ(lite.err.substr(0, lite.err.find(" at step")),
+            main.err.substr(0, main.err.find(" at step")));
+}
+
+TEST_F(LiteTrainCli, ARunStoppedBySigtermResumesInSiftMainToTheWeightsOfAWholeRun) {
+  // 1,000 epochs of the sample (about 3 s here): the signal comes inside one, and
+  // last.ckpt keeps the data position. A resume always runs in sift-main.
+  const std::string sets = "--set train.epochs=1000 --set train.save_last=end";
+  const Result stopped = testing::run_command("(" + quote(SIFT_BINARY) + " " +
+                                                  train_args("part", sets) +
+                                                  " & pid=$!; sleep 1; kill -TERM $pid; wait $pid)",
+                                              dir_, "", kSource);
+  ASSERT_EQ(stopped.status, 128 + 15) << stopped;
+  EXPECT_NE(stopped.err.find("stopped by SIGTERM"), std::string::npos) << stopped;
+  EXPECT_NE(stopped.err.find("sift train --resume"), std::string::npos) << stopped;
+  ASSERT_FALSE(model_bytes(dir_ + "/part/last.ckpt").empty());
+  const Result resumed =
+      sift("train --quiet --resume " + quote(dir_ + "/part"), "SIFT_LITE_WHY=1");
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_NE(resumed.err.find("sift-main train: --resume"), std::string::npos) << resumed;
+  const Result whole = sift(train_args("whole", sets));
+  ASSERT_EQ(whole.status, 0) << whole;
+  EXPECT_EQ(model_bytes(dir_ + "/part/last.ckpt"), model_bytes(dir_ + "/whole/last.ckpt"));
+  EXPECT_EQ(json_file(dir_ + "/part/report.json")["splits"]["test"]["accuracy"],
+            json_file(dir_ + "/whole/report.json")["splits"]["test"]["accuracy"]);
+}
+
+}  // namespace lite_train_cli_test
+}  // namespace sift
