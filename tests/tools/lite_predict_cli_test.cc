@@ -153,7 +153,7 @@ TEST_F(LitePredictCli, WhatItDoesNotReadGoesToSiftMain) {
   const Result main = sift(args, "SIFT_LITE=0");
   ASSERT_EQ(lite.status, 0) << lite;
   EXPECT_EQ(lite.out, main.out);
-  EXPECT_NE(lite.err.find("sift-main predicts: a fasttext export, --quantize int8"),
+  EXPECT_NE(lite.err.find("sift-main predict: a fasttext export, --quantize int8"),
             std::string::npos)
       << lite;
   // An export changed after it was written: sift-main's one error line, naming the file.
