@@ -51,4 +51,18 @@ double fused_step(Run& run, const RawBatch& batch, double lr) {
   return loss / n;
 }
 
+bool trains_hogwild(const Run& run) {
+  return run.fused != nullptr && run.plan.train.fast_path_threads > 1;
+}
+
+bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
+  const HogwildRun h{run.plan.data,
+                     run.plan.train,
+                     run.plan.loss.sum,
+                     run.task.labels,
+                     [&run] { return find_model(run.plan.model.type).fused_sgd(*run.model); },
+                     run.state};
+  return hogwild_epoch(h, plan, progress);
+}
+
 }  // namespace sift

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "datasets/batch.h"
+#include "framework/train/hogwild.h"
 #include "framework/train/run.h"
 
 namespace sift {
@@ -24,5 +25,11 @@ void choose_training_path(Run& run);
 // non-finite guard (train.on_nonfinite), the update; counts the step like
 // optimizer_step. Returns the batch's mean loss per example.
 double fused_step(Run& run, const RawBatch& batch, double lr);
+
+// Whether `run` trains Hogwild-style (the fast path with more than one thread).
+bool trains_hogwild(const Run& run);
+
+// One epoch of `run` on its Hogwild threads (hogwild_epoch over the model's weights).
+bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress);
 
 }  // namespace sift

@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "framework/runtime/task.h"
-#include "framework/train/nonfinite.h"
-#include "framework/train/optimization.h"
+#include "framework/train/divergence.h"
+#include "framework/train/lr_schedule.h"
 
 namespace sift {
 
@@ -36,10 +36,10 @@ struct Shared {
 
 // Thread k's loop: batches from its own stream, each a fused step on the shared weights
 // without locks. Thread 0 draws the progress.
-void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const HogwildPlan& plan,
-                    Shared& shared, Tally& tally, Progress* progress) {
-  const auto& t = run.plan.train;
-  const bool sum = run.plan.loss.sum;
+void hogwild_thread(const HogwildRun& run, FusedSgd& fused, ShardedStream& stream,
+                    const HogwildPlan& plan, Shared& shared, Tally& tally, Progress* progress) {
+  const auto& t = run.train;
+  const bool sum = run.sum;
   RawBatch batch;
   int64_t nonfinite_in_a_row = 0;
   while (!shared.stop.load(std::memory_order_relaxed) && stream.next(batch)) {
@@ -78,9 +78,9 @@ void hogwild_thread(Run& run, FusedSgd& fused, ShardedStream& stream, const Hogw
 
 }  // namespace
 
-bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
-  const int64_t threads = run.plan.train.fast_path_threads;
-  DataPlan one_reader = run.plan.data;
+bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& progress) {
+  const int64_t threads = run.train.fast_path_threads;
+  DataPlan one_reader = run.data;
   one_reader.train_stream.workers = 1;  // each training thread has its own reader
   // data.shuffle_buffer bounds the records held in all: each thread shuffles its own part
   // in its share (20NG, two threads, a whole buffer each: peak RSS 754 MB, 1.3x fastText's).
@@ -95,9 +95,9 @@ bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
     one_reader.train_stream.thread_share = {threads, k};
     one_reader.train_stream.order_salt = salt + static_cast<uint64_t>(k);
     streams.push_back(
-        open_stream(one_reader, Split::train, *plan.encoder, run.task.labels, true, 0, 1));
+        open_stream(one_reader, Split::train, *plan.encoder, run.labels, true, 0, 1));
     streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
-    steps.push_back(find_model(run.plan.model.type).fused_sgd(*run.model));
+    steps.push_back(run.make_step());
   }
   Shared shared;
   shared.step = run.state.step;
@@ -134,10 +134,6 @@ bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
     s.skipped_batches += tally.skipped;
   }
   return shared.limit_hit;
-}
-
-bool trains_hogwild(const Run& run) {
-  return run.fused != nullptr && run.plan.train.fast_path_threads > 1;
 }
 
 }  // namespace sift

@@ -3,14 +3,20 @@
 // takes fused SGD steps on the shared weights without locks. Threads may overwrite each
 // other's updates of a row, and which thread reaches which step depends on timing, so
 // such runs are neither deterministic nor bit-exact on resume; last.ckpt is written at
-// epoch ends only (a run stopped inside an epoch resumes at the next epoch).
+// epoch ends only (a run stopped inside an epoch resumes at the next epoch). No LibTorch:
+// sift-main's trainer (fast_path.h) and sift-lite's (lite_trainer.h) run the same epoch.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
+#include "datasets/labels.h"
 #include "datasets/text_encoder.h"
+#include "framework/runtime/data_plan.h"
 #include "framework/train/progress.h"
-#include "framework/train/run.h"
+#include "framework/train/training_state.h"
+#include "models/fused_sgd.h"
 
 namespace sift {
 
@@ -22,12 +28,20 @@ struct HogwildPlan {
   int64_t step_limit = 0;
 };
 
-// Whether `run` trains Hogwild-style (the fast path with more than one thread).
-bool trains_hogwild(const Run& run);
+// What the threads share of the run: its options and data, a maker of fused steps over
+// the one set of weights, and the counters they add to.
+struct HogwildRun {
+  const DataPlan& data;
+  const TrainConfig& train;
+  bool sum;  // train.loss_reduction: sum
+  const LabelSet& labels;
+  std::function<std::unique_ptr<FusedSgd>()> make_step;
+  TrainingState& state;
+};
 
-// One epoch (run.state.epoch) on train.fast_path_threads threads from its beginning; adds
-// the steps, examples and losses to run.state. Returns whether the step limit ended it
-// before the data did. A thread's sift::Error stops them all and is rethrown.
-bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress);
+// One epoch (state.epoch) on train.fast_path_threads threads from its beginning; adds the
+// steps, examples and losses to the state. Returns whether the step limit ended it before
+// the data did. A thread's sift::Error stops them all and is rethrown.
+bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& progress);
 
 }  // namespace sift

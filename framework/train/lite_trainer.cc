@@ -24,6 +24,7 @@
 #include "framework/runtime/task.h"
 #include "framework/train/divergence.h"
 #include "framework/train/fast_path_rules.h"
+#include "framework/train/hogwild.h"
 #include "framework/train/lite_weights.h"
 #include "framework/train/lr_schedule.h"
 #include "framework/train/phases.h"
@@ -71,6 +72,7 @@ struct LiteRun {
 
 // What the epoch loop works with besides the run (trainer.cc's Loop).
 struct LiteLoop {
+  const TextEncoder* encoder = nullptr;
   std::unique_ptr<ShardedStream> batches;
   std::unique_ptr<ShardedStream> valid;
   int64_t total_steps = 0;
@@ -82,7 +84,10 @@ struct LiteLoop {
   bool stopped = false;
 };
 
-std::string lite_path() { return "fast path: fused SGD, 1 thread, without LibTorch (sift-lite)"; }
+std::string lite_path(int64_t threads) {
+  return fmt::format("fast path: fused SGD, {} thread{}, without LibTorch (sift-lite)", threads,
+                     threads == 1 ? "" : "s");
+}
 
 // ---- the model's forward, for evaluation ------------------------------------------------
 
@@ -387,15 +392,25 @@ bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
   return more;
 }
 
+// Hogwild threads (hogwild.h) on the tables: one epoch. Returns whether the step limit
+// ended it.
+bool hogwild_steps(LiteRun& run, const LiteLoop& loop, Progress& progress) {
+  const HogwildRun h{run.data,      run.train, run.sum, run.task.labels,
+                     [&run] { return bag_sgd(run.tables->bag()); }, run.state};
+  return hogwild_epoch(h, {loop.encoder, loop.total_steps, loop.step_limit}, progress);
+}
+
 bool run_epoch(LiteRun& run, LiteLoop& loop, Progress& progress) {
   TrainingState& s = run.state;
-  loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
+  const bool hogwild = run.train.fast_path_threads > 1;  // its threads open their streams
+  if (!hogwild) loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
   s.epoch_loss_sum = 0.0;
   s.epoch_loss_examples = 0;
   keep_best_weights(run);
-  const bool more = run_steps(run, loop, progress);
+  const bool more = hogwild ? hogwild_steps(run, loop, progress) : run_steps(run, loop, progress);
+  // Hogwild threads have no one data position: saved as the epoch's end (hogwild.h).
   if (more && s.step >= loop.step_limit) {
-    save(run, loop, false);
+    save(run, loop, hogwild);
     return false;
   }
   validate(run, loop.valid.get(), progress);
@@ -430,7 +445,7 @@ nlohmann::json train_summary(const LiteRun& run, const LiteLoop& loop, double se
           {"workers", run.data.train_stream.workers},
           {"stopped_early", loop.stopped},
           {"precision", to_string(t.precision)},
-          {"training_path", lite_path()},
+          {"training_path", lite_path(t.fast_path_threads)},
           {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
           {"skipped_steps", 0},
           {"skipped_nonfinite_batches", run.state.skipped_batches},
@@ -440,6 +455,7 @@ nlohmann::json train_summary(const LiteRun& run, const LiteLoop& loop, double se
 nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
   const auto& t = run.train;
   LiteLoop loop;
+  loop.encoder = &encoder;
   loop.batches = open_stream(run.data, Split::train, encoder, run.task.labels, true);
   loop.valid = open_stream(run.data, Split::valid, encoder, run.task.labels, false);
   loop.total_steps = total_steps_of(run);
@@ -466,9 +482,12 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
                              run.state.skipped_batches));
   }
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
-  const int64_t readers = run.data.train_stream.workers;
-  summary["phases"] = run.phases.to_json(progress.elapsed_seconds(), run.state.step,
-                                         data_bound_remedy(readers, 1, std::thread::hardware_concurrency()));
+  // Hogwild threads read for themselves, one reader each (hogwild.cc).
+  const int64_t trainers = t.fast_path_threads;
+  const int64_t readers = trainers > 1 ? trainers : run.data.train_stream.workers;
+  summary["phases"] =
+      run.phases.to_json(progress.elapsed_seconds(), run.state.step,
+                         data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
   if (summary["phases"].contains("bottleneck")) {
     progress.log(summary["phases"]["bottleneck"].get<std::string>());
   }
@@ -520,7 +539,7 @@ nlohmann::json environment(const LiteRun& run) {
           {"program", "sift-lite"},
           {"libtorch", "not loaded"},
           {"device", "cpu"},
-          {"threads", 1},
+          {"threads", run.train.fast_path_threads},
           {"hardware_threads", std::thread::hardware_concurrency()},
           {"world_size", 1},
           {"data_workers", run.data.train_stream.workers},
@@ -556,7 +575,6 @@ std::string lite_refusal(const SiftConfig& config) {
   c.distributed = world != nullptr && std::string(world) != "1";
   if (std::string why = fast_path_refusal(t, c); !why.empty()) return why;
   if (t.loss != Loss::softmax) return fmt::format("train.loss {}", to_string(t.loss));
-  if (t.fast_path_threads != 1) return "train.fast_path_threads > 1";
   if (!t.init_from.empty()) return "train.init_from";
   if (t.tensorboard) return "train.tensorboard";
   if (t.profile) return "train.profile";
@@ -586,7 +604,8 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   report["train"] = train_epochs(run, encoder);
   report["train"]["vocabulary"] = run.task.vocab->size();
   report["labels"] = run.task.labels.names();
-  std::string text = fmt::format("Run {}\nTraining: {}\n\n", run.dir, lite_path());
+  std::string text =
+      fmt::format("Run {}\nTraining: {}\n\n", run.dir, lite_path(run.train.fast_path_threads));
   report["splits"] = final_evaluation(run, encoder, text);
   if (run.task.train_empty_texts > 0) {
     text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",

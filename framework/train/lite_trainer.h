@@ -2,7 +2,7 @@
 // program, tools/lite/). Loading LibTorch takes 0.35-0.5 s on these machines, more than
 // the fastText CLI's whole training on TREC; the fast path (fused SGD on plain arrays)
 // needs none of it. This trainer runs the same steps on the same batches as sift-main's
-// one-thread fast path and writes the same run folder (config, labels, vocabulary,
+// fast path (on one thread: the same bytes) and writes the same run folder (config, labels, vocabulary,
 // last.ckpt and best.ckpt, metrics.csv and metrics.jsonl, train.log, the reports), so that
 // predict, eval, export and `sift train --resume` read it as they read sift-main's. What
 // it does not take (lite_refusal) is trained by sift-main.
@@ -18,8 +18,9 @@ namespace sift {
 
 // Why this trainer does not take the run `config` asks for (the first reason found), or
 // "" when it does: the fastText model with the softmax loss on the fast path
-// (fast_path_rules.h), one training thread, one process, a new run (not a resume), and
-// none of init_from, tensorboard, profile, eval_every, the transfer set or SentencePiece.
+// (fast_path_rules.h, on one thread or train.fast_path_threads Hogwild threads), one
+// process, and none of init_from, tensorboard, profile, eval_every or SentencePiece. A
+// resume (a command option, not the config's) is sift-main's too.
 // Checks the config as sift-main does first (validate): a refused config is sift-main's to
 // report.
 std::string lite_refusal(const SiftConfig& config);

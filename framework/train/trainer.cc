@@ -24,7 +24,6 @@
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
-#include "framework/train/hogwild.h"
 #include "framework/train/optimization.h"
 #include "framework/train/profiler.h"
 #include "framework/train/progress.h"

@@ -52,7 +52,9 @@ TEST_F(FastPathCli, TwoHogwildThreadsLearnSmsSpam) {
   const Result r = train("--set train.fast_path_threads=2");
   ASSERT_EQ(r.status, 0) << r;
   const auto summary = nlohmann::json::parse(r.out);
-  EXPECT_EQ(summary["train"]["training_path"], "fast path: fused SGD, 2 threads");
+  EXPECT_EQ(summary["train"]["training_path"].get<std::string>().rfind(
+                "fast path: fused SGD, 2 threads", 0),
+            0u);
   EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.97) << r.out;
   // Each of the 5 epochs sees every training record once, whichever thread reads it.
   EXPECT_EQ(summary["train"]["examples"].get<int64_t>(),

@@ -102,7 +102,6 @@ TEST_F(LiteTrainCli, HandsWhatItDoesNotTrainToSiftMain) {
   for (const auto& [set, why] : std::vector<std::pair<std::string, std::string>>{
            {"--set train.loss=hs", "train.loss hs"},
            {"--set train.fast_path=off", "train.fast_path: off"},
-           {"--set train.fast_path_threads=2", "train.fast_path_threads > 1"},
            {"--set train.optimizer.momentum=0.9", "train.optimizer.momentum > 0"},
            {"--set model.type=mlp", "model.type is not fasttext"}}) {
     // One epoch, a small table: the LibTorch runs stay short.
@@ -113,6 +112,20 @@ TEST_F(LiteTrainCli, HandsWhatItDoesNotTrainToSiftMain) {
     EXPECT_NE(r.err.find("sift-lite: sift-main train: " + why), std::string::npos) << r;
     EXPECT_EQ(json_file(dir_ + "/h/report.json")["environment"].count("program"), 0u) << set;
   }
+}
+
+TEST_F(LiteTrainCli, TrainsOnHogwildThreadsToo) {
+  const Result r = sift(train_args("hog", "--set train.fast_path_threads=2"), "SIFT_LITE_WHY=1");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(r.err, "");
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["train"]["training_path"],
+            "fast path: fused SGD, 2 threads, without LibTorch (sift-lite)");
+  // Each of the 5 epochs sees every training record once, whichever thread reads it.
+  EXPECT_EQ(summary["train"]["examples"].get<int64_t>(),
+            5 * summary["train"]["records"].get<int64_t>());
+  EXPECT_GE(summary["splits"]["test"]["accuracy"].get<double>(), 0.6) << r.out;
+  EXPECT_FALSE(model_bytes(dir_ + "/hog/last.ckpt").empty());
 }
 
 TEST_F(LiteTrainCli, ConfigErrorsAreSiftMainsOneLine) {
