@@ -12,7 +12,8 @@
 #
 # Variables: BUILD (default build), BENCH_DATA (where the corpus is generated once;
 # default /tmp/siftbench-fast), LINES (1000000), THREADS (2), SIFT_SET (extra --set
-# arguments for every Sift run).
+# arguments for every Sift run), AUTOGRAD (0: no autograd row), MAIN (1: the one-thread
+# fast path again in sift-main, SIFT_LITE=0; `sift train` runs it in sift-lite).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -62,7 +63,13 @@ sift_run() {  # label, then --set arguments
   read -r wall cpu rss < <(time_fields "$TMP/sift.time")
   echo "| Sift, $label | $wall | $cpu | $rss | $acc |"
 }
-sift_run "autograd (train.fast_path: off)" --set train.fast_path=off
+if [[ ${AUTOGRAD:-1} == 1 ]]; then
+  sift_run "autograd (train.fast_path: off)" --set train.fast_path=off
+fi
 sift_run "fused SGD, 1 thread" --set train.fast_path=auto --set train.fast_path_threads=1
+if [[ ${MAIN:-0} == 1 ]]; then  # the same run in sift-main, with LibTorch loaded
+  SIFT_LITE=0 sift_run "fused SGD, 1 thread, sift-main (SIFT_LITE=0)" --set train.fast_path=auto \
+    --set train.fast_path_threads=1
+fi
 sift_run "fused SGD, $THREADS Hogwild threads" --set train.fast_path=auto \
   --set "train.fast_path_threads=$THREADS"

@@ -15,8 +15,8 @@
 #include "datasets/text_encoder.h"
 #include "models/fused_sgd.h"
 #include "models/prune_units.h"
-#include "models/traits.h"
 #include "models/recompute.h"
+#include "models/traits.h"
 
 namespace sift {
 

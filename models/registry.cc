@@ -23,8 +23,8 @@ void register_model(std::vector<ModelSpec>& registry, const std::string& name, I
                     ScriptSource script, FusedSgdFactory fused_sgd = nullptr) {
   for (ModelTraits& traits : model_traits()) {
     if (traits.name != name) continue;
-    registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script),
-                        std::move(fused_sgd)});
+    registry.push_back(
+        {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
     return;
   }
   throw Error(fmt::format("models/traits.cc has no model '{}'", name));

@@ -57,21 +57,20 @@ ModelTraits sized(ModelTraits traits, double (*parameters)(const ModelConfig&),
 std::vector<ModelTraits> model_traits() {
   std::vector<ModelTraits> r;
   // ModelTraits: name, summary, options, recomputation, bf16, fp16, sparse_gradients.
-  r.push_back(
-      tuned(sized({"fasttext",
-                   "mean of word and hashed n-gram embeddings, then a linear layer",
-                   {"model.dim", "model.ngrams", "model.buckets"},
-                   /*recomputation=*/false,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
-            {kSgdRate,
-             {"model.dim", {}},
-             {"train.epochs", SearchSpace::integer(2, 50)},
-             {"model.ngrams", {}},
-             {"model.buckets", {}},
-             {"tokenizer.min_count", {}}}));
+  r.push_back(tuned(sized({"fasttext",
+                           "mean of word and hashed n-gram embeddings, then a linear layer",
+                           {"model.dim", "model.ngrams", "model.buckets"},
+                           /*recomputation=*/false,
+                           /*bf16=*/true,
+                           /*fp16=*/true,
+                           /*sparse_gradients=*/true},
+                          fasttext_parameters, {"model.buckets", "model.dim", "model.ngrams"}),
+                    {kSgdRate,
+                     {"model.dim", {}},
+                     {"train.epochs", SearchSpace::integer(2, 50)},
+                     {"model.ngrams", {}},
+                     {"model.buckets", {}},
+                     {"tokenizer.min_count", {}}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::rows};
   r.back().losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
   r.push_back(
@@ -91,45 +90,43 @@ std::vector<ModelTraits> model_traits() {
              {"train.batch_size", {}},
              {"train.epochs", SearchSpace::integer(2, 20)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::filters};
-  r.push_back(
-      tuned(
-          sized({"rnn",
-                 "LSTM or GRU over packed sequences, then max, mean or attention pooling",
-                 {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
-                  "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
-                 /*recomputation=*/true,
-                 /*bf16=*/true,
-                 /*fp16=*/true,
-                 /*sparse_gradients=*/true},
-                rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
-          {kRate,
-           {"model.hidden", {}},
-           {"model.layers", SearchSpace::integer(1, 2)},
-           {"model.dropout", {}},
-           {"train.batch_size", {}},
-           {"train.epochs", SearchSpace::integer(2, 15)}}));
+  r.push_back(tuned(
+      sized({"rnn",
+             "LSTM or GRU over packed sequences, then max, mean or attention pooling",
+             {"model.dim", "model.cell", "model.hidden", "model.layers", "model.bidirectional",
+              "model.pooling", "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/true},
+            rnn_parameters, {"model.hidden", "model.layers", "model.dim"}),
+      {kRate,
+       {"model.hidden", {}},
+       {"model.layers", SearchSpace::integer(1, 2)},
+       {"model.dropout", {}},
+       {"train.batch_size", {}},
+       {"train.epochs", SearchSpace::integer(2, 15)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::hidden};
-  r.push_back(
-      tuned(sized({"transformer",
-                   "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
-                   {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.positions",
-                    "model.max_positions", "model.pooling", "model.dropout", "model.pretrained",
-                    "model.freeze_embeddings"},
-                   /*recomputation=*/true,
-                   /*bf16=*/true,
-                   /*fp16=*/true,
-                   /*sparse_gradients=*/true},
-                  transformer_parameters,
-                  {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
-            // dim from a list: every choice divides by every choice of heads.
-            {kRate,
-             {"model.dim", SearchSpace::choice({"64", "128", "256"})},
-             {"model.heads", {}},
-             {"model.layers", SearchSpace::integer(1, 4)},
-             {"model.ff_dim", {}},
-             {"model.dropout", {}},
-             {"train.batch_size", {}},
-             {"train.epochs", SearchSpace::integer(2, 15)}}));
+  r.push_back(tuned(sized({"transformer",
+                           "pre-LayerNorm Transformer encoder, then cls, mean or max pooling",
+                           {"model.dim", "model.layers", "model.heads", "model.ff_dim",
+                            "model.positions", "model.max_positions", "model.pooling",
+                            "model.dropout", "model.pretrained", "model.freeze_embeddings"},
+                           /*recomputation=*/true,
+                           /*bf16=*/true,
+                           /*fp16=*/true,
+                           /*sparse_gradients=*/true},
+                          transformer_parameters,
+                          {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
+                    // dim from a list: every choice divides by every choice of heads.
+                    {kRate,
+                     {"model.dim", SearchSpace::choice({"64", "128", "256"})},
+                     {"model.heads", {}},
+                     {"model.layers", SearchSpace::integer(1, 4)},
+                     {"model.ff_dim", {}},
+                     {"model.dropout", {}},
+                     {"train.batch_size", {}},
+                     {"train.epochs", SearchSpace::integer(2, 15)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
   r.push_back(
       tuned(sized({"mlp",
@@ -149,6 +146,5 @@ std::vector<ModelTraits> model_traits() {
              {"train.epochs", SearchSpace::integer(2, 30)}}));
   return r;
 }
-
 
 }  // namespace sift

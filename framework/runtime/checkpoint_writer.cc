@@ -177,9 +177,9 @@ void write_checkpoint(const std::string& path, const CheckpointParts& parts,
       throw Error(fmt::format("{}: checkpoint section '{}' given twice", path, name));
     }
     auto fills = parts.fills.find(name);
-    sections.emplace(name, tensor_section(tensors,
-                                          fills == parts.fills.end() ? TensorFills{} : fills->second,
-                                          parallel));
+    sections.emplace(
+        name, tensor_section(tensors, fills == parts.fills.end() ? TensorFills{} : fills->second,
+                             parallel));
   }
   std::string head;
   put_bytes(head, parts.meta.dump());

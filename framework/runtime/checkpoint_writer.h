@@ -34,7 +34,7 @@ using ParallelFor = std::function<void(int64_t n, const std::function<void(int64
 // tensor in `fills` as the rows that differ from its fill when that is under half its size.
 struct CheckpointParts {
   nlohmann::json meta;
-  std::map<std::string, std::string_view> blobs;  // read in place
+  std::map<std::string, std::string_view> blobs;           // read in place
   std::map<std::string, std::vector<TensorView>> tensors;  // names must differ from blobs'
   std::map<std::string, TensorFills> fills;                // by section, then tensor name
 };

@@ -94,8 +94,7 @@ bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& pro
     // (StreamOptions::thread_share), each in an order of its own.
     one_reader.train_stream.thread_share = {threads, k};
     one_reader.train_stream.order_salt = salt + static_cast<uint64_t>(k);
-    streams.push_back(
-        open_stream(one_reader, Split::train, *plan.encoder, run.labels, true, 0, 1));
+    streams.push_back(open_stream(one_reader, Split::train, *plan.encoder, run.labels, true, 0, 1));
     streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
     steps.push_back(run.make_step());
   }

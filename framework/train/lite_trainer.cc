@@ -1,13 +1,10 @@
 #include "framework/train/lite_trainer.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <thread>
@@ -25,14 +22,17 @@
 #include "framework/train/divergence.h"
 #include "framework/train/fast_path_rules.h"
 #include "framework/train/hogwild.h"
+#include "framework/train/lite_evaluation.h"
 #include "framework/train/lite_weights.h"
 #include "framework/train/lr_schedule.h"
 #include "framework/train/phases.h"
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
+#include "framework/train/run_report.h"
 #include "framework/train/save_policy.h"
 #include "framework/train/step_log.h"
 #include "framework/train/training_state.h"
+#include "framework/train/validation_record.h"
 #include "models/traits.h"
 
 namespace sift {
@@ -44,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 struct LiteBest {
   bool in_model = false;
   bool on_disk = false;
-  bool saved = true;         // best.ckpt holds them
+  bool saved = true;          // best.ckpt holds them
   bool is_reference = false;  // best.ckpt names last.ckpt's weights
   nlohmann::json metrics;
 };
@@ -89,75 +89,6 @@ std::string lite_path(int64_t threads) {
                      threads == 1 ? "" : "s");
 }
 
-// ---- the model's forward, for evaluation ------------------------------------------------
-
-// Example i's scores (the output layer over the mean of its rows), as the LibTorch model's
-// forward computes them up to float rounding.
-void example_scores(const FastTextTables& w, const RawBatch& batch, int64_t i,
-                    std::vector<float>& hidden, std::vector<float>& scores) {
-  const int64_t dim = w.dim(), begin = batch.offsets[i], end = batch.ids_end(i);
-  hidden.assign(static_cast<size_t>(dim), 0.0f);
-  for (int64_t k = begin; k < end; ++k) {
-    const float* row = w.embedding() + batch.ids[k] * dim;
-    for (int64_t d = 0; d < dim; ++d) hidden[d] += row[d];
-  }
-  if (end > begin) {
-    for (auto& h : hidden) h /= static_cast<float>(end - begin);
-  }
-  scores.resize(static_cast<size_t>(w.classes()));
-  for (int64_t c = 0; c < w.classes(); ++c) {
-    const float* row = w.output() + c * dim;
-    float z = w.bias()[c];
-    for (int64_t d = 0; d < dim; ++d) z += row[d] * hidden[d];
-    scores[c] = z;
-  }
-}
-
-// One pass over `batches`: softmax predictions, their probabilities and the summed
-// cross-entropy, counted as evaluate() (evaluation.h) counts them.
-Evaluation lite_evaluate(const FastTextTables& w, ShardedStream& batches, const LabelMode& mode,
-                         ConfusedExamples* confused) {
-  Evaluation result{ConfusionMatrix(w.classes()), MultiLabelCounts(0), false, 0.0, {}};
-  result.top_k = mode.top_k;
-  double loss_sum = 0.0;
-  RawBatch batch;
-  std::vector<float> hidden, scores;
-  std::vector<int64_t> predicted, top;
-  std::vector<double> confidence;
-  batches.start_epoch(1);
-  while (batches.next(batch)) {
-    predicted.clear();
-    confidence.clear();
-    top.clear();
-    for (int64_t i = 0; i < batch.size(); ++i) {
-      example_scores(w, batch, i, hidden, scores);
-      int64_t best = 0;
-      for (int64_t c = 1; c < w.classes(); ++c) {
-        if (scores[c] > scores[best]) best = c;
-      }
-      double total = 0.0;
-      for (const float z : scores) total += std::exp(double(z) - double(scores[best]));
-      loss_sum += std::log(total) + double(scores[best]) - double(scores[batch.labels[i]]);
-      predicted.push_back(best);
-      confidence.push_back(1.0 / total);
-      if (mode.top_k > 0) {
-        std::vector<int64_t> order(scores.size());
-        for (size_t c = 0; c < order.size(); ++c) order[c] = static_cast<int64_t>(c);
-        const int64_t k = std::min<int64_t>(mode.top_k, w.classes());
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
-        top.insert(top.end(), order.begin(), order.begin() + k);
-      }
-    }
-    if (mode.top_k > 0) {
-      count_top_k(top.data(), std::min<int64_t>(mode.top_k, w.classes()), batch, result);
-    }
-    count_predictions(predicted.data(), confidence.data(), batch, result, confused);
-  }
-  if (result.examples() > 0) result.loss = loss_sum / static_cast<double>(result.examples());
-  return result;
-}
-
 // ---- checkpoints ------------------------------------------------------------------------
 
 nlohmann::json meta_of(const LiteRun& run, int64_t epoch, int64_t step) {
@@ -173,11 +104,9 @@ void save_best(LiteRun& run, bool same_as_last) {
   run.best.saved = true;
   run.best.is_reference = same_as_last;
   CheckpointParts c;
-  c.meta = meta_of(run, run.state.best_epoch, run.state.best_step);
-  c.meta["metrics"] = run.best.metrics;
-  if (same_as_last) {
-    c.meta["weights_in"] = kLastCheckpointFile;
-  } else {
+  c.meta = best_checkpoint_meta(run.config.model.type, run.task.labels.size(), run.state,
+                                run.file_hashes, run.best.metrics, same_as_last);
+  if (!same_as_last) {
     c.tensors["model"] = run.tables->views();
     c.fills["model"]["embedding.weight"] = run.tables->fill();
   }
@@ -244,44 +173,20 @@ bool epoch_end_saves(LiteRun& run, LiteLoop& loop, Progress& progress) {
   const bool saves = loop.saves.saves_at_epoch_end(trained);
   if (!saves && run.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
     loop.skipped_save_said = true;
-    progress.log(fmt::format(
-        "last.ckpt: not saved at this epoch's end: a save takes about {:.2f} s, more than a "
-        "tenth of the {:.2f} s trained since the last (train.save_last: auto; set it to "
-        "epoch to save at every epoch's end)",
-        loop.saves.save_seconds(), trained));
+    progress.log(unsaved_epoch_end(loop.saves.save_seconds(), trained));
   }
   return saves;
 }
 
 // ---- validation ---------------------------------------------------------------------------
 
-bool improves(const LiteRun& run, double value) {
-  if (!run.state.has_best) return true;
-  const double delta = run.train.min_delta;
-  return run.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
-                                                   : value > run.state.best_value + delta;
-}
-
+// Adds the validation split's metrics to `record`; the tables' weights are the best when
+// they improve on it.
 void score_validation(LiteRun& run, ShardedStream& valid, nlohmann::json& record,
                       std::string& line) {
-  const Evaluation e = lite_evaluate(*run.tables, valid, run.labels, nullptr);
-  const nlohmann::json summary = e.summary();
-  for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
-  record["valid_per_class"] = e.per_class(run.task.labels.names());
-  line += ", valid " + e.headline();
-  if (run.train.best_metric == BestMetric::label_f1) {
-    const std::string& label = run.train.best_label;
-    record["valid_label_f1"] = e.f1(run.task.labels.id(label));
-    line += fmt::format(", F1 of {} {:.4f}", label, record["valid_label_f1"].get<double>());
-  }
-  const double value = record["valid_" + to_string(run.train.best_metric)].get<double>();
-  if (!improves(run, value)) {
-    ++run.state.bad_validations;
-    return;
-  }
-  run.state.best_value = value;
-  run.state.has_best = true;
-  run.state.bad_validations = 0;
+  const Evaluation e = lite_evaluate(*run.tables, valid, nullptr);
+  const double value = add_valid_metrics(e, run.train, run.task.labels, record, line);
+  if (!take_if_best(run.train, value, run.state)) return;
   run.best.in_model = true;
   run.state.best_epoch = run.state.epoch;
   run.state.best_step = run.state.step;
@@ -295,23 +200,16 @@ void validate(LiteRun& run, ShardedStream* valid, Progress& progress) {
   PhaseTimer timer(run.phases, Phase::validation);
   const TrainingState& s = run.state;
   const double examples = static_cast<double>(s.epoch_loss_examples);
-  nlohmann::json record = {{"epoch", s.epoch},
-                           {"step", s.step},
-                           {"end_of_epoch", true},
-                           {"train_loss", examples > 0 ? s.epoch_loss_sum / examples : 0.0},
-                           {"seconds", progress.elapsed_seconds()}};
-  std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", s.epoch, s.step,
-                                 record["train_loss"].get<double>());
+  std::string line;
+  nlohmann::json record =
+      validation_record(s, examples > 0 ? s.epoch_loss_sum / examples : 0.0,
+                        progress.elapsed_seconds(), true, line);
   if (valid != nullptr) score_validation(run, *valid, record, line);
   append_line(run_file(run.dir, kMetricsFile), record.dump());
   ++run.state.metrics_rows;
   if (valid != nullptr) run.step_log.valid_row(s.step, s.epoch, record);
   progress.log(line);
   run.state.last_metrics = record;
-}
-
-bool stop_early(const LiteRun& run) {
-  return run.train.patience > 0 && run.state.bad_validations >= run.train.patience;
 }
 
 // ---- the loop ---------------------------------------------------------------------------
@@ -332,7 +230,7 @@ double fused_step(LiteRun& run, const RawBatch& batch, double lr) {
         run.state.step + 1, run.state.epoch,
         std::filesystem::exists(run_file(run.dir, kLastCheckpointFile))
             ? "last.ckpt keeps the last saved state"
-                         : "no checkpoint was saved before it",
+            : "no checkpoint was saved before it",
         nonfinite_advice()));
   } else {
     ++run.state.skipped_batches;
@@ -351,17 +249,6 @@ double fused_step(LiteRun& run, const RawBatch& batch, double lr) {
 int stop_signal(const LiteRun& run) {
   const std::atomic<int>* flag = run.options.stop_signal;
   return flag == nullptr ? 0 : flag->load();
-}
-
-Interrupted interrupted(const LiteRun& run, int signal_number) {
-  const char* name = signal_number == SIGINT    ? "SIGINT"
-                     : signal_number == SIGTERM ? "SIGTERM"
-                                                : "a signal";
-  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
-                                 "with: sift train --resume {}",
-                                 name, run.state.step, run.state.epoch,
-                                 run_file(run.dir, kLastCheckpointFile), run.dir),
-                     signal_number);
 }
 
 bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
@@ -387,7 +274,7 @@ bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
     const int stop = stop_signal(run);
     if (stop != 0 || Clock::now() - loop.last_save >= loop.save_interval) save(run, loop, false);
-    if (stop != 0) throw interrupted(run, stop);
+    if (stop != 0) throw interrupted_at(stop, run.state.step, run.state.epoch, run.dir);
   }
   return more;
 }
@@ -395,8 +282,9 @@ bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
 // Hogwild threads (hogwild.h) on the tables: one epoch. Returns whether the step limit
 // ended it.
 bool hogwild_steps(LiteRun& run, const LiteLoop& loop, Progress& progress) {
-  const HogwildRun h{run.data,      run.train, run.sum, run.task.labels,
-                     [&run] { return bag_sgd(run.tables->bag()); }, run.state};
+  const HogwildRun h{
+      run.data, run.train, run.sum, run.task.labels, [&run] { return bag_sgd(run.tables->bag()); },
+      run.state};
   return hogwild_epoch(h, {loop.encoder, loop.total_steps, loop.step_limit}, progress);
 }
 
@@ -414,7 +302,7 @@ bool run_epoch(LiteRun& run, LiteLoop& loop, Progress& progress) {
     return false;
   }
   validate(run, loop.valid.get(), progress);
-  loop.stopped = stop_early(run);
+  loop.stopped = stops_early(run.train, run.state);
   const bool last_epoch = s.epoch == run.train.epochs || s.step >= loop.step_limit || loop.stopped;
   if (last_epoch || Clock::now() - loop.last_save >= loop.save_interval ||
       epoch_end_saves(run, loop, progress)) {
@@ -477,9 +365,10 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
                              to_string(t.best_metric), t.patience));
   }
   if (run.state.skipped_batches > 0) {
-    progress.log(fmt::format("skipped {} batches with a non-finite loss or gradient "
-                             "(train.on_nonfinite: skip_batch)",
-                             run.state.skipped_batches));
+    progress.log(
+        fmt::format("skipped {} batches with a non-finite loss or gradient "
+                    "(train.on_nonfinite: skip_batch)",
+                    run.state.skipped_batches));
   }
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
   // Hogwild threads read for themselves, one reader each (hogwild.cc).
@@ -502,12 +391,12 @@ nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::s
   const auto& names = run.task.labels.names();
   for (const std::string name : {"valid", "test"}) {
     const bool texts = name == "valid";
-    auto stream = open_stream(run.data, from_string<Split>(name, "split"), encoder,
-                              run.task.labels, false, 0, 1, nullptr, texts);
+    auto stream = open_stream(run.data, from_string<Split>(name, "split"), encoder, run.task.labels,
+                              false, 0, 1, nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
     const Evaluation e =
-        lite_evaluate(*run.tables, *stream, run.labels, texts ? &confused : nullptr);
+        lite_evaluate(*run.tables, *stream, texts ? &confused : nullptr);
     if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
     splits[name] = e.to_json(names);
     splits[name]["loss"] = e.loss;
@@ -521,31 +410,6 @@ nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::s
     }
   }
   return splits;
-}
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-nlohmann::json environment(const LiteRun& run) {
-  char host[256] = "";
-  ::gethostname(host, sizeof(host) - 1);
-  const std::time_t now = std::time(nullptr);
-  char finished[32];
-  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {{"host", host},
-          {"finished", finished},
-          {"program", "sift-lite"},
-          {"libtorch", "not loaded"},
-          {"device", "cpu"},
-          {"threads", run.train.fast_path_threads},
-          {"hardware_threads", std::thread::hardware_concurrency()},
-          {"world_size", 1},
-          {"data_workers", run.data.train_stream.workers},
-          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
-          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
-          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
 }
 
 void write_run_folder(LiteRun& run) {
@@ -595,9 +459,9 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   check_best_label(run.train, run.task.labels);
   write_run_folder(run);
   const TextEncoder encoder = make_encoder(run.task);
-  run.tables = std::make_unique<FastTextTables>(encoder.num_ids(), run.task.labels.size(),
-                                                config.model.dim,
-                                                static_cast<uint64_t>(config.run.seed));
+  run.tables =
+      std::make_unique<FastTextTables>(encoder.num_ids(), run.task.labels.size(), config.model.dim,
+                                       static_cast<uint64_t>(config.run.seed));
   run.step = bag_sgd(run.tables->bag());
   nlohmann::json report;
   report["run_dir"] = run.dir;
@@ -611,7 +475,9 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
     text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",
                         run.task.train_empty_texts);
   }
-  report["environment"] = environment(run);
+  // Training threads; no LibTorch pool.
+  report["environment"] = run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads,
+                                           1, run.data.train_stream.workers});
   text += "\n" + phase_table_text(report["train"]["phases"]);
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);

@@ -12,8 +12,9 @@ double scheduled_lr(const TrainConfig& config, int64_t step, int64_t total_steps
   const double floor = lr * s.final_lr_ratio;
   int64_t warmup = 0;
   if (s.type != SchedulerType::linear) {
-    warmup = s.warmup_steps > 0 ? s.warmup_steps
-                                : static_cast<int64_t>(s.warmup_ratio * static_cast<double>(total_steps));
+    warmup = s.warmup_steps > 0
+                 ? s.warmup_steps
+                 : static_cast<int64_t>(s.warmup_ratio * static_cast<double>(total_steps));
   }
   if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
   const double progress =

@@ -51,11 +51,9 @@ void save_best(Run& run, bool same_as_last) {
   run.best.is_reference = same_as_last;
   if (!run.dist->is_primary()) return;  // only rank 0 writes
   Checkpoint c;
-  c.meta = meta_of(run, run.state.best_epoch, run.state.best_step);
-  c.meta["metrics"] = run.best.metrics;
-  if (same_as_last) {
-    c.meta["weights_in"] = kLastCheckpointFile;
-  } else {
+  c.meta = best_checkpoint_meta(run.plan.model.type, run.task.labels.size(), run.state,
+                                run.file_hashes, run.best.metrics, same_as_last);
+  if (!same_as_last) {
     c.tensor_blobs["model"] = run.best.in_model ? named_tensors(*run.model) : run.best.weights;
     c.fills["model"] = run.model->initial_fills();
   }

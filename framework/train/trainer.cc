@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 #include <torch/version.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
-#include <ctime>
 #include <limits>
 #include <thread>
 
@@ -28,6 +25,7 @@
 #include "framework/train/profiler.h"
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
+#include "framework/train/run_report.h"
 #include "framework/train/run.h"
 #include "framework/train/save_policy.h"
 #include "framework/train/saving.h"
@@ -92,11 +90,7 @@ bool epoch_end_saves(Run& run, Loop& loop, Progress& progress) {
   const bool saves = run.dist->primary_says(loop.saves.saves_at_epoch_end(trained));
   if (!saves && run.plan.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
     loop.skipped_save_said = true;
-    progress.log(fmt::format(
-        "last.ckpt: not saved at this epoch's end: a save takes about {:.2f} s, more than a "
-        "tenth of the {:.2f} s trained since the last (train.save_last: auto; set it to "
-        "epoch to save at every epoch's end)",
-        loop.saves.save_seconds(), trained));
+    progress.log(unsaved_epoch_end(loop.saves.save_seconds(), trained));
   }
   return saves;
 }
@@ -116,17 +110,6 @@ int stop_signal(Run& run) {
   const int mine = flag->load();
   if (!run.dist->primary_says(mine != 0)) return 0;
   return mine != 0 ? mine : SIGTERM;
-}
-
-Interrupted interrupted(const Run& run, int signal_number) {
-  const char* name = signal_number == SIGINT    ? "SIGINT"
-                     : signal_number == SIGTERM ? "SIGTERM"
-                                                : "a signal";
-  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
-                                 "with: sift train --resume {}",
-                                 name, run.state.step, run.state.epoch,
-                                 run_file(run.dir, kLastCheckpointFile), run.dir),
-                     signal_number);
 }
 
 void log_step(Run& run, double lr) {
@@ -179,7 +162,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
     // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
     const int stop = stop_signal(run);
     if (stop != 0 || save_due(run, loop)) save(run, loop, false);
-    if (stop != 0) throw interrupted(run, stop);
+    if (stop != 0) throw interrupted_at(stop, run.state.step, run.state.epoch, run.dir);
     profile(loop, s.step);
   }
   run.log_this_step = false;
@@ -258,15 +241,8 @@ nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
 void log_ending(const Run& run, const Loop& loop, Progress& progress) {
   const auto& t = run.plan.train;
   progress.finish_line();
-  if (loop.stopped) {
-    progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
-                             to_string(t.best_metric), t.patience));
-  }
-  if (run.state.skipped_batches > 0) {
-    progress.log(
-        fmt::format("skipped {} batches with a non-finite loss or gradient "
-                    "(train.on_nonfinite: skip_batch)",
-                    run.state.skipped_batches));
+  for (const auto& line : ending_lines(t, loop.stopped, run.state.skipped_batches)) {
+    progress.log(line);
   }
   if (run.scaler.skipped_steps() > 0) {
     progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
@@ -341,8 +317,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
-  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "", validation_columns(run.plan.labels, t.best_metric),
-                    run.state.step,
+  run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "",
+                    validation_columns(run.plan.labels, t.best_metric), run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     run.teacher != nullptr);
   if (primary && t.profile) {
@@ -386,30 +362,10 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   return summary;
 }
 
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
 // Where the run ran: report.json's "environment".
 nlohmann::json environment(const Run& run) {
-  char host[256] = "";
-  ::gethostname(host, sizeof(host) - 1);
-  const std::time_t now = std::time(nullptr);
-  char finished[32];
-  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {{"host", host},
-          {"finished", finished},
-          {"libtorch", TORCH_VERSION},
-          {"device", run.device.str()},
-          {"threads", at::get_num_threads()},
-          {"hardware_threads", std::thread::hardware_concurrency()},
-          {"world_size", run.dist->world_size()},
-          {"data_workers", run.plan.data.train_stream.workers},
-          // As the launcher (tools/launcher) left them, unless the user set them.
-          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
-          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
-          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
+  return run_environment({"sift-main", TORCH_VERSION, run.device.str(), at::get_num_threads(),
+                          run.dist->world_size(), run.plan.data.train_stream.workers});
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.

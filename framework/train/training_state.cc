@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {
@@ -87,6 +88,16 @@ void task_counts_from_meta(const nlohmann::json& meta, const std::string& path, 
 nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classes, int64_t epoch,
                                int64_t step) {
   return {{"model", model_type}, {"num_classes", num_classes}, {"epoch", epoch}, {"step", step}};
+}
+
+nlohmann::json best_checkpoint_meta(const std::string& model_type, int64_t num_classes,
+                                    const TrainingState& s, const nlohmann::json& file_hashes,
+                                    const nlohmann::json& metrics, bool weights_in_last) {
+  nlohmann::json meta = checkpoint_meta(model_type, num_classes, s.best_epoch, s.best_step);
+  meta["run_files"] = file_hashes;
+  meta["metrics"] = metrics;
+  if (weights_in_last) meta["weights_in"] = kLastCheckpointFile;
+  return meta;
 }
 
 }  // namespace sift

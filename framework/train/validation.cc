@@ -15,17 +15,10 @@
 #include "framework/runtime/task.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/saving.h"
+#include "framework/train/validation_record.h"
 
 namespace sift {
 namespace {
-
-// Whether `value` of train.best_metric beats the best so far by train.min_delta.
-bool improves(const Run& run, double value) {
-  if (!run.state.has_best) return true;
-  const double delta = run.plan.train.min_delta;
-  return run.plan.train.best_metric == BestMetric::loss ? value < run.state.best_value - delta
-                                                        : value > run.state.best_value + delta;
-}
 
 // Adds the validation split's metrics to `record`; keeps the weights when they improve.
 void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, std::string& line) {
@@ -36,29 +29,13 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
     run.step_log.tensorboard_text("valid_confusion", run.state.step,
                                   e.confusion.to_markdown(run.task.labels.names()));
   }
-  const nlohmann::json summary = e.summary();
-  for (const auto& [key, value] : summary.items()) record["valid_" + key] = value;
-  record["valid_per_class"] = e.per_class(run.task.labels.names());
-  line += ", valid " + e.headline();
-  if (run.plan.train.best_metric == BestMetric::label_f1) {
-    const std::string& label = run.plan.train.best_label;
-    record["valid_label_f1"] = e.f1(run.task.labels.id(label));
-    line += fmt::format(", F1 of {} {:.4f}", label, record["valid_label_f1"].get<double>());
-  }
-  const double value = record["valid_" + to_string(run.plan.train.best_metric)].get<double>();
+  const double value = add_valid_metrics(e, run.plan.train, run.task.labels, record, line);
   // While pruning is on its way the weights are not those the run ends with.
   if (run.pruner && !run.pruner->at_final_sparsity(run.state.step)) {
     line += " (before the final sparsity: not a best candidate)";
     return;
   }
-  if (!improves(run, value)) {
-    ++run.state.bad_validations;
-    return;
-  }
-  run.state.best_value = value;
-  run.state.has_best = true;
-  run.state.bad_validations = 0;
-  remember_best(run, record);
+  if (take_if_best(run.plan.train, value, run.state)) remember_best(run, record);
 }
 
 // The validation split's most confused pairs with a few of their texts, each rank's
@@ -80,13 +57,9 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
   const TrainingState& s = run.state;
   std::vector<double> loss{s.epoch_loss_sum, static_cast<double>(s.epoch_loss_examples)};
   run.dist->sum(loss);
-  nlohmann::json record = {{"epoch", s.epoch},
-                           {"step", s.step},
-                           {"end_of_epoch", end_of_epoch},
-                           {"train_loss", loss[1] > 0 ? loss[0] / loss[1] : 0.0},
-                           {"seconds", progress.elapsed_seconds()}};
-  std::string line = fmt::format("epoch {} step {}: train loss {:.4f}", s.epoch, s.step,
-                                 record["train_loss"].get<double>());
+  std::string line;
+  nlohmann::json record = validation_record(s, loss[1] > 0 ? loss[0] / loss[1] : 0.0,
+                                            progress.elapsed_seconds(), end_of_epoch, line);
   // Before scoring: the record a best validation keeps is then the one last.ckpt keeps
   // as its last metrics, which a resume gives back to best.ckpt (repair_best).
   if (run.scaler.enabled()) {
@@ -101,9 +74,7 @@ void validate(Run& run, ShardedStream* valid, Progress& progress, bool end_of_ep
   run.state.last_metrics = record;
 }
 
-bool stop_early(const Run& run) {
-  return run.plan.train.patience > 0 && run.state.bad_validations >= run.plan.train.patience;
-}
+bool stop_early(const Run& run) { return stops_early(run.plan.train, run.state); }
 
 int64_t cut_metrics_back(const std::string& run_dir, int64_t rows) {
   const std::string path = run_file(run_dir, kMetricsFile);

@@ -18,8 +18,8 @@ extern "C" void on_stop_signal(int signal_number) { stop_signal.store(signal_num
 
 void add_train_options(CLI::App& cmd, TrainArgs& args) {
   auto* config = cmd.add_option("config", args.config, "YAML config file");
-  auto* resume_from = cmd.add_option("--resume", args.resume,
-                                     "Continue the run in this folder from its last.ckpt");
+  auto* resume_from =
+      cmd.add_option("--resume", args.resume, "Continue the run in this folder from its last.ckpt");
   config->excludes(resume_from);
   resume_from->excludes(config);
   cmd.add_option("--set", args.overrides, "Override a config key: --set train.epochs=3")
@@ -52,8 +52,7 @@ const std::atomic<int>* catch_stop_signals() {
 
 void print_train_report(const nlohmann::json& report, bool json) {
   if (report.contains("nothing_to_do")) {
-    std::cout << (json ? report.dump(2) : report["nothing_to_do"].get<std::string>())
-              << std::endl;
+    std::cout << (json ? report.dump(2) : report["nothing_to_do"].get<std::string>()) << std::endl;
   } else if (json) {
     std::cout << summary_json(report).dump(2) << std::endl;
   } else {

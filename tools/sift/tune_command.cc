@@ -1,7 +1,6 @@
 // sift tune: a hyperparameter search within a wall-time budget (tools/tune/tuner.h).
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>

@@ -1,0 +1,79 @@
+#include "framework/train/run_report.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+#include "framework/runtime/run_folder.h"
+
+namespace sift {
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+nlohmann::json run_environment(const RunPlace& place) {
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  const std::time_t now = std::time(nullptr);
+  char finished[32];
+  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return {{"host", host},
+          {"finished", finished},
+          {"program", place.program},
+          {"libtorch", place.libtorch},
+          {"device", place.device},
+          {"threads", place.threads},
+          {"hardware_threads", std::thread::hardware_concurrency()},
+          {"world_size", place.world_size},
+          {"data_workers", place.data_workers},
+          // As the launcher (tools/launcher) left them, unless the user set them.
+          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
+          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
+          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
+}
+
+std::string unsaved_epoch_end(double save_seconds, double trained_seconds) {
+  return fmt::format(
+      "last.ckpt: not saved at this epoch's end: a save takes about {:.2f} s, more than a "
+      "tenth of the {:.2f} s trained since the last (train.save_last: auto; set it to "
+      "epoch to save at every epoch's end)",
+      save_seconds, trained_seconds);
+}
+
+std::vector<std::string> ending_lines(const TrainConfig& t, bool stopped_early,
+                                      int64_t skipped_batches) {
+  std::vector<std::string> lines;
+  if (stopped_early) {
+    lines.push_back(fmt::format("stopped early: no improvement of valid {} in {} validations",
+                                to_string(t.best_metric), t.patience));
+  }
+  if (skipped_batches > 0) {
+    lines.push_back(fmt::format("skipped {} batches with a non-finite loss or gradient "
+                                "(train.on_nonfinite: skip_batch)",
+                                skipped_batches));
+  }
+  return lines;
+}
+
+Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
+                           const std::string& run_dir) {
+  const char* name = signal_number == SIGINT    ? "SIGINT"
+                     : signal_number == SIGTERM ? "SIGTERM"
+                                                : "a signal";
+  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
+                                 "with: sift train --resume {}",
+                                 name, step, epoch, run_file(run_dir, kLastCheckpointFile),
+                                 run_dir),
+                     signal_number);
+}
+
+}  // namespace sift

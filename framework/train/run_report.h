@@ -1,0 +1,39 @@
+// What a training run says of itself, alike in sift-main's trainer (trainer.h) and
+// sift-lite's (lite_trainer.h): report.json's "environment", the log lines of its ending
+// and of an epoch end that does not save, and the message of a stop by signal.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "framework/train/trainer.h"
+
+namespace sift {
+
+// Where the run ran: the program, LibTorch's version (or why none), the device and the
+// compute threads; the host, the time it finished and the variables the launcher sets.
+struct RunPlace {
+  std::string program;   // "sift-main" or "sift-lite"
+  std::string libtorch;  // its version, or "not loaded"
+  std::string device;
+  int64_t threads = 1;
+  int64_t world_size = 1;
+  int64_t data_workers = 1;
+};
+nlohmann::json run_environment(const RunPlace& place);
+
+// "last.ckpt: not saved at this epoch's end: ..." (train.save_last: auto's first skip).
+std::string unsaved_epoch_end(double save_seconds, double trained_seconds);
+
+// The log lines after the last epoch: an early stop, skipped non-finite batches.
+std::vector<std::string> ending_lines(const TrainConfig& t, bool stopped_early,
+                                      int64_t skipped_batches);
+
+// The stop a signal asked for, after last.ckpt was saved at `step` of `epoch`.
+Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
+                           const std::string& run_dir);
+
+}  // namespace sift
