@@ -1,6 +1,8 @@
 // Evaluation of the torch-free trainer's fastText tables (lite_weights.h) over a batch
-// stream: softmax predictions, their probabilities and the mean cross-entropy, counted as
-// evaluate() (framework/runtime/evaluation.h) counts them for the LibTorch model. The
+// stream: each example's prediction, its probability and its loss (softmax: cross-entropy;
+// ova: the binary losses of every label; hs: fastText's tree search, and the binary
+// losses along the label's path), counted as evaluate() (framework/runtime/evaluation.h)
+// counts them for the LibTorch model. The
 // predictions equal the LibTorch model's; losses and probabilities agree to float rounding
 // (the output layer's sums run in another order): LiteTrainCli.* compare the reports.
 #pragma once
@@ -11,7 +13,7 @@
 
 namespace sift {
 
-// One pass over `batches` (single-label, train.loss softmax). `confused`: a few
+// One pass over `batches` (single-label). `confused`: a few
 // misclassified texts (batches that carry them).
 Evaluation lite_evaluate(const FastTextTables& w, ShardedStream& batches,
                          ConfusedExamples* confused);

@@ -438,7 +438,8 @@ std::string lite_refusal(const SiftConfig& config) {
   const char* world = std::getenv("WORLD_SIZE");
   c.distributed = world != nullptr && std::string(world) != "1";
   if (std::string why = fast_path_refusal(t, c); !why.empty()) return why;
-  if (t.loss != Loss::softmax) return fmt::format("train.loss {}", to_string(t.loss));
+  // ns seeds each batch's draws from LibTorch's generator (models/fasttext.h).
+  if (t.loss == Loss::ns) return "train.loss ns";
   if (!t.init_from.empty()) return "train.init_from";
   if (t.tensorboard) return "train.tensorboard";
   if (t.profile) return "train.profile";
@@ -461,7 +462,8 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   const TextEncoder encoder = make_encoder(run.task);
   run.tables =
       std::make_unique<FastTextTables>(encoder.num_ids(), run.task.labels.size(), config.model.dim,
-                                       static_cast<uint64_t>(config.run.seed));
+                                       static_cast<uint64_t>(config.run.seed), config.train.loss,
+                                       run.task.label_counts);
   run.step = bag_sgd(run.tables->bag());
   nlohmann::json report;
   report["run_dir"] = run.dir;

@@ -17,7 +17,7 @@
 namespace sift {
 
 // Why this trainer does not take the run `config` asks for (the first reason found), or
-// "" when it does: the fastText model with the softmax loss on the fast path
+// "" when it does: the fastText model with the softmax, hs or ova loss on the fast path
 // (fast_path_rules.h, on one thread or train.fast_path_threads Hogwild threads), one
 // process, and none of init_from, tensorboard, profile, eval_every or SentencePiece. A
 // resume (a command option, not the config's) is sift-main's too.

@@ -19,13 +19,26 @@ uint64_t torch_first_random64(uint64_t seed) {
   return (high << 32) | low;
 }
 
-FastTextTables::FastTextTables(int64_t rows, int64_t classes, int64_t dim, uint64_t seed)
+FastTextTables::FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64_t seed,
+                               Loss loss, const std::vector<uint64_t>& label_counts)
     : rows_(rows),
-      classes_(classes),
+      labels_(labels),
+      classes_(loss == Loss::hs ? labels - 1 : labels),
       dim_(dim),
+      loss_(loss),
       embedding_(new float[static_cast<size_t>(rows * dim)]),
-      output_(static_cast<size_t>(classes * dim), 0.0f),
-      bias_(static_cast<size_t>(classes), 0.0f) {
+      output_(static_cast<size_t>(classes_ * dim), 0.0f),
+      bias_(static_cast<size_t>(classes_), 0.0f) {
+  if (loss == Loss::hs && labels < 2) {  // as models/fasttext.cc refuses it
+    throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})", labels));
+  }
+  if (loss == Loss::hs) {  // models/fasttext.cc: the counts of labels 0 .. labels - 1
+    label_counts_.assign(static_cast<size_t>(labels), 0);
+    for (size_t i = 0; i < label_counts.size() && i < label_counts_.size(); ++i) {
+      label_counts_[i] = static_cast<int64_t>(label_counts[i]);
+    }
+    tree_ = build_label_tree(label_counts_);
+  }
   const double bound = 1.0 / static_cast<double>(dim);  // models/embeddings.cc make_bag_table
   fill_ = UniformFill{torch_first_random64(seed), -bound, bound};
   fill_.values(0, embedding_.get(), static_cast<size_t>(rows * dim));
@@ -39,17 +52,25 @@ BagTables FastTextTables::bag() {
   t.rows = rows_;
   t.classes = classes_;
   t.dim = dim_;
+  t.loss = loss_;
+  if (loss_ == Loss::hs) t.tree = &tree_;
   return t;
 }
 
 std::vector<TensorView> FastTextTables::views() const {
-  return {{"embedding.weight", kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float)},
-          {"output.weight", kFloatCode, {classes_, dim_}, output_.data(), sizeof(float)},
-          {"output.bias", kFloatCode, {classes_}, bias_.data(), sizeof(float)}};
+  std::vector<TensorView> v = {
+      {"embedding.weight", kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float)},
+      {"output.weight", kFloatCode, {classes_, dim_}, output_.data(), sizeof(float)},
+      {"output.bias", kFloatCode, {classes_}, bias_.data(), sizeof(float)}};
+  if (!label_counts_.empty()) {  // a buffer: after the parameters, as named_tensors lists them
+    v.push_back({"label_counts", kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t)});
+  }
+  return v;
 }
 
 int64_t FastTextTables::bytes() const {
-  return static_cast<int64_t>(sizeof(float)) * (rows_ * dim_ + classes_ * dim_ + classes_);
+  return static_cast<int64_t>(sizeof(float)) * (rows_ * dim_ + classes_ * dim_ + classes_) +
+         static_cast<int64_t>(sizeof(int64_t) * label_counts_.size());
 }
 
 bool FastTextTables::all_finite() const {
@@ -81,6 +102,15 @@ void FastTextTables::load(const std::string& path) {
   const auto count = in.get<uint32_t>();
   for (uint32_t i = 0; i < count; ++i) {
     const TensorRecordHead head = read_record_head(in);
+    if (head.name == "label_counts") {  // the tree's counts: fixed for the run
+      std::vector<int64_t> counts(label_counts_.size());
+      if (head.dtype != kLongCode || head.bytes != counts.size() * sizeof(int64_t)) {
+        throw_corrupted_tensor(path, head.name);
+      }
+      in.read_into(reinterpret_cast<char*>(counts.data()), head.bytes);
+      if (counts != label_counts_) throw_corrupted_tensor(path, head.name);
+      continue;
+    }
     float* data = target(head, path);
     const uint64_t values = static_cast<uint64_t>(head.shape.size() == 2 ? head.shape[1] : 1) *
                             static_cast<uint64_t>(head.shape[0]);

@@ -12,7 +12,9 @@
 
 #include "core/uniform_fill.h"
 #include "framework/runtime/checkpoint_writer.h"
+#include "config/enums.h"
 #include "models/bag_sgd.h"
+#include "models/label_tree.h"
 
 namespace sift {
 
@@ -24,20 +26,25 @@ uint64_t torch_first_random64(uint64_t seed);
 
 class FastTextTables {
  public:
-  // `rows` ids of `dim` values (uniform in +-1/dim), `classes` output rows of zeros.
-  FastTextTables(int64_t rows, int64_t classes, int64_t dim, uint64_t seed);
+  // `rows` ids of `dim` values (uniform in +-1/dim), an output row of zeros per label
+  // (train.loss hs: per internal node of the Huffman tree of `label_counts`, labels - 1).
+  FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64_t seed, Loss loss,
+                 const std::vector<uint64_t>& label_counts);
   int64_t rows() const { return rows_; }
-  int64_t classes() const { return classes_; }
+  int64_t labels() const { return labels_; }
+  int64_t classes() const { return classes_; }  // output rows
+  Loss loss() const { return loss_; }
+  const LabelTree& tree() const { return tree_; }  // hs only
   int64_t dim() const { return dim_; }
   const UniformFill& fill() const { return fill_; }
   const float* embedding() const { return embedding_.get(); }
   const float* output() const { return output_.data(); }
   const float* bias() const { return bias_.data(); }
 
-  // The fused step's view (softmax loss), updating these arrays.
+  // The fused step's view, updating these arrays.
   BagTables bag();
   // The LibTorch model's named tensors, in its order ("embedding.weight", "output.weight",
-  // "output.bias"), over these arrays.
+  // "output.bias", and hs's "label_counts"), over these arrays.
   std::vector<TensorView> views() const;
   // The bytes a checkpoint of them holds (what SavePolicy estimates a save from).
   int64_t bytes() const;
@@ -49,7 +56,10 @@ class FastTextTables {
   // The array a checkpoint's record (one of views()' names and shapes) is read into.
   float* target(const TensorRecordHead& head, const std::string& path);
 
-  int64_t rows_, classes_, dim_;
+  int64_t rows_, labels_, classes_, dim_;
+  Loss loss_;
+  std::vector<int64_t> label_counts_;  // hs: the tree's counts, a buffer of the model
+  LabelTree tree_;
   UniformFill fill_;
   std::unique_ptr<float[]> embedding_;  // rows x dim; not zeroed first: the fill writes all
   std::vector<float> output_, bias_;

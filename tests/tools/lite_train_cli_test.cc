@@ -52,36 +52,47 @@ class LiteTrainCli : public ::testing::Test {
            " --set data.test.path=" + quote(kTrec + "TREC.test.sample") +
            " --set data.valid_split=0.2 " + sets;
   }
+  // The same run by sift-lite and by sift-main (SIFT_LITE=0), in lite-NAME and main-NAME:
+  // sift-lite trains it (nothing handed over), the weights of last.ckpt and best.ckpt are
+  // the same bytes, the reports' accuracies, confusion and per-label scores equal, the
+  // losses within float rounding.
+  void expect_same_runs(const std::string& name, const std::string& sets) {
+    const Result lite = sift(train_args("lite-" + name, sets), "SIFT_LITE_WHY=1");
+    const Result main = sift(train_args("main-" + name, sets), "SIFT_LITE=0");
+    ASSERT_EQ(lite.status, 0) << lite;
+    ASSERT_EQ(main.status, 0) << main;
+    EXPECT_EQ(lite.err, "") << name;
+    const std::string a = dir_ + "/lite-" + name + "/", b = dir_ + "/main-" + name + "/";
+    for (const char* file : {"last.ckpt", "best.ckpt"}) {
+      ASSERT_TRUE(fs::exists(a + file)) << name << " " << file;
+      EXPECT_EQ(model_bytes(a + file), model_bytes(b + file)) << name << " " << file;
+    }
+    EXPECT_FALSE(model_bytes(a + "last.ckpt").empty());
+    const nlohmann::json ra = json_file(a + "report.json"), rb = json_file(b + "report.json");
+    for (const char* split : {"valid", "test"}) {
+      const auto& x = ra["splits"][split];
+      const auto& y = rb["splits"][split];
+      EXPECT_EQ(x.at("accuracy"), y.at("accuracy")) << name << " " << split;
+      EXPECT_EQ(x.at("confusion"), y.at("confusion")) << name << " " << split;
+      EXPECT_EQ(x.at("per_class"), y.at("per_class")) << name << " " << split;
+      // Sums of the forward in another order than LibTorch's: float rounding apart.
+      EXPECT_NEAR(x["loss"].get<double>(), y["loss"].get<double>(), 1e-5) << name << " " << split;
+    }
+    EXPECT_EQ(ra["train"]["best_epoch"], rb["train"]["best_epoch"]) << name;
+    EXPECT_EQ(ra["train"]["steps"], rb["train"]["steps"]) << name;
+  }
+
   std::string dir_;
 };
 
 TEST_F(LiteTrainCli, TrainsTheWeightsSiftMainTrainsBitForBit) {
-  const Result lite = sift(train_args("lite", ""), "SIFT_LITE_WHY=1");
-  const Result main = sift(train_args("main", ""), "SIFT_LITE=0");
-  ASSERT_EQ(lite.status, 0) << lite;
-  ASSERT_EQ(main.status, 0) << main;
-  EXPECT_EQ(lite.err, "");  // sift-lite trained it: nothing handed over
-  const std::string a = dir_ + "/lite/", b = dir_ + "/main/";
-  for (const char* file : {"last.ckpt", "best.ckpt"}) {
-    ASSERT_TRUE(fs::exists(a + file)) << file;
-    EXPECT_EQ(model_bytes(a + file), model_bytes(b + file)) << file;
-  }
-  EXPECT_FALSE(model_bytes(a + "last.ckpt").empty());
+  expect_same_runs("softmax", "");
+  const std::string a = dir_ + "/lite-softmax/", b = dir_ + "/main-softmax/";
   const nlohmann::json ra = json_file(a + "report.json"), rb = json_file(b + "report.json");
   EXPECT_EQ(ra["environment"]["program"], "sift-lite");
-  EXPECT_NE(ra["train"]["training_path"].get<std::string>().find("without LibTorch"),
-            std::string::npos);
+  EXPECT_EQ(ra["train"]["training_path"],
+            "fast path: fused SGD, 1 thread, without LibTorch (sift-lite)");
   EXPECT_EQ(rb["train"]["training_path"], "fast path: fused SGD, 1 thread");
-  for (const char* split : {"valid", "test"}) {
-    EXPECT_EQ(ra["splits"][split]["accuracy"], rb["splits"][split]["accuracy"]) << split;
-    EXPECT_EQ(ra["splits"][split].at("confusion"), rb["splits"][split].at("confusion"));
-    EXPECT_EQ(ra["splits"][split].at("per_class"), rb["splits"][split].at("per_class"));
-    // Sums of the forward in another order than LibTorch's: float rounding apart.
-    EXPECT_NEAR(ra["splits"][split]["loss"].get<double>(),
-                rb["splits"][split]["loss"].get<double>(), 1e-5);
-  }
-  EXPECT_EQ(ra["train"]["best_epoch"], rb["train"]["best_epoch"]);
-  EXPECT_EQ(ra["train"]["steps"], rb["train"]["steps"]);
   const auto ma = lines_of(testing::slurp(a + "metrics.jsonl"));
   const auto mb = lines_of(testing::slurp(b + "metrics.jsonl"));
   ASSERT_EQ(ma.size(), 5u);
@@ -93,15 +104,20 @@ TEST_F(LiteTrainCli, TrainsTheWeightsSiftMainTrainsBitForBit) {
   }
   EXPECT_EQ(lines_of(testing::slurp(a + "metrics.csv")).size(),
             lines_of(testing::slurp(b + "metrics.csv")).size());
-  for (const char* file :
-       {"config.yaml", "labels.txt", "vocab.txt", "report.txt", "report.html", "train.log"}) {
+  for (const char* file : {"config.yaml", "labels.txt", "vocab.txt", "report.txt", "report.html",
+                           "train.log"}) {
     EXPECT_TRUE(fs::exists(a + file)) << file;
   }
 }
 
+TEST_F(LiteTrainCli, TrainsHsAndOvaAsSiftMainDoesBitForBit) {
+  expect_same_runs("hs", "--set train.loss=hs");
+  expect_same_runs("ova", "--set train.loss=ova");
+}
+
 TEST_F(LiteTrainCli, HandsWhatItDoesNotTrainToSiftMain) {
   for (const auto& [set, why] : std::vector<std::pair<std::string, std::string>>{
-           {"--set train.loss=hs", "train.loss hs"},
+           {"--set train.loss=ns", "train.loss ns"},
            {"--set train.fast_path=off", "train.fast_path: off"},
            {"--set train.optimizer.momentum=0.9", "train.optimizer.momentum > 0"},
            {"--set model.type=mlp", "model.type is not fasttext"}}) {
