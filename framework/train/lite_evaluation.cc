@@ -7,7 +7,8 @@ namespace sift {
 namespace {
 
 // The mean of example i's embedding rows, as the LibTorch model's bag computes it.
-void mean_of(const FastTextTables& w, const RawBatch& batch, int64_t i, std::vector<float>& hidden) {
+void mean_of(const FastTextTables& w, const RawBatch& batch, int64_t i,
+             std::vector<float>& hidden) {
   const int64_t dim = w.dim(), begin = batch.offsets[i], end = batch.ids_end(i);
   hidden.assign(static_cast<size_t>(dim), 0.0f);
   for (int64_t k = begin; k < end; ++k) {

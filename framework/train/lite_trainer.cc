@@ -201,9 +201,8 @@ void validate(LiteRun& run, ShardedStream* valid, Progress& progress) {
   const TrainingState& s = run.state;
   const double examples = static_cast<double>(s.epoch_loss_examples);
   std::string line;
-  nlohmann::json record =
-      validation_record(s, examples > 0 ? s.epoch_loss_sum / examples : 0.0,
-                        progress.elapsed_seconds(), true, line);
+  nlohmann::json record = validation_record(s, examples > 0 ? s.epoch_loss_sum / examples : 0.0,
+                                            progress.elapsed_seconds(), true, line);
   if (valid != nullptr) score_validation(run, *valid, record, line);
   append_line(run_file(run.dir, kMetricsFile), record.dump());
   ++run.state.metrics_rows;
@@ -395,8 +394,7 @@ nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::s
                               false, 0, 1, nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
-    const Evaluation e =
-        lite_evaluate(*run.tables, *stream, texts ? &confused : nullptr);
+    const Evaluation e = lite_evaluate(*run.tables, *stream, texts ? &confused : nullptr);
     if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
     splits[name] = e.to_json(names);
     splits[name]["loss"] = e.loss;
@@ -460,10 +458,9 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   check_best_label(run.train, run.task.labels);
   write_run_folder(run);
   const TextEncoder encoder = make_encoder(run.task);
-  run.tables =
-      std::make_unique<FastTextTables>(encoder.num_ids(), run.task.labels.size(), config.model.dim,
-                                       static_cast<uint64_t>(config.run.seed), config.train.loss,
-                                       run.task.label_counts);
+  run.tables = std::make_unique<FastTextTables>(
+      encoder.num_ids(), run.task.labels.size(), config.model.dim,
+      static_cast<uint64_t>(config.run.seed), config.train.loss, run.task.label_counts);
   run.step = bag_sgd(run.tables->bag());
   nlohmann::json report;
   report["run_dir"] = run.dir;
@@ -478,8 +475,9 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
                         run.task.train_empty_texts);
   }
   // Training threads; no LibTorch pool.
-  report["environment"] = run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads,
-                                           1, run.data.train_stream.workers});
+  report["environment"] =
+      run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads, 1,
+                       run.data.train_stream.workers});
   text += "\n" + phase_table_text(report["train"]["phases"]);
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);

@@ -19,8 +19,8 @@ uint64_t torch_first_random64(uint64_t seed) {
   return (high << 32) | low;
 }
 
-FastTextTables::FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64_t seed,
-                               Loss loss, const std::vector<uint64_t>& label_counts)
+FastTextTables::FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64_t seed, Loss loss,
+                               const std::vector<uint64_t>& label_counts)
     : rows_(rows),
       labels_(labels),
       classes_(loss == Loss::hs ? labels - 1 : labels),

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
 #include "core/uniform_fill.h"
 #include "framework/runtime/checkpoint_writer.h"
-#include "config/enums.h"
 #include "models/bag_sgd.h"
 #include "models/label_tree.h"
 

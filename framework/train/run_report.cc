@@ -57,9 +57,10 @@ std::vector<std::string> ending_lines(const TrainConfig& t, bool stopped_early,
                                 to_string(t.best_metric), t.patience));
   }
   if (skipped_batches > 0) {
-    lines.push_back(fmt::format("skipped {} batches with a non-finite loss or gradient "
-                                "(train.on_nonfinite: skip_batch)",
-                                skipped_batches));
+    lines.push_back(
+        fmt::format("skipped {} batches with a non-finite loss or gradient "
+                    "(train.on_nonfinite: skip_batch)",
+                    skipped_batches));
   }
   return lines;
 }
@@ -69,11 +70,11 @@ Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
   const char* name = signal_number == SIGINT    ? "SIGINT"
                      : signal_number == SIGTERM ? "SIGTERM"
                                                 : "a signal";
-  return Interrupted(fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
-                                 "with: sift train --resume {}",
-                                 name, step, epoch, run_file(run_dir, kLastCheckpointFile),
-                                 run_dir),
-                     signal_number);
+  return Interrupted(
+      fmt::format("stopped by {} at step {} (epoch {}), {} saved; continue "
+                  "with: sift train --resume {}",
+                  name, step, epoch, run_file(run_dir, kLastCheckpointFile), run_dir),
+      signal_number);
 }
 
 }  // namespace sift

@@ -104,8 +104,8 @@ TEST_F(LiteTrainCli, TrainsTheWeightsSiftMainTrainsBitForBit) {
   }
   EXPECT_EQ(lines_of(testing::slurp(a + "metrics.csv")).size(),
             lines_of(testing::slurp(b + "metrics.csv")).size());
-  for (const char* file : {"config.yaml", "labels.txt", "vocab.txt", "report.txt", "report.html",
-                           "train.log"}) {
+  for (const char* file :
+       {"config.yaml", "labels.txt", "vocab.txt", "report.txt", "report.html", "train.log"}) {
     EXPECT_TRUE(fs::exists(a + file)) << file;
   }
 }
