@@ -91,12 +91,6 @@ std::string lite_path(int64_t threads) {
 
 // ---- checkpoints ------------------------------------------------------------------------
 
-nlohmann::json meta_of(const LiteRun& run, int64_t epoch, int64_t step) {
-  nlohmann::json meta = checkpoint_meta(run.config.model.type, run.task.labels.size(), epoch, step);
-  meta["run_files"] = run.file_hashes;
-  return meta;
-}
-
 // What saving.cc's save_best writes: best.ckpt from the tables, or naming last.ckpt's.
 void save_best(LiteRun& run, bool same_as_last) {
   if (run.best.saved || !run.best.in_model) return;
@@ -106,10 +100,7 @@ void save_best(LiteRun& run, bool same_as_last) {
   CheckpointParts c;
   c.meta = best_checkpoint_meta(run.config.model.type, run.task.labels.size(), run.state,
                                 run.file_hashes, run.best.metrics, same_as_last);
-  if (!same_as_last) {
-    c.tensors["model"] = run.tables->views();
-    c.fills["model"]["embedding.weight"] = run.tables->fill();
-  }
+  if (!same_as_last) run.tables->add_to(c);
   write_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
 }
 
@@ -120,12 +111,13 @@ void write_last(LiteRun& run, const ShardedStream& stream, bool epoch_complete) 
   const std::string counters = run.state.rank_counters();
   const std::string data = epoch_complete ? "" : stream.save_state();
   CheckpointParts c;
-  c.meta = meta_of(run, run.state.epoch, run.state.step);
+  c.meta = checkpoint_meta(run.config.model.type, run.task.labels.size(), run.state.epoch,
+                           run.state.step);
+  c.meta["run_files"] = run.file_hashes;
   c.meta["world_size"] = 1;
   run.state.to_meta(c.meta, epoch_complete);
   task_counts_to_meta(run.task, c.meta);
-  c.tensors["model"] = run.tables->views();
-  c.fills["model"]["embedding.weight"] = run.tables->fill();
+  run.tables->add_to(c);
   c.blobs["state"] = counters;
   if (!epoch_complete) c.blobs["data"] = data;
   write_checkpoint(run_file(run.dir, kLastCheckpointFile), c);

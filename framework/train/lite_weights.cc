@@ -68,6 +68,11 @@ std::vector<TensorView> FastTextTables::views() const {
   return v;
 }
 
+void FastTextTables::add_to(CheckpointParts& checkpoint) const {
+  checkpoint.tensors["model"] = views();
+  checkpoint.fills["model"]["embedding.weight"] = fill_;
+}
+
 int64_t FastTextTables::bytes() const {
   return static_cast<int64_t>(sizeof(float)) * (rows_ * dim_ + classes_ * dim_ + classes_) +
          static_cast<int64_t>(sizeof(int64_t) * label_counts_.size());

@@ -43,16 +43,19 @@ class FastTextTables {
 
   // The fused step's view, updating these arrays.
   BagTables bag();
-  // The LibTorch model's named tensors, in its order ("embedding.weight", "output.weight",
-  // "output.bias", and hs's "label_counts"), over these arrays.
-  std::vector<TensorView> views() const;
+  // A checkpoint's "model" section over them (views()), the table written as its rows that differ
+  // from its fill (checkpoint_writer.h).
+  void add_to(CheckpointParts& checkpoint) const;
   // The bytes a checkpoint of them holds (what SavePolicy estimates a save from).
   int64_t bytes() const;
   bool all_finite() const;
-  // Reads the "model" section of the checkpoint at `path` (written by views()) back in.
+  // Reads the "model" section of the checkpoint at `path` (written by add_to) back in.
   void load(const std::string& path);
 
  private:
+  // The LibTorch model's named tensors, in its order ("embedding.weight", "output.weight",
+  // "output.bias", and hs's "label_counts"), over these arrays.
+  std::vector<TensorView> views() const;
   // The array a checkpoint's record (one of views()' names and shapes) is read into.
   float* target(const TensorRecordHead& head, const std::string& path);
 

@@ -38,11 +38,14 @@ using sift::cli::PredictArgs;
   std::_Exit(1);
 }
 
-// The parsed options, or nullptr (help, version or a usage error: sift-main's to print).
-std::unique_ptr<PredictArgs> parse(int argc, char** argv) {
-  auto args = std::make_unique<PredictArgs>();
+// The options of subcommand `name`, declared by `add` (predict_options.h, train_options.h),
+// or nullptr (help, version or a usage error: sift-main's to print).
+template <class Args>
+std::unique_ptr<Args> parse(int argc, char** argv, const char* name,
+                            void (*add)(CLI::App&, Args&)) {
+  auto args = std::make_unique<Args>();
   CLI::App app{"", "sift"};
-  sift::cli::add_predict_options(*app.add_subcommand("predict", ""), *args);
+  add(*app.add_subcommand(name, ""), *args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Error&) {
@@ -76,23 +79,10 @@ void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   std::cout.flush();
 }
 
-// The parsed train options, or nullptr (help, a usage error: sift-main's to print).
-std::unique_ptr<sift::cli::TrainArgs> parse_train(int argc, char** argv) {
-  auto args = std::make_unique<sift::cli::TrainArgs>();
-  CLI::App app{"", "sift"};
-  sift::cli::add_train_options(*app.add_subcommand("train", ""), *args);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Error&) {
-    return nullptr;
-  }
-  return args;
-}
-
 // `sift train CONFIG` when lite_refusal takes it; sift-main otherwise, and for any error
 // before the run folder is made (the config, the checks), which it reports as it always has.
 int train(int argc, char** argv) {
-  const std::unique_ptr<sift::cli::TrainArgs> args = parse_train(argc, argv);
+  const auto args = parse(argc, argv, "train", sift::cli::add_train_options);
   if (!args) hand_to_sift_main(argv, "not a train command sift-lite reads");
   if (!args->resume.empty()) hand_to_sift_main(argv, "--resume");
   sift::SiftConfig config;
@@ -121,7 +111,7 @@ int train(int argc, char** argv) {
 }
 
 int predict(int argc, char** argv) {
-  const std::unique_ptr<PredictArgs> args = parse(argc, argv);
+  const auto args = parse(argc, argv, "predict", sift::cli::add_predict_options);
   if (!args) hand_to_sift_main(argv, "not a predict command sift-lite reads");
   if (!args->quantized_engine.empty()) hand_to_sift_main(argv, "--quantized-engine");
   const bool run_folder = std::filesystem::is_directory(args->model);
