@@ -19,12 +19,8 @@ std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter&
   // Heads left by structured pruning (train.prune): sift export removes pruned ones.
   const int64_t heads = w.tensor(p + "attention.in_proj.weight").size(0) / (3 * head_dim);
   const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  const std::string normed =
-      fmt::format("torch.layer_norm(x, [{}], {}, {}, 1e-05)", config.dim,
-                  w.weight(p + "attention_norm.weight"), w.weight(p + "attention_norm.bias"));
-  const std::string ff_normed =
-      fmt::format("torch.layer_norm(h, [{}], {}, {}, 1e-05)", config.dim,
-                  w.weight(p + "ff_norm.weight"), w.weight(p + "ff_norm.bias"));
+  const std::string normed = w.layer_norm("x", p + "attention_norm", config.dim);
+  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim);
   return fmt::format(
       R"(
 def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
@@ -91,7 +87,7 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
 {prefix}    total = length + {first}
     x = x + {positions}.narrow(0, 0, total).unsqueeze(0)
     key_bias = torch.zeros([batch, 1, 1, total], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(key_valid).view(batch, 1, 1, total), float("-inf"))
-{blocks}    x = torch.layer_norm(x, [{dim}], {fnw}, {fnb}, 1e-05)
+{blocks}    x = {final_norm}
 {pooling}    return {out}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
@@ -102,8 +98,7 @@ def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
                      fmt::arg("xscale", script_number(std::sqrt(static_cast<double>(dim)))),
                      fmt::arg("prefix", prefix), fmt::arg("first", cls ? 1 : 0),
                      fmt::arg("positions", positions), fmt::arg("blocks", blocks),
-                     fmt::arg("fnw", w.weight("final_norm.weight")),
-                     fmt::arg("fnb", w.weight("final_norm.bias")),
+                     fmt::arg("final_norm", w.layer_norm("x", "final_norm", dim)),
                      fmt::arg("pooling", pooling(config.pooling)),
                      fmt::arg("out", w.output(w.linear("pooled", "output"))));
 }
