@@ -13,14 +13,14 @@
 # the timings, default 1), ENGINE (quantized engine for int8, default LibTorch's),
 # STEPS (optimizer steps of training for the sequence models, default 300), SINGLE
 # (batch-1 calls timed, default 1000), BATCHES (batches of 64 a pass, default 40), MODELS
-# (default "fasttext mlp textcnn rnn transformer"), KEEP_TMP=1 keeps the temporary
+# (default "fasttext mlp textcnn rnn transformer transformer_wide"), KEEP_TMP=1 keeps the temporary
 # folder, RUNS=DIR reuses the trained runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
 
 ENGINE=${ENGINE:-}
 STEPS=${STEPS:-300}
-read -r -a MODELS <<< "${MODELS:-fasttext mlp textcnn rnn transformer}"
+read -r -a MODELS <<< "${MODELS:-fasttext mlp textcnn rnn transformer transformer_wide}"
 NAME=dtype_bench.sh HELP_LINES=2,17p
 # shellcheck source=lib/latency_common.sh
 source "$(dirname "$0")/lib/latency_common.sh"
@@ -48,6 +48,11 @@ write_config textcnn "{type: textcnn, dim: 128, widths: [3, 4, 5], filters: 100,
 write_config rnn "{type: rnn, cell: lstm, dim: 128, hidden: 128, layers: 1, bidirectional: true, pooling: max, dropout: 0.3}" \
   "{epochs: 2, max_steps: $STEPS, batch_size: 32, loss_reduction: mean, optimizer: {type: adam, lr: 0.002}}"
 write_config transformer "{type: transformer, dim: 128, layers: 2, heads: 4, ff_dim: 256, positions: sinusoidal, max_positions: 128, pooling: mean, dropout: 0.1}" \
+  "{epochs: 1, max_steps: $STEPS, batch_size: 32, loss_reduction: mean, clip_norm: 1.0, optimizer: {type: adamw, lr: 0.0005, weight_decay: 0.01}, scheduler: {type: warmup_linear, warmup_ratio: 0.1}}"
+
+# The same Transformer four times as wide (dim 512, ff 2048): where its Linear layers, which
+# int8 and bf16 speed up, outweigh the attention (matmul, softmax), which they do not.
+write_config transformer_wide "{type: transformer, dim: 512, layers: 2, heads: 8, ff_dim: 2048, positions: sinusoidal, max_positions: 128, pooling: mean, dropout: 0.1}" \
   "{epochs: 1, max_steps: $STEPS, batch_size: 32, loss_reduction: mean, clip_norm: 1.0, optimizer: {type: adamw, lr: 0.0005, weight_decay: 0.01}, scheduler: {type: warmup_linear, warmup_ratio: 0.1}}"
 
 # --- texts: the AG test set as plain lines ---------------------------------------------

@@ -27,10 +27,13 @@ namespace sift {
 //        (fp32: layer_norm()); logits come back as fp32.
 enum class WeightFormat { fp32, int8, bf16 };
 
-// int8 Linear products of fewer multiply-adds run in fp32 (ScriptWriter::linear): at
-// oneDNN's measured 140 us a call and about 3x the fp32 speed beyond it, the int8 kernel
-// pays from about 10M multiply-adds (LibTorch 1.13, one thread).
+// int8 Linear products of fewer multiply-adds run in fp32 (ScriptWriter::linear): oneDNN's
+// int8 kernel (LibTorch 1.13, one thread) was slower than fp32 on 40 x 128 x 384
+// multiply-adds (85 against 39 us) and 2.9x faster on 40 x 512 x 2048 (240 against 704 us).
 inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
+// int8 Linear inputs of at most this many values get a quantization range the kernel has
+// seen before (ScriptWriter::linear; 128 tokens of 1,024 values).
+inline constexpr int64_t kInt8AnchorMaxValues = int64_t{1} << 17;
 
 // `sift export --quantize pq`: which of a model's tables its script stores product-
 // quantized (models that support it ask ScriptWriter::pq_request()).
