@@ -56,7 +56,10 @@ nlohmann::json measure(ModelBundle& b, const std::vector<std::string>& texts, si
   const auto batched = encode(b, texts, 64, batches);
   torch::NoGradGuard no_grad;
   // The TorchScript executor profiles and optimises its first calls: not timed.
-  for (int i = 0; i < 5; ++i) b.model->forward(single[i]), b.model->forward(batched[i]);
+  for (size_t i = 0; i < 5; ++i) {
+    b.model->forward(single[i % single.size()]);
+    b.model->forward(batched[i % batched.size()]);
+  }
   std::vector<double> us;
   for (const auto& input : single) {
     const auto start = Clock::now();
@@ -109,9 +112,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (model.empty() || texts_path.empty()) {
+  if (model.empty() || texts_path.empty() || singles == 0 || batches == 0) {
     std::cerr << "usage: sift-latency-bench --model FILE.pt --texts FILE [--threads N] "
-                 "[--blas-threads N] [--engine E]\n";
+                 "[--blas-threads N] [--engine E] [--single N>0] [--batches N>0]\n";
     return 2;
   }
   try {

@@ -41,8 +41,8 @@ def main():
     forward = model.module.forward
     with torch.no_grad():
         for i in range(5):  # the TorchScript executor profiles its first calls
-            forward(*single[i])
-            forward(*batched[i])
+            forward(*single[i % len(single)])
+            forward(*batched[i % len(batched)])
         us = []
         for inputs in single:
             start = time.perf_counter()
