@@ -249,7 +249,8 @@ std::string int8_call(const std::string& x, const std::string& attr, int64_t in,
       "            return {5}\n"
       "        rows = {0}.reshape(-1, {2})\n"
       "        low, high = torch.aminmax(rows)\n"
-      "        top = torch.exp2(torch.ceil(torch.log2(torch.maximum(high, -low).clamp_min(1e-30)) * 4.0) * 0.25)\n"
+      "        bound = torch.maximum(high, -low).clamp_min(1e-30)\n"
+      "        top = torch.exp2(torch.ceil(torch.log2(bound) * 4.0) * 0.25)\n"
       "        anchor = rows.new_zeros([1, {2}])\n"
       "        anchor[0, 0] = top\n"
       "        anchor[0, 1] = -top\n"
@@ -289,12 +290,12 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
   return fmt::format("self.{}({})", method, x);
 }
 
-std::string ScriptWriter::layer_norm(const std::string& x, const std::string& prefix,
-                                     int64_t dim) {
+std::string ScriptWriter::layer_norm(const std::string& x, const std::string& prefix, int64_t dim) {
   const std::string w = weight(prefix + ".weight"), b = weight(prefix + ".bias");
   if (format_ == WeightFormat::bf16) {
-    return fmt::format("torch.layer_norm({0}.float(), [{1}], {2}.float(), {3}.float(), 1e-05).to({0}.dtype)",
-                       x, dim, w, b);
+    return fmt::format(
+        "torch.layer_norm({0}.float(), [{1}], {2}.float(), {3}.float(), 1e-05).to({0}.dtype)", x,
+        dim, w, b);
   }
   return fmt::format("torch.layer_norm({}, [{}], {}, {}, 1e-05)", x, dim, w, b);
 }
