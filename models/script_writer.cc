@@ -237,7 +237,7 @@ namespace {
 // their range rounded up to one of four steps an octave and given to the kernel by one
 // extra row [top, -top, 0...], and the primitives come from the cache: on 40 x 512 x 2048
 // multiply-adds a call took 240 us against 439 (fp32 704), and the wide Transformer's
-// batch-1 p50 went from 4.5-5.3 to 3.5-3.7 ms. On batches of 64 the copy costs what the
+// batch-1 p50 went from 4.5-7.1 to 3.5-4.8 ms (four alternating pairs). On batches of 64 the copy costs what the
 // cache saves (no change beyond the noise), so larger inputs go to the kernel as they are.
 // The rounding costs at most a fifth of the input's resolution (relative error of the
 // output 0.015 against 0.013). The range stays symmetric, [-top, top], so its zero point
