@@ -237,13 +237,13 @@ namespace {
 // their range rounded up to one of four steps an octave and given to the kernel by one
 // extra row [top, -top, 0...], and the primitives come from the cache: on 40 x 512 x 2048
 // multiply-adds a call took 240 us against 439 (fp32 704), and the wide Transformer's
-// batch-1 p50 went from 4.5-7.1 to 3.5-4.8 ms (four alternating pairs). On batches of 64 the copy costs what the
-// cache saves (no change beyond the noise), so larger inputs go to the kernel as they are.
-// The rounding costs at most a fifth of the input's resolution (relative error of the
-// output 0.015 against 0.013). The range stays symmetric, [-top, top], so its zero point
-// follows from its scale: with the two ends rounded apart, LibTorch 1.13's onednn kernel
-// returned wrong outputs for a scale it had seen with another zero point (324 of 4,000
-// mixed calls off by more than 5%, none with the symmetric range;
+// batch-1 p50 went from 4.5-7.1 to 3.5-4.8 ms (four alternating pairs). On batches of 64
+// the copy costs what the cache saves (no change beyond the noise), so larger inputs go to
+// the kernel as they are. The rounding costs at most a fifth of the input's resolution
+// (relative error of the output 0.015 against 0.013). The range stays symmetric, [-top, top], so
+// its zero point follows from its scale: with the two ends rounded apart, LibTorch 1.13's onednn
+// kernel returned wrong outputs for a scale it had seen with another zero point (324 of 4,000 mixed
+// calls off by more than 5%, none with the symmetric range;
 // ExportInt8.ManyCallsOfVariedShapeStayCloseToFp32 fails on that variant).
 std::string int8_call(const std::string& x, const std::string& attr, int64_t in, int64_t out) {
   const std::string plain = fmt::format("quantized.linear_dynamic({}, self.{})", x, attr);
