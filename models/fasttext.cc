@@ -20,18 +20,12 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
   embedding_ = register_module("embedding", make_bag_table(config, shape, fill));
   remember_fill("embedding.weight", fill);
   // hs: one row per internal node of the tree, labels - 1.
-  if (loss_ == Loss::hs && shape.num_classes < 2) {
-    throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})",
-                            shape.num_classes));
-  }
-  const int64_t rows = loss_ == Loss::hs ? shape.num_classes - 1 : shape.num_classes;
+  const int64_t rows = fasttext_output_rows(loss_, shape.num_classes);
   output_ = register_module("output", torch::nn::Linear(config.dim, rows));
   if (loss_ == Loss::hs || loss_ == Loss::ns) {
-    auto counts = torch::zeros({shape.num_classes}, torch::kInt64);
-    for (size_t i = 0; i < shape.label_counts.size() && i < size_t(shape.num_classes); ++i) {
-      counts[static_cast<int64_t>(i)] = static_cast<int64_t>(shape.label_counts[i]);
-    }
-    label_counts_ = register_buffer("label_counts", counts);
+    label_counts_ = register_buffer(
+        "label_counts",
+        torch::tensor(label_counts_of(shape.label_counts, shape.num_classes), torch::kInt64));
   }
   torch::NoGradGuard no_grad;
   output_->weight.zero_();

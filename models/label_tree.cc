@@ -40,6 +40,22 @@ void merge(const std::vector<int64_t>& sorted, LabelTree& t) {
 
 }  // namespace
 
+int64_t fasttext_output_rows(Loss loss, int64_t labels) {
+  if (loss != Loss::hs) return labels;
+  if (labels < 2) {
+    throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})", labels));
+  }
+  return labels - 1;
+}
+
+std::vector<int64_t> label_counts_of(const std::vector<uint64_t>& counts, int64_t labels) {
+  std::vector<int64_t> out(static_cast<size_t>(labels), 0);
+  for (size_t i = 0; i < counts.size() && i < out.size(); ++i) {
+    out[i] = static_cast<int64_t>(counts[i]);
+  }
+  return out;
+}
+
 LabelTree build_label_tree(const std::vector<int64_t>& counts) {
   const int64_t n = static_cast<int64_t>(counts.size());
   if (n < 2) throw Error(fmt::format("train.loss hs: a tree needs at least two labels ({})", n));

@@ -7,7 +7,18 @@
 #include <utility>
 #include <vector>
 
+#include "config/enums.h"
+
 namespace sift {
+
+// The rows of the fastText model's output layer for `labels` labels: one per label, or
+// with train.loss hs one per internal node of the tree (labels - 1), which needs at least
+// two labels (an error says so otherwise).
+int64_t fasttext_output_rows(Loss loss, int64_t labels);
+
+// The tree's (and the negative sampler's) counts: the training counts of labels 0 ..
+// labels - 1, zero for those past `counts`.
+std::vector<int64_t> label_counts_of(const std::vector<uint64_t>& counts, int64_t labels);
 
 // A binary tree with one leaf per label and labels - 1 internal nodes. Node ids: leaf i is
 // label i; internal node labels + r is row r of the output matrix (the root, last, is

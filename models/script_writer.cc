@@ -282,14 +282,14 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
     // unpacked from the same object: at 40 x 128 x 384 multiply-adds oneDNN's int8 kernel
     // took 85 us against 39 us in fp32 (LibTorch 1.13, one thread), so only products of at
     // least int8_min_macs_ multiply-adds use it.
+    const int64_t in = tensor(dotted + "weight").size(1), out = tensor(dotted + "weight").size(0);
     methods_ += fmt::format(
         "\ndef {0}(self, x: Tensor) -> Tensor:\n"
         "    if x.numel() * {1} >= {2}:\n"
         "{3}"
         "    return torch.linear(x, quantized.linear_unpack(self.{4})[0].dequantize(), {5})\n",
-        method, tensor(dotted + "weight").size(0), int8_min_macs_,
-        int8_call("x", attr, tensor(dotted + "weight").size(1), tensor(dotted + "weight").size(0)),
-        attr, bias ? weight(dotted + "bias") : "None");
+        method, out, int8_min_macs_, int8_call("x", attr, in, out), attr,
+        bias ? weight(dotted + "bias") : "None");
   }
   return fmt::format("self.{}({})", method, x);
 }

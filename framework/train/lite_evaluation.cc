@@ -20,18 +20,20 @@ void mean_of(const FastTextTables& w, const RawBatch& batch, int64_t i,
   }
 }
 
-// Every output row's score over `hidden` (up to float rounding: the sums run in another
+// Output row `row`'s score over `hidden` (up to float rounding: the sums run in another
 // order than LibTorch's).
+float row_score(const FastTextTables& w, int64_t row, const std::vector<float>& hidden) {
+  const float* r = w.output() + row * w.dim();
+  float z = w.bias()[row];
+  for (int64_t d = 0; d < w.dim(); ++d) z += r[d] * hidden[d];
+  return z;
+}
+
+// Every output row's score over `hidden`.
 void scores_of(const FastTextTables& w, const std::vector<float>& hidden,
                std::vector<float>& scores) {
-  const int64_t dim = w.dim();
   scores.resize(static_cast<size_t>(w.classes()));
-  for (int64_t c = 0; c < w.classes(); ++c) {
-    const float* row = w.output() + c * dim;
-    float z = w.bias()[c];
-    for (int64_t d = 0; d < dim; ++d) z += row[d] * hidden[d];
-    scores[c] = z;
-  }
+  for (int64_t c = 0; c < w.classes(); ++c) scores[c] = row_score(w, c, hidden);
 }
 
 // Example i's prediction, its probability and its loss, from `scores` (hidden: the mean of
@@ -71,13 +73,7 @@ Scored ova_scored(const std::vector<float>& scores, int64_t label) {
 // hs: the most probable label by fastText's tree search, and the binary losses along the
 // label's path (FastTextImpl::top_k, example_losses).
 Scored hs_scored(const FastTextTables& w, const std::vector<float>& hidden, int64_t label) {
-  const int64_t dim = w.dim();
-  auto score = [&](int64_t row) {
-    const float* r = w.output() + row * dim;
-    float z = w.bias()[row];
-    for (int64_t d = 0; d < dim; ++d) z += r[d] * hidden[d];
-    return double(z);
-  };
+  auto score = [&](int64_t row) { return double(row_score(w, row, hidden)); };
   const auto best = tree_top_k(w.tree(), score, 1, 0.0);
   Scored s;
   if (!best.empty()) s = {best[0].second, std::exp(best[0].first), 0.0};

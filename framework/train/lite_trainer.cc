@@ -351,15 +351,8 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
     if (!run_epoch(run, loop, progress)) break;
   }
   progress.finish_line();
-  if (loop.stopped) {
-    progress.log(fmt::format("stopped early: no improvement of valid {} in {} validations",
-                             to_string(t.best_metric), t.patience));
-  }
-  if (run.state.skipped_batches > 0) {
-    progress.log(
-        fmt::format("skipped {} batches with a non-finite loss or gradient "
-                    "(train.on_nonfinite: skip_batch)",
-                    run.state.skipped_batches));
+  for (const auto& line : ending_lines(t, loop.stopped, run.state.skipped_batches)) {
+    progress.log(line);
   }
   nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
   // Hogwild threads read for themselves, one reader each (hogwild.cc).

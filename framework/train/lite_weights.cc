@@ -23,20 +23,14 @@ FastTextTables::FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64
                                const std::vector<uint64_t>& label_counts)
     : rows_(rows),
       labels_(labels),
-      classes_(loss == Loss::hs ? labels - 1 : labels),
+      classes_(fasttext_output_rows(loss, labels)),
       dim_(dim),
       loss_(loss),
       embedding_(new float[static_cast<size_t>(rows * dim)]),
       output_(static_cast<size_t>(classes_ * dim), 0.0f),
       bias_(static_cast<size_t>(classes_), 0.0f) {
-  if (loss == Loss::hs && labels < 2) {  // as models/fasttext.cc refuses it
-    throw Error(fmt::format("train.loss: hs needs at least two labels (the data has {})", labels));
-  }
-  if (loss == Loss::hs) {  // models/fasttext.cc: the counts of labels 0 .. labels - 1
-    label_counts_.assign(static_cast<size_t>(labels), 0);
-    for (size_t i = 0; i < label_counts.size() && i < label_counts_.size(); ++i) {
-      label_counts_[i] = static_cast<int64_t>(label_counts[i]);
-    }
+  if (loss == Loss::hs) {  // models/fasttext.cc's buffer and tree
+    label_counts_ = label_counts_of(label_counts, labels);
     tree_ = build_label_tree(label_counts_);
   }
   const double bound = 1.0 / static_cast<double>(dim);  // models/embeddings.cc make_bag_table
