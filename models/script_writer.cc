@@ -242,8 +242,8 @@ namespace {
 // the kernel as they are. The rounding costs at most a fifth of the input's resolution
 // (relative error of the output 0.015 against 0.013). The range stays symmetric, [-top, top], so
 // its zero point follows from its scale: with the two ends rounded apart, LibTorch 1.13's onednn
-// kernel returned wrong outputs for a scale it had seen with another zero point (324 of 4,000 mixed
-// calls off by more than 5%, none with the symmetric range;
+// kernel returned wrong outputs for a scale it had seen with another zero point (324 and 351 of
+// 4,000 mixed calls off by more than 5%, none with the symmetric range;
 // ExportInt8.ManyCallsOfVariedShapeStayCloseToFp32 fails on that variant).
 std::string int8_call(const std::string& x, const std::string& attr, int64_t in, int64_t out) {
   const std::string plain = fmt::format("quantized.linear_dynamic({}, self.{})", x, attr);
@@ -280,7 +280,7 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
     module_.register_attribute(attr, packed.type(), packed);
     // Small products (batch 1, fastText's output layer) run in fp32 on the weights
     // unpacked from the same object: at 40 x 128 x 384 multiply-adds oneDNN's int8 kernel
-    // took 85 us against 39 us in fp32 (LibTorch 1.13, one thread), so only products of at
+    // took 68-85 us against 36-39 us in fp32 (LibTorch 1.13, one thread), so only products of at
     // least int8_min_macs_ multiply-adds use it.
     const int64_t in = tensor(dotted + "weight").size(1), out = tensor(dotted + "weight").size(0);
     methods_ += fmt::format(

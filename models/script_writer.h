@@ -29,7 +29,8 @@ enum class WeightFormat { fp32, int8, bf16 };
 
 // int8 Linear products of fewer multiply-adds run in fp32 (ScriptWriter::linear): oneDNN's
 // int8 kernel (LibTorch 1.13, one thread) was slower than fp32 on 40 x 128 x 384
-// multiply-adds (85 against 39 us) and 2.9x faster on 40 x 512 x 2048 (240 against 704 us).
+// multiply-adds (68-85 against 36-39 us) and 2.8x faster on 40 x 512 x 2048 (240 against
+// 669-704 us; bench/python/int8_linear_calls.py).
 inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
 // int8 Linear inputs of at most this many values get a quantization range the kernel has
 // seen before (ScriptWriter::linear; 128 tokens of 1,024 values).
