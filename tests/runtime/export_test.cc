@@ -349,7 +349,8 @@ TEST(ExportInt8, ManyCallsOfVariedShapeStayCloseToFp32) {
   const torch::Tensor large_expected = logits_of(trained, large);
   for (size_t call = 0; call < 240; ++call) {
     std::vector<std::string> group;
-    for (size_t i = 0; i <= call % 4; ++i) group.push_back(texts[(call * 7 + i * 13) % texts.size()]);
+    for (size_t i = 0; i <= call % 4; ++i)
+      group.push_back(texts[(call * 7 + i * 13) % texts.size()]);
     const torch::Tensor expected = logits_of(trained, group);
     const double scale = expected.abs().max().item<double>();
     ASSERT_LT(max_diff(logits_of(loaded, group), expected), kInt8Tolerance * scale)
