@@ -15,6 +15,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/open_for_writing.h"
 #include "datasets/labels.h"
 #include "datasets/text_encoder.h"
 #include "datasets/vocab.h"
@@ -219,7 +220,7 @@ void run_import(const ImportArgs& a) {
   if (fs::exists(fs::path(a.out) / kBestCheckpointFile) && !a.force) {
     throw Error(fmt::format("{} already holds a model; give --force to replace it", a.out));
   }
-  fs::create_directories(a.out);
+  check_own_folder(a.out, "--out", /*create=*/true);
   SiftConfig config = load_config("");
   const std::vector<std::string> overrides = {
       "model.type=fasttext",

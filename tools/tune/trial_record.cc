@@ -10,7 +10,8 @@
 namespace sift {
 namespace {
 
-const std::vector<std::string> kStatusNames = {"finished", "pruned", "budget", "failed"};
+const std::vector<std::string> kStatusNames = {"finished", "pruned", "budget", "failed",
+                                                "interrupted"};
 const std::vector<std::string> kFixedColumns = {"trial",   "status",  "metric",
                                                 "epochs",  "best_epoch", "seconds",
                                                 "started", "model_bytes"};

@@ -9,8 +9,9 @@
 
 namespace sift {
 
-// Why a trial ended.
-enum class TrialStatus { finished, pruned, budget, failed };
+// Why a trial ended. interrupted: `sift tune` was stopped (SIGTERM/SIGINT) while it ran; it
+// saved its last.ckpt, and `sift tune --resume` continues it from there.
+enum class TrialStatus { finished, pruned, budget, failed, interrupted };
 std::string to_string(TrialStatus status);
 
 struct TrialRecord {
