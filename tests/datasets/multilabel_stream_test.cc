@@ -64,7 +64,7 @@ class MultiLabelStream : public ::testing::Test {
   static constexpr int kRecords = 60;
   std::string dir_, path_;
   std::unique_ptr<TextEncoder> encoder_;
-  LabelSet labels_{std::vector<std::string>{"a", "b", "c"}};
+  LabelSet labels_{std::vector<std::string>{"a", "b", "c"}, "test"};
 };
 
 TEST_F(MultiLabelStream, BatchesCarryEveryLabelOfEachRecord) {

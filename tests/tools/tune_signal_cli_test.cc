@@ -26,17 +26,16 @@ using testing::write_file;
 
 const std::string kSource = SIFT_SOURCE_DIR;
 
-// TREC with `epochs` epochs of a validation each: a trial of many epochs runs until stopped.
-std::string tune_config(const std::string& dir, int64_t epochs) {
+// TREC with a validation at every epoch's end; the search's --set train.epochs=N fixes the
+// epochs (a trial of many epochs runs until stopped).
+std::string tune_config(const std::string& dir) {
   const std::string path = dir + "/trec.yaml";
   write_file(path, "run: {dir: " + dir + "/runs, threads: 1, seed: 3}\ndata:\n  train: {path: " +
                        kSource +
                        "/tests/data/trec/TREC.train.sample}\n"
                        "  format: label_first\n  encoding: latin-1\n  valid_split: 0.2\n"
                        "  workers: 1\nmodel: {type: fasttext, dim: 10, buckets: 10000}\n"
-                       "train: {epochs: " +
-                       std::to_string(epochs) +
-                       ", batch_size: 16}\ntune:\n  model.dim: {int: [5, 20]}\n");
+                       "train: {batch_size: 16}\ntune:\n  model.dim: {int: [5, 20]}\n");
   return path;
 }
 
@@ -74,8 +73,8 @@ TEST(TuneSignals, SigtermStopsTheRunningTrialRecordsItAndResumeContinuesIt) {
   const std::string out = dir + "/t";
   const std::string trial = out + "/trials/trial-000";
   const pid_t tune = testing::start_sift(
-      dir, {"tune", tune_config(dir, 1000000), "--budget", "10m", "--trials", "1", "--no-refit",
-            "--out", out});
+      dir, {"tune", tune_config(dir), "--set", "train.epochs=1000000", "--budget", "10m", "--trials",
+            "1", "--no-refit", "--out", out});
   ASSERT_GE(wait_for_lines(trial + "/metrics.jsonl", 3), 3) << slurp(dir + "/err");
   ASSERT_EQ(::kill(tune, SIGTERM), 0);
   EXPECT_EQ(testing::wait_for(tune), 128 + SIGTERM);
@@ -107,8 +106,10 @@ TEST(TuneSignals, SigtermStopsTheRunningTrialRecordsItAndResumeContinuesIt) {
 TEST(TuneSignals, ResumeNeverDeletesATrialFolderWhoseLockIsHeld) {
   const std::string dir = testing::make_temp_dir("tune_lock");
   const std::string out = dir + "/t";
-  ASSERT_EQ(testing::run_sift("tune " + quote(tune_config(dir, 2)) +
-                                  " --budget 10m --trials 1 --no-refit --out " + quote(out),
+  ASSERT_EQ(testing::run_sift("tune " + quote(tune_config(dir)) +
+                                  " --set train.epochs=2 --budget 10m --trials 1 --no-refit "
+                                  "--out " +
+                                  quote(out),
                               dir)
                 .status,
             0);

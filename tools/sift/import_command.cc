@@ -216,6 +216,8 @@ void run_import(const ImportArgs& a) {
     output = output.narrow(0, 0, nlabels - 1).contiguous();
   }
 
+  const LabelSet label_set(labels, a.model);  // checked before anything is written
+
   // The run folder.
   if (fs::exists(fs::path(a.out) / kBestCheckpointFile) && !a.force) {
     throw Error(fmt::format("{} already holds a model; give --force to replace it", a.out));
@@ -242,7 +244,7 @@ void run_import(const ImportArgs& a) {
   if (args.loss == kLossNs) apply_override(config, fmt::format("train.neg={}", args.neg));
   check_options(config);
   write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
-  LabelSet(labels).save(run_file(a.out, kLabelsFile));
+  label_set.save(run_file(a.out, kLabelsFile));
   vocab.save(run_file(a.out, kVocabFile));
   Checkpoint c;
   c.meta = checkpoint_meta("fasttext", nlabels, 0, 0);

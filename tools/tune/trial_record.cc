@@ -78,6 +78,8 @@ TrialRecord parse_record(const std::vector<std::string>& header,
 
 }  // namespace
 
+const std::vector<std::string>& trial_status_names() { return kStatusNames; }
+
 std::string to_string(TrialStatus status) { return kStatusNames[static_cast<size_t>(status)]; }
 
 void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& records,

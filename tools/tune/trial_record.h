@@ -13,6 +13,8 @@ namespace sift {
 // saved its last.ckpt, and `sift tune --resume` continues it from there.
 enum class TrialStatus { finished, pruned, budget, failed, interrupted };
 std::string to_string(TrialStatus status);
+// Every status's name, in TrialStatus order.
+const std::vector<std::string>& trial_status_names();
 
 struct TrialRecord {
   int64_t number = 0;

@@ -31,13 +31,13 @@ std::vector<Point> validations(const TrialRecord& r, const std::string& field) {
   return out;
 }
 
-const std::vector<std::string> kStatuses = {"finished", "pruned", "budget", "failed"};
+const std::vector<std::string>& kStatuses = trial_status_names();
 
-// finished blue, pruned orange, budget purple, failed red.
+// finished blue, pruned orange, budget purple, failed red, interrupted brown.
 const char* status_color(const std::string& status) {
   const size_t i = std::find(kStatuses.begin(), kStatuses.end(), status) - kStatuses.begin();
-  constexpr std::array<size_t, 4> kIndex = {0, 3, 4, 1};
-  return kColors[kIndex[std::min<size_t>(i, 3)]];
+  constexpr std::array<size_t, 5> kIndex = {0, 3, 4, 1, 5};
+  return kColors[kIndex[std::min<size_t>(i, kIndex.size() - 1)]];
 }
 
 // One set of dots per trial status, in TrialStatus order.
