@@ -61,8 +61,9 @@ LabelSet::LabelSet(std::vector<std::string> names, const std::string& origin) {
     if (n.empty()) throw Error(fmt::format("{}: a label is empty", origin));
     if (has_control_byte(n)) throw Error(control_byte_label_message(origin, n));
     if (n.back() == ' ') {
-      throw Error(fmt::format("{}: the label '{}' ends with a space, which labels.txt does not keep",
-                              origin, printable(n)));
+      throw Error(
+          fmt::format("{}: the label '{}' ends with a space, which labels.txt does not keep",
+                      origin, printable(n)));
     }
     if (ids_.count(n)) {
       throw Error(fmt::format("{}: the label '{}' is listed twice", origin, printable(n)));

@@ -165,7 +165,7 @@ bool epoch_end_saves(LiteRun& run, LiteLoop& loop, Progress& progress) {
   const bool saves = loop.saves.saves_at_epoch_end(trained);
   if (!saves && run.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
     loop.skipped_save_said = true;
-    progress.log(unsaved_epoch_end(loop.saves.save_seconds(), trained));
+    progress.log_to_file_only(unsaved_epoch_end(loop.saves.save_seconds(), trained));
   }
   return saves;
 }
@@ -247,12 +247,27 @@ bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
   return stream.next(batch);
 }
 
+// trainer.cc's next_batch_or_save: a data error saves last.ckpt first.
+bool next_batch_or_save(LiteRun& run, LiteLoop& loop, RawBatch& batch) {
+  try {
+    return next_batch(run, *loop.batches, batch);
+  } catch (const Error& e) {
+    bool saved = true;
+    try {
+      save(run, loop, false);
+    } catch (const Error&) {
+      saved = false;
+    }
+    throw data_error_at(e.what(), saved, run.state.step, run.state.epoch, run.dir);
+  }
+}
+
 // trainer.cc's run_steps on the fast path. Returns whether data remains.
 bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
   TrainingState& s = run.state;
   RawBatch batch;
   bool more = true;
-  while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
+  while (s.step < loop.step_limit && (more = next_batch_or_save(run, loop, batch))) {
     const double lr = scheduled_lr(run.train, s.step, loop.total_steps);
     const double loss = fused_step(run, batch, lr);
     run.step_log.count(batch.size(), static_cast<int64_t>(batch.ids.size()), loss);

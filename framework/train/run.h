@@ -59,6 +59,7 @@ struct Run {
   std::string dir;
   std::unique_ptr<RunFolderLock> lock;  // rank 0's, on the run folder it writes
   nlohmann::json file_hashes;           // run_file_hashes, recorded in every checkpoint (rank 0)
+  std::vector<std::string> data_changed_on_resume;  // keys --allow-data-change let through
   Task task;
   Classifier model{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;
@@ -67,7 +68,7 @@ struct Run {
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
   torch::Device device{torch::kCPU};
-  std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
+  std::shared_ptr<Teacher> teacher;      // train.distill.teacher (null: no distillation)
   std::vector<TransferStream> transfer;  // train.distill.unlabeled, augment (empty: none)
   // Resume: the transfer streams' positions last.ckpt holds, by name (restore_last).
   std::map<std::string, std::string> transfer_states;

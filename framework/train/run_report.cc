@@ -77,4 +77,18 @@ Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
       signal_number);
 }
 
+Error data_error_at(const std::string& what, bool saved, int64_t step, int64_t epoch,
+                    const std::string& run_dir) {
+  if (!saved) {
+    return Error(
+        fmt::format("{}; step {} (epoch {}) could not be saved; once the data is fixed, "
+                    "sift train --resume {} goes on from the last save",
+                    what, step, epoch, run_dir));
+  }
+  return Error(
+      fmt::format("{}; {} saved at step {} (epoch {}); once the data is fixed, go on "
+                  "with: sift train --resume {}",
+                  what, run_file(run_dir, kLastCheckpointFile), step, epoch, run_dir));
+}
+
 }  // namespace sift

@@ -36,4 +36,11 @@ std::vector<std::string> ending_lines(const TrainConfig& t, bool stopped_early,
 Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
                            const std::string& run_dir);
 
+// A data error (a shard changed or gone, a bad record) that stopped training after
+// last.ckpt was saved where the run stood, as a SIGTERM saves: `what` and how to go on
+// once the data is fixed. `saved` false: the step could not be saved (inside an
+// accumulation, or Hogwild threads), and the message says what was.
+Error data_error_at(const std::string& what, bool saved, int64_t step, int64_t epoch,
+                    const std::string& run_dir);
+
 }  // namespace sift

@@ -41,8 +41,9 @@ TEST(OpenForWriting, AHardLinkAFifoOrAFolderAtTheNameIsRefused) {
   const std::string dir = testing::make_temp_dir("sift_open");
   write_file(dir + "/victim", "the user's file\n");
   fs::create_hard_link(dir + "/victim", dir + "/metrics.jsonl");
-  EXPECT_CONTAINS(testing::error_of([&] { open_for_writing(dir + "/metrics.jsonl", WriteMode::truncate); }),
-                  "hard links");
+  EXPECT_CONTAINS(
+      testing::error_of([&] { open_for_writing(dir + "/metrics.jsonl", WriteMode::truncate); }),
+      "hard links");
   EXPECT_EQ(slurp(dir + "/victim"), "the user's file\n");
   ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0644), 0);
   // Without a reader: refused at once instead of waiting for one.
@@ -64,11 +65,12 @@ TEST(OpenForWriting, AppendsAndTruncatesAPlainFile) {
   EXPECT_EQ(slurp(dir + "/metrics.jsonl"), "new\n");
   struct stat st {};
   ASSERT_EQ(::stat((dir + "/metrics.jsonl").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644 & ~[] {
-    const mode_t m = ::umask(0);
-    ::umask(m);
-    return m;
-  }());
+  EXPECT_EQ(
+      st.st_mode & 0777, 0644 & ~[] {
+        const mode_t m = ::umask(0);
+        ::umask(m);
+        return m;
+      }());
 }
 
 TEST(OwnFolder, AFolderThatIsASymlinkIsRefusedNamingTheKey) {

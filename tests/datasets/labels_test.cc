@@ -65,19 +65,27 @@ namespace labels_test {
 // Issue #42: `--set 'data.labels=["a\nb",ham,spam]'` trained and wrote 4 lines to labels.txt
 // for 3 labels; every origin of a label set is checked the same way, naming it.
 TEST(LabelSet, EveryOriginRefusesControlCharactersDuplicatesAndEmptyNamesNamingTheKey) {
-  EXPECT_EQ(error_of([] { LabelSet::from_option({"a\nb", "ham", "spam"}); }),
+  EXPECT_EQ(error_of([] {
+              LabelSet::from_option({"a\nb", "ham", "spam"});
+            }),
             "data.labels: the label 'a\\nb' holds a control character (newline, tab, NUL, ...); "
             "labels are stored one per line in labels.txt and must not");
-  EXPECT_EQ(error_of([] { LabelSet::from_option({"ham", "spam", "ham"}); }),
+  EXPECT_EQ(error_of([] {
+              LabelSet::from_option({"ham", "spam", "ham"});
+            }),
             "data.labels: the label 'ham' is listed twice");
   EXPECT_EQ(error_of([] { LabelSet::from_option({"ham", ""}); }), "data.labels: a label is empty");
-  EXPECT_CONTAINS(error_of([] { LabelSet::from_option({"ham ", "spam"}); }),
+  EXPECT_CONTAINS(error_of([] {
+                    LabelSet::from_option({"ham ", "spam"});
+                  }),
                   "data.labels: the label 'ham ' ends with a space");
   const std::string file = make_temp_dir("sift_labels") + "/labels.list";
   sift::testing::write_file(file, "ham\ta\nspam\n");
   EXPECT_CONTAINS(error_of([&] { LabelSet::from_option({file}); }),
                   "data.labels: " + file + ": the label 'ham\\ta'");
-  EXPECT_CONTAINS(error_of([] { LabelSet(Names{"x", "x"}, "model.bin"); }),
+  EXPECT_CONTAINS(error_of([] {
+                    LabelSet(Names{"x", "x"}, "model.bin");
+                  }),
                   "model.bin: the label 'x' is listed twice");
 }
 

@@ -53,11 +53,11 @@ TEST_F(InputLimits, PredictRefusesALineOverTheCapInBothPrograms) {
   for (const std::string env : {"SIFT_LITE_WHY=1", "SIFT_LITE=0"}) {
     SCOPED_TRACE(env);
     const auto r = sift("predict --model " + quote(dir_ + "/r"), env, input);
-    EXPECT_TRUE(testing::CleanSiftError(r, {"standard input:2", "more than 1048576 bytes",
-                                            "--max-line-bytes"}));
+    EXPECT_TRUE(testing::CleanSiftError(
+        r, {"standard input:2", "more than 1048576 bytes", "--max-line-bytes"}));
     // A cap that the line fits: every line predicted.
-    const auto ok = sift("predict --max-line-bytes 4000000 --model " + quote(dir_ + "/r"), env,
-                         input);
+    const auto ok =
+        sift("predict --max-line-bytes 4000000 --model " + quote(dir_ + "/r"), env, input);
     EXPECT_EQ(ok.status, 0) << ok.err;
     EXPECT_EQ(testing::lines_of(ok.out).size(), 3u);
   }

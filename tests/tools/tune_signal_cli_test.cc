@@ -30,8 +30,8 @@ const std::string kSource = SIFT_SOURCE_DIR;
 // epochs (a trial of many epochs runs until stopped).
 std::string tune_config(const std::string& dir) {
   const std::string path = dir + "/trec.yaml";
-  write_file(path, "run: {dir: " + dir + "/runs, threads: 1, seed: 3}\ndata:\n  train: {path: " +
-                       kSource +
+  write_file(path, "run: {dir: " + dir +
+                       "/runs, threads: 1, seed: 3}\ndata:\n  train: {path: " + kSource +
                        "/tests/data/trec/TREC.train.sample}\n"
                        "  format: label_first\n  encoding: latin-1\n  valid_split: 0.2\n"
                        "  workers: 1\nmodel: {type: fasttext, dim: 10, buckets: 10000}\n"
@@ -73,8 +73,8 @@ TEST(TuneSignals, SigtermStopsTheRunningTrialRecordsItAndResumeContinuesIt) {
   const std::string out = dir + "/t";
   const std::string trial = out + "/trials/trial-000";
   const pid_t tune = testing::start_sift(
-      dir, {"tune", tune_config(dir), "--set", "train.epochs=1000000", "--budget", "10m", "--trials",
-            "1", "--no-refit", "--out", out});
+      dir, {"tune", tune_config(dir), "--set", "train.epochs=1000000", "--budget", "10m",
+            "--trials", "1", "--no-refit", "--quiet", "--out", out});
   ASSERT_GE(wait_for_lines(trial + "/metrics.jsonl", 3), 3) << slurp(dir + "/err");
   ASSERT_EQ(::kill(tune, SIGTERM), 0);
   EXPECT_EQ(testing::wait_for(tune), 128 + SIGTERM);
@@ -92,11 +92,12 @@ TEST(TuneSignals, SigtermStopsTheRunningTrialRecordsItAndResumeContinuesIt) {
   const auto before = epochs_of(trial + "/metrics.jsonl");
 
   // Resumed, the trial goes on from its last.ckpt (the epochs only rise), in one writer.
-  const pid_t again = testing::start_sift(dir, {"tune", "--resume", out});
+  const pid_t again = testing::start_sift(dir, {"tune", "--resume", out, "--quiet"});
   wait_for_lines(trial + "/metrics.jsonl", static_cast<int64_t>(before.size()) + 3);
   ASSERT_EQ(::kill(again, SIGINT), 0);
   EXPECT_EQ(testing::wait_for(again), 128 + SIGINT);
-  EXPECT_NE(slurp(dir + "/out").find("trial 0 resumed"), std::string::npos) << slurp(dir + "/out");
+  EXPECT_NE(slurp(out + "/tune.log").find("trial 0 resumed"), std::string::npos)
+      << slurp(out + "/tune.log");
   const auto after = epochs_of(trial + "/metrics.jsonl");
   ASSERT_GT(after.size(), before.size());
   for (size_t i = 1; i < after.size(); ++i) EXPECT_GT(after[i], after[i - 1]) << "line " << i;
@@ -120,7 +121,7 @@ TEST(TuneSignals, ResumeNeverDeletesATrialFolderWhoseLockIsHeld) {
   const int fd = ::open((trial + "/run.lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
-  const auto r = testing::run_sift("tune --resume " + quote(out) + " --trials 2", dir);
+  const auto r = testing::run_sift("tune --resume " + quote(out) + " --trials 2 --quiet", dir);
   EXPECT_TRUE(testing::CleanSiftError(r, {trial, "in use"}));
   EXPECT_EQ(slurp(trial + "/metrics.jsonl"), "{\"epoch\":1}\n");
   ::close(fd);

@@ -64,8 +64,8 @@ class WritesStayInside : public ::testing::Test {
 };
 
 const std::vector<std::string> kRunFiles = {
-    "config.yaml", "labels.txt",  "vocab.txt",   "metrics.jsonl", "metrics.csv", "train.log",
-    "last.ckpt",   "best.ckpt",   "report.json", "report.txt",    "report.html"};
+    "config.yaml", "labels.txt", "vocab.txt",   "metrics.jsonl", "metrics.csv", "train.log",
+    "last.ckpt",   "best.ckpt",  "report.json", "report.txt",    "report.html"};
 
 // A run sift-lite trained (a resume is sift-main's).
 TEST_F(WritesStayInside, AResumeOfASiftLiteRunWritesNoFileThroughAPlantedSymlink) {
@@ -110,8 +110,8 @@ TEST_F(WritesStayInside, AnExportReplacesASymlinkAtItsNameInsteadOfWritingThroug
 // A fastText config on the TREC fixture whose trials take about a second.
 std::string tune_config(const std::string& dir) {
   const std::string path = dir + "/trec.yaml";
-  write_file(path, "run: {dir: " + dir + "/runs, threads: 1, seed: 3}\ndata:\n  train: {path: " +
-                       kSource +
+  write_file(path, "run: {dir: " + dir +
+                       "/runs, threads: 1, seed: 3}\ndata:\n  train: {path: " + kSource +
                        "/tests/data/trec/TREC.train.sample}\n"
                        "  format: label_first\n  encoding: latin-1\n  valid_split: 0.2\n"
                        "  workers: 1\nmodel: {type: fasttext, dim: 10, buckets: 10000}\n"
@@ -122,13 +122,13 @@ std::string tune_config(const std::string& dir) {
 TEST_F(WritesStayInside, ATuneResumeWritesNoTrialLogThroughAPlantedSymlink) {
   const std::string config = tune_config(dir_);
   const std::string out = dir_ + "/t";
-  ASSERT_EQ(sift("tune " + quote(config) + " --budget 10m --trials 1 --no-refit --out " +
-                 quote(out))
-                .status,
-            0);
+  ASSERT_EQ(
+      sift("tune " + quote(config) + " --budget 10m --trials 1 --no-refit --out " + quote(out))
+          .status,
+      0);
   write_file(dir_ + "/victim", "the user's file\n");
   fs::create_symlink("../../victim", out + "/trials/trial-001.log");
-  const auto r = sift("tune --resume " + quote(out) + " --trials 2");
+  const auto r = sift("tune --resume " + quote(out) + " --trials 2 --quiet");
   if (r.status != 0) {
     EXPECT_TRUE(testing::CleanSiftError(r, {out + "/trials/trial-001.log"}));
   }

@@ -56,9 +56,9 @@ std::unique_ptr<Args> parse(int argc, char** argv, const char* name,
 
 void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   const auto& run = model.run();
-  const sift::cli::PredictSettings s = sift::cli::resolve_predict(
-      args, run.labels.size(), model.multi_label(), run.config.train.threshold,
-      run.config.data.max_line_bytes);
+  const sift::cli::PredictSettings s =
+      sift::cli::resolve_predict(args, run.labels.size(), model.multi_label(),
+                                 run.config.train.threshold, run.config.data.max_line_bytes);
   sift::cli::TextInput in(args.input, s.max_line_bytes);
   std::vector<int64_t> ids;
   std::string line;

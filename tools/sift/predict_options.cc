@@ -46,8 +46,8 @@ PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool mu
   if (args.max_line_bytes < 0) throw Error("--max-line-bytes: give 1 or more (0: the run's)");
   PredictSettings s;
   s.k = std::min<int64_t>(args.top_k, labels);
-  s.max_line_bytes = static_cast<uint64_t>(args.max_line_bytes > 0 ? args.max_line_bytes
-                                                                   : run_max_line_bytes);
+  s.max_line_bytes =
+      static_cast<uint64_t>(args.max_line_bytes > 0 ? args.max_line_bytes : run_max_line_bytes);
   s.threshold = args.threshold >= 0 ? args.threshold : (multi_label ? train_threshold : -1.0);
   if (multi_label && !(s.threshold > 0 && s.threshold < 1)) {
     throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
@@ -82,7 +82,8 @@ void drop_label_tokens(std::string& line) {
 }  // namespace
 
 TextInput::TextInput(const std::string& input, uint64_t max_line_bytes)
-    : in_(&std::cin), name_(input == "-" ? "standard input" : input),
+    : in_(&std::cin),
+      name_(input == "-" ? "standard input" : input),
       max_line_bytes_(max_line_bytes) {
   if (input == "-") return;
   file_.open(input);
@@ -107,9 +108,10 @@ bool TextInput::next(std::string& line) {
     }
     any = any || n > 0;
     if (line.size() > max_line_bytes_) {
-      throw Error(fmt::format("{}:{}: a line of more than {} bytes; give --max-line-bytes to "
-                              "read longer ones (the run's data.max_line_bytes is the default)",
-                              name_, line_number_ + 1, max_line_bytes_));
+      throw Error(
+          fmt::format("{}:{}: a line of more than {} bytes; give --max-line-bytes to "
+                      "read longer ones (the run's data.max_line_bytes is the default)",
+                      name_, line_number_ + 1, max_line_bytes_));
     }
     if (!full) break;
     in_->clear();

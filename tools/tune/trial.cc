@@ -25,8 +25,7 @@ TrialProcess::TrialProcess(const std::vector<std::string>& argv, const std::stri
       field_(std::move(field)),
       start_(std::chrono::steady_clock::now()) {
   // Opened here, not by the child: through open_for_writing, which follows no symlink.
-  const int log =
-      open_for_writing(log_path, append_log ? WriteMode::append : WriteMode::truncate);
+  const int log = open_for_writing(log_path, append_log ? WriteMode::append : WriteMode::truncate);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, log, 1);

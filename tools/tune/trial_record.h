@@ -31,8 +31,8 @@ struct TrialRecord {
   std::string run_dir;
 };
 
-// Columns: trial, status, metric, epochs, best_epoch, seconds, started, model_bytes, one per key, reason,
-// run_dir; fields with a comma, quote or newline are quoted as in RFC 4180.
+// Columns: trial, status, metric, epochs, best_epoch, seconds, started, model_bytes, one per key,
+// reason, run_dir; fields with a comma, quote or newline are quoted as in RFC 4180.
 void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& records,
                       const std::vector<std::string>& keys);
 // The records of a trials.csv written by write_trials_csv; throws naming path:line.

@@ -108,8 +108,9 @@ std::string x_label(const TunedParam& p) {
 }
 
 std::string parameter_charts(const TunePage& page) {
-  std::string html = "<section id=\"parameters\"><h2>Each tuned option against the "
-                     "metric</h2><div class=\"charts\">";
+  std::string html =
+      "<section id=\"parameters\"><h2>Each tuned option against the "
+      "metric</h2><div class=\"charts\">";
   for (const auto& p : page.params) {
     std::vector<Series> series = status_series();
     for (const auto& r : page.records) {
@@ -127,10 +128,11 @@ std::string parameter_charts(const TunePage& page) {
 std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
 
 std::string trials_table(const TunePage& page, int64_t winner) {
-  std::string html = "<section id=\"trials\"><h2>Trials</h2><table><tr><th>trial</th>"
-                     "<th>status</th><th>" +
-                     escape(page.metric) +
-                     "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>";
+  std::string html =
+      "<section id=\"trials\"><h2>Trials</h2><table><tr><th>trial</th>"
+      "<th>status</th><th>" +
+      escape(page.metric) +
+      "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>";
   for (const auto& p : page.params) html += "<th>" + escape(p.key) + "</th>";
   html += "<th>why it stopped</th></tr>";
   for (const auto& r : page.records) {
