@@ -229,8 +229,7 @@ ConfusionMatrix confusion_of(const nlohmann::json& split, std::vector<std::strin
   for (size_t i = 0; i < triples.size(); i += 3) {
     classes = std::max({classes, triples[i] + 1, triples[i + 1] + 1});
   }
-  while (static_cast<int64_t>(names.size()) < classes)
-    names.push_back(std::to_string(names.size()));
+  while (static_cast<int64_t>(names.size()) < classes) names.push_back(std::to_string(names.size()));
   return ConfusionMatrix::from_cells(classes, triples);
 }
 

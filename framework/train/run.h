@@ -68,7 +68,7 @@ struct Run {
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
   torch::Device device{torch::kCPU};
-  std::shared_ptr<Teacher> teacher;      // train.distill.teacher (null: no distillation)
+  std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
   std::vector<TransferStream> transfer;  // train.distill.unlabeled, augment (empty: none)
   // Resume: the transfer streams' positions last.ckpt holds, by name (restore_last).
   std::map<std::string, std::string> transfer_states;

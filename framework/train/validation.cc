@@ -101,9 +101,9 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   for (const std::string name : {"valid", "test"}) {
     // The report shows a few misclassified validation texts: only that stream carries texts.
     const bool texts = name == "valid" && !run.plan.data.multi_label;
-    auto stream =
-        open_stream(run.plan.data, from_string<Split>(name, "split"), encoder, run.task.labels,
-                    false, run.dist->rank(), run.dist->world_size(), nullptr, texts);
+    auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder,
+                              run.task.labels, false, run.dist->rank(), run.dist->world_size(),
+                              nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
