@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "config/metric_table.h"
+
 namespace sift {
 
 nlohmann::json validation_record(const TrainingState& s, double train_loss, double seconds,
@@ -28,9 +30,9 @@ double add_valid_metrics(const Evaluation& e, const TrainConfig& t, const LabelS
 }
 
 bool take_if_best(const TrainConfig& t, double value, TrainingState& s) {
-  const bool better =
-      !s.has_best || (t.best_metric == BestMetric::loss ? value < s.best_value - t.min_delta
-                                                        : value > s.best_value + t.min_delta);
+  const bool better = !s.has_best || (metric_named(to_string(t.best_metric)).lower_is_better
+                                          ? value < s.best_value - t.min_delta
+                                          : value > s.best_value + t.min_delta);
   if (!better) {
     ++s.bad_validations;
     return false;
