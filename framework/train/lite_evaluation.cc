@@ -11,7 +11,7 @@ namespace {
 // Output row `row`'s score over `hidden` (up to float rounding: the sums run in another
 // order than LibTorch's).
 float row_score(const FastTextTables& w, int64_t row, const std::vector<float>& hidden) {
-  return row_score(w.output(), w.bias(), w.dim(), row, hidden.data());
+  return sift::row_score(w.output(), w.bias(), w.dim(), row, hidden.data());
 }
 
 // Every output row's score over `hidden`.
