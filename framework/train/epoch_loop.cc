@@ -31,7 +31,7 @@ bool EpochLoop::epoch_end_saves(SaveLast mode, Progress& progress,
   const bool saves_now = agree ? agree(mine) : mine;
   if (!saves_now && mode == SaveLast::automatic && !skipped_save_said) {
     skipped_save_said = true;
-    progress.log(unsaved_epoch_end(saves.save_seconds(), trained));
+    progress.log_to_file_only(unsaved_epoch_end(saves.save_seconds(), trained));
   }
   return saves_now;
 }
