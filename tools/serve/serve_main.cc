@@ -1,0 +1,92 @@
+#include "tools/serve/serve_main.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "tools/serve/http_server.h"
+#include "tools/serve/serve_metrics.h"
+
+namespace sift::serve {
+
+namespace {
+
+sigset_t serve_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+std::vector<std::unique_ptr<ModelSlot>> load_models(const ServeArgs& args,
+                                                    const ModelLoader& loader,
+                                                    ServeMetrics& metrics,
+                                                    const std::string& program) {
+  std::vector<std::unique_ptr<ModelSlot>> slots;
+  for (const ModelSpec& spec : model_specs(args)) {
+    try {
+      slots.push_back(std::make_unique<ModelSlot>(spec.name, spec.path, loader, args.batch,
+                                                  metrics.batch_observer(spec.name)));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("--model {}: {}", spec.name, e.what()));
+    }
+    const auto m = slots.back()->current();
+    metrics.loaded(spec.name, m->version, m->load_seconds);
+    std::fprintf(stderr, "sift serve: model %s: %s from %s, loaded in %.3f s; %s\n",
+                 spec.name.c_str(), m->backend->kind().c_str(), spec.path.c_str(),
+                 m->load_seconds, program.c_str());
+  }
+  return slots;
+}
+
+// Waits for SIGHUP (reload), SIGTERM or SIGINT (drain) until `done`.
+void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<bool>& done) {
+  const sigset_t set = serve_signals();
+  const timespec tick{0, 100 * 1000 * 1000};
+  while (!done.load()) {
+    const int sig = sigtimedwait(&set, nullptr, &tick);
+    if (sig == SIGHUP) {
+      std::fprintf(stderr, "sift serve: SIGHUP: reloading every model\n");
+      server.reload_all();
+    } else if (sig == SIGTERM || sig == SIGINT) {
+      std::fprintf(stderr, "sift serve: %s: draining (at most %.1f s)\n",
+                   sig == SIGTERM ? "SIGTERM" : "SIGINT", drain_seconds);
+      server.drain(drain_seconds);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int run_serve(ServeArgs args, const ModelLoader& loader, const std::string& program) {
+  resolve_serve_args(args);
+  // Every thread started from here on inherits the mask: only the watcher takes them.
+  const sigset_t set = serve_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ServeMetrics metrics;
+  std::vector<std::unique_ptr<ModelSlot>> models = load_models(args, loader, metrics, program);
+  HttpServer server(args.http, models, metrics);
+  const int port = server.bind();
+  if (!args.port_file.empty()) write_file_atomically(args.port_file, std::to_string(port) + "\n");
+  std::fprintf(stderr, "sift serve: listening on http://%s:%d%s\n", args.http.host.c_str(), port,
+               args.http.token.empty() ? "" : " (bearer token required)");
+  std::atomic<bool> done{false};
+  std::thread watcher([&] { watch_signals(server, args.drain_seconds, done); });
+  server.listen();
+  done.store(true);
+  watcher.join();
+  std::fprintf(stderr, "sift serve: every accepted request answered; stopped\n");
+  return 0;
+}
+
+}  // namespace sift::serve
