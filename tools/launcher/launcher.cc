@@ -21,7 +21,8 @@
 //
 // `sift predict`, `sift train` and `sift serve` start sift-lite instead (tools/lite/): it
 // predicts with and serves fastText run folders and trains the fastText model on its fast
-// path without loading LibTorch, and hands anything else to sift-main. SIFT_LITE=0 sends them to sift-main.
+// path without loading LibTorch, and hands anything else to sift-main. SIFT_LITE=0 sends them to
+// sift-main.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -37,7 +37,8 @@ struct BatchLimits {
 // One request's texts and their results; the request's thread waits on it.
 class Job {
  public:
-  Job(std::vector<std::vector<int64_t>> ids, int64_t k, double threshold, Clock::time_point deadline);
+  Job(std::vector<std::vector<int64_t>> ids, int64_t k, double threshold,
+      Clock::time_point deadline);
   // Waits until every text has run (true), or until `until` (false).
   bool wait_until(Clock::time_point until);
   // After a complete wait: "" or why the texts could not run (the model's error, or the

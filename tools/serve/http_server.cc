@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <cstdio>
 #include <regex>
@@ -17,6 +18,14 @@ using httplib::Request;
 using httplib::Response;
 
 namespace {
+
+// httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's
+// library): 32 clients connecting at once overflowed it, and some saw their connection
+// dropped. listen() again on the bound socket raises it.
+class BacklogServer : public httplib::Server {
+ public:
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
 
 // What the access log and the metrics say of the request this thread is answering.
 struct RequestNote {
@@ -75,7 +84,7 @@ HttpServer::HttpServer(HttpSettings settings, std::vector<std::unique_ptr<ModelS
     : settings_(std::move(settings)),
       models_(models),
       metrics_(metrics),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(std::make_unique<BacklogServer>()) {
   const auto threads = static_cast<size_t>(settings_.max_connections);
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(static_cast<size_t>(settings_.max_body_bytes));
@@ -90,14 +99,15 @@ HttpServer::HttpServer(HttpSettings settings, std::vector<std::unique_ptr<ModelS
 HttpServer::~HttpServer() = default;
 
 int HttpServer::bind() {
-  const int port = settings_.port == 0 ? server_->bind_to_any_port(settings_.host)
-                                       : (server_->bind_to_port(settings_.host, settings_.port)
-                                              ? settings_.port
-                                              : -1);
+  const int port =
+      settings_.port == 0
+          ? server_->bind_to_any_port(settings_.host)
+          : (server_->bind_to_port(settings_.host, settings_.port) ? settings_.port : -1);
   if (port < 0) {
     throw Error(fmt::format("cannot listen on {}:{} (address in use, or not this machine's)",
                             settings_.host, settings_.port));
   }
+  static_cast<BacklogServer&>(*server_).raise_backlog();
   return port;
 }
 
@@ -167,9 +177,8 @@ void HttpServer::add_routes() {
     return authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
                                 : httplib::Server::HandlerResponse::Handled;
   });
-  s.Get("/v1/models", guarded("/v1/models", [this](const Request&, Response& res) {
-          list_models(res);
-        }));
+  s.Get("/v1/models",
+        guarded("/v1/models", [this](const Request&, Response& res) { list_models(res); }));
   s.Post(std::string("/v1/models/") + kName + "/predict",
          guarded("/v1/models/{name}/predict",
                  [this](const Request& req, Response& res) { predict(req, res, false); }));
@@ -186,7 +195,8 @@ void HttpServer::add_routes() {
           answer(res, 200, R"({"live":true})");
         }));
   s.Get("/v2/health/ready", guarded("/v2/health/ready", [this](const Request&, Response& res) {
-          answer(res, draining() ? 503 : 200, draining() ? R"({"ready":false})" : R"({"ready":true})");
+          answer(res, draining() ? 503 : 200,
+                 draining() ? R"({"ready":false})" : R"({"ready":true})");
         }));
   s.Get(std::string("/v2/models/") + kName,
         guarded("/v2/models/{name}", [this](const Request& req, Response& res) {
@@ -196,7 +206,8 @@ void HttpServer::add_routes() {
   s.Get(std::string("/v2/models/") + kName + "/ready",
         guarded("/v2/models/{name}/ready", [this](const Request& req, Response& res) {
           slot_of(req.matches[1]);
-          answer(res, draining() ? 503 : 200, draining() ? R"({"ready":false})" : R"({"ready":true})");
+          answer(res, draining() ? 503 : 200,
+                 draining() ? R"({"ready":false})" : R"({"ready":true})");
         }));
   s.Get("/metrics", guarded("/metrics", [this](const Request&, Response& res) {
           for (const auto& slot : models_) {
@@ -212,8 +223,9 @@ void HttpServer::add_routes() {
       for (const auto& shape : route_shapes()) {
         if (std::regex_match(req.path, shape.path)) {
           res.set_header("Allow", shape.allow);
-          return refuse(res, 405, fmt::format("{} takes {}, not {}", printable(req.path),
-                                              shape.allow, printable(req.method)));
+          return refuse(res, 405,
+                        fmt::format("{} takes {}, not {}", printable(req.path), shape.allow,
+                                    printable(req.method)));
         }
       }
       return refuse(res, 404, fmt::format("no route {}", printable(req.path)));
@@ -296,7 +308,8 @@ void HttpServer::reload(const Request& req, Response& res) {
     const int64_t kept = slot.current()->version;
     std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
                  slot.name().c_str(), static_cast<long long>(kept), e.what());
-    throw HttpError(500, fmt::format("reload failed, version {} keeps serving: {}", kept, e.what()));
+    throw HttpError(500,
+                    fmt::format("reload failed, version {} keeps serving: {}", kept, e.what()));
   }
 }
 

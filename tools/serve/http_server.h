@@ -25,7 +25,7 @@ namespace sift::serve {
 
 struct HttpSettings {
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (bind() says which)
+  int port = 8080;    // 0: any free port (bind() says which)
   std::string token;  // "" : no Authorization asked
   RequestLimits limits;
   int64_t max_body_bytes = 1 << 20;

@@ -1,12 +1,11 @@
 #include "tools/serve/serve_main.h"
 
 #include <fmt/format.h>
-#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <thread>
 
 #include "core/atomic_file.h"
@@ -18,13 +17,24 @@ namespace sift::serve {
 
 namespace {
 
-sigset_t serve_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  return set;
+// The signals asked for, as bits (a handler may only touch lock-free atomics). Handlers,
+// not a blocked mask and sigwait: LibTorch starts threads before `serve` runs, and a
+// signal sent to one of those would still kill the process.
+std::atomic<unsigned> pending_signals{0};
+std::atomic<int> last_stop_signal{0};
+constexpr unsigned kReload = 1, kStop = 2;
+
+extern "C" void note_signal(int sig) {
+  if (sig != SIGHUP) last_stop_signal.store(sig);
+  pending_signals.fetch_or(sig == SIGHUP ? kReload : kStop);
+}
+
+void catch_serve_signals() {
+  struct sigaction action {};
+  action.sa_handler = note_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &action, nullptr);
 }
 
 std::vector<std::unique_ptr<ModelSlot>> load_models(const ServeArgs& args,
@@ -42,24 +52,24 @@ std::vector<std::unique_ptr<ModelSlot>> load_models(const ServeArgs& args,
     const auto m = slots.back()->current();
     metrics.loaded(spec.name, m->version, m->load_seconds);
     std::fprintf(stderr, "sift serve: model %s: %s from %s, loaded in %.3f s; %s\n",
-                 spec.name.c_str(), m->backend->kind().c_str(), spec.path.c_str(),
-                 m->load_seconds, program.c_str());
+                 spec.name.c_str(), m->backend->kind().c_str(), spec.path.c_str(), m->load_seconds,
+                 program.c_str());
   }
   return slots;
 }
 
 // Waits for SIGHUP (reload), SIGTERM or SIGINT (drain) until `done`.
 void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<bool>& done) {
-  const sigset_t set = serve_signals();
-  const timespec tick{0, 100 * 1000 * 1000};
   while (!done.load()) {
-    const int sig = sigtimedwait(&set, nullptr, &tick);
-    if (sig == SIGHUP) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const unsigned got = pending_signals.exchange(0);
+    if (got & kReload) {
       std::fprintf(stderr, "sift serve: SIGHUP: reloading every model\n");
       server.reload_all();
-    } else if (sig == SIGTERM || sig == SIGINT) {
+    }
+    if (got & kStop) {
       std::fprintf(stderr, "sift serve: %s: draining (at most %.1f s)\n",
-                   sig == SIGTERM ? "SIGTERM" : "SIGINT", drain_seconds);
+                   last_stop_signal.load() == SIGINT ? "SIGINT" : "SIGTERM", drain_seconds);
       server.drain(drain_seconds);
       return;
     }
@@ -70,9 +80,7 @@ void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<b
 
 int run_serve(ServeArgs args, const ModelLoader& loader, const std::string& program) {
   resolve_serve_args(args);
-  // Every thread started from here on inherits the mask: only the watcher takes them.
-  const sigset_t set = serve_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  catch_serve_signals();
   ServeMetrics metrics;
   std::vector<std::unique_ptr<ModelSlot>> models = load_models(args, loader, metrics, program);
   HttpServer server(args.http, models, metrics);

@@ -54,8 +54,9 @@ std::vector<Predictions> predict_batch(ModelBundle& bundle, const RawBatch& batc
   }
   const ModelInput input = to_input(batch, bundle.task.encoder.kind, bundle.device);
   if (bundle.config.data.multi_label) {
-    const torch::Tensor probs =
-        torch::sigmoid(bundle.model->forward(input).to(torch::kFloat32)).to(torch::kCPU).contiguous();
+    const torch::Tensor probs = torch::sigmoid(bundle.model->forward(input).to(torch::kFloat32))
+                                    .to(torch::kCPU)
+                                    .contiguous();
     return multi_label(bundle, probs, queries);
   }
   // hs: fastText's search down the tree instead of every label's probability.

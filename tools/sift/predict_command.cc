@@ -16,9 +16,9 @@ void run_predict(const PredictArgs& args) {
   if (!args.quantized_engine.empty()) use_quantized_engine(args.quantized_engine);
   ModelBundle bundle = load_model(args.model);
   apply_threads(bundle.config.run.threads);
-  const PredictSettings s = resolve_predict(args, bundle.task.labels.size(),
-                                            bundle.config.data.multi_label,
-                                            bundle.config.train.threshold);
+  const PredictSettings s =
+      resolve_predict(args, bundle.task.labels.size(), bundle.config.data.multi_label,
+                      bundle.config.train.threshold);
   std::ifstream file;
   std::istream& in = sift::cli::open_input(args.input, file);
   TextEncoder encoder = make_encoder(bundle.task);

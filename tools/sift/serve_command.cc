@@ -35,8 +35,8 @@ void run(serve::ServeArgs& args) {
 
 void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<serve::ServeArgs>();
-  auto* cmd = app.add_subcommand(
-      "serve", "Serve models over HTTP (JSON; KServe v2) with dynamic batching.");
+  auto* cmd = app.add_subcommand("serve",
+                                 "Serve models over HTTP (JSON; KServe v2) with dynamic batching.");
   serve::add_serve_options(*cmd, *args);
   cmd->callback([args] { run(*args); });
 }
