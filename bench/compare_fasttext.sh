@@ -20,6 +20,8 @@
 # RAW_OUT=FILE copies the per-repetition rows (tab-separated) there.
 # Run from the repository root. Installs nothing: tools/setup.sh installs fasttext and time.
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/compare_fasttext.sh${*:+ $*}}"
 
 SIFT=${SIFT:-build/sift}
 DATA=${DATA:-data}
@@ -236,25 +238,11 @@ cat "$TABLE"
 if [[ -n ${RAW_OUT:-} ]]; then cp "$RAW" "$RAW_OUT"; fi  # per-repetition rows, for bench/compare
 
 if ((WRITE)); then
-  RESULTS=bench/RESULTS.md
-  begin='<!-- fasttext-compare:begin -->'
-  end='<!-- fasttext-compare:end -->'
-  if [[ ! -f $RESULTS ]]; then
-    printf '# Benchmark results\n\n## Sift against the fastText CLI\n\n%s\n%s\n' "$begin" "$end" >"$RESULTS"
-  elif ! grep -qF "$begin" "$RESULTS" || ! grep -qF "$end" "$RESULTS"; then
-    printf '\n## Sift against the fastText CLI\n\n%s\n%s\n' "$begin" "$end" >>"$RESULTS"
-  fi
-  "$PY" - "$RESULTS" "$TABLE" "$begin" "$end" <<'PYEOF'
-import os, sys
-path, table, begin, end = sys.argv[1:5]
-text = open(path, encoding="utf-8").read()
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-new = head + begin + "\n" + open(table, encoding="utf-8").read() + end + tail
-tmp = path + ".tmp"
-with open(tmp, "w", encoding="utf-8") as f:
-    f.write(new)
-os.replace(tmp, path)
+  # bench/results/fasttext-compare.json, then bench/RESULTS.md from every such file.
+  "$PY" - "$TABLE" <<'PYEOF'
+import sys
+sys.path.insert(0, "bench")
+from results_section import write_section
+write_section("fasttext-compare", "Five data sets against the fastText CLI", open(sys.argv[1], encoding="utf-8").read())
 PYEOF
-  echo "(written to $RESULTS)" >&2
 fi

@@ -32,6 +32,8 @@
 # default bench/results/distill.jsonl; rows already there are not run again), WORK (a
 # folder kept between runs, whose teachers a rerun reuses; default a temporary one).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/distill_bench.sh${*:+ $*}}"
 
 cd "$(dirname "$0")/.."
 WRITE=1

@@ -17,6 +17,8 @@
 # folder, RUNS=DIR reuses the trained runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/dtype_bench.sh${*:+ $*}}"
 
 ENGINE=${ENGINE:-}
 STEPS=${STEPS:-300}

@@ -20,6 +20,8 @@
 # training again.
 # Run from the repository root after building (sift, sift-export-bench).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/export_bench.sh${*:+ $*}}"
 
 BUILD=${BUILD:-build}
 DATA=${DATA:-data}

@@ -18,6 +18,8 @@
 # SIFT_SET (extra --set arguments for every run, e.g. "train.max_steps=1000"), KEEP_TMP=1
 # (keep the time -v reports and JSON summaries), RAW_OUT=FILE (also write the rows as JSON).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/memory_vs_size.sh${*:+ $*}}"
 
 cd "$(dirname "$0")/.."
 N=3

@@ -19,6 +19,8 @@
 # REUSE=DIR times and tabulates again the models of such a kept folder without training.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/pq_bench.sh${*:+ $*}}"
 
 NAME=pq_bench.sh HELP_LINES=2,20p
 # shellcheck source=lib/latency_common.sh

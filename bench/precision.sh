@@ -14,6 +14,8 @@
 # LSTM_BATCH (default 8), LSTM_LENGTH (default 128), STEPS (timed steps per process,
 # default 2), KEEP_TMP=1 (keep the JSON lines).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/precision.sh${*:+ $*}}"
 
 cd "$(dirname "$0")/.."
 N=3

@@ -14,6 +14,8 @@
 # Variables: SIFT (default build/sift), SEEDS (default "1 2 3"), DATASETS (default
 # "trec sst2"), KEEP_TMP=1.
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/precision_accuracy.sh${*:+ $*}}"
 
 cd "$(dirname "$0")/.."
 WRITE=1

@@ -20,6 +20,8 @@
 # temporary folder, RUNS=DIR reuses the trained runs of an earlier KEEP_TMP=1 run.
 # Run from the repository root after building (sift, sift-latency-bench).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/prune_bench.sh${*:+ $*}}"
 
 read -r -a MODELS <<< "${MODELS:-transformer textcnn fasttext rnn}"
 NAME=prune_bench.sh HELP_LINES=2,21p

@@ -1,25 +1,145 @@
-"""Writes one generated section of bench/RESULTS.md, keeping the notes written by hand.
+"""Writes one bench script's results as bench/results/NAME.json, then bench/RESULTS.md.
 
-A section is <!-- NAME:begin --> generated table <!-- NAME:generated-end --> notes
-<!-- NAME:end -->: a rerun replaces the table and keeps the notes.
+A script hands over what it measured as markdown, as before: bullet lines of set-up
+("- run: `CMD`, DATE; Sift `COMMIT`", "- machine: ...", "- date: ...; sift commit X"),
+one or more tables, and notes. The tables become the page file's tables; the command,
+commit, machine, date and load each table is headed by come from those lines where the
+script wrote them, else from this machine now (the measurement has just run). The page
+is then made again from every page file (bench/results_page.py).
 """
+import datetime
+import json
 import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_page  # noqa: E402
+
+# Which section of the page each script's results belong to.
+FAMILY = {
+    "compare-summary": "targets", "fasttext-compare": "fasttext", "python-compare": "python",
+    "model-bench": "python", "memory": "memory", "memory-inmemory": "memory",
+    "throughput": "throughput", "model-zoo-accuracy": "accuracy", "precision": "precision",
+    "precision-accuracy": "precision", "distributed": "distributed", "export": "export",
+    "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
+    "prune": "compression", "pq_compression": "compression",
+}
 
 
-def write_section(name, heading, table, path="bench/RESULTS.md"):
-    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    begin, gen_end, end = (f"<!-- {name}:begin -->", f"<!-- {name}:generated-end -->",
-                           f"<!-- {name}:end -->")
-    block = f"{begin}\n{table}\n{gen_end}"
-    if begin in text and gen_end in text:
-        a = text.index(begin)
-        b = text.index(gen_end) + len(gen_end)
-        text = text[:a] + block + text[b:]
-    elif begin in text and end in text:
-        a = text.index(begin)
-        b = text.index(end) + len(end)
-        text = text[:a] + block + "\n" + end + text[b:]
-    else:
-        text = text.rstrip("\n") + f"\n\n## {heading}\n\n" + block + "\n" + end + "\n"
-    open(path, "w").write(text)
-    print(f"\nwritten to {path}")
+def _run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
+def this_commit():
+    commit = _run(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    return commit + (" (+ local changes)" if dirty else "")
+
+
+def this_machine():
+    model = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kb = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal"))
+        mem = f", {mem_kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        mem = ""
+    return f"{model or 'unknown CPU'}, {os.cpu_count()} cores{mem}"
+
+
+def this_load():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3]) + " at the end"
+    except OSError:
+        return "unknown"
+
+
+def parse_tables(markdown):
+    """[(columns, rows, notes, plot)] and the set-up lines before the first table."""
+    tables, setup, current = [], [], None
+    lines = markdown.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if line.startswith("|") and i + 1 < len(lines) and lines[i + 1].strip().startswith("|---"):
+            cols = [c.strip() for c in line.strip("|").split("|")]
+            rows = []
+            i += 2
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                i += 1
+            current = {"columns": cols, "rows": rows, "notes": []}
+            tables.append(current)
+            continue
+        plot = re.match(r"!\[[^\]]*\]\(([^)]+)\)", line)
+        if plot and current is not None:
+            current["plot"] = plot.group(1)
+        elif line:
+            text = line[2:] if line.startswith("- ") else line
+            (current["notes"] if current is not None else setup).append(text)
+        i += 1
+    return tables, setup
+
+
+def header_fields(setup, command):
+    """command, commit, machine, date, load: from the set-up lines where they say so."""
+    f = {"command": command, "commit": "", "machine": "", "date": "", "load": ""}
+    for line in setup:
+        m = re.match(r"run: (`[^`]+`), ([^;]+); Sift `([0-9a-f]+)`", line)
+        if m:
+            f["command"], f["date"], f["commit"] = m.group(1), m.group(2), m.group(3)
+        m = re.match(r"date: ([^;]+); sift commit ([0-9a-f]+( \(\+ local changes\))?)", line)
+        if m:
+            f["date"], f["commit"] = m.group(1), m.group(2)
+        if line.startswith("machine: "):
+            f["machine"] = line[len("machine: "):].split(";")[0]
+        m = re.search(r"load average[^0-9]*([0-9.]+ [0-9.]+ [0-9.]+)", line)
+        if m and not f["load"]:
+            f["load"] = m.group(1) + " at the start"
+    return f
+
+
+def write_section(name, heading, table, path=None, command=None):
+    """bench/results/NAME.json from the markdown `table`, then bench/RESULTS.md. `path` is
+    the page to write (tests); `command` what reproduces the figures (default: the
+    script that called, with its arguments)."""
+    page = path or results_page.PAGE
+    results_dir = os.path.join(os.path.dirname(os.path.abspath(page)), "results")
+    os.makedirs(results_dir, exist_ok=True)
+    command = command or os.environ.get("SIFT_BENCH_COMMAND") or " ".join(
+        [os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    tables, setup = parse_tables(table)
+    if not tables:
+        raise ValueError(f"results_section: {name}: no markdown table in what was given")
+    fields = header_fields(setup, command)
+    fields["commit"] = fields["commit"] or this_commit()
+    fields["machine"] = fields["machine"] or this_machine()
+    fields["date"] = fields["date"] or datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")
+    fields["load"] = fields["load"] or this_load()
+    consumed = re.compile(r"(run|date|machine): ")
+    tables[0]["notes"] = [s for s in setup if not consumed.match(s)] + tables[0]["notes"]
+    out = {"family": FAMILY.get(name, name), "heading": heading, "tables": []}
+    json_path = os.path.join(results_dir, f"{name}.json")
+    if os.path.exists(json_path):
+        with open(json_path, encoding="utf-8") as f:
+            old = json.load(f)
+        if isinstance(old, dict) and "order" in old:
+            out["order"] = old["order"]
+    for i, t in enumerate(tables):
+        title = heading if len(tables) == 1 else f"{heading} ({i + 1} of {len(tables)})"
+        out["tables"].append(dict(title=title, **fields, **t))
+    results_page.write_atomically(json_path, json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    pages = results_page.load_pages(results_dir)
+    bad = results_page.problems(pages)
+    if bad:
+        raise ValueError("; ".join(bad))
+    results_page.write_atomically(page, results_page.render(pages))
+    print(f"\nwritten to {json_path} and {page}")

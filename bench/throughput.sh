@@ -13,6 +13,8 @@
 # /tmp/siftbench), LINES (default 1000000), SHARDS (default 8), KEEP_TMP=1 (keep the
 # benchmark JSON and timings).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/throughput.sh${*:+ $*}}"
 
 cd "$(dirname "$0")/.."
 N=3

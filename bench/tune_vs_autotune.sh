@@ -23,6 +23,8 @@
 # files, untuned. The 1-minute load average is read before each search.
 # Environment: SIFT (default build/sift), DATA (default data).
 set -euo pipefail
+# What bench/RESULTS.md names as the command of this script's table (bench/results_section.py).
+export SIFT_BENCH_COMMAND="${SIFT_BENCH_COMMAND:-bench/tune_vs_autotune.sh${*:+ $*}}"
 
 SIFT=${SIFT:-build/sift}
 DATA=${DATA:-data}

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 namespace sift {
@@ -22,13 +23,31 @@ constexpr std::array<CharClass, 128> make_ascii_classes() {
 
 constexpr std::array<CharClass, 128> kAsciiClass = make_ascii_classes();
 
+}  // namespace
+
 void append_utf8(int32_t cp, std::string& out) {
   uint8_t buf[4];
   const auto n = utf8proc_encode_char(cp, buf);
   out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
 }
 
-}  // namespace
+std::string utf8_of(const std::vector<int32_t>& cps) {
+  std::string s;
+  for (int32_t cp : cps) append_utf8(cp, s);
+  return s;
+}
+
+std::optional<std::string> utf8proc_normalized(std::string_view text, int options) {
+  utf8proc_uint8_t* mapped = nullptr;
+  const auto n = utf8proc_map(reinterpret_cast<const uint8_t*>(text.data()),
+                              static_cast<utf8proc_ssize_t>(text.size()), &mapped,
+                              static_cast<utf8proc_option_t>(UTF8PROC_STABLE | options));
+  std::optional<std::string> out;
+  if (n >= 0 && mapped != nullptr)
+    out.emplace(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
+  std::free(mapped);
+  return out;
+}
 
 CharClass char_class(int32_t cp) {
   if (cp < 0x80) return cp < 0 ? CharClass::word : kAsciiClass[static_cast<size_t>(cp)];
@@ -115,18 +134,9 @@ bool nfkc_utf8(std::string_view text, std::string& out) {
   bool ascii = true;
   for (char ch : text) ascii = ascii && static_cast<uint8_t>(ch) < 0x80;
   if (!ascii) {
-    utf8proc_uint8_t* mapped = nullptr;
-    const auto n = utf8proc_map(reinterpret_cast<const uint8_t*>(text.data()),
-                                static_cast<utf8proc_ssize_t>(text.size()), &mapped,
-                                static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE |
-                                                               UTF8PROC_COMPAT));
-    bool changed = false;
-    if (n >= 0 && mapped != nullptr) {
-      const std::string_view normal(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
-      changed = normal != text;
-      if (changed) out.assign(normal.data(), normal.size());
-    }
-    std::free(mapped);
+    const auto normal = utf8proc_normalized(text, UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
+    const bool changed = normal && *normal != text;
+    if (changed) out = *normal;
     return changed;
   }
   return false;
@@ -145,12 +155,6 @@ std::vector<int32_t> decompose(int32_t cp, utf8proc_option_t options) {
   const auto n = utf8proc_decompose_char(cp, buf, 32, options, &boundclass);
   if (n <= 0 || n > 32) return {cp};
   return std::vector<int32_t>(buf, buf + n);
-}
-
-std::string utf8_of(const std::vector<int32_t>& cps) {
-  std::string s;
-  for (int32_t cp : cps) append_utf8(cp, s);
-  return s;
 }
 
 // NFC of a short sequence, as code points.

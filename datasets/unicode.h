@@ -3,11 +3,12 @@
 // byte table, so ASCII text tokenizes byte for byte as before.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sift {
 
@@ -30,6 +31,14 @@ struct Utf8Char {
   uint32_t length;
 };
 Utf8Char decode_utf8(std::string_view text, size_t i);
+
+// Appends the UTF-8 encoding of code point cp (0..0x10FFFF) to out.
+void append_utf8(int32_t cp, std::string& out);
+// The UTF-8 text of code points.
+std::string utf8_of(const std::vector<int32_t>& cps);
+// utf8proc_map of text with UTF8PROC_STABLE and `options` (UTF8PROC_COMPOSE,
+// UTF8PROC_DECOMPOSE, UTF8PROC_COMPAT...); nothing when the text is not valid UTF-8.
+std::optional<std::string> utf8proc_normalized(std::string_view text, int options);
 
 // Appends the full Unicode case folding of cp to out (CaseFolding.txt, status C + F:
 // "ß" -> "ss", final "ς" -> "σ"), except U+0130 İ, which folds to plain "i".

@@ -165,7 +165,7 @@ bool epoch_end_saves(LiteRun& run, LiteLoop& loop, Progress& progress) {
   const bool saves = loop.saves.saves_at_epoch_end(trained);
   if (!saves && run.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
     loop.skipped_save_said = true;
-    progress.log(unsaved_epoch_end(loop.saves.save_seconds(), trained));
+    progress.log_to_file_only(unsaved_epoch_end(loop.saves.save_seconds(), trained));
   }
   return saves;
 }

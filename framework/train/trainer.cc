@@ -90,7 +90,7 @@ bool epoch_end_saves(Run& run, Loop& loop, Progress& progress) {
   const bool saves = run.dist->primary_says(loop.saves.saves_at_epoch_end(trained));
   if (!saves && run.plan.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
     loop.skipped_save_said = true;
-    progress.log(unsaved_epoch_end(loop.saves.save_seconds(), trained));
+    progress.log_to_file_only(unsaved_epoch_end(loop.saves.save_seconds(), trained));
   }
   return saves;
 }
