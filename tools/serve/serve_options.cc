@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <regex>
 
 #include "core/error.h"
@@ -12,7 +13,7 @@ namespace sift::serve {
 void add_serve_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--model", a.models,
                  "NAME=PATH: serve the run folder or `sift export` file at PATH as NAME "
-                 "(repeatable)")
+                 "(repeatable; a bare PATH is named after its file or folder: sms.pt -> sms)")
       ->required();
   cmd.add_option("--host", a.http.host,
                  "Address to listen on; anything but loopback needs --auth-token-file or "
@@ -81,10 +82,12 @@ std::vector<ModelSpec> model_specs(const ServeArgs& args) {
   std::vector<ModelSpec> out;
   for (const std::string& m : args.models) {
     const size_t eq = m.find('=');
-    if (eq == std::string::npos || eq + 1 == m.size()) {
-      throw Error(fmt::format("--model {}: give NAME=PATH", m));
-    }
-    ModelSpec spec{m.substr(0, eq), m.substr(eq + 1)};
+    if (eq == 0 || eq + 1 == m.size()) throw Error(fmt::format("--model {}: give NAME=PATH", m));
+    // A bare PATH is named after its file or folder: runs/sms_spam, sms.pt -> sms.
+    ModelSpec spec = eq == std::string::npos
+                         ? ModelSpec{std::filesystem::path(m).lexically_normal().stem().string(), m}
+                         : ModelSpec{m.substr(0, eq), m.substr(eq + 1)};
+    if (spec.name.empty()) spec.name = std::filesystem::path(m).parent_path().stem().string();
     if (!std::regex_match(spec.name, kName)) {
       throw Error(fmt::format("--model {}: a name is letters, digits, '.', '_' and '-'", m));
     }

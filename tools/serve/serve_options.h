@@ -13,7 +13,7 @@
 namespace sift::serve {
 
 struct ServeArgs {
-  std::vector<std::string> models;  // NAME=PATH
+  std::vector<std::string> models;  // NAME=PATH, or PATH
   HttpSettings http;
   BatchLimits batch;
   std::string auth_token_file;
@@ -29,7 +29,7 @@ struct ModelSpec {
 
 void add_serve_options(CLI::App& cmd, ServeArgs& args);
 
-// The --model NAME=PATH pairs; sift::Error naming the option when one is malformed or a
+// The --model NAME=PATH pairs (a bare PATH named after its file or folder); sift::Error naming the option when one is malformed or a
 // name repeats.
 std::vector<ModelSpec> model_specs(const ServeArgs& args);
 
