@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   sift::cli::add_import_command(app);
   sift::cli::add_tune_command(app);
   sift::cli::add_report_command(app);
+  sift::cli::add_serve_command(app);
   if (unknown_command(app, argc, argv)) return kUsageError;
   try {
     app.parse(argc, argv);
