@@ -36,7 +36,7 @@ struct PredictSettings {
   uint64_t max_line_bytes = 1 << 20;
 };
 PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool multi_label,
-                                double train_threshold, int64_t run_max_line_bytes);
+                                double train_threshold, int64_t run_max_line_bytes = 1 << 20);
 
 // The texts to classify: --input, or standard input for "-", read a line at a time in
 // bounded memory: a line over `max_line_bytes` is refused naming --input:LINE and the cap
