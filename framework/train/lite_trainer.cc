@@ -215,7 +215,7 @@ bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
 }
 
 // trainer.cc's next_batch_or_save: a data error saves last.ckpt first.
-bool next_batch_or_save(LiteRun& run, LiteLoop& loop, RawBatch& batch) {
+bool next_batch_or_save(LiteRun& run, EpochLoop& loop, RawBatch& batch) {
   try {
     return next_batch(run, *loop.batches, batch);
   } catch (const Error& e) {
