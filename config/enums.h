@@ -33,7 +33,7 @@ enum class FastPath { automatic, off };
 enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
 // label_f1: the F1 of one label, train.best_label (fastText's -autotune-metric f1:LABEL).
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
-enum class TokenizerType { word, sentencepiece };
+enum class TokenizerType { word, sentencepiece, wordpiece };
 
 enum class FileFormat {
   fasttext,     // "__label__a __label__b text ...": labels anywhere as __label__ tokens

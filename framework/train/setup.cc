@@ -107,7 +107,7 @@ void write_run_folder(Run& run) {
   write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
   run.task.labels.save(run_file(run.dir, kLabelsFile));
   run.task.vocab->save(run_file(run.dir, kVocabFile));
-  if (run.task.pieces) {
+  if (run.task.pieces || run.task.wordpiece) {
     copy_file_atomically(run.plan.data.tokenizer_model, run_file(run.dir, kTokenizerModelFile));
   }
   const auto& stopwords = run.task.encoder.tokenizer.stopwords;
