@@ -35,6 +35,8 @@ inline constexpr const char* kCrossValidationFile = "cv.json";  // `sift cv`, in
 // `sift tune`'s folder: its options and summary, one row per trial, the winning config,
 // and the trials' run folders (trial-NNN) with their logs (trial-NNN.log).
 inline constexpr const char* kTuneFile = "tune.json";
+// Every line of the search (trials started, each validation, ends, the refit), timed.
+inline constexpr const char* kTuneLogFile = "tune.log";
 inline constexpr const char* kTrialsFile = "trials.csv";
 inline constexpr const char* kBestConfigFile = "best.yaml";
 inline constexpr const char* kTrialsFolder = "trials";

@@ -26,6 +26,8 @@ class Progress {
   void finish_line();
   // A log line that does not collide with the bar.
   void log(const std::string& message);
+  // A line for train.log only: a routine decision the console need not show.
+  void log_to_file_only(const std::string& message) { to_log_file(message); }
   double elapsed_seconds() const;
   // Steps between log lines (and metrics.csv rows): train.log_every, or a 20th of the run.
   int64_t log_every() const { return log_every_; }

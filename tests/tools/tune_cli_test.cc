@@ -1,5 +1,6 @@
 // `sift tune` end to end on the TREC fixture (600 questions): trials are real `sift train`
 // processes of about a second each.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,6 +37,14 @@ std::string write_config(const std::string& dir, const std::string& extra = "") 
                  "  train.epochs: {int: [1, 4]}\n  model.dim: {int: [5, 20]}\n" +
                  extra);
   return path;
+}
+
+// Lines of `text` that begin with `prefix`.
+int lines_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
 }
 
 double seconds_of(const std::function<void()>& f) {
@@ -75,6 +84,39 @@ TEST(SiftTune, TheSearchEndsWithinItsBudgetAndLeavesTrialsABestConfigAndItsRun) 
   const SiftResult check = run_sift("config " + quote(dir + "/t/best.yaml"), dir);
   EXPECT_EQ(check.status, 0) << check;
   EXPECT_NE(r.out.find("<- best"), std::string::npos) << r;
+}
+
+TEST(SiftTune, SaysOneLinePerTrialOnStderrAndEndsWithTheTestFiguresOnStdout) {
+  const std::string dir = make_temp_dir("tune_console");
+  const std::string config = write_config(dir);
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 3 --out " + quote(dir + "/t"), dir);
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(lines_starting(r.err, "trial "), 3) << r;
+  EXPECT_EQ(r.err.find("epoch 1:"), std::string::npos) << r;  // per-epoch lines: tune.log only
+  EXPECT_NE(r.out.find("<- best"), std::string::npos) << r;
+  const auto best = nlohmann::json::parse(slurp(dir + "/t/tune.json"))["best"];
+  ASSERT_EQ(best["refit"]["status"], "finished") << best.dump(2);
+  EXPECT_NE(
+      r.out.find(fmt::format("test: accuracy {:.4f}", best["test"]["accuracy"].get<double>()) +
+                 ", macro_f1"),
+      std::string::npos)
+      << r;
+  EXPECT_NE(r.out.find("(trained again on train + valid); the winning trial alone: accuracy"),
+            std::string::npos)
+      << r;
+  const std::string log = slurp(dir + "/t/tune.log");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(log.find(fmt::format("trial {} started", i)), std::string::npos) << log;
+    EXPECT_NE(log.find(fmt::format("trial {} epoch 1:", i)), std::string::npos) << log;
+    EXPECT_TRUE(std::filesystem::exists(dir + fmt::format("/t/trials/trial-00{}.log", i)));
+  }
+
+  const SiftResult quiet = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 2 --quiet --out " + quote(dir + "/q"), dir);
+  ASSERT_EQ(quiet.status, 0) << quiet;
+  EXPECT_EQ(quiet.err, "") << quiet;
+  EXPECT_NE(quiet.out.find("test: accuracy"), std::string::npos) << quiet;
 }
 
 TEST(SiftTune, ASeededOneProcessSearchIsRepeatable) {
@@ -126,9 +168,9 @@ TEST(SiftTune, ResumeKeepsFinishedTrialsAndRunsOnlyNewOnes) {
   const auto stamp = std::filesystem::last_write_time(out + "/trials/trial-000/config.yaml");
   const SiftResult r = run_sift("tune --resume " + quote(out) + " --trials 3", dir);
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_EQ(r.out.find("trial 0 started"), std::string::npos) << r;
-  EXPECT_EQ(r.out.find("trial 1 started"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("trial 2 started"), std::string::npos) << r;
+  EXPECT_EQ(lines_starting(r.err, "trial 0 "), 0) << r;
+  EXPECT_EQ(lines_starting(r.err, "trial 1 "), 0) << r;
+  EXPECT_EQ(lines_starting(r.err, "trial 2 "), 1) << r;
   const auto after = read_trials_csv(out + "/trials.csv");
   ASSERT_EQ(after.size(), 3u);
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(after[i].metric, before[i].metric);
@@ -142,12 +184,15 @@ TEST(SiftTune, OnlyModelsThatFitMaxModelSizeWin) {
   // Bigrams make every model hold model.buckets x model.dim weights: 1000 x 5 at least.
   const std::string config = write_config(dir, "  model.ngrams: {choice: [2]}\n");
   const SiftResult small = run_sift(
-      "tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 4K --out " + quote(dir + "/a"),
+      "tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 4K --quiet --out " +
+          quote(dir + "/a"),
       dir);
+  // --quiet: the trials' progress lines would come before the error.
   EXPECT_TRUE(CleanSiftError(small, {"no trial fits --max-model-size 4000 bytes"}));
-  const SiftResult fits = run_sift(
-      "tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 150K --out " + quote(dir + "/b"),
-      dir);
+  const SiftResult fits =
+      run_sift("tune " + quote(config) + " --budget 10m --trials 3 --max-model-size 150K --out " +
+                   quote(dir + "/b"),
+               dir);
   ASSERT_EQ(fits.status, 0) << fits;
   const auto summary = nlohmann::json::parse(slurp(dir + "/b/tune.json"));
   EXPECT_LE(summary["best"]["model_bytes"].get<double>(), 150e3);
@@ -174,10 +219,10 @@ TEST(SiftTune, AnF1MetricOfOneLabelTunesThatLabelsValidationF1) {
   const std::string dir = make_temp_dir("tune_f1");
   const std::string config = write_config(dir);
   // fastText's spelling, __label__ prefix included, names the label "4".
-  const SiftResult r = run_sift(
-      "tune " + quote(config) + " --budget 10m --trials 3 --metric f1:__label__4 --out " +
-          quote(dir + "/t"),
-      dir);
+  const SiftResult r =
+      run_sift("tune " + quote(config) + " --budget 10m --trials 3 --metric f1:__label__4 --out " +
+                   quote(dir + "/t"),
+               dir);
   ASSERT_EQ(r.status, 0) << r;
   double best = -1;
   for (const auto& trial : read_trials_csv(dir + "/t/trials.csv")) {
@@ -211,9 +256,9 @@ TEST(SiftTune, AnF1MetricOfAnUnknownLabelIsRefusedListingTheLabels) {
                              {"--metric", "f1:LABEL"}));
   // A run told to follow a label it never sees stops before training.
   EXPECT_TRUE(CleanSiftError(
-      run_sift("train " + quote(config) +
-                   " --set train.best_metric=label_f1 --set train.best_label=LOC",
-               dir),
+      run_sift(
+          "train " + quote(config) + " --set train.best_metric=label_f1 --set train.best_label=LOC",
+          dir),
       {"train.best_label: 'LOC' is not a label of the training data (0, 1, 2, 3, 4, 5)"}));
   EXPECT_FALSE(std::filesystem::exists(dir + "/runs/trec-tune"));
 }
@@ -221,14 +266,15 @@ TEST(SiftTune, AnF1MetricOfAnUnknownLabelIsRefusedListingTheLabels) {
 TEST(SiftTune, TheWinnerIsTrainedAgainOnTrainAndValidAndThatModelIsTheResult) {
   const std::string dir = make_temp_dir("tune_refit");
   const std::string config = write_config(dir);
-  const SiftResult r =
-      run_sift("tune " + quote(config) + " --budget 10m --trials 3 --out " + quote(dir + "/t"), dir);
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 3 --out " + quote(dir + "/t"), dir);
   ASSERT_EQ(r.status, 0) << r;
   const auto best = nlohmann::json::parse(slurp(dir + "/t/tune.json"))["best"];
   ASSERT_EQ(best["refit"]["status"], "finished") << best.dump(2);
   EXPECT_EQ(best["model"], dir + "/t/refit");
   EXPECT_EQ(best["refit"]["epochs"], best["best_epoch"]);
-  const auto trial = nlohmann::json::parse(slurp(best["run_dir"].get<std::string>() + "/report.json"));
+  const auto trial =
+      nlohmann::json::parse(slurp(best["run_dir"].get<std::string>() + "/report.json"));
   const auto refit = nlohmann::json::parse(slurp(dir + "/t/refit/report.json"));
   // valid_split 0.2: the refit reads the fifth the trial validated on as well.
   const double trial_records = trial["train"]["records"], refit_records = refit["train"]["records"];
@@ -276,13 +322,14 @@ TEST(SiftTune, OnlyTheBestThreeTrialsKeepTheirCheckpoints) {
 TEST(SiftTune, ThePageShowsTheSearchAndRendersInAHeadlessBrowser) {
   const std::string dir = make_temp_dir("tune_page");
   const std::string config = write_config(dir);
-  const SiftResult r =
-      run_sift("tune " + quote(config) + " --budget 10m --trials 4 --out " + quote(dir + "/t"), dir);
+  const SiftResult r = run_sift(
+      "tune " + quote(config) + " --budget 10m --trials 4 --out " + quote(dir + "/t"), dir);
   ASSERT_EQ(r.status, 0) << r;
   const std::string page = dir + "/t/tune.html";
   const std::string html = slurp(page);
   size_t rows = 0;
-  for (size_t at = html.find("<tr><td>"); at != std::string::npos; at = html.find("<tr><td>", at + 1))
+  for (size_t at = html.find("<tr><td>"); at != std::string::npos;
+       at = html.find("<tr><td>", at + 1))
     ++rows;
   EXPECT_EQ(rows + 1, 4u);  // and the winner's row, marked
   EXPECT_NE(html.find("<tr class=\"best\">"), std::string::npos);
@@ -291,8 +338,8 @@ TEST(SiftTune, ThePageShowsTheSearchAndRendersInAHeadlessBrowser) {
   }
   const auto dom = headless_chromium(page, "--dump-dom", dir);
   ASSERT_EQ(dom.status, 0) << dom;
-  for (const char* part : {"id=\"winner\"", "id=\"progress\"", "id=\"parameters\"",
-                           "id=\"trials\"", "<polyline", "<circle", "best so far"}) {
+  for (const char* part : {"id=\"winner\"", "id=\"progress\"", "id=\"parameters\"", "id=\"trials\"",
+                           "<polyline", "<circle", "best so far"}) {
     EXPECT_NE(dom.out.find(part), std::string::npos) << part;
   }
   EXPECT_EQ(dom.err.find("CONSOLE"), std::string::npos) << dom.err;

@@ -54,7 +54,7 @@ void add_tune_command(CLI::App& app) {
   struct Args {
     TuneOptions options;
     std::string budget, max_size, resume;
-    bool json = false, no_refit = false;
+    bool json = false, quiet = false, no_refit = false;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -83,9 +83,12 @@ void add_tune_command(CLI::App& app) {
                 "Keep the winning trial as it is (default: train its settings again on "
                 "train + valid within the budget, as fastText's autotune does)");
   cmd->add_flag("--json", args->json, "Print the summary as JSON on stdout");
+  cmd->add_flag("--quiet", args->quiet,
+                "No progress lines on stderr (one per trial; every line is in OUT/tune.log)");
   cmd->callback([args, cmd] {
     TuneOptions& o = args->options;
-    o.quiet = args->json;
+    o.quiet = args->quiet;
+    o.print_summary = !args->json;
     o.refit = !args->no_refit;
     if (o.config.empty() && args->resume.empty()) {
       throw CLI::RequiredError("a config file or --resume TUNE_DIR");
@@ -94,7 +97,8 @@ void add_tune_command(CLI::App& app) {
     nlohmann::json summary;
     if (!args->resume.empty()) {
       const int64_t trials = cmd->count("--trials") > 0 ? o.trials : -1;
-      summary = resume_tune(args->resume, budget, trials, model_traits(), trial_program());
+      summary = resume_tune(args->resume, budget, trials, model_traits(), trial_program(), o.quiet,
+                            o.print_summary);
     } else {
       if (args->budget.empty()) throw CLI::RequiredError("--budget");
       o.budget_seconds = budget;

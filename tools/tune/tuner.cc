@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "config/loader.h"
+#include "config/metric_table.h"
 #include "config/validate.h"
+#include "core/append_line.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/run_folder.h"
@@ -190,9 +192,15 @@ class Search {
   double search_end() const;
   void update_reserve();
   nlohmann::json refit(const TrialRecord& winner);
-  void say(const std::string& line) const {
-    if (!o_.quiet) std::cout << line << std::endl;
+  // `line` to OUT/tune.log, after the search's seconds so far; also on stderr when
+  // `to_console` (one line per trial, and the refit's) and not --quiet.
+  void log(const std::string& line, bool to_console = false) const {
+    append_line(run_file(o_.out, kTuneLogFile), fmt::format("[{:7.1f} s] {}", elapsed(), line));
+    if (to_console && !o_.quiet) std::cerr << line << std::endl;
   }
+  void say(const std::string& line) const { log(line, true); }
+  // The ending of trial `r`, with the best so far: the one line a trial gets on stderr.
+  std::string trial_line(const TrialRecord& r) const;
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   TuneOptions o_;
@@ -284,7 +292,7 @@ void Search::start_trial() {
   r->process = std::make_unique<TrialProcess>(
       trial_argv(dir.string(), name, r->record.values, threads), (dir / (name + ".log")).string(),
       run_file(r->record.run_dir, kMetricsFile), metric_field(o_.metric));
-  say(fmt::format("trial {} started: {}", r->record.number, values_text(r->record.values)));
+  log(fmt::format("trial {} started: {}", r->record.number, values_text(r->record.values)));
   running_.push_back(std::move(r));
 }
 
@@ -319,7 +327,7 @@ void Search::watch(Running& r) {
       r.record.best_epoch = v.epoch;
     }
     r.record.has_metric = true;
-    say(fmt::format("trial {} epoch {}: {} {:.4f}", r.record.number, v.epoch, o_.metric, v.metric));
+    log(fmt::format("trial {} epoch {}: {} {:.4f}", r.record.number, v.epoch, o_.metric, v.metric));
     if (r.record.status == TrialStatus::finished) prune_at_rung(r, v);
   }
 }
@@ -334,10 +342,8 @@ void Search::end_trial(Running& r) {
   if (fs::exists(run_file(r.record.run_dir, kVocabFile))) {
     r.record.model_bytes = model_bytes(config_with(r.record.values), traits_, r.record.run_dir);
   }
-  say(fmt::format("trial {} {}: {} {}{}", r.record.number, to_string(r.record.status), o_.metric,
-                  r.record.has_metric ? fmt::format("{:.4f}", r.record.metric) : "-",
-                  r.record.reason.empty() ? "" : " (" + r.record.reason + ")"));
   records_.push_back(r.record);
+  say(trial_line(r.record));
   std::sort(records_.begin(), records_.end(),
             [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
   write_trials_csv(run_file(o_.out, kTrialsFile), records_, keys_of(params_));
@@ -471,6 +477,43 @@ const TrialRecord* best_record(const std::vector<TrialRecord>& records, double m
   return best;
 }
 
+// "accuracy 0.8800, macro_f1 0.8712": the figures of a split's JSON that a search compares.
+std::string figures_text(const nlohmann::json& split) {
+  std::vector<std::string> parts;
+  for (const std::string& key : metric_keys(&MetricName::score)) {
+    if (split.contains(key) && split[key].is_number())
+      parts.push_back(fmt::format("{} {:.4f}", key, split[key].get<double>()));
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// What the search ends with on stdout: the winner, its test figures (the refit's, and
+// the winning trial's alone beside them), and where its files are.
+std::string ending_lines(const nlohmann::json& best, const std::string& metric,
+                         const std::string& out) {
+  std::string s =
+      fmt::format("best: trial {}, validation {} {:.4f} ({})\n", best["trial"].get<int64_t>(),
+                  metric, best["metric"].get<double>(),
+                  values_text(best["values"].get<std::map<std::string, std::string>>()));
+  const bool refit = best.contains("refit") && best["refit"]["status"] == "finished";
+  if (best.contains("test") && !best["test"].is_null()) {
+    s += fmt::format("test: {}{}", figures_text(best["test"]),
+                     refit ? " (trained again on train + valid)" : " (the winning trial)");
+    if (best.contains("trial_test") && !best["trial_test"].is_null())
+      s += fmt::format("; the winning trial alone: {}", figures_text(best["trial_test"]));
+    s += "\n";
+  } else {
+    s += "test: none (the config has no test split)\n";
+  }
+  if (best.contains("refit") && best["refit"]["status"] != "finished")
+    s += fmt::format("not trained again on train + valid: {}\n",
+                     best["refit"].value("reason", std::string("see tune.log")));
+  s += fmt::format("model {}, config {}, page {}, log {}\n", best["model"].get<std::string>(),
+                   run_file(out, kBestConfigFile), run_file(out, kTunePageFile),
+                   run_file(out, kTuneLogFile));
+  return s;
+}
+
 std::string summary_table(const std::vector<TrialRecord>& records, const TrialRecord* winner,
                           const std::string& metric) {
   std::string out = fmt::format("{:>5}  {:<8}  {:>8}  {:>6}  {:>7}  {}\n", "trial", "status",
@@ -481,6 +524,18 @@ std::string summary_table(const std::vector<TrialRecord>& records, const TrialRe
                        r.epochs, r.seconds, values_text(r.values), &r == winner ? "  <- best" : "");
   }
   return out;
+}
+
+std::string Search::trial_line(const TrialRecord& r) const {
+  std::string s = fmt::format("trial {} {}: {} {}", r.number, to_string(r.status), o_.metric,
+                              r.has_metric ? fmt::format("{:.4f}", r.metric) : "-");
+  if (r.has_metric) s += fmt::format(" at epoch {} of {}", r.best_epoch, r.epochs);
+  s += fmt::format(", {:.1f} s", r.seconds);
+  if (!r.reason.empty()) s += " (" + r.reason + ")";
+  const TrialRecord* best = best_record(records_, o_.max_model_bytes);
+  if (best != nullptr)
+    s += fmt::format("; best so far: trial {} ({:.4f})", best->number, best->metric);
+  return s;
 }
 
 // Why no trial won, as the error the search ends with.
@@ -538,15 +593,14 @@ nlohmann::json Search::finish() {
   const TrialRecord* winner = best_record(records_, o_.max_model_bytes);
   nlohmann::json summary = options_json(o_);
   summary["trials_run"] = records_.size();
-  if (!o_.quiet) std::cout << summary_table(records_, winner, o_.metric);
   if (winner != nullptr) summary["best"] = winner_summary(*winner);
   summary["spent_seconds"] = spent_ + elapsed();
   write_file_atomically(run_file(o_.out, kTuneFile), summary.dump(2) + "\n");
   write_page(summary);
   if (winner == nullptr) throw no_winner();
-  say(fmt::format("best: trial {} ({} {:.4f}), model {}, config {}, page {}", winner->number,
-                  o_.metric, winner->metric, summary["best"]["model"].get<std::string>(),
-                  run_file(o_.out, kBestConfigFile), run_file(o_.out, kTunePageFile)));
+  const std::string ending = ending_lines(summary["best"], o_.metric, o_.out);
+  log(ending);
+  if (o_.print_summary) std::cout << summary_table(records_, winner, o_.metric) << ending;
   return summary;
 }
 
@@ -568,7 +622,8 @@ nlohmann::json Search::refit(const TrialRecord& winner) {
     say("not trained again on train + valid: " + why);
     return out;
   }
-  say(fmt::format("training trial {}'s settings again on train + valid for {} epochs (about "
+  say(
+      fmt::format("training trial {}'s settings again on train + valid for {} epochs (about "
                   "{:.0f} s)",
                   winner.number, plan.epochs, plan.seconds));
   fs::remove_all(dir);
@@ -586,10 +641,11 @@ nlohmann::json Search::refit(const TrialRecord& winner) {
   const std::string report = run_file(dir, kReportJsonFile);
   if (process.exit_code() != 0 || !fs::exists(report)) {
     out["status"] = "failed";
-    out["reason"] = elapsed() >= deadline ? "stopped at the end of the budget"
-                                          : fmt::format("exit code {}: {}", process.exit_code(),
-                                                        last_error(dir));
-    say("training again failed (" + out["reason"].get<std::string>() + "): the trial stays the winner");
+    out["reason"] = elapsed() >= deadline
+                        ? "stopped at the end of the budget"
+                        : fmt::format("exit code {}: {}", process.exit_code(), last_error(dir));
+    say("training again failed (" + out["reason"].get<std::string>() +
+        "): the trial stays the winner");
     return out;
   }
   out["status"] = "finished";
@@ -612,11 +668,11 @@ void TuneOptions::validate() const {
   if (parallel < 1) throw Error("--parallel: give at least 1");
   if (trials < 0) throw Error("--trials: give 0 (no limit) or more");
   if (eta < 2) throw Error("--eta: give at least 2");
-  const std::vector<std::string> metrics = {"accuracy", "macro_f1", "micro_f1"};
+  const std::vector<std::string> metrics = metric_keys(&MetricName::score);
   if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end() &&
       metric_label(metric).empty()) {
-    throw Error(fmt::format(
-        "--metric: expected accuracy, macro_f1, micro_f1 or f1:LABEL, not '{}'", metric));
+    throw Error(fmt::format("--metric: expected {} or f1:LABEL, not '{}'", fmt::join(metrics, ", "),
+                            metric));
   }
 }
 
@@ -656,8 +712,10 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
   if (!metric_label(o.metric).empty()) o.metric = "f1:" + metric_label(o.metric);
   const SiftConfig base = load_config(o.config, o.overrides);
   check_validation_data(base);
-  if (o.metric == "micro_f1" && !base.data.multi_label) {
-    throw Error("--metric micro_f1 is for multi-label runs (single-label micro-F1 is accuracy)");
+  if (metric_label(o.metric).empty() && metric_named(o.metric).multi_label_only &&
+      !base.data.multi_label) {
+    throw Error(fmt::format(
+        "--metric {} is for multi-label runs (single-label micro-F1 is accuracy)", o.metric));
   }
   if (o.out.empty()) o.out = default_out(o, base);
   if (fs::exists(o.out) && !fs::is_empty(o.out)) {
@@ -670,7 +728,8 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
 }
 
 nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials_limit,
-                           const std::vector<ModelTraits>& models, const std::string& program) {
+                           const std::vector<ModelTraits>& models, const std::string& program,
+                           bool quiet, bool print_summary) {
   const std::string state_path = run_file(dir, kTuneFile);
   std::ifstream in(state_path);
   if (!in) throw Error(fmt::format("{}: not a sift tune folder (no {})", dir, kTuneFile));
@@ -679,6 +738,8 @@ nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_
     throw Error(fmt::format("{}: unreadable", state_path));
   TuneOptions o = options_from_json(state, dir);
   if (trials_limit >= 0) o.trials = trials_limit;
+  o.quiet = quiet;
+  o.print_summary = print_summary;
   const std::string trials = run_file(dir, kTrialsFile);
   std::vector<TrialRecord> done =
       fs::exists(trials) ? read_trials_csv(trials) : std::vector<TrialRecord>{};

@@ -25,7 +25,8 @@ struct TuneOptions {
   double max_model_bytes = 0.0;        // winners must fit (int8 export estimate); 0: any
   uint64_t seed = 1;                   // the sampler's seed
   int64_t eta = 3;                     // ASHA: keep the best 1/eta at each rung
-  bool quiet = false;                  // no progress lines
+  bool quiet = false;                  // no progress lines on stderr (tune.log has them)
+  bool print_summary = true;           // the trials table and the winner on stdout
   bool refit = true;                   // train the winner again on train + valid (refit.h)
 
   // Checks the fields alone; each error names its flag.
@@ -39,9 +40,10 @@ nlohmann::json tune(const TuneOptions& options, const std::vector<ModelTraits>& 
 
 // Goes on with the search in `dir` after an interruption: finished trials are kept,
 // interrupted ones rerun; `budget_seconds` > 0 replaces what was left of the budget and
-// `trials` >= 0 the most trials.
+// `trials` >= 0 the most trials; `quiet` and `print_summary` as in TuneOptions.
 nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials,
-                           const std::vector<ModelTraits>& models, const std::string& program);
+                           const std::vector<ModelTraits>& models, const std::string& program,
+                           bool quiet = false, bool print_summary = true);
 
 // The label of --metric f1:LABEL (a __label__ prefix taken off, as fastText's
 // -autotune-metric f1:__label__X reads); "" for the other metrics.
