@@ -19,8 +19,9 @@ namespace sift {
 
 struct Task {
   LabelSet labels;
-  std::shared_ptr<const Vocab> vocab;                // word tokenizer
-  std::shared_ptr<const SentencePieceModel> pieces;  // or SentencePiece
+  std::shared_ptr<const Vocab> vocab;                   // word tokenizer
+  std::shared_ptr<const SentencePieceModel> pieces;     // or SentencePiece
+  std::shared_ptr<const WordPieceTokenizer> wordpiece;  // tokenizer.type wordpiece only
   TextEncoderOptions encoder;
   uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
   uint64_t train_skipped = 0;  // malformed records skipped in that pass
@@ -86,5 +87,10 @@ std::string some_labels(const std::vector<std::string>& names);
 // One streaming pass over the training part: counts words into a bounded vocabulary,
 // collects labels (unless data.labels declares them) and counts records.
 Task build_task(const DataPlan& plan);
+
+// A new run's text files in `dir`: config.yaml (`given`, as loaded), the labels, the
+// vocabulary or a copy of the SentencePiece model, the stop words.
+void write_run_text(const std::string& dir, const SiftConfig& given, const Task& task,
+                    const DataPlan& plan);
 
 }  // namespace sift

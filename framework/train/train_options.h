@@ -29,6 +29,8 @@ struct TrainOptions {
   const std::atomic<int>* stop_signal = nullptr;
   // A resume may --set the keys that choose the data (data_keys_changed in setup.h).
   bool allow_data_change = false;
+
+  int requested_stop() const { return stop_signal == nullptr ? 0 : stop_signal->load(); }
 };
 
 }  // namespace sift
