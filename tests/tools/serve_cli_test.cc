@@ -449,7 +449,7 @@ TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
 
   // A batch that closes after the request's deadline: 504, and the server answers on.
   Server late(dir_, {"--model", "trec=" + train_fasttext("ft2"), "--max-delay-us", "500000",
-                     "--max-batch", "100", "--timeout-ms", "100"});
+                     "--wait-full-delay", "--max-batch", "100", "--timeout-ms", "100"});
   const auto [status, body] = late.post("/v1/models/trec/predict", R"({"texts": ["a"]})");
   EXPECT_EQ(status, 504) << body;
   EXPECT_NE(body.find("not answered within 100 ms"), std::string::npos) << body;

@@ -99,7 +99,7 @@ std::vector<BatchQueue::Item> BatchQueue::next_batch() {
     const Clock::time_point close_at =
         queue_.front().queued + std::chrono::microseconds(limits_.max_delay_us);
     changed_.wait_until(lock, close_at, [&] {
-      return stopping_ || queue_.empty() || arriving_.load() <= 0 ||
+      return stopping_ || queue_.empty() || (!limits_.wait_full_delay && arriving_.load() <= 0) ||
              static_cast<int64_t>(queue_.size()) >= limits_.max_batch ||
              queued_tokens_ >= limits_.max_batch_tokens;
     });

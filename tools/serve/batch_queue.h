@@ -35,6 +35,9 @@ struct BatchLimits {
   int64_t max_delay_us = 500;
   int64_t queue_texts = 1024;  // texts queued at most, all requests together
   int64_t workers = 1;
+  // Wait the whole max_delay_us for company even when no request is on its way in
+  // (Triton's rule): fuller batches under light load, at the cost of its latency.
+  bool wait_full_delay = false;
 };
 
 // One request's texts and their results; the request's thread waits on it.
