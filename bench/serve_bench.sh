@@ -187,10 +187,13 @@ python_serve fasttext "$TMP/ft.bin"
 run_load "gunicorn -w 2 + Flask + fasttext" fasttext "$URL" 1 8 64
 stop_server
 
-sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000
+sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1
 run_load "sift serve, dynamic batching" transformer "$URL" 1 8 32 64
 stop_server
-sift_serve tf "$TMP/tf.pt" --max-batch 1
+sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 2
+run_load "sift serve, batching, 2 workers x 1" transformer "$URL" 1 8 32 64
+stop_server
+sift_serve tf "$TMP/tf.pt" --max-batch 1 --workers 1
 run_load "sift serve, --max-batch 1" transformer "$URL" 1 8 32 64
 stop_server
 python_serve torch "$TMP/tf.pt"
@@ -247,8 +250,8 @@ page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
            "`sift import`ed for sift serve (sift-lite: no LibTorch)."]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
-           "(fp32). sift serve: 1 worker x 2 LibTorch threads; dynamic batching is "
-           "--max-batch 32 --max-delay-us 2000. gunicorn: 2 workers, torch.set_num_threads(1), "
+           "(fp32). sift serve: 1 worker x 2 LibTorch threads unless said; dynamic batching "
+           "is --max-batch 32 --max-delay-us 2000. gunicorn: 2 workers, torch.set_num_threads(1), "
            "examples/classify.py's tokenizer."]), soak_table]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
