@@ -188,16 +188,16 @@ run_load "gunicorn -w 2 + Flask + fasttext" fasttext "$URL" 1 8 64
 stop_server
 
 sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1
-run_load "sift serve, dynamic batching" transformer "$URL" 1 8 32 64
+run_load "sift serve, dynamic batching" transformer "$URL" 1 32
 stop_server
 sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 2
-run_load "sift serve, batching, 2 workers x 1" transformer "$URL" 1 8 32 64
+run_load "sift serve, batching, 2 workers x 1" transformer "$URL" 1 32
 stop_server
 sift_serve tf "$TMP/tf.pt" --max-batch 1 --workers 1
-run_load "sift serve, --max-batch 1" transformer "$URL" 1 8 32 64
+run_load "sift serve, --max-batch 1" transformer "$URL" 1 32
 stop_server
 python_serve torch "$TMP/tf.pt"
-run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 8 32 64
+run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 32
 stop_server
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -227,32 +227,23 @@ for line in open(sys.argv[6]):
     e = json.loads(line)
     extra["soak" if e.get("soak") else "sigterm"] = e
 soak, term = extra.get("soak"), extra.get("sigterm")
-soak_table = {"title": "fastText server: soak at concurrency 64, and SIGTERM under load",
-              "command": f"`bench/serve_bench.sh -d {dur} --soak {soak['seconds']}`",
-              "commit": commit, "machine": f"{cpu}, 2 cores (shared with wrk)",
-              "date": datetime.date.today().isoformat(),
-              "load": f"load average {sys.argv[4]} before, {sys.argv[5]} after",
-              "columns": ["check", "requests", "errors", "RSS before, after (MB)",
-                          "descriptors before, after", "exit status"],
-              "rows": [[f"soak {soak['seconds']} s", soak["requests"], soak["errors"],
-                        f"{soak['rss0_kb'] / 1024:.1f}, {soak['rss1_kb'] / 1024:.1f}",
-                        f"{soak['fd0']}, {soak['fd1']}", ""],
-                       ["SIGTERM 2 s into 4 s of load", term["requests"], term["read_errors"],
-                        "", "", term["exit"]]],
-              "notes": ["Errors of the SIGTERM row are wrk's read errors: requests sent on an "
-                        "open connection that got no answer (refused new connections after "
-                        "the listener closed are not requests the server accepted)."]}
+soak_note = (f"Soak, same server: {soak['seconds']} s at concurrency 64, {soak['requests']} "
+             f"requests, {soak['errors']} errors, RSS {soak['rss0_kb'] / 1024:.1f} -> "
+             f"{soak['rss1_kb'] / 1024:.1f} MB, open descriptors {soak['fd0']} -> {soak['fd1']}. "
+             f"SIGTERM 2 s into 4 s of load: exit {term['exit']}, {term['requests']} requests "
+             f"answered, {term['read_errors']} wrk read error(s) (requests written on a kept-alive "
+             "connection that got no answer).")
 page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
     table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
           [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled); "
            f"{dur} s a run, not the issue's 30 s.",
            "The same model: a `fasttext supervised` .bin (dim 10, bigrams, 5 epochs), "
-           "`sift import`ed for sift serve (sift-lite: no LibTorch)."]),
+           "`sift import`ed for sift serve (sift-lite: no LibTorch).", soak_note]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
            "(fp32). sift serve: 1 worker x 2 LibTorch threads unless said; dynamic batching "
            "is --max-batch 32 --max-delay-us 2000. gunicorn: 2 workers, torch.set_num_threads(1), "
-           "examples/classify.py's tokenizer."]), soak_table]}
+           "examples/classify.py's tokenizer."])]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
     f.write("\n")
