@@ -462,7 +462,7 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   // Training threads; no LibTorch pool.
   report["environment"] =
       run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads, 1,
-                       run.data.train_stream.workers});
+                       run.data.train_stream.workers, run_file(run.dir, kConfigFile)});
   text += "\n" + phase_table_text(report["train"]["phases"]);
   write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(run.dir, kReportTextFile), text);
