@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/metric_table.h"
 #include "core/error.h"
 
 namespace sift {
@@ -33,7 +34,12 @@ SIFT_ENUM_NAMES(OnNonfinite, "stop", "skip_batch")
 SIFT_ENUM_NAMES(SaveLast, "epoch", "end", "auto")
 SIFT_ENUM_NAMES(FastPath, "auto", "off")
 SIFT_ENUM_NAMES(PruneStructure, "unstructured", "filters", "heads", "ffn", "rows", "hidden")
-SIFT_ENUM_NAMES(BestMetric, "accuracy", "macro_f1", "micro_f1", "loss", "label_f1")
+// The metric table's rows that can choose best.ckpt (metric_table.cc), in its order.
+template <>
+const std::vector<std::string>& enum_names<BestMetric>() {
+  static const std::vector<std::string> names = metric_keys(&MetricName::chooses_best);
+  return names;
+}
 SIFT_ENUM_NAMES(TokenizerType, "word", "sentencepiece")
 SIFT_ENUM_NAMES(FileFormat, "fasttext", "tsv", "csv", "label_first", "jsonl")
 SIFT_ENUM_NAMES(TextEncoding, "utf-8", "latin-1")

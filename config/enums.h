@@ -31,7 +31,8 @@ enum class FastPath { automatic, off };
 // (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows,
 // RNN hidden units).
 enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
-// label_f1: the F1 of one label, train.best_label (fastText's -autotune-metric f1:LABEL).
+// train.best_metric: the metric table's rows that can choose best.ckpt, in its order
+// (config/metric_table.h); label_f1 is the F1 of train.best_label.
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
 enum class TokenizerType { word, sentencepiece };
 

@@ -7,6 +7,7 @@
 
 #include "config/enums.h"
 #include "config/option_types.h"
+#include "core/nearest_name.h"
 
 namespace sift {
 namespace {
@@ -630,21 +631,6 @@ std::vector<Option> declare() {
   return t.take();
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 const std::vector<OptionAlias>& option_aliases() {
@@ -678,16 +664,9 @@ const Option* find_option(const std::string& name) {
 }
 
 std::string closest_option(const std::string& name) {
-  std::string best;
-  size_t best_distance = SIZE_MAX;
-  for (const auto& o : all_options()) {
-    const size_t d = edit_distance(name, o.name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = o.name;
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const auto& o : all_options()) names.push_back(o.name);
+  return nearest_name(name, names);
 }
 
 bool is_option_group(const std::string& prefix) {

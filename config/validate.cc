@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/loader.h"
+#include "config/metric_table.h"
 #include "config/options.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -290,10 +291,12 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_prune(config, model);
   check_distill(config);
   check_loss(config, models, model);
-  if (config.train.best_metric == BestMetric::micro_f1 && !config.data.multi_label) {
+  const std::string best = to_string(config.train.best_metric);
+  if (metric_named(best).multi_label_only && !config.data.multi_label) {
     throw Error(
-        "train.best_metric: micro_f1 is a multi-label metric; set data.multi_label: true "
-        "or choose accuracy, macro_f1 or loss.");
+        fmt::format("train.best_metric: {} is a multi-label metric; set data.multi_label: true "
+                    "or choose accuracy, macro_f1 or loss.",
+                    best));
   }
   check_best_label(config.train);
   check_data(config);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "models/fasttext_forward.h"
 
 namespace sift {
 namespace {
@@ -30,18 +31,13 @@ class BagSgd : public FusedSgd {
   // hidden_ = the mean of example i's embedding rows; returns their count (0: none).
   float mean_of(const RawBatch& batch, int64_t i) {
     const int64_t begin = batch.offsets[i], end = batch.ids_end(i);
-    hidden_.assign(static_cast<size_t>(dim_), 0.0f);
     for (int64_t k = begin; k < end; ++k) {
       const int64_t id = batch.ids[k];
       if (id < 0 || id >= rows_) throw Error(fmt::format("fused SGD: id {} out of range", id));
-      const float* row = embedding_ + id * dim_;
-      for (int64_t d = 0; d < dim_; ++d) hidden_[d] += row[d];
     }
-    const float count = static_cast<float>(end - begin);
-    if (end > begin) {
-      for (auto& h : hidden_) h /= count;
-    }
-    return count;
+    hidden_.resize(static_cast<size_t>(dim_));
+    bag_mean(embedding_, dim_, batch.ids.data() + begin, end - begin, hidden_.data());
+    return static_cast<float>(end - begin);
   }
 
   // Output row r's share of an example's gradient, g = dloss/dscore: into the row's
@@ -113,11 +109,8 @@ class SoftmaxSgd : public BagSgd {
     const float count = mean_of(batch, i);
     float top = -INFINITY;
     for (int64_t c = 0; c < classes_; ++c) {
-      const float* w = weight_ + c * dim_;
-      float z = bias_[c];
-      for (int64_t d = 0; d < dim_; ++d) z += w[d] * hidden_[d];
-      logits_[c] = z;
-      top = std::max(top, z);
+      logits_[c] = row_score(weight_, bias_, dim_, c, hidden_.data());
+      top = std::max(top, logits_[c]);
     }
     double total = 0.0;
     for (int64_t c = 0; c < classes_; ++c) total += std::exp(double(logits_[c] - top));
@@ -210,9 +203,7 @@ class LogisticSgd : public BagSgd {
     double loss = 0.0;
     for (size_t j = 0; j < rows_of_.size(); ++j) {
       const int64_t r = rows_of_[j];
-      const float* w = weight_ + r * dim_;
-      float z = bias_[r];
-      for (int64_t d = 0; d < dim_; ++d) z += w[d] * hidden_[d];
+      const float z = row_score(weight_, bias_, dim_, r, hidden_.data());
       const double signed_z = positive_[j] ? z : -double(z);
       loss -= log_sigmoid(signed_z);
       const double p = 1.0 / (1.0 + std::exp(-double(z)));

@@ -11,6 +11,9 @@ packages=(
   zlib1g-dev libzstd-dev zstd libutf8proc-dev
   python3-torch python3-sentencepiece python3-protobuf fasttext time strace
   chromium
+  # sift serve: HTTP (cpp-httplib) and Prometheus metrics; its bench: wrk, and the
+  # Python servers it is compared with (gunicorn + Flask around fastText and torch.jit).
+  libcpp-httplib-dev prometheus-cpp-dev wrk gunicorn python3-flask python3-fasttext
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "framework/runtime/run_weights.h"
+#include "models/fasttext_forward.h"
 
 namespace sift {
 
@@ -238,10 +239,7 @@ std::vector<float> FastTextPredictor::hidden(const std::vector<int64_t>& ids) co
 
 // As FastTextImpl::top_k scores a tree node: the bias, then the products in order.
 float FastTextPredictor::score(const std::vector<float>& h, int64_t row) const {
-  const float* w = output_.data() + static_cast<size_t>(row) * h.size();
-  float z = bias_[static_cast<size_t>(row)];
-  for (size_t d = 0; d < h.size(); ++d) z += w[d] * h[d];
-  return z;
+  return row_score(output_.data(), bias_.data(), static_cast<int64_t>(h.size()), row, h.data());
 }
 
 std::vector<float> FastTextPredictor::scores(const std::vector<float>& h) const {

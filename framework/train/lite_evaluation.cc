@@ -3,30 +3,15 @@
 #include <cmath>
 #include <vector>
 
+#include "models/fasttext_forward.h"
+
 namespace sift {
 namespace {
-
-// The mean of example i's embedding rows, as the LibTorch model's bag computes it.
-void mean_of(const FastTextTables& w, const RawBatch& batch, int64_t i,
-             std::vector<float>& hidden) {
-  const int64_t dim = w.dim(), begin = batch.offsets[i], end = batch.ids_end(i);
-  hidden.assign(static_cast<size_t>(dim), 0.0f);
-  for (int64_t k = begin; k < end; ++k) {
-    const float* row = w.embedding() + batch.ids[k] * dim;
-    for (int64_t d = 0; d < dim; ++d) hidden[d] += row[d];
-  }
-  if (end > begin) {
-    for (auto& h : hidden) h /= static_cast<float>(end - begin);
-  }
-}
 
 // Output row `row`'s score over `hidden` (up to float rounding: the sums run in another
 // order than LibTorch's).
 float row_score(const FastTextTables& w, int64_t row, const std::vector<float>& hidden) {
-  const float* r = w.output() + row * w.dim();
-  float z = w.bias()[row];
-  for (int64_t d = 0; d < w.dim(); ++d) z += r[d] * hidden[d];
-  return z;
+  return sift::row_score(w.output(), w.bias(), w.dim(), row, hidden.data());
 }
 
 // Every output row's score over `hidden`.
@@ -100,7 +85,9 @@ Evaluation lite_evaluate(const FastTextTables& w, ShardedStream& batches,
     predicted.clear();
     confidence.clear();
     for (int64_t i = 0; i < batch.size(); ++i) {
-      mean_of(w, batch, i, hidden);
+      hidden.resize(static_cast<size_t>(w.dim()));
+      bag_mean(w.embedding(), w.dim(), batch.ids.data() + batch.offsets[i],
+               batch.ids_end(i) - batch.offsets[i], hidden.data());
       const int64_t label = batch.labels[i];
       if (w.loss() != Loss::hs) scores_of(w, hidden, scores);  // hs searches its tree instead
       const Scored s = w.loss() == Loss::hs    ? hs_scored(w, hidden, label)

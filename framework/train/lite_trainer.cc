@@ -2,12 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <limits>
-#include <thread>
 
 #include "config/loader.h"
 #include "config/validate.h"
@@ -20,6 +17,7 @@
 #include "framework/runtime/run_folder.h"
 #include "framework/runtime/task.h"
 #include "framework/train/divergence.h"
+#include "framework/train/epoch_loop.h"
 #include "framework/train/fast_path_rules.h"
 #include "framework/train/hogwild.h"
 #include "framework/train/lite_evaluation.h"
@@ -29,7 +27,6 @@
 #include "framework/train/progress.h"
 #include "framework/train/report_html.h"
 #include "framework/train/run_report.h"
-#include "framework/train/save_policy.h"
 #include "framework/train/step_log.h"
 #include "framework/train/training_state.h"
 #include "framework/train/validation_record.h"
@@ -37,8 +34,6 @@
 
 namespace sift {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The best validation's weights: in the tables (not yet written), or in best.ckpt.
 struct LiteBest {
@@ -68,20 +63,6 @@ struct LiteRun {
   PhaseTimes phases;
   StepLog step_log;
   int64_t nonfinite_in_a_row = 0;
-};
-
-// What the epoch loop works with besides the run (trainer.cc's Loop).
-struct LiteLoop {
-  const TextEncoder* encoder = nullptr;
-  std::unique_ptr<ShardedStream> batches;
-  std::unique_ptr<ShardedStream> valid;
-  int64_t total_steps = 0;
-  int64_t step_limit = 0;
-  std::chrono::duration<double> save_interval{0};
-  Clock::time_point last_save;
-  SavePolicy saves{SaveLast::epoch, 0};
-  bool skipped_save_said = false;
-  bool stopped = false;
 };
 
 std::string lite_path(int64_t threads) {
@@ -152,22 +133,8 @@ void restore_best(LiteRun& run) {
   if (run.best.on_disk) run.tables->load(run_file(run.dir, kBestCheckpointFile));
 }
 
-void save(LiteRun& run, LiteLoop& loop, bool epoch_complete) {
-  PhaseTimer timer(run.phases, Phase::checkpoint);
-  const auto start = Clock::now();
-  save_last(run, *loop.batches, epoch_complete);
-  loop.last_save = Clock::now();
-  loop.saves.saved(std::chrono::duration<double>(loop.last_save - start).count());
-}
-
-bool epoch_end_saves(LiteRun& run, LiteLoop& loop, Progress& progress) {
-  const double trained = std::chrono::duration<double>(Clock::now() - loop.last_save).count();
-  const bool saves = loop.saves.saves_at_epoch_end(trained);
-  if (!saves && run.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
-    loop.skipped_save_said = true;
-    progress.log_to_file_only(unsaved_epoch_end(loop.saves.save_seconds(), trained));
-  }
-  return saves;
+void save(LiteRun& run, EpochLoop& loop, bool epoch_complete) {
+  loop.save(run.phases, [&] { save_last(run, *loop.batches, epoch_complete); });
 }
 
 // ---- validation ---------------------------------------------------------------------------
@@ -248,7 +215,7 @@ bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
 }
 
 // trainer.cc's run_steps on the fast path. Returns whether data remains.
-bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
+bool run_steps(LiteRun& run, EpochLoop& loop, Progress& progress) {
   TrainingState& s = run.state;
   RawBatch batch;
   bool more = true;
@@ -264,7 +231,7 @@ bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
     }
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
     const int stop = stop_signal(run);
-    if (stop != 0 || Clock::now() - loop.last_save >= loop.save_interval) save(run, loop, false);
+    if (stop != 0 || loop.save_due()) save(run, loop, false);
     if (stop != 0) throw interrupted_at(stop, run.state.step, run.state.epoch, run.dir);
   }
   return more;
@@ -272,14 +239,14 @@ bool run_steps(LiteRun& run, LiteLoop& loop, Progress& progress) {
 
 // Hogwild threads (hogwild.h) on the tables: one epoch. Returns whether the step limit
 // ended it.
-bool hogwild_steps(LiteRun& run, const LiteLoop& loop, Progress& progress) {
+bool hogwild_steps(LiteRun& run, const EpochLoop& loop, Progress& progress) {
   const HogwildRun h{
       run.data, run.train, run.sum, run.task.labels, [&run] { return bag_sgd(run.tables->bag()); },
       run.state};
   return hogwild_epoch(h, {loop.encoder, loop.total_steps, loop.step_limit}, progress);
 }
 
-bool run_epoch(LiteRun& run, LiteLoop& loop, Progress& progress) {
+bool run_epoch(LiteRun& run, EpochLoop& loop, Progress& progress) {
   TrainingState& s = run.state;
   const bool hogwild = run.train.fast_path_threads > 1;  // its threads open their streams
   if (!hogwild) loop.batches->start_epoch(static_cast<uint64_t>(s.epoch));
@@ -295,53 +262,19 @@ bool run_epoch(LiteRun& run, LiteLoop& loop, Progress& progress) {
   validate(run, loop.valid.get(), progress);
   loop.stopped = stops_early(run.train, run.state);
   const bool last_epoch = s.epoch == run.train.epochs || s.step >= loop.step_limit || loop.stopped;
-  if (last_epoch || Clock::now() - loop.last_save >= loop.save_interval ||
-      epoch_end_saves(run, loop, progress)) {
+  if (last_epoch || loop.save_due() || loop.epoch_end_saves(run.train.save_last, progress)) {
     save(run, loop, true);
   }
   return true;
 }
 
-int64_t total_steps_of(const LiteRun& run) {
-  const auto& t = run.train;
-  const int64_t batches =
-      (static_cast<int64_t>(run.task.train_records) + t.batch_size - 1) / t.batch_size;
-  const int64_t total = batches * t.epochs;
-  return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
-}
-
-nlohmann::json train_summary(const LiteRun& run, const LiteLoop& loop, double seconds) {
-  const auto& t = run.train;
-  const double per_second =
-      seconds > 0 ? static_cast<double>(run.state.step * t.batch_size) / seconds : 0.0;
-  return {{"steps", run.state.step},
-          {"examples", run.state.examples_seen},
-          {"seconds", seconds},
-          {"examples_per_second", per_second},
-          {"records", run.task.train_records},
-          {"skipped_records", run.task.train_skipped},
-          {"empty_texts", run.task.train_empty_texts},
-          {"workers", run.data.train_stream.workers},
-          {"stopped_early", loop.stopped},
-          {"precision", to_string(t.precision)},
-          {"training_path", lite_path(t.fast_path_threads)},
-          {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
-          {"skipped_steps", 0},
-          {"skipped_nonfinite_batches", run.state.skipped_batches},
-          {"best_epoch", run.state.best_epoch}};
-}
-
 nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
   const auto& t = run.train;
-  LiteLoop loop;
+  EpochLoop loop;
   loop.encoder = &encoder;
   loop.batches = open_stream(run.data, Split::train, encoder, run.task.labels, true);
   loop.valid = open_stream(run.data, Split::valid, encoder, run.task.labels, false);
-  loop.total_steps = total_steps_of(run);
-  loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
-  loop.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
-  loop.last_save = Clock::now();
-  loop.saves = SavePolicy(t.save_last, run.tables->bytes());
+  loop.start(t, total_steps(run.task, t, t.batch_size), 0, run.tables->bytes());
   Progress progress(loop.total_steps, t.log_every, run.options.quiet);
   progress.open_log_file(run_file(run.dir, kTrainLogFile));
   run.step_log.open(run_file(run.dir, kStepLogFile), validation_columns(run.labels, t.best_metric),
@@ -354,16 +287,14 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
   for (const auto& line : ending_lines(t, loop.stopped, run.state.skipped_batches)) {
     progress.log(line);
   }
-  nlohmann::json summary = train_summary(run, loop, progress.elapsed_seconds());
+  nlohmann::json summary =
+      train_summary(run.state, run.task, t, loop,
+                    {progress.elapsed_seconds(), run.state.examples_seen, 1,
+                     run.data.train_stream.workers, lite_path(t.fast_path_threads), 0});
   // Hogwild threads read for themselves, one reader each (hogwild.cc).
   const int64_t trainers = t.fast_path_threads;
   const int64_t readers = trainers > 1 ? trainers : run.data.train_stream.workers;
-  summary["phases"] =
-      run.phases.to_json(progress.elapsed_seconds(), run.state.step,
-                         data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
-  if (summary["phases"].contains("bottleneck")) {
-    progress.log(summary["phases"]["bottleneck"].get<std::string>());
-  }
+  add_phases(summary, run.phases, progress, run.state.step, readers, trainers);
   return summary;
 }
 
@@ -372,25 +303,18 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
 nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::string& text) {
   nlohmann::json splits = nlohmann::json::object();
   restore_best(run);
-  const auto& names = run.task.labels.names();
   for (const std::string name : {"valid", "test"}) {
-    const bool texts = name == "valid";
+    const bool texts = name == "valid" && !run.labels.multi_label;  // as validation.cc
     auto stream = open_stream(run.data, from_string<Split>(name, "split"), encoder, run.task.labels,
                               false, 0, 1, nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
     const Evaluation e = lite_evaluate(*run.tables, *stream, texts ? &confused : nullptr);
-    if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
-    splits[name] = e.to_json(names);
-    splits[name]["loss"] = e.loss;
-    splits[name]["skipped_records"] = static_cast<int64_t>(stream->skipped());
-    text += fmt::format("== {} ==\n{}\n", name, e.to_text(names));
-    if (texts) {
-      ConfusedExamples all;
-      all.merge(confused.held(), e.confusion);
-      splits[name]["confused_examples"] = all.most_confused(e.confusion, names);
-      text += most_confused_text(splits[name]["confused_examples"]);
-    }
+    ConfusedExamples all;
+    if (texts) all.merge(confused.held(), e.confusion);
+    splits[name] = final_split(
+        e, name, run.task.labels, *stream, static_cast<int64_t>(stream->skipped()),
+        texts ? all.most_confused(e.confusion, run.task.labels.names()) : nlohmann::json(), text);
   }
   return splits;
 }

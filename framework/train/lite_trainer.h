@@ -12,7 +12,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "framework/train/trainer.h"
+#include "framework/train/train_options.h"
 
 namespace sift {
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "config/metric_table.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/html_page.h"
@@ -117,10 +118,15 @@ bool flat(const std::vector<Series>& series) {
 // The curves of one run, or of several overlaid: the losses together, then one chart per
 // other metrics.csv column; a column without data gets no panel, a flat one a line of text.
 std::string curves(const std::vector<RunFiles>& runs) {
-  const std::vector<std::pair<std::string, std::string>> charts = {
-      {"valid_accuracy", "validation accuracy"}, {"valid_macro_f1", "validation macro-F1"},
-      {"valid_micro_f1", "validation micro-F1"}, {"lr", "learning rate"},
-      {"examples_per_s", "examples per second"}, {"grad_norm", "gradient norm"}};
+  // The losses have their chart (loss_chart); every other metric of the table its own.
+  std::vector<std::pair<std::string, std::string>> charts;
+  for (const auto& m : metric_table()) {
+    if (std::string(m.key) == "loss") continue;
+    charts.emplace_back(std::string("valid_") + m.key, std::string("validation ") + m.title);
+  }
+  charts.insert(charts.end(), {{"lr", "learning rate"},
+                               {"examples_per_s", "examples per second"},
+                               {"grad_norm", "gradient norm"}});
   std::string html =
       "<section id=\"curves\"><h2>Curves by step</h2><div class=\"charts\">" + loss_chart(runs);
   std::string notes;
@@ -340,20 +346,11 @@ std::string confused_pairs(const RunFiles& r, std::string name, const nlohmann::
 // micro-averaged scores, Hamming loss); fastText's P@k and R@k when the run counted them.
 std::string split_figures(const nlohmann::json& split) {
   const bool multi = split.contains("hamming_loss");
-  const std::vector<std::pair<const char*, const char*>> figures = {
-      {"accuracy", multi ? "subset accuracy" : "accuracy"},
-      {"macro_f1", "macro-F1"},
-      {"micro_f1", "micro-F1"},
-      {"micro_precision", "micro precision"},
-      {"micro_recall", "micro recall"},
-      {"hamming_loss", "Hamming loss"},
-      {"precision_at_k", "precision at k"},
-      {"recall_at_k", "recall at k"},
-      {"loss", "loss"}};
   std::string html = "<table id=\"split-figures\">";
-  for (const auto& [key, title] : figures) {
-    if (split.contains(key)) {
-      html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", title, number(split[key]));
+  for (const auto& m : metric_table()) {
+    if (split.contains(m.key)) {
+      html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", multi ? m.multi_label_title : m.title,
+                          number(split[m.key]));
     }
   }
   for (const char* key : {"k", "examples", "skipped_records"}) {
@@ -449,23 +446,26 @@ std::string summary_table(const std::vector<RunFiles>& runs) {
   // Multi-label runs: their accuracy is subset accuracy, and micro-F1 gets a column.
   bool multi = false;
   for (const auto& r : runs) multi = multi || get(split_of(r), "micro_f1").is_number();
-  std::string html = fmt::format(
-      "<table id=\"summary\"><tr><th>run</th><th>split</th><th>accuracy</th><th>macro-F1</th>"
-      "{}<th>loss</th><th>steps</th><th>training s</th><th>examples/s</th></tr>",
-      multi ? "<th>micro-F1</th>" : "");
+  std::vector<const MetricName*> columns;
+  for (const auto& m : metric_table()) {
+    if ((m.score && (multi || !m.multi_label_only)) || m.key == std::string("loss")) {
+      columns.push_back(&m);
+    }
+  }
+  std::string html = "<table id=\"summary\"><tr><th>run</th><th>split</th>";
+  for (const MetricName* m : columns) html += fmt::format("<th>{}</th>", m->title);
+  html += "<th>steps</th><th>training s</th><th>examples/s</th></tr>";
   for (const auto& r : runs) {
     std::string name;
     const nlohmann::json& split = split_of(r, &name);
     const nlohmann::json train =
         r.report.is_object() ? r.report.value("train", nlohmann::json()) : nlohmann::json();
-    html += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td></tr>",
-        escape(r.name), name, number(get(split, "accuracy")), number(get(split, "macro_f1")),
-        multi ? "<td>" + number(get(split, "micro_f1")) + "</td>" : "", number(get(split, "loss")),
-        get(train, "steps").is_number() ? get(train, "steps").dump() : "",
-        number(get(train, "seconds"), "{:.2f}"),
-        number(get(train, "examples_per_second"), "{:.0f}"));
+    html += fmt::format("<tr><td>{}</td><td>{}</td>", escape(r.name), name);
+    for (const MetricName* m : columns) html += "<td>" + number(get(split, m->key)) + "</td>";
+    html += fmt::format("<td>{}</td><td>{}</td><td>{}</td></tr>",
+                        get(train, "steps").is_number() ? get(train, "steps").dump() : "",
+                        number(get(train, "seconds"), "{:.2f}"),
+                        number(get(train, "examples_per_second"), "{:.0f}"));
   }
   return html + "</table>";
 }

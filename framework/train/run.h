@@ -19,7 +19,7 @@
 #include "framework/train/pruning.h"
 #include "framework/train/run_plan.h"
 #include "framework/train/step_log.h"
-#include "framework/train/trainer.h"
+#include "framework/train/train_options.h"
 #include "framework/train/training_state.h"
 #include "models/model.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "framework/train/trainer.h"
+#include "framework/train/train_options.h"
 
 namespace sift {
 

@@ -8,7 +8,7 @@
 
 #include "config/config.h"
 #include "framework/train/run.h"
-#include "framework/train/trainer.h"
+#include "framework/train/train_options.h"
 
 namespace sift {
 

@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <limits>
-#include <thread>
 
 #include "config/loader.h"
 #include "core/atomic_file.h"
@@ -20,6 +18,7 @@
 #include "framework/runtime/task.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/epoch_loop.h"
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/profiler.h"
@@ -27,7 +26,6 @@
 #include "framework/train/report_html.h"
 #include "framework/train/run.h"
 #include "framework/train/run_report.h"
-#include "framework/train/save_policy.h"
 #include "framework/train/saving.h"
 #include "framework/train/setup.h"
 #include "framework/train/step.h"
@@ -36,32 +34,8 @@
 namespace sift {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-int64_t total_steps_of(const Run& run) {
-  const auto& t = run.plan.train;
-  const int64_t per_batch = t.batch_size * run.dist->world_size();  // over all ranks
-  const int64_t batches =
-      (static_cast<int64_t>(run.task.train_records) + per_batch - 1) / per_batch;
-  const int64_t total = (batches + t.accumulate - 1) / t.accumulate * t.epochs;
-  return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
-}
-
 // What the epoch loop works with besides the run.
-struct Loop {
-  const TextEncoder* encoder = nullptr;
-  std::unique_ptr<ShardedStream> batches;
-  std::unique_ptr<ShardedStream> valid;  // null without validation data
-  // The schedule's horizon; with data.max_tokens batches are cut by size, so it is an
-  // estimate, and epochs end when the data does, not at a step count.
-  int64_t total_steps = 0;
-  int64_t step_limit = 0;
-  int64_t first_step = 0;
-  std::chrono::duration<double> save_interval{0};
-  Clock::time_point last_save;
-  SavePolicy saves{SaveLast::epoch, 0};  // which epoch ends save (train.save_last)
-  bool skipped_save_said = false;        // the first skipped epoch save is logged
-  bool stopped = false;
+struct Loop : EpochLoop {
   std::unique_ptr<StepProfiler> profiler;  // train.profile, on rank 0
 };
 
@@ -71,28 +45,10 @@ void profile(Loop& loop, int64_t step) {
 
 // Whether a periodic save is due; in a group rank 0's clock decides for all, as a save
 // gathers every rank's data position.
-bool save_due(Run& run, const Loop& loop) {
-  return run.dist->primary_says(Clock::now() - loop.last_save >= loop.save_interval);
-}
+bool save_due(Run& run, const Loop& loop) { return run.dist->primary_says(loop.save_due()); }
 
 void save(Run& run, Loop& loop, bool epoch_complete) {
-  PhaseTimer timer(run.phases, Phase::checkpoint);
-  const auto start = Clock::now();
-  save_last(run, *loop.batches, epoch_complete);
-  loop.last_save = Clock::now();
-  loop.saves.saved(std::chrono::duration<double>(loop.last_save - start).count());
-}
-
-// train.save_last at an epoch's end (SavePolicy); rank 0's clock decides for a group. The
-// first epoch end that does not save says why, once, in the log.
-bool epoch_end_saves(Run& run, Loop& loop, Progress& progress) {
-  const double trained = std::chrono::duration<double>(Clock::now() - loop.last_save).count();
-  const bool saves = run.dist->primary_says(loop.saves.saves_at_epoch_end(trained));
-  if (!saves && run.plan.train.save_last == SaveLast::automatic && !loop.skipped_save_said) {
-    loop.skipped_save_said = true;
-    progress.log_to_file_only(unsaved_epoch_end(loop.saves.save_seconds(), trained));
-  }
-  return saves;
+  loop.save(run.phases, [&] { save_last(run, *loop.batches, epoch_complete); });
 }
 
 // The model's bytes in a checkpoint: what SavePolicy estimates the first save from.
@@ -200,36 +156,23 @@ bool run_epoch(Run& run, Loop& loop, Progress& progress, bool resume_mid_epoch) 
   // for 4 s of CPU).
   const bool last_epoch = s.epoch == t.epochs || s.step >= loop.step_limit || loop.stopped;
   // save_due first: the log's "not saved" line is for an epoch end that really does not.
-  if (last_epoch || save_due(run, loop) || epoch_end_saves(run, loop, progress)) {
+  // train.save_last at an epoch's end: rank 0's clock decides for a group.
+  if (last_epoch || save_due(run, loop) ||
+      loop.epoch_end_saves(t.save_last, progress,
+                           [&run](bool saves) { return run.dist->primary_says(saves); })) {
     save(run, loop, true);
   }
   return true;
 }
 
 nlohmann::json train_summary(Run& run, const Loop& loop, double seconds) {
-  const auto& t = run.plan.train;
-  const int64_t steps = run.state.step - loop.first_step;
   const int64_t world = run.dist->world_size();
   std::vector<int64_t> examples{run.state.examples_seen};  // over all ranks
   run.dist->sum(examples);
-  const double per_second =
-      seconds > 0 ? static_cast<double>(steps * t.accumulate * t.batch_size * world) / seconds
-                  : 0.0;
-  nlohmann::json report = {{"steps", run.state.step},
-                           {"examples", examples[0]},
-                           {"seconds", seconds},
-                           {"examples_per_second", per_second},
-                           {"records", run.task.train_records},
-                           {"skipped_records", run.task.train_skipped},
-                           {"empty_texts", run.task.train_empty_texts},
-                           {"workers", run.plan.data.train_stream.workers},
-                           {"stopped_early", loop.stopped},
-                           {"precision", to_string(t.precision)},
-                           {"training_path", run.training_path},
-                           {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
-                           {"skipped_steps", run.scaler.skipped_steps()},
-                           {"skipped_nonfinite_batches", run.state.skipped_batches},
-                           {"best_epoch", run.state.best_epoch}};
+  nlohmann::json report =
+      train_summary(run.state, run.task, run.plan.train, loop,
+                    {seconds, examples[0], world, run.plan.data.train_stream.workers,
+                     run.training_path, run.scaler.skipped_steps()});
   if (run.dist->is_group()) {
     report["world_size"] = world;
     report["allreduce_seconds"] = run.dist->gradient_seconds();
@@ -307,12 +250,9 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   loop.valid =
       open_stream(run.plan.data, Split::valid, encoder, run.task.labels, false, rank, world);
   open_transfer(run, encoder);
-  loop.total_steps = total_steps_of(run);
-  loop.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
-  loop.first_step = run.state.step;
-  loop.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
-  loop.last_save = Clock::now();
-  loop.saves = SavePolicy(t.save_last, state_bytes(*run.model));
+  // batch_size on every rank
+  loop.start(t, total_steps(run.task, t, t.batch_size * world), run.state.step,
+             state_bytes(*run.model));
   Progress progress(loop.total_steps, t.log_every, run.options.quiet);
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
@@ -353,12 +293,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   const bool hogwild = trains_hogwild(run);
   const int64_t trainers = hogwild ? run.plan.train.fast_path_threads : 1;
   const int64_t readers = hogwild ? trainers : run.plan.data.train_stream.workers;
-  summary["phases"] =
-      run.phases.to_json(progress.elapsed_seconds(), run.state.step - loop.first_step,
-                         data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
-  if (summary["phases"].contains("bottleneck")) {
-    progress.log(summary["phases"]["bottleneck"].get<std::string>());
-  }
+  add_phases(summary, run.phases, progress, run.state.step - loop.first_step, readers, trainers);
   return summary;
 }
 

@@ -2,35 +2,14 @@
 // loop over epochs, validate, keep the best and last checkpoints, write the report.
 #pragma once
 
-#include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
-#include "core/error.h"
+#include "framework/train/train_options.h"
 
 namespace sift {
-
-// Training stopped on request (SIGINT/SIGTERM) after saving where it stood; the message
-// says how to continue. A tool exits with 128 + signal(), as a shell reports a process
-// that a signal ended.
-class Interrupted : public Error {
- public:
-  Interrupted(const std::string& message, int signal_number)
-      : Error(message), signal_(signal_number) {}
-  int signal() const { return signal_; }
-
- private:
-  int signal_;
-};
-
-struct TrainOptions {
-  bool quiet = false;  // no progress output (tests)
-  // Set (to the signal's number) by a tool's SIGINT/SIGTERM handler: training saves
-  // last.ckpt at the next step boundary and throws sift::Interrupted. Null: never.
-  const std::atomic<int>* stop_signal = nullptr;
-};
 
 // Trains, evaluates the best model on the validation and test data and returns the
 // report (also written to RUN_DIR/report.json): run folder, metrics per split.

@@ -101,25 +101,19 @@ nlohmann::json final_evaluation(Run& run, const TextEncoder& encoder, std::strin
   for (const std::string name : {"valid", "test"}) {
     // The report shows a few misclassified validation texts: only that stream carries texts.
     const bool texts = name == "valid" && !run.plan.data.multi_label;
-    auto stream = open_stream(run.plan.data, from_string<Split>(name, "split"), encoder,
-                              run.task.labels, false, run.dist->rank(), run.dist->world_size(),
-                              nullptr, texts);
+    auto stream =
+        open_stream(run.plan.data, from_string<Split>(name, "split"), encoder, run.task.labels,
+                    false, run.dist->rank(), run.dist->world_size(), nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
     Evaluation e = evaluate(run.model, *stream, run.task.encoder.kind, run.task.labels.size(),
                             run.device, run.plan.labels, texts ? &confused : nullptr);
     reduce_evaluation(*run.dist, e);
-    if (e.examples() == 0) throw Error(empty_split_message(name, *stream));
     std::vector<int64_t> skipped{static_cast<int64_t>(stream->skipped())};
     run.dist->sum(skipped);
-    splits[name] = e.to_json(run.task.labels.names());
-    splits[name]["loss"] = e.loss;
-    splits[name]["skipped_records"] = skipped[0];
-    text_report += fmt::format("== {} ==\n{}\n", name, e.to_text(run.task.labels.names()));
-    if (texts) {
-      splits[name]["confused_examples"] = most_confused(run, confused, e);
-      text_report += most_confused_text(splits[name]["confused_examples"]);
-    }
+    splits[name] =
+        final_split(e, name, run.task.labels, *stream, skipped[0],
+                    texts ? most_confused(run, confused, e) : nlohmann::json(), text_report);
   }
   return splits;
 }

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "config/metric_table.h"
+#include "core/error.h"
+#include "framework/runtime/confused_examples.h"
+#include "framework/runtime/task.h"
+
 namespace sift {
 
 nlohmann::json validation_record(const TrainingState& s, double train_loss, double seconds,
@@ -28,9 +33,9 @@ double add_valid_metrics(const Evaluation& e, const TrainConfig& t, const LabelS
 }
 
 bool take_if_best(const TrainConfig& t, double value, TrainingState& s) {
-  const bool better =
-      !s.has_best || (t.best_metric == BestMetric::loss ? value < s.best_value - t.min_delta
-                                                        : value > s.best_value + t.min_delta);
+  const bool better = !s.has_best || (metric_named(to_string(t.best_metric)).lower_is_better
+                                          ? value < s.best_value - t.min_delta
+                                          : value > s.best_value + t.min_delta);
   if (!better) {
     ++s.bad_validations;
     return false;
@@ -39,6 +44,21 @@ bool take_if_best(const TrainConfig& t, double value, TrainingState& s) {
   s.has_best = true;
   s.bad_validations = 0;
   return true;
+}
+
+nlohmann::json final_split(const Evaluation& e, const std::string& name, const LabelSet& labels,
+                           const ShardedStream& stream, int64_t skipped,
+                           const nlohmann::json& confused, std::string& text) {
+  if (e.examples() == 0) throw Error(empty_split_message(name, stream));
+  nlohmann::json split = e.to_json(labels.names());
+  split["loss"] = e.loss;
+  split["skipped_records"] = skipped;
+  text += fmt::format("== {} ==\n{}\n", name, e.to_text(labels.names()));
+  if (!confused.is_null()) {
+    split["confused_examples"] = confused;
+    text += most_confused_text(confused);
+  }
+  return split;
 }
 
 bool stops_early(const TrainConfig& t, const TrainingState& s) {

@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "datasets/labels.h"
+#include "datasets/sharded_stream.h"
 #include "framework/runtime/evaluation_result.h"
 #include "framework/train/training_state.h"
 
@@ -25,6 +26,13 @@ double add_valid_metrics(const Evaluation& e, const TrainConfig& t, const LabelS
 // Whether `value` beats the best so far by train.min_delta: then it is the best (state's
 // best value, no bad validations since), else one more bad validation.
 bool take_if_best(const TrainConfig& t, double value, TrainingState& s);
+
+// report.json's figures of the final evaluation `e` of split `name` (`skipped` malformed
+// records over all ranks; `confused`: the validation split's most confused pairs, or null)
+// and its section of report.txt, added to `text`. An empty split is an error.
+nlohmann::json final_split(const Evaluation& e, const std::string& name, const LabelSet& labels,
+                           const ShardedStream& stream, int64_t skipped,
+                           const nlohmann::json& confused, std::string& text);
 
 // train.patience validations in a row without improvement.
 bool stops_early(const TrainConfig& t, const TrainingState& s);

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "config/loader.h"
+#include "config/metric_table.h"
 #include "config/options.h"
 #include "core/error.h"
+#include "core/nearest_name.h"
 
 namespace sift {
 namespace enums_test {
@@ -93,6 +95,24 @@ TEST(Enums, ADumpWritesEnumsByName) {
   const std::string dump = dump_config(load_config("", {"train.loss_scaling=auto"}));
   EXPECT_NE(dump.find("loss_scaling: auto"), std::string::npos) << dump;
   EXPECT_NE(dump.find("encoding: utf-8"), std::string::npos) << dump;
+}
+
+// The enum is declared in enums.h and its names come from the metric table: in the same order.
+TEST(Enums, BestMetricValuesAreTheMetricTableRowsThatChooseBestInOrder) {
+  EXPECT_EQ(to_string(BestMetric::accuracy), "accuracy");
+  EXPECT_EQ(to_string(BestMetric::micro_f1), "micro_f1");
+  EXPECT_EQ(to_string(BestMetric::loss), "loss");
+  EXPECT_EQ(to_string(BestMetric::label_f1), "label_f1");
+  EXPECT_EQ(enum_names<BestMetric>().size(), 5u);
+  EXPECT_TRUE(metric_named("loss").lower_is_better);
+  EXPECT_EQ(metric_keys(&MetricName::score),
+            (std::vector<std::string>{"accuracy", "macro_f1", "micro_f1"}));
+}
+
+TEST(NearestName, FindsTheFirstNameWithinTheDistanceOrNone) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(nearest_name("trian", {"eval", "train", "tune"}, 2), "train");
+  EXPECT_EQ(nearest_name("xyzzy", {"eval", "train", "tune"}, 2), "");
 }
 
 }  // namespace enums_test

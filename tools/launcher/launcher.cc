@@ -19,9 +19,10 @@
 // `sift --version` 0.48 -> 0.38 s (system time 0.17 -> 0.03 s), SST-2 0.82 -> 0.74 s.
 // run.threads raises the count where a run wants more (apply_threads).
 //
-// `sift predict` and `sift train` start sift-lite instead (tools/lite/): it predicts with a
-// fastText run folder and trains the fastText model on its fast path without loading
-// LibTorch, and hands anything else to sift-main. SIFT_LITE=0 sends them to sift-main.
+// `sift predict`, `sift train` and `sift serve` start sift-lite instead (tools/lite/): it
+// predicts with and serves fastText run folders and trains the fastText model on its fast
+// path without loading LibTorch, and hands anything else to sift-main. SIFT_LITE=0 sends them to
+// sift-main.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +50,9 @@ void start_openblas_with_one_thread() {
 
 bool goes_to_lite(int argc, char** argv) {
   const char* lite = std::getenv("SIFT_LITE");
-  return argc > 1 && (std::strcmp(argv[1], "predict") == 0 || std::strcmp(argv[1], "train") == 0) &&
+  return argc > 1 &&
+         (std::strcmp(argv[1], "predict") == 0 || std::strcmp(argv[1], "train") == 0 ||
+          std::strcmp(argv[1], "serve") == 0) &&
          (lite == nullptr || std::strcmp(lite, "0") != 0);
 }
 

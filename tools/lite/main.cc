@@ -14,11 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "config/loader.h"
+#include "core/error.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/fasttext_predictor.h"
 #include "framework/train/lite_trainer.h"
+#include "tools/serve/fasttext_backend.h"
+#include "tools/serve/serve_main.h"
 #include "tools/sift/predict_options.h"
 #include "tools/sift/train_options.h"
 
@@ -62,19 +66,12 @@ void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   std::istream& in = sift::cli::open_input(args.input, file);
   std::vector<int64_t> ids;
   std::string line;
-  sift::cli::Predictions predictions;
   while (sift::cli::next_text(in, line)) {
     model.encoder().encode(line, ids);
-    predictions.clear();
-    if (model.multi_label()) {
-      predictions = sift::cli::labels_over(model.label_probabilities(ids).data(),
-                                           run.labels.names(), s.threshold);
-    } else {
-      for (const auto& [label, p] : model.top_k(ids, s.k, s.threshold)) {
-        predictions.emplace_back(run.labels.name(label), p);
-      }
-    }
-    std::cout << sift::cli::prediction_line(line, predictions, args.json) << "\n";
+    std::cout << sift::cli::prediction_line(
+                     line, sift::serve::fasttext_predictions(model, ids, s.k, s.threshold),
+                     args.json)
+              << "\n";
   }
   std::cout.flush();
 }
@@ -137,10 +134,51 @@ int predict(int argc, char** argv) {
   return 0;
 }
 
+// `sift serve` when every model is a fastText one this path reads; sift-main otherwise.
+// The models opened to decide are the ones served (a reload opens the path again, and
+// refuses a model that is no longer a fastText one: sift-lite cannot serve it).
+int serve(int argc, char** argv) {
+  auto args = std::make_unique<sift::serve::ServeArgs>();
+  {
+    CLI::App app{"", "sift"};
+    sift::serve::add_serve_options(*app.add_subcommand("serve", ""), *args);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::Error&) {
+      hand_to_sift_main(argv, "not a serve command sift-lite reads");
+    }
+  }
+  std::map<std::string, std::unique_ptr<sift::serve::ModelBackend>> opened;
+  try {
+    for (const auto& spec : sift::serve::model_specs(*args)) {
+      std::string why;
+      auto model = sift::serve::open_fasttext_backend(spec.path, &why);
+      if (!model) hand_to_sift_main(argv, spec.name + ": " + why);
+      opened[spec.path] = std::move(model);
+    }
+  } catch (const std::exception& e) {
+    hand_to_sift_main(argv, e.what());  // which reports it as it always has
+  }
+  const sift::serve::ModelLoader loader = [&opened](const std::string& path) {
+    if (auto it = opened.find(path); it != opened.end() && it->second) return std::move(it->second);
+    std::string why;
+    auto model = sift::serve::open_fasttext_backend(path, &why);
+    if (!model) throw sift::Error(why + " (sift-lite serves fastText models; restart to serve it)");
+    return model;
+  };
+  try {
+    return sift::serve::run_serve(*args, loader, "LibTorch not loaded (sift-lite)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "train") == 0) return train(argc, argv);
   if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return predict(argc, argv);
+  if (argc > 1 && std::strcmp(argv[1], "serve") == 0) return serve(argc, argv);
   hand_to_sift_main(argv, "not a command sift-lite runs");
 }

@@ -17,5 +17,6 @@ void add_launch_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace sift::cli

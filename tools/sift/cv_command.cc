@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "config/loader.h"
+#include "config/metric_table.h"
 #include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -62,32 +63,35 @@ void run_cv(const CvArgs& args) {
                            {"examples", test["examples"]},
                            {"train_seconds", run["train"]["seconds"]},
                            {"run_dir", run["run_dir"]}};
-    for (const char* metric : {"accuracy", "macro_f1", "micro_f1"}) {
+    std::vector<std::string> scores;
+    for (const std::string& metric : metric_keys(&MetricName::score)) {
       if (!test.contains(metric)) continue;
       fold[metric] = test[metric];
       values[metric].push_back(test[metric].get<double>());
+      scores.push_back(fmt::format("{} {:.4f}", metric_named(metric).title, values[metric].back()));
     }
     report["per_fold"].push_back(fold);
     if (!args.json) {
-      std::cout << fmt::format(
-                       "fold {}/{}: accuracy {:.4f}, macro-F1 {:.4f} ({} examples, {:.0f} s)",
-                       k + 1, args.folds, test["accuracy"].get<double>(),
-                       test["macro_f1"].get<double>(), test["examples"].get<int64_t>(),
-                       run["train"]["seconds"].get<double>())
+      std::cout << fmt::format("fold {}/{}: {} ({} examples, {:.0f} s)", k + 1, args.folds,
+                               fmt::join(scores, ", "), test["examples"].get<int64_t>(),
+                               run["train"]["seconds"].get<double>())
                 << std::endl;
     }
   }
-  for (const auto& [metric, v] : values) report[metric] = mean_std(v);
+  std::vector<std::string> means;
+  for (const auto& [metric, v] : values) {
+    report[metric] = mean_std(v);
+    means.push_back(fmt::format("{} {:.4f} +- {:.4f}", metric_named(metric).title,
+                                report[metric]["mean"].get<double>(),
+                                report[metric]["std"].get<double>()));
+  }
   write_file_atomically(run_file(dir, kCrossValidationFile), report.dump(2) + "\n");
   if (args.json) {
     std::cout << report.dump(2) << std::endl;
     return;
   }
-  std::cout << fmt::format(
-      "{} folds: accuracy {:.4f} +- {:.4f}, macro-F1 {:.4f} +- {:.4f} (mean "
-      "+- sample std)\nreport: {}/cv.json\n",
-      args.folds, report["accuracy"]["mean"].get<double>(), report["accuracy"]["std"].get<double>(),
-      report["macro_f1"]["mean"].get<double>(), report["macro_f1"]["std"].get<double>(), dir);
+  std::cout << fmt::format("{} folds: {} (mean +- sample std)\nreport: {}/cv.json\n", args.folds,
+                           fmt::join(means, ", "), dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
+#include "core/nearest_name.h"
 #include "core/provenance.h"
 #include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
@@ -20,36 +21,17 @@ namespace {
 // tools and argparse do; errors while running exit with 1.
 constexpr int kUsageError = 2;
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The first argument when it is not an option and names no subcommand: an error with the
 // nearest subcommand name ("did you mean 'train'?") when one is within edit distance 2.
 bool unknown_command(const CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
   const std::string given = argv[1];
-  std::string best;
-  size_t best_distance = 3;
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (sub->get_name() == given) return false;
-    const size_t d = edit_distance(given, sub->get_name());
-    if (d < best_distance) {
-      best_distance = d;
-      best = sub->get_name();
-    }
+    names.push_back(sub->get_name());
   }
+  const std::string best = sift::nearest_name(given, names, 2);
+  if (best == given) return false;
   std::fprintf(stderr, "sift: error: unknown command '%s'", given.c_str());
   if (!best.empty()) std::fprintf(stderr, "; did you mean '%s'?", best.c_str());
   std::fprintf(stderr, "\nRun 'sift --help' for the list of commands.\n");
@@ -77,6 +59,7 @@ int main(int argc, char** argv) {
   sift::cli::add_import_command(app);
   sift::cli::add_tune_command(app);
   sift::cli::add_report_command(app);
+  sift::cli::add_serve_command(app);
   if (unknown_command(app, argc, argv)) return kUsageError;
   try {
     app.parse(argc, argv);

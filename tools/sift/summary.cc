@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/metric_table.h"
 #include "framework/runtime/run_folder.h"
 
 namespace sift::cli {
@@ -10,11 +11,9 @@ nlohmann::json summary_json(const nlohmann::json& report) {
   nlohmann::json out = {{"run_dir", report.value("run_dir", "")}};
   out["splits"] = nlohmann::json::object();
   for (const auto& [name, split] : report["splits"].items()) {
-    out["splits"][name] = {{"accuracy", split["accuracy"]},
-                           {"macro_f1", split["macro_f1"]},
-                           {"examples", split["examples"]}};
-    // multi-label runs; eval --k
-    for (const char* key : {"micro_f1", "hamming_loss", "k", "precision_at_k", "recall_at_k"}) {
+    out["splits"][name] = {{"examples", split["examples"]}};
+    if (split.contains("k")) out["splits"][name]["k"] = split["k"];  // eval --k
+    for (const std::string& key : metric_keys(&MetricName::summary)) {
       if (split.contains(key)) out["splits"][name][key] = split[key];
     }
   }
@@ -25,18 +24,14 @@ nlohmann::json summary_json(const nlohmann::json& report) {
 std::string summary_text(const nlohmann::json& report) {
   std::string out;
   for (const auto& [name, split] : report["splits"].items()) {
-    if (split.contains("micro_f1")) {
-      out += fmt::format(
-          "{:<6} micro-F1 {:.4f}  macro-F1 {:.4f}  subset accuracy {:.4f}  "
-          "Hamming loss {:.4f}  ({} examples)\n",
-          name, split["micro_f1"].get<double>(), split["macro_f1"].get<double>(),
-          split["accuracy"].get<double>(), split["hamming_loss"].get<double>(),
-          split["examples"].get<int64_t>());
-      continue;
+    const bool multi = split.contains("micro_f1");
+    out += fmt::format("{:<6}", name);
+    for (const auto& m : metric_table()) {
+      if (!m.summary || !split.contains(m.key)) continue;
+      out += fmt::format(" {} {:.4f} ", multi ? m.multi_label_title : m.title,
+                         split[m.key].get<double>());
     }
-    out += fmt::format("{:<6} accuracy {:.4f}  macro-F1 {:.4f}  ({} examples)\n", name,
-                       split["accuracy"].get<double>(), split["macro_f1"].get<double>(),
-                       split["examples"].get<int64_t>());
+    out += fmt::format(" ({} examples)\n", split["examples"].get<int64_t>());
   }
   if (report.contains("train")) {
     const auto& t = report["train"];

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "config/loader.h"
+#include "config/metric_table.h"
 #include "config/validate.h"
 #include "core/append_line.h"
 #include "core/atomic_file.h"
@@ -667,10 +668,10 @@ void TuneOptions::validate() const {
   if (parallel < 1) throw Error("--parallel: give at least 1");
   if (trials < 0) throw Error("--trials: give 0 (no limit) or more");
   if (eta < 2) throw Error("--eta: give at least 2");
-  const std::vector<std::string> metrics = {"accuracy", "macro_f1", "micro_f1"};
+  const std::vector<std::string> metrics = metric_keys(&MetricName::score);
   if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end() &&
       metric_label(metric).empty()) {
-    throw Error(fmt::format("--metric: expected accuracy, macro_f1, micro_f1 or f1:LABEL, not '{}'",
+    throw Error(fmt::format("--metric: expected {} or f1:LABEL, not '{}'", fmt::join(metrics, ", "),
                             metric));
   }
 }
@@ -711,8 +712,10 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
   if (!metric_label(o.metric).empty()) o.metric = "f1:" + metric_label(o.metric);
   const SiftConfig base = load_config(o.config, o.overrides);
   check_validation_data(base);
-  if (o.metric == "micro_f1" && !base.data.multi_label) {
-    throw Error("--metric micro_f1 is for multi-label runs (single-label micro-F1 is accuracy)");
+  if (metric_label(o.metric).empty() && metric_named(o.metric).multi_label_only &&
+      !base.data.multi_label) {
+    throw Error(fmt::format(
+        "--metric {} is for multi-label runs (single-label micro-F1 is accuracy)", o.metric));
   }
   if (o.out.empty()) o.out = default_out(o, base);
   if (fs::exists(o.out) && !fs::is_empty(o.out)) {

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# `sift serve` under load (issue #39), side by side with the server users write today:
+# gunicorn (2 workers) + Flask around the fastText Python binding, and around
+# torch.jit.load of the Transformer's export (tokenized by examples/classify.py), on
+# loopback, one text a request, wrk with a Lua POST body cycling through 200 SST-2 test
+# sentences.
+#   fastText: a `fasttext supervised` .bin on SST-2 (dim 10, bigrams, 5 epochs), served by
+#     Python as is and by `sift serve` through `sift import fasttext` (sift-lite, no LibTorch);
+#   Transformer: configs/sst2_transformer.yaml trained 1 epoch (throughput does not depend
+#     on accuracy), exported; `sift serve` with dynamic batching and with --max-batch 1.
+#
+#   bench/serve_bench.sh [-d SECONDS] [--out FILE]   (default 10 s per run; the issue asks 30)
+#
+# Prints one line per (server, concurrency): requests/s, texts/s, p50, p99, errors
+# (non-2xx and socket errors), the server's peak RSS (VmHWM, summed over gunicorn's
+# processes); writes them to bench/results/serve.json (or FILE). Environment: SIFT
+# (default build/sift), DATA (default data; needs data/sst2, tools/get_data.sh),
+# KEEP_TMP=1. Run from the repository root; tools/setup.sh installs wrk, gunicorn,
+# python3-flask, python3-fasttext and fasttext.
+set -euo pipefail
+
+SIFT=${SIFT:-build/sift}
+DATA=${DATA:-data}
+PY=/usr/bin/python3
+DUR=10
+OUT=bench/results/serve.json
+die() { echo "serve_bench.sh: $*" >&2; exit 1; }
+while (($#)); do
+  case "$1" in
+    -d) DUR=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument $1" ;;
+  esac
+  shift
+done
+for tool in wrk gunicorn fasttext; do
+  command -v $tool >/dev/null || die "$tool is not installed (tools/setup.sh)"
+done
+[[ -x $SIFT ]] || die "$SIFT is missing (tools/build.sh)"
+[[ -f $DATA/sst2/stsa.binary.train ]] || die "$DATA/sst2 is missing (tools/get_data.sh)"
+
+TMP=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null || true
+  [[ ${KEEP_TMP:-0} == 1 ]] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+ROWS=$TMP/rows.jsonl
+: >"$ROWS"
+
+# ---- models ---------------------------------------------------------------------------
+sed 's/^\([0-9]\) /__label__\1 /' "$DATA/sst2/stsa.binary.train" >"$TMP/train.ft"
+fasttext supervised -input "$TMP/train.ft" -output "$TMP/ft" -dim 10 -wordNgrams 2 -epoch 5 \
+  -lr 0.5 -bucket 2000000 -verbose 0
+"$SIFT" import fasttext "$TMP/ft.bin" --out "$TMP/ft_run" >/dev/null
+"$SIFT" train configs/sst2_transformer.yaml --quiet --set run.dir="$TMP" --set run.name=tf \
+  --set train.epochs=1 --set data.train.path="$DATA/sst2/stsa.binary.train" \
+  --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
+  --set data.test.path="$DATA/sst2/stsa.binary.test" >/dev/null
+"$SIFT" export "$TMP/tf" --out "$TMP/tf.pt" >/dev/null
+
+# ---- the request bodies: one SST-2 test sentence each ---------------------------------
+$PY - "$DATA/sst2/stsa.binary.test" "$TMP/body.lua" <<'EOF'
+import json, sys
+texts = [l.split(" ", 1)[1].strip() for l in open(sys.argv[1], encoding="utf-8") if " " in l][:200]
+with open(sys.argv[2], "w") as out:
+    out.write("wrk.method = 'POST'\nwrk.headers['Content-Type'] = 'application/json'\n")
+    out.write("local bodies = {\n")
+    for t in texts:
+        out.write("  %s,\n" % json.dumps(json.dumps({"texts": [t]})))
+    out.write("}\nlocal i = 0\n")
+    out.write("request = function()\n  i = i % #bodies + 1\n"
+              "  return wrk.format(nil, nil, nil, bodies[i])\nend\n")
+EOF
+
+free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 1 300); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "nothing listened on port $1"
+}
+# Peak RSS (MB) of a process and its children (gunicorn's workers).
+peak_rss() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '/VmHWM/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)))
+  done
+  echo $((total / 1024))
+}
+
+# run_load SERVER MODEL URL CONCURRENCY...: wrk at each concurrency; one row each.
+run_load() {
+  local server=$1 model=$2 url=$3
+  shift 3
+  wrk -t1 -c8 -d2s -s "$TMP/body.lua" "$url" >/dev/null  # warm-up
+  for c in "$@"; do
+    wrk -t1 -c"$c" -d"${DUR}"s --latency -s "$TMP/body.lua" "$url" >"$TMP/wrk.txt"
+    $PY - "$TMP/wrk.txt" "$server" "$model" "$c" "$(peak_rss "$SERVER_PID")" >>"$ROWS" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+def ms(v, unit):
+    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+p = {m.group(1): ms(m.group(2), m.group(3))
+     for m in re.finditer(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)}
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+total = int(re.search(r"(\d+) requests in", text).group(1))
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+errors = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sock.groups())) if sock else 0)
+row = {"server": sys.argv[2], "model": sys.argv[3], "concurrency": int(sys.argv[4]),
+       "requests_per_s": round(rps), "texts_per_s": round(rps), "p50_ms": round(p["50"], 2),
+       "p99_ms": round(p["99"], 2), "errors": errors, "requests": total,
+       "peak_rss_mb": int(sys.argv[5])}
+print(json.dumps(row))
+print(f"{row['server']:<34} c={row['concurrency']:<3} {row['requests_per_s']:>7} req/s  "
+      f"p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms  errors {errors}  "
+      f"RSS {row['peak_rss_mb']} MB", file=sys.stderr)
+EOF
+  done
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || true
+  SERVER_PID=
+}
+
+sift_serve() {  # sift_serve NAME MODEL_PATH OPTIONS...
+  local port
+  port=$(free_port)
+  "$SIFT" serve --model "$1=$2" --port "$port" --no-access-log "${@:3}" 2>"$TMP/serve.err" &
+  SERVER_PID=$!
+  wait_port "$port"
+  URL=http://127.0.0.1:$port/v1/models/$1/predict
+}
+
+python_serve() {  # python_serve KIND MODEL_PATH
+  local port
+  port=$(free_port)
+  SERVE_KIND=$1 SERVE_MODEL=$2 gunicorn -w 2 -b 127.0.0.1:"$port" --chdir bench/python \
+    --log-level warning serve_flask:app &
+  SERVER_PID=$!
+  wait_port "$port"
+  URL=http://127.0.0.1:$port/predict
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+sift_serve ft "$TMP/ft_run"
+run_load "sift serve (sift-lite)" fasttext "$URL" 1 8 64
+stop_server
+python_serve fasttext "$TMP/ft.bin"
+run_load "gunicorn -w 2 + Flask + fasttext" fasttext "$URL" 1 8 64
+stop_server
+
+sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000
+run_load "sift serve, dynamic batching" transformer "$URL" 1 8 32 64
+stop_server
+sift_serve tf "$TMP/tf.pt" --max-batch 1
+run_load "sift serve, --max-batch 1" transformer "$URL" 1 8 32 64
+stop_server
+python_serve torch "$TMP/tf.pt"
+run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 8 32 64
+stop_server
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+$PY - "$ROWS" "$OUT" "$DUR" "$load_before" "$load_after" <<'EOF'
+import datetime, json, subprocess, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+dur = sys.argv[3]
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                        text=True).stdout.strip()
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+cols = ["server", "concurrency", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors",
+        "peak RSS MB"]
+def table(model, title, notes):
+    return {"title": title,
+            "command": f"`bench/serve_bench.sh -d {dur}`",
+            "commit": commit,
+            "machine": f"{cpu}, 2 cores (shared with wrk)",
+            "date": datetime.date.today().isoformat(),
+            "load": f"load average {sys.argv[4]} before, {sys.argv[5]} after",
+            "columns": cols,
+            "rows": [[r["server"], r["concurrency"], r["requests_per_s"], r["texts_per_s"],
+                      r["p50_ms"], r["p99_ms"], r["errors"], r["peak_rss_mb"]]
+                     for r in rows if r["model"] == model],
+            "notes": notes}
+page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
+    table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
+          [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled); "
+           f"{dur} s a run, not the issue's 30 s.",
+           "The same model: a `fasttext supervised` .bin (dim 10, bigrams, 5 epochs), "
+           "`sift import`ed for sift serve (sift-lite: no LibTorch)."]),
+    table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
+          [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
+           "(fp32). sift serve: 1 worker x 2 LibTorch threads; dynamic batching is "
+           "--max-batch 32 --max-delay-us 2000. gunicorn: 2 workers, torch.set_num_threads(1), "
+           "examples/classify.py's tokenizer."])]}
+with open(sys.argv[2] + ".tmp", "w") as f:
+    json.dump(page, f, indent=1)
+    f.write("\n")
+import os
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+print(f"wrote {sys.argv[2]}", file=sys.stderr)
+EOF

@@ -1,0 +1,554 @@
+// `sift serve` end to end: the real server on an ephemeral port, driven over HTTP by
+// cpp-httplib's client. Every route and error status, answers equal to `sift predict`'s,
+// concurrent clients, the SIGTERM drain, reload, the full queue's 429, the deadline's 504,
+// the bearer token, a short load and a bounded fuzz of request bodies.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "process.h"
+#include "run_sift.h"
+#include "tools/serve/request_json.h"
+
+namespace sift {
+namespace serve_cli_test {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::quote;
+using Result = testing::SiftResult;
+using testing::operator<<;
+
+const std::string kSource = SIFT_SOURCE_DIR;
+const std::string kTrec = kSource + "/tests/data/trec/";
+
+// A tiny Transformer on the TREC sample (about a second to train).
+const char* const kTransformerYaml = R"(run:
+  threads: 1
+data:
+  format: label_first
+  encoding: latin-1
+  valid_split: 0
+  max_length: 32
+model:
+  type: transformer
+  dim: 32
+  layers: 1
+  heads: 2
+  ff_dim: 64
+  max_positions: 32
+train:
+  epochs: 1
+  batch_size: 16
+  optimizer:
+    type: adamw
+    lr: 0.002
+)";
+
+// A `sift serve` process on a free port, killed (if still running) when dropped.
+class Server {
+ public:
+  Server(const std::string& dir, std::vector<std::string> args) : dir_(dir) {
+    fs::remove(dir + "/port");
+    args.insert(args.begin(), "serve");
+    for (const char* a : {"--port", "0", "--port-file", "port"}) args.emplace_back(a);
+    pid_ = testing::start_sift(dir, args);
+    testing::wait_for_file(dir + "/port");
+    port_ = std::atoi(testing::slurp(dir + "/port").c_str());
+  }
+  ~Server() {
+    if (pid_ > 0 && ::kill(pid_, SIGKILL) == 0) testing::wait_for(pid_);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // The exit status after `sig`.
+  int stop(int sig) {
+    ::kill(pid_, sig);
+    const int status = testing::wait_for(pid_);
+    pid_ = -1;
+    return status;
+  }
+  std::string err() const { return testing::slurp(dir_ + "/err"); }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(30);
+    c.set_tcp_nodelay(true);  // else Nagle holds the body behind the headers for 40 ms
+    return c;
+  }
+  // POST `body` to `path`: (status, body); status -1 when no answer came.
+  std::pair<int, std::string> post(const std::string& path, const std::string& body) const {
+    auto c = client();
+    auto r = c.Post(path.c_str(), body, "application/json");
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
+  }
+  std::pair<int, std::string> get(const std::string& path) const {
+    auto c = client();
+    auto r = c.Get(path.c_str());
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+std::string texts_body(const std::vector<std::string>& texts, const std::string& more = "") {
+  std::string body = json({{"texts", texts}}).dump();
+  body.pop_back();  // the closing brace, after `more`
+  return body + more + "}";
+}
+
+// (label, score) rows of a /v1 answer.
+std::vector<std::vector<std::pair<std::string, double>>> rows_of(const std::string& body) {
+  std::vector<std::vector<std::pair<std::string, double>>> out;
+  const json answer = json::parse(body);
+  for (const auto& row : answer.at("predictions")) {
+    out.emplace_back();
+    for (const auto& p : row) out.back().emplace_back(p.at("label"), p.at("score"));
+  }
+  return out;
+}
+
+class ServeCli : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::make_temp_dir("sift_serve"); }
+  Result sift(const std::string& args, const std::string& env = "") {
+    return testing::run_command(env + " " + quote(SIFT_BINARY) + " " + args, dir_, "", kSource);
+  }
+  // configs/trec.yaml's fastText model on the TREC sample.
+  std::string train_fasttext(const std::string& name = "ft") {
+    const Result r = sift(
+        "train configs/trec.yaml --quiet --set run.dir=" + quote(dir_) + " --set run.name=" + name +
+        " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
+        " --set data.test.path=" + quote(kTrec + "TREC.test.sample") + " --set train.epochs=5");
+    EXPECT_EQ(r.status, 0) << r;
+    return dir_ + "/" + name;
+  }
+  std::string train_transformer() {
+    testing::write_file(dir_ + "/tf.yaml", kTransformerYaml);
+    const Result r =
+        sift("train " + quote(dir_ + "/tf.yaml") + " --quiet --set run.dir=" + quote(dir_) +
+             " --set run.name=tf --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
+             " --set data.test.path=" + quote(kTrec + "TREC.test.sample"));
+    EXPECT_EQ(r.status, 0) << r;
+    return dir_ + "/tf";
+  }
+  // The TREC sample's questions (label dropped), one per text.
+  std::vector<std::string> questions(size_t n) {
+    std::vector<std::string> out;
+    for (const auto& line : testing::lines_of(testing::slurp(kTrec + "TREC.test.sample"))) {
+      const size_t space = line.find(' ');
+      if (space != std::string::npos) out.push_back(line.substr(space + 1));
+      if (out.size() == n) break;
+    }
+    return out;
+  }
+  // `sift predict --json` of `model` for `texts`: (label, score) rows.
+  std::vector<std::vector<std::pair<std::string, double>>> predicted(
+      const std::string& model, const std::vector<std::string>& texts, const std::string& options) {
+    std::string input;
+    for (const auto& t : texts) input += t + "\n";
+    testing::write_file(dir_ + "/texts.txt", input);
+    const Result r = sift("predict --json --model " + quote(model) + " --input " +
+                          quote(dir_ + "/texts.txt") + " " + options);
+    EXPECT_EQ(r.status, 0) << r;
+    std::vector<std::vector<std::pair<std::string, double>>> out;
+    for (const auto& line : testing::lines_of(r.out)) {
+      out.emplace_back();
+      const json printed = json::parse(line);
+      for (const auto& p : printed.at("predictions")) {
+        out.back().emplace_back(p.at("label"), p.at("score"));
+      }
+    }
+    return out;
+  }
+  std::string dir_;
+};
+
+TEST_F(ServeCli, EveryRouteAnswersAndFastTextRunsWithoutLibTorch) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext()});
+  ASSERT_GT(s.port(), 0) << s.err();
+  EXPECT_NE(s.err().find("model trec: fasttext"), std::string::npos) << s.err();
+  EXPECT_NE(s.err().find("LibTorch not loaded"), std::string::npos) << s.err();
+  EXPECT_EQ(testing::slurp("/proc/" + std::to_string(s.pid()) + "/maps").find("libtorch"),
+            std::string::npos);
+
+  auto [status, body] = s.get("/v1/models");
+  EXPECT_EQ(status, 200);
+  const json models = json::parse(body).at("models");
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].at("name"), "trec");
+  EXPECT_EQ(models[0].at("libtorch"), false);
+  EXPECT_EQ(models[0].at("labels").size(), 6u);
+
+  EXPECT_EQ(s.get("/v2/health/live").first, 200);
+  EXPECT_EQ(s.get("/v2/health/ready").first, 200);
+  EXPECT_EQ(s.get("/v2/models/trec/ready").first, 200);
+  EXPECT_EQ(json::parse(s.get("/v2").second).at("name"), "sift");
+  const json meta = json::parse(s.get("/v2/models/trec").second);
+  EXPECT_EQ(meta.at("inputs")[0].at("datatype"), "BYTES");
+
+  std::tie(status, body) =
+      s.post("/v1/models/trec/predict",
+             R"({"texts": ["Who wrote Hamlet ?", "How far is the moon ?"], "top_k": 2})");
+  ASSERT_EQ(status, 200) << body;
+  const auto rows = rows_of(body);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].size(), 2u);
+  EXPECT_GE(rows[0][0].second, rows[0][1].second);
+
+  std::tie(status, body) = s.post(
+      "/v2/models/trec/infer",
+      R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [2], "data": ["Who wrote Hamlet ?", "How far is the moon ?"]}], "parameters": {"top_k": 2}})");
+  ASSERT_EQ(status, 200) << body;
+  const json infer = json::parse(body);
+  EXPECT_EQ(infer.at("outputs")[0].at("shape"), json::array({2, 2}));
+  EXPECT_EQ(infer.at("outputs")[0].at("data")[0], rows[0][0].first);
+  EXPECT_DOUBLE_EQ(infer.at("outputs")[1].at("data")[1].get<double>(), rows[0][1].second);
+
+  std::tie(status, body) = s.get("/metrics");
+  EXPECT_EQ(status, 200);
+  for (const char* family :
+       {"sift_requests_total{route=\"/v1/models/{name}/predict\",status=\"200\"} 1",
+        "sift_request_duration_seconds_bucket", "sift_batch_texts_count{model=\"trec\"}",
+        "sift_queue_texts{model=\"trec\"} 0", "sift_model_load_seconds{model=\"trec\"}",
+        "sift_model_version{model=\"trec\"} 1"}) {
+    EXPECT_NE(body.find(family), std::string::npos) << family << "\n" << body;
+  }
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+  EXPECT_NE(s.err().find("POST /v1/models/trec/predict 200 texts=2"), std::string::npos);
+}
+
+TEST_F(ServeCli, BadRequestsGetJsonErrorsWithTheirStatusAndTheServerStaysUp) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-texts", "4", "--max-body-bytes",
+                  "2000", "--max-text-bytes", "20"});
+  const std::string predict = "/v1/models/trec/predict";
+  struct Case {
+    std::string path, body;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {predict, R"({"texts": ["a")", 400, "not valid JSON"},
+      {predict, R"(["a"])", 400, "JSON object"},
+      {predict, R"({"texts": "a"})", 400, "texts must be an array"},
+      {predict, R"({"texts": [1]})", 400, "texts[0] must be a string"},
+      {predict, R"({"texts": []})", 400, "at least one"},
+      {predict, R"({"text": ["a"]})", 400, "unknown field text"},
+      {predict, "{\"texts\": [\"\xc3\x28\"]}", 400, "not valid UTF-8 (byte 12)"},
+      {predict, R"({"texts": ["a"], "top_k": 0})", 400, "top_k"},
+      {predict, R"({"texts": ["a"], "top_k": "2"})", 400, "top_k"},
+      {predict, R"({"texts": ["a"], "threshold": 2})", 400, "threshold"},
+      {predict, R"({"texts": ["a","b","c","d","e"]})", 413, "at most 4"},
+      {predict, "{\"texts\": [\"" + std::string(3000, 'a') + "\"]}", 413, "--max-body-bytes"},
+      {"/v1/models/nope/predict", R"({"texts": ["a"]})", 404, "no model named 'nope'"},
+      {"/v2/models/trec/infer", R"({"inputs": []})", 400, "BYTES"},
+      {"/v2/models/trec/infer",
+       R"({"inputs": [{"name": "t", "datatype": "BYTES", "shape": [3], "data": ["a"]}]})", 400,
+       "shape"},
+  };
+  for (const auto& c : cases) {
+    const auto [status, body] = s.post(c.path, c.body);
+    EXPECT_EQ(status, c.status) << c.body << " -> " << body;
+    ASSERT_TRUE(json::accept(body)) << body;
+    EXPECT_NE(json::parse(body).value("error", "").find(c.says), std::string::npos)
+        << c.body << " -> " << body;
+  }
+  auto [status, body] = s.get(predict);
+  EXPECT_EQ(status, 405);
+  EXPECT_NE(body.find("takes POST"), std::string::npos) << body;
+  EXPECT_EQ(s.client().Get(predict.c_str())->get_header_value("Allow"), "POST");
+  EXPECT_EQ(s.get("/v2/models/nope").first, 404);
+  EXPECT_EQ(s.get("/etc/passwd").first, 404);
+  // An over-long text is cut at a character boundary, and the answer says so.
+  std::tie(status, body) =
+      s.post(predict, R"({"texts": ["short", "What is the name of the longest river ?"]})");
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(json::parse(body).at("truncated"), json::array({1}));
+  EXPECT_NE(json::parse(body).at("warning").get<std::string>().find("20 bytes"), std::string::npos);
+  EXPECT_EQ(s.get("/v2/health/live").first, 200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, FastTextAnswersEqualSiftPredictForEachTopKAndThreshold) {
+  const std::string run = train_fasttext();
+  Server s(dir_, {"--model", "trec=" + run});
+  const auto texts = questions(40);
+  for (const auto& [options, extra] : std::vector<std::pair<std::string, std::string>>{
+           {"--top-k 3", R"(, "top_k": 3)"},
+           {"--top-k 6 --threshold 0.1", R"(, "top_k": 6, "threshold": 0.1)"}}) {
+    const auto want = predicted(run, texts, options);
+    const auto [status, body] = s.post("/v1/models/trec/predict", texts_body(texts, extra));
+    ASSERT_EQ(status, 200) << body;
+    EXPECT_EQ(rows_of(body), want) << options;  // the same forward: the same floats
+  }
+}
+
+TEST_F(ServeCli, TransformerRunAndExportAnswerAsSiftPredictUnderLibTorch) {
+  const std::string run = train_transformer();
+  const Result e = sift("export " + quote(run) + " --out " + quote(dir_ + "/tf.pt"));
+  ASSERT_EQ(e.status, 0) << e;
+  Server s(dir_, {"--model", "run=" + run, "--model", "export=" + dir_ + "/tf.pt", "--max-batch",
+                  "8", "--max-delay-us", "2000"});
+  EXPECT_NE(s.err().find("model run: transformer"), std::string::npos) << s.err();
+  EXPECT_NE(s.err().find("LibTorch loaded"), std::string::npos) << s.err();
+  const auto texts = questions(30);
+  for (const std::string name : {"run", "export"}) {
+    const auto want = predicted(name == "run" ? run : dir_ + "/tf.pt", texts, "--top-k 2");
+    // Texts sent one request each, concurrently: they meet in batches of other lengths.
+    std::vector<std::string> bodies(texts.size());
+    std::vector<std::thread> clients;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      clients.emplace_back([&, i] {
+        bodies[i] =
+            s.post("/v1/models/" + name + "/predict", texts_body({texts[i]}, R"(, "top_k": 2)"))
+                .second;
+      });
+    }
+    for (auto& c : clients) c.join();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      ASSERT_TRUE(json::accept(bodies[i])) << bodies[i];
+      const auto got = rows_of(bodies[i]);
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(got[0].size(), want[i].size()) << texts[i];
+      for (size_t j = 0; j < got[0].size(); ++j) {
+        EXPECT_EQ(got[0][j].first, want[i][j].first) << name << ": " << texts[i];
+        EXPECT_NEAR(got[0][j].second, want[i][j].second, 1e-5) << name << ": " << texts[i];
+      }
+    }
+  }
+  const std::string metrics = s.get("/metrics").second;
+  EXPECT_NE(metrics.find("sift_batch_texts_count{model=\"run\"}"), std::string::npos);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, ThirtyTwoConcurrentClientsEachGetTheAnswerToTheirOwnTexts) {
+  const std::string run = train_fasttext();
+  Server s(dir_, {"--model", "trec=" + run, "--max-batch", "16", "--max-delay-us", "3000"});
+  const auto texts = questions(32);
+  const auto want = predicted(run, texts, "--top-k 2");
+  std::vector<int> wrong(32, 0);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 32; ++c) {
+    clients.emplace_back([&, c] {
+      auto client = s.client();
+      for (int round = 0; round < 10; ++round) {
+        // Client c asks for its own text and the next one, so answers cannot be swapped.
+        const size_t a = static_cast<size_t>(c), b = static_cast<size_t>((c + round + 1) % 32);
+        auto r =
+            client.Post("/v1/models/trec/predict",
+                        texts_body({texts[a], texts[b]}, R"(, "top_k": 2)"), "application/json");
+        if (!r || r->status != 200) {
+          ++wrong[c];
+          ADD_FAILURE() << "client " << c << ": " << (r ? r->body : httplib::to_string(r.error()));
+          continue;
+        }
+        const auto got = rows_of(r->body);
+        if (got.size() != 2 || got[0] != want[a] || got[1] != want[b]) ++wrong[c];
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (int c = 0; c < 32; ++c) EXPECT_EQ(wrong[c], 0) << "client " << c;
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, SigtermAnswersEveryAcceptedRequestThenExitsZero) {
+  // Batches wait 400 ms for company: the requests are still queued when SIGTERM comes.
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-delay-us", "400000", "--max-batch",
+                  "1000", "--drain-seconds", "5"});
+  std::vector<int> status(16, 0);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i) {
+    clients.emplace_back([&, i] {
+      status[i] = s.post("/v1/models/trec/predict", R"({"texts": ["Who wrote Hamlet ?"]})").first;
+    });
+  }
+  // All 16 queued (the metrics say so), then SIGTERM.
+  for (int tries = 0; tries < 200; ++tries) {
+    if (s.get("/metrics").second.find("sift_queue_texts{model=\"trec\"} 16") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(s.pid(), SIGTERM);
+  for (auto& c : clients) c.join();
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(status[i], 200) << "request " << i;
+  EXPECT_EQ(s.stop(0), 0);  // already signalled: waits for the exit
+  EXPECT_NE(s.err().find("SIGTERM: draining"), std::string::npos) << s.err();
+  EXPECT_NE(s.err().find("every accepted request answered"), std::string::npos) << s.err();
+  // Nothing listens any more.
+  httplib::Client c("127.0.0.1", s.port());
+  EXPECT_FALSE(c.Get("/v2/health/live"));
+}
+
+TEST_F(ServeCli, ReloadSwapsVersionsAndAFailedReloadKeepsTheOldModelServing) {
+  const std::string run = train_fasttext();
+  Server s(dir_, {"--model", "trec=" + run});
+  auto [status, body] = s.post("/v1/models/trec/reload", "");
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(json::parse(body).at("version"), 2);
+  // Break the run folder: the reload fails, says why, and version 2 keeps answering.
+  fs::rename(run + "/last.ckpt", dir_ + "/last.ckpt");
+  std::tie(status, body) = s.post("/v1/models/trec/reload", "");
+  EXPECT_EQ(status, 500);
+  EXPECT_NE(json::parse(body).at("error").get<std::string>().find("version 2 keeps serving"),
+            std::string::npos)
+      << body;
+  std::tie(status, body) =
+      s.post("/v1/models/trec/predict", R"({"texts": ["Who wrote Hamlet ?"]})");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(json::parse(body).at("version"), 2);
+  EXPECT_NE(s.get("/metrics").second.find("sift_model_load_failures_total{model=\"trec\"} 1"),
+            std::string::npos);
+  // SIGHUP reloads every model.
+  fs::rename(dir_ + "/last.ckpt", run + "/last.ckpt");
+  ::kill(s.pid(), SIGHUP);
+  for (int tries = 0; tries < 400; ++tries) {
+    if (json::parse(s.get("/v1/models").second).at("models")[0].at("version") == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(json::parse(s.get("/v1/models").second).at("models")[0].at("version"), 3);
+  EXPECT_NE(s.err().find("reload of trec failed, version 2 keeps serving"), std::string::npos);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--queue-texts", "4", "--max-batch", "100",
+                  "--max-delay-us", "600000", "--timeout-ms", "3000"});
+  int first = 0;
+  std::thread waiting([&] {
+    first = s.post("/v1/models/trec/predict", R"({"texts": ["a", "b", "c", "d"]})").first;
+  });
+  for (int tries = 0; tries < 200; ++tries) {
+    if (s.get("/metrics").second.find("sift_queue_texts{model=\"trec\"} 4") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  auto c = s.client();
+  auto r = c.Post("/v1/models/trec/predict", R"({"texts": ["e"]})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429) << r->body;
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_NE(r->body.find("queue is full"), std::string::npos) << r->body;
+  waiting.join();
+  EXPECT_EQ(first, 200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+
+  // A batch that closes after the request's deadline: 504, and the server answers on.
+  Server late(dir_, {"--model", "trec=" + train_fasttext("ft2"), "--max-delay-us", "500000",
+                     "--max-batch", "100", "--timeout-ms", "100"});
+  const auto [status, body] = late.post("/v1/models/trec/predict", R"({"texts": ["a"]})");
+  EXPECT_EQ(status, 504) << body;
+  EXPECT_NE(body.find("not answered within 100 ms"), std::string::npos) << body;
+  EXPECT_EQ(late.get("/v2/health/live").first, 200);
+}
+
+TEST_F(ServeCli, ANonLoopbackBindNeedsATokenAndEveryRequestMustCarryIt) {
+  const std::string run = train_fasttext();
+  const Result refused = sift("serve --model trec=" + quote(run) + " --host 0.0.0.0 --port 0");
+  EXPECT_TRUE(testing::CleanSiftError(refused, {"--host 0.0.0.0", "--auth-token-file"}));
+  testing::write_file(dir_ + "/token", "s3cret-token\n");
+  Server s(dir_,
+           {"--model", "trec=" + run, "--host", "0.0.0.0", "--auth-token-file", dir_ + "/token"});
+  auto c = s.client();
+  auto r = c.Get("/v1/models");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  c.set_bearer_token_auth("s3cret-tokem");
+  EXPECT_EQ(c.Get("/v1/models")->status, 401);
+  c.set_bearer_token_auth("s3cret-token");
+  EXPECT_EQ(c.Get("/v1/models")->status, 200);
+  EXPECT_EQ(c.Post("/v1/models/trec/predict", R"({"texts": ["x"]})", "application/json")->status,
+            200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, AShortLoadOfKeptAliveConnectionsHasNoErrors) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--no-access-log"});
+  std::atomic<int> ok{0}, bad{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.emplace_back([&] {
+      auto client = s.client();
+      client.set_keep_alive(true);
+      for (int i = 0; i < 250; ++i) {
+        auto r = client.Post("/v1/models/trec/predict", R"({"texts": ["Who wrote Hamlet ?"]})",
+                             "application/json");
+        (r && r->status == 200 ? ok : bad)++;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(ok.load(), 2000);
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_NE(s.get("/metrics")
+                .second.find(
+                    "sift_requests_total{route=\"/v1/models/{name}/predict\",status=\"200\"} 2000"),
+            std::string::npos);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, FuzzedBodiesAlwaysGetAJsonAnswerAndNeverBringTheServerDown) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--no-access-log"});
+  const std::vector<std::string> seeds = {
+      R"({"texts": ["Who wrote Hamlet ?", "How far is the moon ?"], "top_k": 2, "threshold": 0.1})",
+      R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a b"]}]})"};
+  std::mt19937 rng(39);
+  auto client = s.client();
+  for (int i = 0; i < 400; ++i) {
+    std::string body = seeds[static_cast<size_t>(i) % 2];
+    const int edits = 1 + static_cast<int>(rng() % 6);
+    for (int e = 0; e < edits && !body.empty(); ++e) {
+      const size_t at = rng() % body.size();
+      switch (rng() % 4) {
+        case 0:
+          body[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          body.erase(at, 1 + rng() % 8);
+          break;
+        case 2:
+          body.insert(at, 1, "{}[]\",:0-e\\u"[rng() % 13]);
+          break;
+        default:
+          body.resize(at);
+          break;
+      }
+    }
+    const std::string path = i % 2 ? "/v2/models/trec/infer" : "/v1/models/trec/predict";
+    auto r = client.Post(path.c_str(), body, "application/json");
+    ASSERT_TRUE(r) << "no answer to "
+                   << json(body).dump(-1, ' ', true, json::error_handler_t::replace);
+    EXPECT_TRUE(r->status == 200 || r->status == 400 || r->status == 413) << r->status;
+    EXPECT_TRUE(json::accept(r->body)) << r->body;
+  }
+  EXPECT_EQ(s.get("/v2/health/live").first, 200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST(ServeUtf8, FindsTheFirstByteThatIsNotValidUtf8) {
+  EXPECT_EQ(serve::invalid_utf8_at("plain ascii"), std::string::npos);
+  EXPECT_EQ(serve::invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(serve::invalid_utf8_at("ab\xff"), 2u);
+  EXPECT_EQ(serve::invalid_utf8_at("a\xc3"), 1u);             // cut short
+  EXPECT_EQ(serve::invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(serve::invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a surrogate
+  EXPECT_EQ(serve::invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+}
+
+}  // namespace serve_cli_test
+}  // namespace sift

@@ -1,0 +1,153 @@
+#include "tools/serve/batch_queue.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace sift::serve {
+
+Job::Job(std::vector<std::vector<int64_t>> ids, int64_t k, double threshold,
+         Clock::time_point deadline)
+    : ids_(std::move(ids)),
+      k_(k),
+      threshold_(threshold),
+      deadline_(deadline),
+      results_(ids_.size()),
+      remaining_(ids_.size()) {}
+
+bool Job::wait_until(Clock::time_point until) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return done_.wait_until(lock, until, [&] { return remaining_ == 0; });
+}
+
+void Job::finish(size_t i, cli::Predictions p) {
+  results_[i] = std::move(p);  // each index is written by one worker only
+  done_one();
+}
+
+void Job::fail(size_t i, const std::string& why, bool expired) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_.empty()) error_ = why;
+    expired_ = expired_ || expired;
+  }
+  (void)i;
+  done_one();
+}
+
+void Job::done_one() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--remaining_ == 0) done_.notify_all();
+}
+
+BatchQueue::BatchQueue(std::shared_ptr<const ModelBackend> backend, BatchLimits limits,
+                       std::function<void(size_t)> on_batch)
+    : backend_(std::move(backend)), limits_(limits), on_batch_(std::move(on_batch)) {
+  for (int64_t w = 0; w < limits_.workers; ++w) workers_.emplace_back([this] { work(); });
+}
+
+BatchQueue::~BatchQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+BatchQueue::Admit BatchQueue::submit(const std::shared_ptr<Job>& job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return Admit::stopped;
+    const auto n = static_cast<int64_t>(job->size());
+    if (static_cast<int64_t>(queue_.size()) + n > limits_.queue_texts) return Admit::full;
+    const Clock::time_point now = Clock::now();
+    for (size_t i = 0; i < job->size(); ++i) {
+      const auto tokens = std::max<int64_t>(1, static_cast<int64_t>(job->ids_[i].size()));
+      queue_.push_back(Item{job, i, tokens, now});
+      queued_tokens_ += tokens;
+    }
+    depth_.store(static_cast<int64_t>(queue_.size()));
+  }
+  changed_.notify_all();
+  return Admit::accepted;
+}
+
+void BatchQueue::work() {
+  for (;;) {
+    std::vector<Item> batch = next_batch();
+    if (batch.empty()) return;
+    if (on_batch_) on_batch_(batch.size());
+    run(batch);
+  }
+}
+
+std::vector<BatchQueue::Item> BatchQueue::next_batch() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return {};  // stopping, and everything ran
+    const Clock::time_point close_at =
+        queue_.front().queued + std::chrono::microseconds(limits_.max_delay_us);
+    changed_.wait_until(lock, close_at, [&] {
+      return stopping_ || queue_.empty() ||
+             static_cast<int64_t>(queue_.size()) >= limits_.max_batch ||
+             queued_tokens_ >= limits_.max_batch_tokens;
+    });
+    if (queue_.empty()) continue;  // another worker took them
+    std::vector<Item> batch;
+    int64_t tokens = 0;
+    while (!queue_.empty() && static_cast<int64_t>(batch.size()) < limits_.max_batch &&
+           (batch.empty() || tokens + queue_.front().tokens <= limits_.max_batch_tokens)) {
+      tokens += queue_.front().tokens;
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    queued_tokens_ -= tokens;
+    depth_.store(static_cast<int64_t>(queue_.size()));
+    return batch;
+  }
+}
+
+void BatchQueue::run(std::vector<Item>& batch) const {
+  const Clock::time_point now = Clock::now();
+  std::vector<Item> live;
+  for (auto& item : batch) {
+    if (now > item.job->deadline_) {
+      item.job->fail(item.index, "its deadline passed while it was queued", true);
+    } else {
+      live.push_back(std::move(item));
+    }
+  }
+  // Length buckets: shortest first, cut where a padded chunk would pass the token budget.
+  std::stable_sort(live.begin(), live.end(),
+                   [](const Item& a, const Item& b) { return a.tokens < b.tokens; });
+  std::vector<Item> chunk;
+  for (auto& item : live) {
+    const auto padded = static_cast<int64_t>(chunk.size() + 1) * item.tokens;
+    if (!chunk.empty() && backend_->padded() && padded > limits_.max_batch_tokens) {
+      run_chunk(chunk);
+      chunk.clear();
+    }
+    chunk.push_back(std::move(item));
+  }
+  if (!chunk.empty()) run_chunk(chunk);
+}
+
+void BatchQueue::run_chunk(const std::vector<Item>& chunk) const {
+  std::vector<TextQuery> queries;
+  queries.reserve(chunk.size());
+  for (const auto& item : chunk) {
+    queries.push_back(TextQuery{&item.job->ids_[item.index], item.job->k_, item.job->threshold_});
+  }
+  std::vector<cli::Predictions> out;
+  try {
+    out = backend_->predict(queries);
+  } catch (const std::exception& e) {
+    for (const auto& item : chunk) item.job->fail(item.index, e.what(), false);
+    return;
+  }
+  for (size_t i = 0; i < chunk.size(); ++i) chunk[i].job->finish(chunk[i].index, std::move(out[i]));
+}
+
+}  // namespace sift::serve

@@ -1,0 +1,109 @@
+// Dynamic batching for one served model: a bounded queue of texts and the worker threads
+// that run them in batches. A batch closes when it holds `max_batch` texts or
+// `max_batch_tokens` tokens, or when its oldest text has waited `max_delay_us`, whichever
+// comes first (Triton's max_queue_delay_microseconds, TEI's --max-batch-tokens). A closed
+// batch is sorted by length and cut where a padded model's padding would pass the token
+// budget, so texts of one length run together. A request whose texts do not all fit is
+// refused whole (429), never queued without bound; a text still queued at its request's
+// deadline is skipped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/serve/model_backend.h"
+
+namespace sift::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct BatchLimits {
+  int64_t max_batch = 32;
+  int64_t max_batch_tokens = 8192;
+  int64_t max_delay_us = 500;
+  int64_t queue_texts = 1024;  // texts queued at most, all requests together
+  int64_t workers = 1;
+};
+
+// One request's texts and their results; the request's thread waits on it.
+class Job {
+ public:
+  Job(std::vector<std::vector<int64_t>> ids, int64_t k, double threshold,
+      Clock::time_point deadline);
+  // Waits until every text has run (true), or until `until` (false).
+  bool wait_until(Clock::time_point until);
+  // After a complete wait: "" or why the texts could not run (the model's error, or the
+  // deadline that passed while they were queued).
+  const std::string& error() const { return error_; }
+  bool expired() const { return expired_; }
+  const std::vector<cli::Predictions>& results() const { return results_; }
+  size_t size() const { return ids_.size(); }
+
+ private:
+  friend class BatchQueue;
+  void finish(size_t i, cli::Predictions p);
+  void fail(size_t i, const std::string& why, bool expired);
+  void done_one();
+
+  std::vector<std::vector<int64_t>> ids_;
+  int64_t k_;
+  double threshold_;
+  Clock::time_point deadline_;
+  std::vector<cli::Predictions> results_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  size_t remaining_;
+  std::string error_;
+  bool expired_ = false;
+};
+
+class BatchQueue {
+ public:
+  enum class Admit { accepted, full, stopped };
+  // `on_batch` is told the size of every batch run (the metrics' histogram).
+  BatchQueue(std::shared_ptr<const ModelBackend> backend, BatchLimits limits,
+             std::function<void(size_t)> on_batch);
+  // Runs every text still queued (those past their deadline are skipped), then joins.
+  ~BatchQueue();
+  BatchQueue(const BatchQueue&) = delete;
+  BatchQueue& operator=(const BatchQueue&) = delete;
+
+  Admit submit(const std::shared_ptr<Job>& job);
+  int64_t depth() const { return depth_.load(); }
+  const BatchLimits& limits() const { return limits_; }
+
+ private:
+  struct Item {
+    std::shared_ptr<Job> job;
+    size_t index;
+    int64_t tokens;
+    Clock::time_point queued;
+  };
+  void work();
+  // Waits for a batch to close and takes it; empty when stopping with nothing queued.
+  std::vector<Item> next_batch();
+  void run(std::vector<Item>& batch) const;
+  void run_chunk(const std::vector<Item>& chunk) const;
+
+  std::shared_ptr<const ModelBackend> backend_;
+  BatchLimits limits_;
+  std::function<void(size_t)> on_batch_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Item> queue_;
+  int64_t queued_tokens_ = 0;
+  std::atomic<int64_t> depth_{0};
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace sift::serve

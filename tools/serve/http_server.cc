@@ -1,0 +1,324 @@
+#include "tools/serve/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <regex>
+#include <utility>
+
+#include "core/error.h"
+#include "tools/serve/auth.h"
+#include "tools/serve/response_json.h"
+
+namespace sift::serve {
+
+using httplib::Request;
+using httplib::Response;
+
+namespace {
+
+// httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's
+// library): 32 clients connecting at once overflowed it, and some saw their connection
+// dropped. listen() again on the bound socket raises it.
+class BacklogServer : public httplib::Server {
+ public:
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
+// What the access log and the metrics say of the request this thread is answering.
+struct RequestNote {
+  Clock::time_point start;
+  std::string route = "unmatched";
+  size_t texts = 0;
+};
+thread_local RequestNote note;
+
+constexpr const char* kJson = "application/json";
+const char* const kName = "([A-Za-z0-9._-]+)";
+
+void answer(Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, kJson);
+}
+
+void refuse(Response& res, int status, const std::string& message) {
+  answer(res, status, error_body(message));
+}
+
+// The routes and their methods, for the 405 of a known path asked with another method.
+struct RouteShape {
+  std::regex path;
+  const char* allow;
+};
+const std::vector<RouteShape>& route_shapes() {
+  static const std::vector<RouteShape> shapes = [] {
+    const std::string n = kName;
+    return std::vector<RouteShape>{
+        {std::regex("/v1/models"), "GET"},
+        {std::regex("/v1/models/" + n + "/predict"), "POST"},
+        {std::regex("/v1/models/" + n + "/reload"), "POST"},
+        {std::regex("/v2"), "GET"},
+        {std::regex("/v2/health/(live|ready)"), "GET"},
+        {std::regex("/v2/models/" + n), "GET"},
+        {std::regex("/v2/models/" + n + "/ready"), "GET"},
+        {std::regex("/v2/models/" + n + "/infer"), "POST"},
+        {std::regex("/metrics"), "GET"},
+    };
+  }();
+  return shapes;
+}
+
+// A path as the access log prints it: printable ASCII only, at most 200 bytes.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(HttpSettings settings, std::vector<std::unique_ptr<ModelSlot>>& models,
+                       ServeMetrics& metrics)
+    : settings_(std::move(settings)),
+      models_(models),
+      metrics_(metrics),
+      server_(std::make_unique<BacklogServer>()) {
+  const auto threads = static_cast<size_t>(settings_.max_connections);
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(static_cast<size_t>(settings_.max_body_bytes));
+  server_->set_keep_alive_max_count(1000000);
+  server_->set_keep_alive_timeout(settings_.keep_alive_seconds);
+  server_->set_read_timeout(5);
+  server_->set_write_timeout(5);
+  server_->set_tcp_nodelay(true);
+  add_routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind() {
+  const int port =
+      settings_.port == 0
+          ? server_->bind_to_any_port(settings_.host)
+          : (server_->bind_to_port(settings_.host, settings_.port) ? settings_.port : -1);
+  if (port < 0) {
+    throw Error(fmt::format("cannot listen on {}:{} (address in use, or not this machine's)",
+                            settings_.host, settings_.port));
+  }
+  static_cast<BacklogServer&>(*server_).raise_backlog();
+  return port;
+}
+
+void HttpServer::listen() { server_->listen_after_bind(); }
+
+void HttpServer::drain(double seconds) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(seconds));
+  drain_deadline_ns_.store(until.time_since_epoch().count());
+  draining_.store(true);
+  server_->stop();  // closes the listening socket; open connections end after their request
+}
+
+void HttpServer::reload_all() {
+  for (auto& slot : models_) {
+    try {
+      const auto m = slot->reload();
+      metrics_.loaded(slot->name(), m->version, m->load_seconds);
+      std::fprintf(stderr, "sift serve: reloaded %s: version %lld in %.3f s\n",
+                   slot->name().c_str(), static_cast<long long>(m->version), m->load_seconds);
+    } catch (const std::exception& e) {
+      metrics_.load_failed(slot->name());
+      std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
+                   slot->name().c_str(), static_cast<long long>(slot->current()->version),
+                   e.what());
+    }
+  }
+}
+
+ModelSlot& HttpServer::slot_of(const std::string& name) const {
+  for (const auto& slot : models_) {
+    if (slot->name() == name) return *slot;
+  }
+  throw HttpError(404, fmt::format("no model named '{}'", name));
+}
+
+bool HttpServer::authorized(const Request& req, Response& res) const {
+  if (settings_.token.empty() ||
+      bearer_matches(req.get_header_value("Authorization"), settings_.token)) {
+    return true;
+  }
+  res.set_header("WWW-Authenticate", "Bearer");
+  refuse(res, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
+  return false;
+}
+
+void HttpServer::add_routes() {
+  auto& s = *server_;
+  // Every handler's exceptions become a JSON error, and the server stays up.
+  auto guarded = [](const char* route, auto fn) {
+    return [route, fn](const Request& req, Response& res) {
+      note.route = route;
+      try {
+        fn(req, res);
+      } catch (const HttpError& e) {
+        refuse(res, e.status, e.what());
+      } catch (const Error& e) {
+        refuse(res, 400, e.what());
+      } catch (const std::exception& e) {
+        refuse(res, 500, e.what());
+      }
+    };
+  };
+  s.set_pre_routing_handler([this](const Request& req, Response& res) {
+    note = RequestNote{Clock::now()};
+    if (draining()) res.set_header("Connection", "close");
+    return authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                                : httplib::Server::HandlerResponse::Handled;
+  });
+  s.Get("/v1/models",
+        guarded("/v1/models", [this](const Request&, Response& res) { list_models(res); }));
+  s.Post(std::string("/v1/models/") + kName + "/predict",
+         guarded("/v1/models/{name}/predict",
+                 [this](const Request& req, Response& res) { predict(req, res, false); }));
+  s.Post(std::string("/v1/models/") + kName + "/reload",
+         guarded("/v1/models/{name}/reload",
+                 [this](const Request& req, Response& res) { reload(req, res); }));
+  s.Post(std::string("/v2/models/") + kName + "/infer",
+         guarded("/v2/models/{name}/infer",
+                 [this](const Request& req, Response& res) { predict(req, res, true); }));
+  s.Get("/v2", guarded("/v2", [](const Request&, Response& res) {
+          answer(res, 200, R"({"name":"sift","version":"0.1.0","extensions":[]})");
+        }));
+  s.Get("/v2/health/live", guarded("/v2/health/live", [](const Request&, Response& res) {
+          answer(res, 200, R"({"live":true})");
+        }));
+  s.Get("/v2/health/ready", guarded("/v2/health/ready", [this](const Request&, Response& res) {
+          answer(res, draining() ? 503 : 200,
+                 draining() ? R"({"ready":false})" : R"({"ready":true})");
+        }));
+  s.Get(std::string("/v2/models/") + kName,
+        guarded("/v2/models/{name}", [this](const Request& req, Response& res) {
+          const auto m = slot_of(req.matches[1]).current();
+          answer(res, 200, metadata_body({req.matches[1], m->backend.get(), m->version}));
+        }));
+  s.Get(std::string("/v2/models/") + kName + "/ready",
+        guarded("/v2/models/{name}/ready", [this](const Request& req, Response& res) {
+          slot_of(req.matches[1]);
+          answer(res, draining() ? 503 : 200,
+                 draining() ? R"({"ready":false})" : R"({"ready":true})");
+        }));
+  s.Get("/metrics", guarded("/metrics", [this](const Request&, Response& res) {
+          for (const auto& slot : models_) {
+            metrics_.queue_depth(slot->name(), slot->current()->queue->depth());
+          }
+          res.set_content(metrics_.text(), "text/plain; version=0.0.4");
+        }));
+  // httplib's own answers (404 of an unknown path, 413 of a long body, 400) get a JSON
+  // body; a known path asked with another method gets 405 and Allow.
+  s.set_error_handler([](const Request& req, Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      for (const auto& shape : route_shapes()) {
+        if (std::regex_match(req.path, shape.path)) {
+          res.set_header("Allow", shape.allow);
+          return refuse(res, 405,
+                        fmt::format("{} takes {}, not {}", printable(req.path), shape.allow,
+                                    printable(req.method)));
+        }
+      }
+      return refuse(res, 404, fmt::format("no route {}", printable(req.path)));
+    }
+    if (res.status == 413) {
+      return refuse(res, 413, "the body is larger than --max-body-bytes");
+    }
+    refuse(res, res.status, fmt::format("the request could not be read (HTTP {})", res.status));
+  });
+  s.set_logger([this](const Request& req, const Response& res) { log(req, res); });
+}
+
+void HttpServer::list_models(Response& res) const {
+  std::vector<std::shared_ptr<LoadedModel>> held;
+  std::vector<ModelView> views;
+  for (const auto& slot : models_) {
+    held.push_back(slot->current());
+    views.push_back({slot->name(), held.back()->backend.get(), held.back()->version});
+  }
+  answer(res, 200, models_body(views));
+}
+
+void HttpServer::predict(const Request& req, Response& res, bool v2) {
+  ModelSlot& slot = slot_of(req.matches[1]);
+  const PredictRequest r =
+      v2 ? parse_infer(req.body, settings_.limits) : parse_predict(req.body, settings_.limits);
+  note.texts = r.texts.size();
+  const std::shared_ptr<LoadedModel> model = slot.current();  // finishes on this version
+  const ModelBackend& b = *model->backend;
+  cli::PredictArgs args;
+  args.top_k = r.top_k.value_or(1);
+  args.threshold = r.threshold.value_or(-1.0);
+  cli::PredictSettings s;
+  try {
+    s = cli::resolve_predict(args, static_cast<int64_t>(b.labels().size()), b.multi_label(),
+                             b.train_threshold());
+  } catch (const Error& e) {  // names the CLI option: say the field instead
+    throw HttpError(400, std::string(e.what()).replace(0, 2, ""));
+  }
+  std::vector<std::vector<int64_t>> ids(r.texts.size());
+  for (size_t i = 0; i < r.texts.size(); ++i) b.encode(r.texts[i], ids[i]);
+  auto deadline = note.start + std::chrono::milliseconds(settings_.timeout_ms);
+  if (draining()) {
+    deadline = std::min(deadline, Clock::time_point(Clock::duration(drain_deadline_ns_.load())));
+  }
+  auto job = std::make_shared<Job>(std::move(ids), s.k, s.threshold, deadline);
+  switch (model->queue->submit(job)) {
+    case BatchQueue::Admit::full:
+      res.set_header("Retry-After", "1");
+      return refuse(res, 429,
+                    fmt::format("model {}'s queue is full ({} texts); retry later", slot.name(),
+                                model->queue->limits().queue_texts));
+    case BatchQueue::Admit::stopped:
+      return refuse(res, 503, "the server is shutting down");
+    case BatchQueue::Admit::accepted:
+      break;
+  }
+  if (!job->wait_until(deadline) || job->expired()) {
+    return refuse(res, 504, fmt::format("not answered within {} ms", settings_.timeout_ms));
+  }
+  if (!job->error().empty()) return refuse(res, 500, "the model failed: " + job->error());
+  const ModelView view{slot.name(), &b, model->version};
+  answer(res, 200,
+         v2 ? infer_body(view, job->results())
+            : predict_body(view, job->results(), r.truncated, settings_.limits.max_text_bytes));
+}
+
+void HttpServer::reload(const Request& req, Response& res) {
+  ModelSlot& slot = slot_of(req.matches[1]);
+  try {
+    const auto m = slot.reload();
+    metrics_.loaded(slot.name(), m->version, m->load_seconds);
+    std::fprintf(stderr, "sift serve: reloaded %s: version %lld in %.3f s\n", slot.name().c_str(),
+                 static_cast<long long>(m->version), m->load_seconds);
+    answer(res, 200,
+           fmt::format(R"({{"model":"{}","version":{},"load_seconds":{:.3f}}})", slot.name(),
+                       m->version, m->load_seconds));
+  } catch (const std::exception& e) {
+    metrics_.load_failed(slot.name());
+    const int64_t kept = slot.current()->version;
+    std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
+                 slot.name().c_str(), static_cast<long long>(kept), e.what());
+    throw HttpError(500,
+                    fmt::format("reload failed, version {} keeps serving: {}", kept, e.what()));
+  }
+}
+
+void HttpServer::log(const Request& req, const Response& res) const {
+  const double seconds = std::chrono::duration<double>(Clock::now() - note.start).count();
+  metrics_.request(note.route, res.status, seconds);
+  if (!settings_.access_log) return;
+  std::fprintf(stderr, "sift serve: %s %s %d texts=%zu %.3f ms\n", printable(req.method).c_str(),
+               printable(req.path).c_str(), res.status, note.texts, seconds * 1000);
+}
+
+}  // namespace sift::serve

@@ -1,0 +1,32 @@
+// The bodies `sift serve` answers with: predictions in its own /v1 shape and in the Open
+// Inference Protocol v2's, model descriptions, and {"error": "..."}.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/serve/model_backend.h"
+
+namespace sift::serve {
+
+struct ModelView {
+  std::string name;
+  const ModelBackend* backend;
+  int64_t version;
+};
+
+std::string error_body(const std::string& message);
+// {"model", "version", "predictions": [[{"label", "score"}, ...], ...]} and, when texts
+// were cut, "truncated" (their indices) and "warning".
+std::string predict_body(const ModelView& m, const std::vector<cli::Predictions>& results,
+                         const std::vector<size_t>& truncated, int64_t max_text_bytes);
+// v2: outputs "label" (BYTES) and "score" (FP32), both [texts, k] with k the most labels
+// any text has; shorter rows are padded with "" and 0.
+std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results);
+// GET /v1/models: every model's name, kind, version, labels and whether LibTorch runs it.
+std::string models_body(const std::vector<ModelView>& models);
+// GET /v2/models/{m}: the v2 metadata.
+std::string metadata_body(const ModelView& m);
+
+}  // namespace sift::serve

@@ -1,0 +1,48 @@
+#include "tools/serve/torch_backend.h"
+
+#include <utility>
+
+#include "framework/runtime/export.h"
+#include "tools/serve/encoder_pool.h"
+#include "tools/sift/predict_batch.h"
+
+namespace sift::serve {
+
+namespace {
+
+class TorchBackend : public ModelBackend {
+ public:
+  explicit TorchBackend(ModelBundle bundle)
+      : bundle_(std::move(bundle)), encoders_(make_encoder(bundle_.task)) {}
+  std::string kind() const override { return bundle_.config.model.type; }
+  bool uses_libtorch() const override { return true; }
+  const std::vector<std::string>& labels() const override { return bundle_.task.labels.names(); }
+  bool multi_label() const override { return bundle_.config.data.multi_label; }
+  double train_threshold() const override { return bundle_.config.train.threshold; }
+  bool padded() const override { return bundle_.task.encoder.kind == InputKind::sequence; }
+  void encode(std::string_view text, std::vector<int64_t>& ids) const override {
+    encoders_.encode(text, ids);
+  }
+  std::vector<cli::Predictions> predict(const std::vector<TextQuery>& batch) const override {
+    torch::NoGradGuard no_grad;  // thread-local: each worker sets its own
+    RawBatch raw;
+    std::vector<cli::PredictQuery> queries;
+    for (const TextQuery& q : batch) {
+      raw.add(*q.ids, 0);
+      queries.push_back({q.k, q.threshold});
+    }
+    return cli::predict_batch(bundle_, raw, queries);
+  }
+
+ private:
+  mutable ModelBundle bundle_;  // forward is not const; it changes nothing in eval mode
+  mutable EncoderPool encoders_;
+};
+
+}  // namespace
+
+std::unique_ptr<ModelBackend> open_torch_backend(const std::string& path) {
+  return std::make_unique<TorchBackend>(load_model(path));
+}
+
+}  // namespace sift::serve
