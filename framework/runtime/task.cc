@@ -4,10 +4,12 @@
 
 #include <random>
 
+#include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 #include "datasets/paths.h"
+#include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
 #include "framework/runtime/run_folder.h"
 
@@ -131,8 +133,8 @@ void check_held_out_labels(const DataPlan& plan, const LabelSet& labels) {
 std::string some_labels(const std::vector<std::string>& names) {
   constexpr size_t kShown = 8;
   if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, ", "));
-  return fmt::format("{}, ... {} in all",
-                     fmt::join(names.begin(), names.begin() + kShown, ", "), names.size());
+  return fmt::format("{}, ... {} in all", fmt::join(names.begin(), names.begin() + kShown, ", "),
+                     names.size());
 }
 
 std::vector<std::string> training_labels(const DataPlan& plan, const std::string& until) {
@@ -232,6 +234,16 @@ Task build_task(const DataPlan& plan) {
     task.vocab = std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
   }
   return task;
+}
+
+void write_run_text(const std::string& dir, const SiftConfig& given, const Task& task,
+                    const DataPlan& plan) {
+  write_file_atomically(run_file(dir, kConfigFile), dump_config(given));
+  task.labels.save(run_file(dir, kLabelsFile));
+  task.vocab->save(run_file(dir, kVocabFile));
+  if (task.pieces) copy_file_atomically(plan.tokenizer_model, run_file(dir, kTokenizerModelFile));
+  const auto& stopwords = task.encoder.tokenizer.stopwords;
+  if (!stopwords.empty()) save_stopwords(run_file(dir, kStopwordsFile), stopwords);
 }
 
 }  // namespace sift

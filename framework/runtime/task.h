@@ -87,4 +87,9 @@ std::string some_labels(const std::vector<std::string>& names);
 // collects labels (unless data.labels declares them) and counts records.
 Task build_task(const DataPlan& plan);
 
+// A new run's text files in `dir`: config.yaml (`given`, as loaded), the labels, the
+// vocabulary or a copy of the SentencePiece model, the stop words.
+void write_run_text(const std::string& dir, const SiftConfig& given, const Task& task,
+                    const DataPlan& plan);
+
 }  // namespace sift

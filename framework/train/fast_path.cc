@@ -61,7 +61,8 @@ bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
                      run.plan.loss.sum,
                      run.task.labels,
                      [&run] { return find_model(run.plan.model.type).fused_sgd(*run.model); },
-                     run.state};
+                     run.state,
+                     run.dir};
   return hogwild_epoch(h, plan, progress);
 }
 

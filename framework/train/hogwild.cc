@@ -52,22 +52,9 @@ void hogwild_thread(const HogwildRun& run, FusedSgd& fused, ShardedStream& strea
     const double lr = scheduled_lr(t, step, plan.total_steps);
     const double n = static_cast<double>(batch.size());
     const double loss = fused.gradient(batch, sum ? 1.0 : 1.0 / n);
-    if (std::isfinite(loss)) {
+    if (step_applies(std::isfinite(loss), t.on_nonfinite, "loss", step + 1, run.state.epoch,
+                     run.dir, tally.skipped, nonfinite_in_a_row)) {
       fused.apply(batch, lr);
-      nonfinite_in_a_row = 0;
-    } else if (t.on_nonfinite == OnNonfinite::stop) {
-      throw Error(fmt::format(
-          "training diverged: non-finite (NaN/inf) loss at step {} (epoch {}); stopped, "
-          "last.ckpt keeps the last saved state; {}",
-          step + 1, run.state.epoch, nonfinite_advice()));
-    } else {
-      ++tally.skipped;  // skip_batch, as nonfinite_guard counts it
-      if (++nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
-        throw Error(fmt::format(
-            "training diverged: {} batches in a row with a non-finite (NaN/inf) loss were "
-            "skipped (train.on_nonfinite: skip_batch), the last at step {} (epoch {}); {}",
-            nonfinite_in_a_row, step + 1, run.state.epoch, nonfinite_advice()));
-      }
     }
     tally.examples += batch.size();
     tally.loss_sum += std::isfinite(loss) ? loss : 0.0;

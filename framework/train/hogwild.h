@@ -37,6 +37,7 @@ struct HogwildRun {
   const LabelSet& labels;
   std::function<std::unique_ptr<FusedSgd>()> make_step;
   TrainingState& state;
+  const std::string& dir;  // the run folder: its last.ckpt, for a diverging run's error
 };
 
 // One epoch (state.epoch) on train.fast_path_threads threads from its beginning; adds the

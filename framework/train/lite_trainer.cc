@@ -11,7 +11,6 @@
 #include "core/append_line.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "datasets/stopwords.h"
 #include "framework/runtime/checkpoint_writer.h"
 #include "framework/runtime/evaluation_result.h"
 #include "framework/runtime/run_folder.h"
@@ -105,12 +104,8 @@ void write_last(LiteRun& run, const ShardedStream& stream, bool epoch_complete) 
 }
 
 void save_last(LiteRun& run, const ShardedStream& stream, bool epoch_complete) {
-  if (!run.tables->all_finite()) {
-    throw Error(fmt::format(
-        "training diverged: the weights hold NaN/inf at step {} (epoch {}); last.ckpt not "
-        "written, the run folder keeps the last good one; {}",
-        run.state.step, run.state.epoch, nonfinite_advice()));
-  }
+  if (!run.tables->all_finite())
+    throw diverged_weights(run.state.step, run.state.epoch, "last.ckpt");
   const bool same = run.state.best_step == run.state.step;
   if (run.best.is_reference && !same) {
     run.best.saved = false;
@@ -178,35 +173,13 @@ double fused_step(LiteRun& run, const RawBatch& batch, double lr) {
   const double n = static_cast<double>(batch.size());
   PhaseTimer timer(run.phases, Phase::fused);
   const double loss = run.step->gradient(batch, run.sum ? 1.0 : 1.0 / n);
-  if (std::isfinite(loss)) {
+  if (step_applies(std::isfinite(loss), run.train.on_nonfinite, "loss or gradient",
+                   run.state.step + 1, run.state.epoch, run.dir, run.state.skipped_batches,
+                   run.nonfinite_in_a_row)) {
     run.step->apply(batch, lr);
-    run.nonfinite_in_a_row = 0;
-  } else if (run.train.on_nonfinite == OnNonfinite::stop) {
-    throw Error(fmt::format(
-        "training diverged: non-finite (NaN/inf) loss or gradient at step {} (epoch {}); "
-        "stopped before the update, {}; {}",
-        run.state.step + 1, run.state.epoch,
-        std::filesystem::exists(run_file(run.dir, kLastCheckpointFile))
-            ? "last.ckpt keeps the last saved state"
-            : "no checkpoint was saved before it",
-        nonfinite_advice()));
-  } else {
-    ++run.state.skipped_batches;
-    if (++run.nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
-      throw Error(fmt::format(
-          "training diverged: {} batches in a row with a non-finite (NaN/inf) loss or "
-          "gradient were skipped (train.on_nonfinite: skip_batch), the last at step {} "
-          "(epoch {}); {}",
-          run.nonfinite_in_a_row, run.state.step + 1, run.state.epoch, nonfinite_advice()));
-    }
   }
   ++run.state.step;
   return loss / n;
-}
-
-int stop_signal(const LiteRun& run) {
-  const std::atomic<int>* flag = run.options.stop_signal;
-  return flag == nullptr ? 0 : flag->load();
 }
 
 bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
@@ -230,7 +203,7 @@ bool run_steps(LiteRun& run, EpochLoop& loop, Progress& progress) {
       run.step_log.train_row({s.step, s.epoch, lr, std::nan(""), std::nan("")});
     }
     progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
-    const int stop = stop_signal(run);
+    const int stop = run.options.requested_stop();
     if (stop != 0 || loop.save_due()) save(run, loop, false);
     if (stop != 0) throw interrupted_at(stop, run.state.step, run.state.epoch, run.dir);
   }
@@ -241,8 +214,8 @@ bool run_steps(LiteRun& run, EpochLoop& loop, Progress& progress) {
 // ended it.
 bool hogwild_steps(LiteRun& run, const EpochLoop& loop, Progress& progress) {
   const HogwildRun h{
-      run.data, run.train, run.sum, run.task.labels, [&run] { return bag_sgd(run.tables->bag()); },
-      run.state};
+      run.data,  run.train, run.sum, run.task.labels, [&run] { return bag_sgd(run.tables->bag()); },
+      run.state, run.dir};
   return hogwild_epoch(h, {loop.encoder, loop.total_steps, loop.step_limit}, progress);
 }
 
@@ -321,11 +294,7 @@ nlohmann::json final_evaluation(LiteRun& run, const TextEncoder& encoder, std::s
 
 void write_run_folder(LiteRun& run) {
   run.dir = create_run_folder(run.config, run.lock);
-  write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.config));
-  run.task.labels.save(run_file(run.dir, kLabelsFile));
-  run.task.vocab->save(run_file(run.dir, kVocabFile));
-  const auto& stopwords = run.task.encoder.tokenizer.stopwords;
-  if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
+  write_run_text(run.dir, run.config, run.task, run.data);
   run.file_hashes = run_file_hashes(run.dir);
 }
 
@@ -379,18 +348,11 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   std::string text =
       fmt::format("Run {}\nTraining: {}\n\n", run.dir, lite_path(run.train.fast_path_threads));
   report["splits"] = final_evaluation(run, encoder, text);
-  if (run.task.train_empty_texts > 0) {
-    text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",
-                        run.task.train_empty_texts);
-  }
   // Training threads; no LibTorch pool.
   report["environment"] =
       run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads, 1,
                        run.data.train_stream.workers, run_file(run.dir, kConfigFile)});
-  text += "\n" + phase_table_text(report["train"]["phases"]);
-  write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
-  write_file_atomically(run_file(run.dir, kReportTextFile), text);
-  write_file_atomically(run_file(run.dir, kReportHtmlFile), report_html({run.dir}));
+  write_reports(run.dir, report, text);
   return report;
 }
 

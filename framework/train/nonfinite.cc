@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "core/error.h"
 #include "framework/runtime/all_finite.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/train/divergence.h"
 
 namespace sift {
 
@@ -34,37 +32,16 @@ bool nonfinite_guard(Run& run, bool loss_finite) {
   // hence one flag summed over the group (a group of one: no collective).
   std::vector<int64_t> bad{loss_finite && gradients_finite(run.model->parameters()) ? 0 : 1};
   if (run.dist->is_group()) run.dist->sum(bad);
-  TrainingState& s = run.state;
-  if (bad[0] == 0) {
-    run.nonfinite_in_a_row = 0;
-    return true;
-  }
-  const int64_t step = s.step + 1;  // the step being taken, as the log counts them
-  if (run.plan.train.on_nonfinite == OnNonfinite::stop) {
-    const bool saved = std::filesystem::exists(run_file(run.dir, kLastCheckpointFile));
-    throw Error(fmt::format(
-        "training diverged: non-finite (NaN/inf) loss or gradient at step {} (epoch {}); "
-        "stopped before the update, {}; {}",
-        step, s.epoch,
-        saved ? "last.ckpt keeps the last saved state" : "no checkpoint was saved before it",
-        nonfinite_advice()));
-  }
-  ++s.skipped_batches;
-  if (++run.nonfinite_in_a_row >= kMaxSkippedBatchesInARow) {
-    throw Error(fmt::format(
-        "training diverged: {} batches in a row with a non-finite (NaN/inf) loss or gradient "
-        "were skipped (train.on_nonfinite: skip_batch), the last at step {} (epoch {}); {}",
-        run.nonfinite_in_a_row, step, s.epoch, nonfinite_advice()));
-  }
-  return false;
+  // The step being taken, as the log counts them.
+  return step_applies(bad[0] == 0, run.plan.train.on_nonfinite, "loss or gradient",
+                      run.state.step + 1, run.state.epoch, run.dir, run.state.skipped_batches,
+                      run.nonfinite_in_a_row);
 }
 
 void check_weights_finite(Run& run, const std::string& what) {
-  if (tensors_finite(run.model->parameters())) return;
-  throw Error(fmt::format(
-      "training diverged: the weights hold NaN/inf at step {} (epoch {}); {} not written, "
-      "the run folder keeps the last good one; {}",
-      run.state.step, run.state.epoch, what, nonfinite_advice()));
+  if (!tensors_finite(run.model->parameters())) {
+    throw diverged_weights(run.state.step, run.state.epoch, what);
+  }
 }
 
 }  // namespace sift

@@ -9,10 +9,13 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/atomic_file.h"
 #include "core/crc32.h"
 #include "core/file_bytes.h"
 #include "core/provenance.h"
 #include "framework/runtime/run_folder.h"
+#include "framework/train/phases.h"
+#include "framework/train/report_html.h"
 
 namespace sift {
 namespace {
@@ -87,6 +90,18 @@ Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
                   "with: sift train --resume {}",
                   name, step, epoch, run_file(run_dir, kLastCheckpointFile), run_dir),
       signal_number);
+}
+
+void write_reports(const std::string& dir, const nlohmann::json& report, std::string text,
+                   const std::string& extra) {
+  if (const auto empty = report["train"]["empty_texts"].get<uint64_t>(); empty > 0) {
+    text +=
+        fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n", empty);
+  }
+  text += "\n" + phase_table_text(report["train"]["phases"]) + extra;
+  write_file_atomically(run_file(dir, kReportJsonFile), report.dump(2) + "\n");
+  write_file_atomically(run_file(dir, kReportTextFile), text);
+  write_file_atomically(run_file(dir, kReportHtmlFile), report_html({dir}));
 }
 
 }  // namespace sift

@@ -35,6 +35,11 @@ std::string unsaved_epoch_end(double save_seconds, double trained_seconds);
 std::vector<std::string> ending_lines(const TrainConfig& t, bool stopped_early,
                                       int64_t skipped_batches);
 
+// Writes the run's reports into `dir`: report.json, report.txt (`text`, then the records
+// trained with an empty text, where the time went and `extra`) and report.html.
+void write_reports(const std::string& dir, const nlohmann::json& report, std::string text,
+                   const std::string& extra = "");
+
 // The stop a signal asked for, after last.ckpt was saved at `step` of `epoch`.
 Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
                            const std::string& run_dir);

@@ -10,7 +10,6 @@
 #include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "datasets/stopwords.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/loss.h"
@@ -104,14 +103,7 @@ void write_run_folder(Run& run) {
   const SiftConfig& config = run.plan.given;  // written out, not read for options
   run.dir = on_primary(*run.dist, "run_dir", [&] { return create_run_folder(config, run.lock); });
   if (!run.dist->is_primary()) return;
-  write_file_atomically(run_file(run.dir, kConfigFile), dump_config(config));
-  run.task.labels.save(run_file(run.dir, kLabelsFile));
-  run.task.vocab->save(run_file(run.dir, kVocabFile));
-  if (run.task.pieces) {
-    copy_file_atomically(run.plan.data.tokenizer_model, run_file(run.dir, kTokenizerModelFile));
-  }
-  const auto& stopwords = run.task.encoder.tokenizer.stopwords;
-  if (!stopwords.empty()) save_stopwords(run_file(run.dir, kStopwordsFile), stopwords);
+  write_run_text(run.dir, config, run.task, run.plan.data);
   run.file_hashes = run_file_hashes(run.dir);
 }
 

@@ -61,9 +61,7 @@ int64_t state_bytes(const torch::nn::Module& model) {
 // The signal a stop was asked with (TrainOptions::stop_signal), 0 for none. In a group
 // rank 0's flag decides for all, as the save that follows gathers every rank's state.
 int stop_signal(Run& run) {
-  const std::atomic<int>* flag = run.options.stop_signal;
-  if (flag == nullptr) return 0;
-  const int mine = flag->load();
+  const int mine = run.options.requested_stop();
   if (!run.dist->primary_says(mine != 0)) return 0;
   return mine != 0 ? mine : SIGTERM;
 }
@@ -316,20 +314,14 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   std::string text = fmt::format("Run {}\nTraining: {}\n\n", run.dir, run.training_path);
   if (run.pruner) text += run.pruner->report_text();
   report["splits"] = final_evaluation(run, encoder, text);
-  if (run.task.train_empty_texts > 0) {
-    text += fmt::format("\nTraining records with a label and an empty text: {} (trained on)\n",
-                        run.task.train_empty_texts);
-  }
   if (!run.dist->is_primary()) return report;
   report["environment"] = environment(run);
-  text += "\n" + phase_table_text(report["train"]["phases"]);
+  std::string profile;
   if (const auto p = report["train"].value("profile", nlohmann::json()); !p.is_null()) {
-    text += fmt::format("profile: {} steps from step {} in {}\n", p["steps"].get<int64_t>(),
-                        p["first_step"].get<int64_t>(), p["trace"].get<std::string>());
+    profile = fmt::format("profile: {} steps from step {} in {}\n", p["steps"].get<int64_t>(),
+                          p["first_step"].get<int64_t>(), p["trace"].get<std::string>());
   }
-  write_file_atomically(run_file(run.dir, kReportJsonFile), report.dump(2) + "\n");
-  write_file_atomically(run_file(run.dir, kReportTextFile), text);
-  write_file_atomically(run_file(run.dir, kReportHtmlFile), report_html({run.dir}));
+  write_reports(run.dir, report, text, profile);
   return report;
 }
 

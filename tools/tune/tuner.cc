@@ -480,7 +480,7 @@ const TrialRecord* best_record(const std::vector<TrialRecord>& records, double m
 // "accuracy 0.8800, macro_f1 0.8712": the figures of a split's JSON that a search compares.
 std::string figures_text(const nlohmann::json& split) {
   std::vector<std::string> parts;
-  for (const char* key : {"accuracy", "macro_f1", "micro_f1"}) {
+  for (const std::string& key : metric_keys(&MetricName::score)) {
     if (split.contains(key) && split[key].is_number())
       parts.push_back(fmt::format("{} {:.4f}", key, split[key].get<double>()));
   }
