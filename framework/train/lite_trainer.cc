@@ -366,7 +366,7 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   // Training threads; no LibTorch pool.
   report["environment"] =
       run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads, 1,
-                       run.data.train_stream.workers});
+                       run.data.train_stream.workers, run_file(run.dir, kConfigFile)});
   write_reports(run.dir, report, text);
   return report;
 }

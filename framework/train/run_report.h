@@ -22,7 +22,10 @@ struct RunPlace {
   int64_t threads = 1;
   int64_t world_size = 1;
   int64_t data_workers = 1;
+  std::string config_file;  // the run's config.yaml: its CRC-32 is the config hash
 };
+// report.json's "environment": where the run ran, and its provenance (Sift version, git
+// commit, command line, host, start time, config hash).
 nlohmann::json run_environment(const RunPlace& place);
 
 // "last.ckpt: not saved at this epoch's end: ..." (train.save_last: auto's first skip).

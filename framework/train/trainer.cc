@@ -318,7 +318,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
 // Where the run ran: report.json's "environment".
 nlohmann::json environment(const Run& run) {
   return run_environment({"sift-main", TORCH_VERSION, run.device.str(), at::get_num_threads(),
-                          run.dist->world_size(), run.plan.data.train_stream.workers});
+                          run.dist->world_size(), run.plan.data.train_stream.workers,
+                          run_file(run.dir, kConfigFile)});
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
