@@ -295,13 +295,7 @@ std::vector<std::string> hf_labels(const ImportArgs& a, HfModel& m) {
     throw Error(
         fmt::format("--labels: {} labels, the folder's head has {}", rows, m.labels.size()));
   }
-  if (m.labels.empty()) {  // BERT's initialisation: N(0, 0.02), zero bias
-    std::vector<float> w(static_cast<size_t>(rows * m.model.dim));
-    torch::Tensor t = torch::empty({rows, m.model.dim}).normal_(0.0, 0.02);
-    std::memcpy(w.data(), t.data_ptr<float>(), w.size() * sizeof(float));
-    m.tensors.push_back({"output.weight", {rows, m.model.dim}, std::move(w)});
-    m.tensors.push_back({"output.bias", {rows}, std::vector<float>(static_cast<size_t>(rows))});
-  }
+  if (m.labels.empty()) add_new_linear(m, "output", rows, m.model.dim);
   return a.labels;
 }
 
