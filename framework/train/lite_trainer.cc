@@ -71,16 +71,22 @@ std::string lite_path(int64_t threads) {
 
 // ---- checkpoints ------------------------------------------------------------------------
 
-// What saving.cc's save_best writes: best.ckpt from the tables, or naming last.ckpt's.
+// What saving.cc's save_best writes: best.ckpt from the tables, or a second name of
+// last.ckpt when they are its weights.
 void save_best(LiteRun& run, bool same_as_last) {
   if (run.best.saved || !run.best.in_model) return;
   run.best.on_disk = false;
   run.best.saved = true;
   run.best.is_reference = same_as_last;
+  if (same_as_last) {
+    link_file_atomically(run_file(run.dir, kLastCheckpointFile),
+                         run_file(run.dir, kBestCheckpointFile));
+    return;
+  }
   CheckpointParts c;
   c.meta = best_checkpoint_meta(run.config.model.type, run.task.labels.size(), run.state,
-                                run.file_hashes, run.best.metrics, same_as_last);
-  if (!same_as_last) run.tables->add_to(c);
+                                run.file_hashes, run.best.metrics);
+  run.tables->add_to(c);
   write_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/distributed_training.h"
@@ -42,21 +43,26 @@ nlohmann::json meta_of(const Run& run, int64_t epoch, int64_t step) {
 }
 
 // Writes best.ckpt from the weights in memory when they changed since the last write.
-// When they are the weights last.ckpt holds, best.ckpt only names that file: fastText's
-// bucket tables are 80 MB, and writing them twice doubled the end of short runs.
+// When they are the weights last.ckpt holds, best.ckpt is a second name of that file (a
+// hard link): fastText's bucket tables are 80 MB, and writing them twice doubled the end
+// of short runs. It stands alone all the same: the next save renames a new last.ckpt
+// over the old name, and a folder copied without last.ckpt keeps best.ckpt's weights.
 void save_best(Run& run, bool same_as_last) {
   if (run.best.saved || (run.best.weights.empty() && !run.best.in_model)) return;
   run.best.on_disk = false;  // a best in memory is written (and a copy kept) again
   run.best.saved = true;
   run.best.is_reference = same_as_last;
   if (!run.dist->is_primary()) return;  // only rank 0 writes
+  if (same_as_last) {
+    link_file_atomically(run_file(run.dir, kLastCheckpointFile),
+                         run_file(run.dir, kBestCheckpointFile));
+    return;
+  }
   Checkpoint c;
   c.meta = best_checkpoint_meta(run.plan.model.type, run.task.labels.size(), run.state,
-                                run.file_hashes, run.best.metrics, same_as_last);
-  if (!same_as_last) {
-    c.tensor_blobs["model"] = run.best.in_model ? named_tensors(*run.model) : run.best.weights;
-    c.fills["model"] = run.model->initial_fills();
-  }
+                                run.file_hashes, run.best.metrics);
+  c.tensor_blobs["model"] = run.best.in_model ? named_tensors(*run.model) : run.best.weights;
+  c.fills["model"] = run.model->initial_fills();
   // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
   if (run.pruner) c.tensor_blobs[kPruneMasksSection] = run.pruner->masks();
   save_checkpoint(run_file(run.dir, kBestCheckpointFile), c);
@@ -148,7 +154,8 @@ void save_last(Run& run, const ShardedStream& stream, bool epoch_complete) {
   check_weights_finite(run, "last.ckpt");
   const bool same = run.state.best_step == run.state.step;
   if (run.best.is_reference && !same) {
-    // best.ckpt names the last.ckpt about to be replaced: give it its own copy first.
+    // best.ckpt is last.ckpt's file, optimizer state and all: a file of the weights alone
+    // before the new last.ckpt takes the name.
     run.best.saved = false;
     save_best(run, false);
   }
@@ -162,13 +169,10 @@ void repair_best(Run& run, const Checkpoint& last) {
   // best.ckpt is as the save left it: the next save gives best.ckpt its own copy, and
   // without them that copy said "metrics": null (CrashResume's kills caught it at times).
   run.best.metrics = last.meta.value("metrics", nlohmann::json());
-  const std::string path = run_file(run.dir, kBestCheckpointFile);
-  if (std::filesystem::exists(path)) {
-    const Checkpoint best = load_checkpoint(path, {"model", "optimizer"});
-    if (best.meta.value("weights_in", "") == std::string(kLastCheckpointFile) &&
-        best.meta.value("step", int64_t{-1}) == run.state.step) {
-      return;  // as the save left it
-    }
+  const std::string best = run_file(run.dir, kBestCheckpointFile);
+  std::error_code ignored;
+  if (std::filesystem::equivalent(best, run_file(run.dir, kLastCheckpointFile), ignored)) {
+    return;  // as the save left it
   }
   run.best.saved = false;
   save_best(run, true);
@@ -182,14 +186,7 @@ void restore_missing_best(const std::string& run_dir) {
   const nlohmann::json& m = last.meta;
   const int64_t best_step = m.value("best_step", int64_t{-1});
   if (!m.value("has_best", false) || best_step != m.value("step", int64_t{-2})) return;
-  // What save_best writes when best.ckpt names last.ckpt's weights.
-  Checkpoint c;
-  c.meta = checkpoint_meta(m.value("model", ""), m.value("num_classes", int64_t{0}),
-                           m.value("best_epoch", int64_t{0}), best_step);
-  c.meta["run_files"] = m.value("run_files", nlohmann::json());
-  c.meta["metrics"] = m.value("metrics", nlohmann::json());
-  c.meta["weights_in"] = kLastCheckpointFile;
-  save_checkpoint(best_path, c);
+  link_file_atomically(last_path, best_path);  // what save_best makes of the same weights
 }
 
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path) {

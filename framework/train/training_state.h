@@ -60,9 +60,9 @@ nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classe
 
 // best.ckpt's metadata (saving.cc writes it, sift-lite's trainer too): checkpoint_meta at
 // the best validation's epoch and step, the run's file hashes and that validation's
-// record; with `weights_in_last`, the note that last.ckpt holds its weights.
+// record.
 nlohmann::json best_checkpoint_meta(const std::string& model_type, int64_t num_classes,
                                     const TrainingState& s, const nlohmann::json& file_hashes,
-                                    const nlohmann::json& metrics, bool weights_in_last);
+                                    const nlohmann::json& metrics);
 
 }  // namespace sift

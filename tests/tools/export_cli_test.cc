@@ -211,6 +211,25 @@ TEST_F(ExportCli, PqWithCutoffRetrainAndQnormIsSmallAndPythonAgreesWithPredict) 
   expect_same_predictions(b.out, python.out);
 }
 
+// The run's data paths are relative to its folder (issue #38): --retrain from another
+// working folder read 'data/sms_spam/...' under that folder and failed. --data names
+// other training files (a run whose data moved, an imported run), --set changes options.
+TEST_F(ExportCli, RetrainFromAnotherFolderFindsTheRunsDataAndDataNamesOtherFiles) {
+  const std::string pq = " --out " + quote(dir_ + "/pq.pt") + " --quantize pq --cutoff 20000";
+  const Result elsewhere = testing::run_sift("export " + quote(run_dir_) + pq + " --retrain", dir_,
+                                             "", dir_);
+  ASSERT_EQ(elsewhere.status, 0) << elsewhere;
+  const Result data = testing::run_sift(
+      "export sms" + pq + " --retrain-output --data test.tsv --set train.epochs=2", dir_, "", dir_);
+  ASSERT_EQ(data.status, 0) << data;
+  EXPECT_NE(data.err.find("retrain: epoch 2/2"), std::string::npos) << data;
+  EXPECT_TRUE(CleanSiftError(
+      testing::run_sift("export sms" + pq + " --retrain --data moved.tsv", dir_, "", dir_),
+      {"moved.tsv"}));
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --data a.tsv"),
+                             {"--data", "--retrain"}));
+}
+
 TEST_F(ExportCli, PqFlagsThatDoNotApplyAreRefusedNamingTheFlag) {
   const std::string run = "export " + quote(run_dir_) + " --out " + quote(dir_ + "/x.pt") + " ";
   EXPECT_TRUE(CleanSiftError(sift(run + "--cutoff 100"), {"--cutoff", "--quantize pq"}));
