@@ -223,7 +223,7 @@ bool run_steps(LiteRun& run, EpochLoop& loop, Progress& progress) {
     if (s.step % progress.log_every() == 0) {
       run.step_log.train_row({s.step, s.epoch, lr, std::nan(""), std::nan("")});
     }
-    progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
+    progress.update(s.step, s.epoch, s.examples_seen, run.step_log.loss_window(s.step), lr);
     const int stop = run.options.requested_stop();
     if (stop != 0 || loop.save_due()) save(run, loop, false);
     if (stop != 0) throw interrupted_at(stop, run.state.step, run.state.epoch, run.dir);
@@ -269,7 +269,7 @@ nlohmann::json train_epochs(LiteRun& run, const TextEncoder& encoder) {
   loop.batches = open_stream(run.data, Split::train, encoder, run.task.labels, true);
   loop.valid = open_stream(run.data, Split::valid, encoder, run.task.labels, false);
   loop.start(t, total_steps(run.task, t, t.batch_size), 0, run.tables->bytes());
-  Progress progress(loop.total_steps, t.log_every, run.options.quiet);
+  Progress progress(loop.total_steps, t.log_every, run.options.quiet, t.epochs);
   progress.open_log_file(run_file(run.dir, kTrainLogFile));
   run.step_log.open(run_file(run.dir, kStepLogFile), validation_columns(run.labels, t.best_metric),
                     0);

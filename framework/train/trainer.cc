@@ -127,7 +127,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
       progress.set_note(
           teacher_note(run.phases.seconds(Phase::teacher), progress.elapsed_seconds()));
     }
-    progress.update(s.step, s.epoch, s.examples_seen, loss, lr);
+    progress.update(s.step, s.epoch, s.examples_seen, run.step_log.loss_window(s.step), lr);
     if (t.eval_every > 0 && s.step % t.eval_every == 0) {
       validate(run, loop.valid.get(), progress, false);
       run.model->train();
@@ -272,7 +272,7 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
   // batch_size on every rank
   loop.start(t, total_steps(run.task, t, t.batch_size * world), run.state.step,
              state_bytes(*run.model));
-  Progress progress(loop.total_steps, t.log_every, run.options.quiet);
+  Progress progress(loop.total_steps, t.log_every, run.options.quiet, t.epochs);
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = run.dist->is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
