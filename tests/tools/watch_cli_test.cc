@@ -432,6 +432,9 @@ TEST_F(WatchCli, TheReportNamesItsSplitsDrawsBothLossesTogetherAndRecordsItsProv
         "--screenshot=" + quote(shot) + " --window-size=" + width + ",2400", dir_);
     ASSERT_EQ(r.status, 0) << r;
     EXPECT_GT(fs::file_size(shot), 10000u) << width;
+    const std::string wide = testing::elements_past_the_edge(dir_ + "/r/report.html",
+                                                             std::stoi(width), dir_);
+    EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
   }
 }
 
@@ -454,6 +457,10 @@ TEST_F(WatchCli, ReportComparesSeveralRunsSideBySide) {
   for (size_t at = chart; (at = html.find("<polyline", at + 1)) < end;) ++lines;
   EXPECT_EQ(lines, 2);
   expect_self_contained(html);
+  for (const int width : {1280, 800}) {
+    const std::string wide = testing::elements_past_the_edge(dir_ + "/page.html", width, dir_);
+    EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
+  }
 }
 
 TEST_F(WatchCli, ReportSurvivesACutMetricsCsvABrokenReportJsonAndAnOldRunFolder) {
