@@ -52,7 +52,11 @@ void resolve_paths_against(SiftConfig& config, const std::string& run_dir) {
     if (given != origin.end() && given->second.rfind("--set", 0) == 0) return;
     std::string prefix, path;
     if (!relative_file(value, prefix, path)) return;
-    value = prefix + (fs::path(run_dir) / path).lexically_normal().string();
+    // Relative to the working folder again (not absolute), so that a resume writes it back
+    // relative to the run folder.
+    const fs::path absolute = fs::absolute(fs::path(run_dir) / path).lexically_normal();
+    const fs::path relative = absolute.lexically_relative(fs::current_path());
+    value = prefix + (relative.empty() ? absolute : relative).string();
   });
 }
 
