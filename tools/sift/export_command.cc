@@ -52,6 +52,20 @@ void check_retrain(const ExportArgs& args) {
   }
 }
 
+// An imported run keeps no training data (its data.train.path names the model it came
+// from): --retrain needs --data, said before anything is read.
+void check_retrain_data(const ExportArgs& args, const SiftConfig& config) {
+  if (!args.data.empty()) return;
+  for (const auto& path : config.data.train.path) {
+    if (path.rfind("fasttext-import:", 0) == 0) {
+      throw Error(fmt::format(
+          "{} was imported ({}) and holds no training data: give the files to retrain on "
+          "with --data PATH",
+          args.run_dir, path.substr(std::string("fasttext-import:").size())));
+    }
+  }
+}
+
 // --data and --set: read only by --retrain (the export itself takes the run's config).
 std::vector<std::string> retrain_overrides(const ExportArgs& args) {
   const bool retraining = args.retrain || args.retrain_output;
@@ -92,6 +106,7 @@ void run_export(ExportArgs args) {
   check_pq_options(bundle, args.options);
   if (args.retrain || args.retrain_output) {
     check_retrain(args);
+    check_retrain_data(args, bundle.config);
     retrain(bundle, args.options, args.retrain);
   }
   const int64_t bytes = export_run(bundle, args.out, args.options);
