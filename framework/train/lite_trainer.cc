@@ -34,15 +34,6 @@
 namespace sift {
 namespace {
 
-// The best validation's weights: in the tables (not yet written), or in best.ckpt.
-struct LiteBest {
-  bool in_model = false;
-  bool on_disk = false;
-  bool saved = true;          // best.ckpt holds them
-  bool is_reference = false;  // best.ckpt names last.ckpt's weights
-  nlohmann::json metrics;
-};
-
 // One run: the resolved options, the data, the weights and the loop's counters.
 struct LiteRun {
   SiftConfig config;  // as given: written out, not read for options
@@ -58,7 +49,7 @@ struct LiteRun {
   std::unique_ptr<FastTextTables> tables;
   std::unique_ptr<FusedSgd> step;
   TrainingState state;
-  LiteBest best;
+  BestState best;
   PhaseTimes phases;
   StepLog step_log;
   int64_t nonfinite_in_a_row = 0;
@@ -140,12 +131,7 @@ void score_validation(LiteRun& run, ShardedStream& valid, nlohmann::json& record
                       std::string& line) {
   const Evaluation e = lite_evaluate(*run.tables, valid, nullptr);
   const double value = add_valid_metrics(e, run.train, run.task.labels, record, line);
-  if (!take_if_best(run.train, value, run.state)) return;
-  run.best.in_model = true;
-  run.state.best_epoch = run.state.epoch;
-  run.state.best_step = run.state.step;
-  run.best.metrics = record;
-  run.best.saved = false;
+  if (take_if_best(run.train, value, run.state)) run.best.take(run.state, record);
 }
 
 // validation.cc's validate: metrics.jsonl's record of the epoch, its metrics.csv row and

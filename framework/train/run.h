@@ -29,21 +29,8 @@ struct Teacher;  // distill.h
 
 // The weights of the best validation so far, kept in memory: writing every improvement
 // to disk would cost more than training small models.
-struct BestWeights {
+struct BestWeights : BestState {
   NamedTensors weights;  // a copy, made only when training goes on past the best
-  // The model's own weights are the best: nothing is copied until training would change
-  // them (keep_best_weights). A run whose last validation is its best (most fastText
-  // runs) never holds a second table: the copy was the peak RSS of the 1M-line run,
-  // 344 MB against 258 MB during training.
-  bool in_model = false;
-  // best.ckpt holds them and no copy is kept: a table that began as a fill is written as
-  // its changed rows (TREC: 1.8 MB in 0.05 s), so one write replaces the second 80 MB
-  // table an SST-2 run held (peak RSS 335 MB). One process only: every rank restores them.
-  bool on_disk = false;
-  nlohmann::json metrics;
-  bool saved = true;  // best.ckpt holds them
-  // best.ckpt names last.ckpt's weights instead of holding a copy (they were the same).
-  bool is_reference = false;
 };
 
 // A stream of distillation's transfer set (data_plan.h TransferSource), opened by the
@@ -67,7 +54,7 @@ struct Run {
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
   torch::Device device{torch::kCPU};
-  std::shared_ptr<Teacher> teacher;  // train.distill.teacher (null: no distillation)
+  std::shared_ptr<Teacher> teacher;      // train.distill.teacher (null: no distillation)
   std::vector<TransferStream> transfer;  // train.distill.unlabeled, augment (empty: none)
   // Resume: the transfer streams' positions last.ckpt holds, by name (restore_last).
   std::map<std::string, std::string> transfer_states;

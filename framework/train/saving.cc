@@ -105,14 +105,6 @@ void copy_best_weights(Run& run) {
 
 }  // namespace
 
-void remember_best(Run& run, const nlohmann::json& metrics) {
-  run.best.in_model = true;
-  run.state.best_epoch = run.state.epoch;
-  run.state.best_step = run.state.step;
-  run.best.metrics = metrics;
-  run.best.saved = false;
-}
-
 void keep_best_weights(Run& run) {
   if (!run.best.in_model) return;
   if (!run.dist->is_group() && !run.model->initial_fills().empty()) {

@@ -11,9 +11,6 @@
 
 namespace sift {
 
-// Takes the model's weights as the best so far, with their validation record; they are
-// copied only if training goes on (keep_best_weights).
-void remember_best(Run& run, const nlohmann::json& metrics);
 // Before training changes the weights: copies them when they are the best.
 void keep_best_weights(Run& run);
 // Puts the best weights back into the model (nothing when there are none or it has them).

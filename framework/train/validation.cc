@@ -35,7 +35,7 @@ void score_validation(Run& run, ShardedStream& valid, nlohmann::json& record, st
     line += " (before the final sparsity: not a best candidate)";
     return;
   }
-  if (take_if_best(run.plan.train, value, run.state)) remember_best(run, record);
+  if (take_if_best(run.plan.train, value, run.state)) run.best.take(run.state, record);
 }
 
 // The validation split's most confused pairs with a few of their texts, each rank's
