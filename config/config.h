@@ -101,6 +101,11 @@ struct ModelConfig {
   int64_t max_positions = 512;
   std::string pretrained;
   bool freeze_embeddings = false;
+  // The BERT-family encoder (model.type bert); `sift import hf` sets them from config.json.
+  int64_t token_types = 2;    // token type embeddings (BERT's type_vocab_size); 0: none
+  int64_t embedding_dim = 0;  // ELECTRA's narrower embeddings, projected to dim; 0: dim
+  double layer_norm_eps = 1e-12;
+  std::string head_activation = "tanh";  // the head's dense layer: tanh, relu or gelu
 };
 
 struct OptimizerConfig {

@@ -40,7 +40,7 @@ const std::vector<std::string>& enum_names<BestMetric>() {
   static const std::vector<std::string> names = metric_keys(&MetricName::chooses_best);
   return names;
 }
-SIFT_ENUM_NAMES(TokenizerType, "word", "sentencepiece")
+SIFT_ENUM_NAMES(TokenizerType, "word", "sentencepiece", "wordpiece")
 SIFT_ENUM_NAMES(FileFormat, "fasttext", "tsv", "csv", "label_first", "jsonl")
 SIFT_ENUM_NAMES(TextEncoding, "utf-8", "latin-1")
 SIFT_ENUM_NAMES(LabelMapping, "name", "index0", "index1")

@@ -34,7 +34,7 @@ enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
 // train.best_metric: the metric table's rows that can choose best.ckpt, in its order
 // (config/metric_table.h); label_f1 is the F1 of train.best_label.
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
-enum class TokenizerType { word, sentencepiece };
+enum class TokenizerType { word, sentencepiece, wordpiece };
 
 enum class FileFormat {
   fasttext,     // "__label__a __label__b text ...": labels anywhere as __label__ tokens

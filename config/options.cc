@@ -366,6 +366,22 @@ std::vector<Option> declare() {
                      "fastText/word2vec); empty: random.");
   t.add<bool>("model.freeze_embeddings", SIFT_FIELD(model.freeze_embeddings),
               "Keep the embeddings fixed during training.");
+  t.add<int64_t>("model.token_types", SIFT_FIELD(model.token_types),
+                 "BERT-family encoder: token type embeddings (type_vocab_size; 0: none, as "
+                 "DistilBERT); texts are all of type 0.",
+                 at_least(0));
+  t.add<int64_t>("model.embedding_dim", SIFT_FIELD(model.embedding_dim),
+                 "BERT-family encoder: embedding width when narrower than model.dim (ELECTRA's "
+                 "embedding_size, projected to model.dim); 0: model.dim.",
+                 at_least(0));
+  t.add<double>("model.layer_norm_eps", SIFT_FIELD(model.layer_norm_eps),
+                "BERT-family encoder: LayerNorm epsilon (1e-12 in BERT, DistilBERT and ELECTRA; "
+                "`sift import hf` sets it from config.json).",
+                in_range(1e-15, 0.1));
+  t.add_choice("model.head_activation", SIFT_FIELD(model.head_activation), {"tanh", "relu", "gelu"},
+               "BERT-family encoder: the activation after the head's dense layer on the pooled "
+               "state: tanh (BERT's pooler), relu (DistilBERT's pre_classifier), gelu (ELECTRA's "
+               "classification head).");
 
   t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
                  at_least(1));

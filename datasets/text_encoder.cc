@@ -1,5 +1,7 @@
 #include "datasets/text_encoder.h"
 
+#include <algorithm>
+
 namespace sift {
 
 void split_fasttext(std::string_view text, std::vector<std::string>& out) {
@@ -24,9 +26,11 @@ void split_fasttext(std::string_view text, std::vector<std::string>& out) {
 }
 
 TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
-                         std::shared_ptr<const SentencePieceModel> pieces)
+                         std::shared_ptr<const SentencePieceModel> pieces,
+                         std::shared_ptr<const WordPieceTokenizer> wordpiece)
     : vocab_(vocab ? std::move(vocab) : std::make_shared<const Vocab>()),
       pieces_(std::move(pieces)),
+      wordpiece_(std::move(wordpiece)),
       options_(options),
       tokenizer_(options.tokenizer),
       bag_(*vocab_, options.ngrams, options.buckets, options.fasttext_compat),
@@ -46,12 +50,19 @@ void TextEncoder::encode_pieces(std::string_view text, std::vector<int64_t>& ids
     uint64_t h = static_cast<uint64_t>(ids[i]);
     for (size_t j = i + 1; j < n && j < i + static_cast<size_t>(options_.ngrams); ++j) {
       h = h * 116049371ULL + static_cast<uint64_t>(ids[j]);
-      ids.push_back(first_bucket + static_cast<int64_t>(h % static_cast<uint64_t>(options_.buckets)));
+      ids.push_back(first_bucket +
+                    static_cast<int64_t>(h % static_cast<uint64_t>(options_.buckets)));
     }
   }
 }
 
 void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
+  if (wordpiece_) {
+    const std::vector<int32_t> pieces =
+        wordpiece_->encode(text, static_cast<size_t>(std::max<int64_t>(options_.max_length, 0)));
+    ids.assign(pieces.begin(), pieces.end());
+    return;
+  }
   if (pieces_) {
     encode_pieces(text, ids);
     return;
@@ -73,6 +84,7 @@ void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
 }
 
 int64_t TextEncoder::num_ids() const {
+  if (wordpiece_) return static_cast<int64_t>(wordpiece_->vocab().size());
   if (pieces_) {
     const bool hashed = options_.kind == InputKind::bag && options_.ngrams > 1;
     return pieces_->size() + 1 + (hashed ? options_.buckets : 0);

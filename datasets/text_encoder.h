@@ -11,6 +11,7 @@
 #include "datasets/sentencepiece.h"
 #include "datasets/tokenizer.h"
 #include "datasets/vocab.h"
+#include "datasets/wordpiece.h"
 
 namespace sift {
 
@@ -43,8 +44,11 @@ class TextEncoder {
   // `vocab` is shared so that the encoder can outlive the code that built it. With a
   // SentencePiece model, text is cut into its pieces instead of words, and piece p gets
   // id p + 1 (0 stays the padding id); the vocabulary is then unused.
+  // With a WordPiece tokenizer (BERT-family runs: tokenizer.type wordpiece), text becomes
+  // [CLS] pieces [SEP] in the vocab.txt's own ids, cut to max_length ids; [PAD] is id 0.
   TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
-              std::shared_ptr<const SentencePieceModel> pieces = nullptr);
+              std::shared_ptr<const SentencePieceModel> pieces = nullptr,
+              std::shared_ptr<const WordPieceTokenizer> wordpiece = nullptr);
 
   // Not thread-safe (reuses a token buffer): give each worker thread its own copy.
   void encode(std::string_view text, std::vector<int64_t>& ids);
@@ -57,6 +61,7 @@ class TextEncoder {
 
   std::shared_ptr<const Vocab> vocab_;
   std::shared_ptr<const SentencePieceModel> pieces_;
+  std::shared_ptr<const WordPieceTokenizer> wordpiece_;
   TextEncoderOptions options_;
   WordTokenizer tokenizer_;
   BagEncoder bag_;

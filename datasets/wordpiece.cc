@@ -258,4 +258,16 @@ std::vector<int32_t> WordPieceTokenizer::encode(std::string_view text, size_t ma
   return ids;
 }
 
+std::shared_ptr<const WordPieceTokenizer> open_wordpiece(const std::string& vocab_path,
+                                                         bool lowercase) {
+  WordPieceVocab vocab = WordPieceVocab::load(vocab_path);
+  if (vocab.token(0) != "[PAD]") {
+    throw Error(vocab_path + ":1: the first token must be [PAD] (id 0 pads every batch), not '" +
+                vocab.token(0) + "'");
+  }
+  WordPieceOptions options;
+  options.lowercase = lowercase;
+  return std::make_shared<const WordPieceTokenizer>(std::move(vocab), options);
+}
+
 }  // namespace sift

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,5 +69,10 @@ class WordPieceTokenizer {
   WordPieceOptions options_;
   int32_t unk_ = 0, cls_ = 0, sep_ = 0;
 };
+
+// The tokenizer of a vocab.txt with BERT's defaults and `lowercase` (uncased models); [PAD]
+// must be id 0, the padding id of every batch.
+std::shared_ptr<const WordPieceTokenizer> open_wordpiece(const std::string& vocab_path,
+                                                         bool lowercase);
 
 }  // namespace sift

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "models/bert.h"
 #include "models/fasttext.h"
 #include "models/fasttext_sgd.h"
 #include "models/mlp.h"
@@ -41,6 +42,8 @@ std::vector<ModelSpec> registered_models() {
   register_model<Transformer>(r, "transformer", InputKind::sequence, transformer_script);
   r.back().prune_units = transformer_units;
   register_model<Mlp>(r, "mlp", InputKind::bag, mlp_script);
+  register_model<Bert>(r, "bert", InputKind::sequence, bert_script);
+  r.back().prune_units = transformer_units;
   return r;
 }
 

@@ -294,14 +294,15 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
   return fmt::format("self.{}({})", method, x);
 }
 
-std::string ScriptWriter::layer_norm(const std::string& x, const std::string& prefix, int64_t dim) {
+std::string ScriptWriter::layer_norm(const std::string& x, const std::string& prefix, int64_t dim,
+                                     double eps) {
   const std::string w = weight(prefix + ".weight"), b = weight(prefix + ".bias");
   if (format_ == WeightFormat::bf16) {
     return fmt::format(
-        "torch.layer_norm({0}.float(), [{1}], {2}.float(), {3}.float(), 1e-05).to({0}.dtype)", x,
-        dim, w, b);
+        "torch.layer_norm({0}.float(), [{1}], {2}.float(), {3}.float(), {4}).to({0}.dtype)", x, dim,
+        w, b, eps);
   }
-  return fmt::format("torch.layer_norm({}, [{}], {}, {}, 1e-05)", x, dim, w, b);
+  return fmt::format("torch.layer_norm({}, [{}], {}, {}, {})", x, dim, w, b, eps);
 }
 
 std::string ScriptWriter::output(const std::string& logits) const {

@@ -62,7 +62,8 @@ class ScriptWriter {
   // bf16 export normalizes in fp32: LibTorch 1.13's bf16 layer_norm on the CPU took 9.0 ms
   // a call on the AG News Transformer's [64, 128, 128] activations against 0.7 ms in fp32,
   // half of the bf16 export's time at batch 64 (Python profiler, one thread).
-  std::string layer_norm(const std::string& x, const std::string& prefix, int64_t dim);
+  std::string layer_norm(const std::string& x, const std::string& prefix, int64_t dim,
+                         double eps = 1e-5);
   // An expression for the rows `index` (an int64 tensor expression of any shape) of the
   // table `name`: [index..., dim]. Only the rows looked up are dequantized, so a
   // 2M-row fastText table costs nothing extra per call.

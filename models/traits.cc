@@ -28,6 +28,11 @@ double transformer_parameters(const ModelConfig& m) {
   const double d = double(m.dim);
   return double(m.max_positions) * d + double(m.layers) * (4 * d * d + 2 * d * double(m.ff_dim));
 }
+double bert_parameters(const ModelConfig& m) {
+  const double d = double(m.dim), e = double(m.embedding_dim > 0 ? m.embedding_dim : m.dim);
+  return double(m.max_positions + m.token_types) * e + (e != d ? e * d : 0.0) + d * d +
+         double(m.layers) * (4 * d * d + 2 * d * double(m.ff_dim));
+}
 double mlp_parameters(const ModelConfig& m) {
   const double h = double(m.hidden);
   return hashed_rows(m) * double(m.dim) + double(m.dim) * h + double(m.layers - 1) * h * h;
@@ -144,6 +149,23 @@ std::vector<ModelTraits> model_traits() {
              {"model.layers", {}},
              {"model.dropout", {}},
              {"train.epochs", SearchSpace::integer(2, 30)}}));
+  r.push_back(tuned(
+      sized({"bert",
+             "BERT-family encoder (post-LayerNorm, erf GELU, token types, pooler head): what "
+             "`sift import hf` brings BERT, DistilBERT and ELECTRA checkpoints in as",
+             {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.max_positions",
+              "model.pooling", "model.dropout", "model.freeze_embeddings", "model.token_types",
+              "model.embedding_dim", "model.layer_norm_eps", "model.head_activation"},
+             /*recomputation=*/true,
+             /*bf16=*/true,
+             /*fp16=*/true,
+             /*sparse_gradients=*/false},
+            bert_parameters, {"model.dim", "model.ff_dim", "model.layers", "model.max_positions"}),
+      {kRate,
+       {"model.dropout", {}},
+       {"train.batch_size", {}},
+       {"train.epochs", SearchSpace::integer(2, 6)}}));
+  r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
   return r;
 }
 

@@ -77,4 +77,11 @@ TORCH_MODULE(Transformer);
 // Its forward as TorchScript source, for export (models/transformer_script.cc).
 std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
 
+// The self-attention of the block whose names start with `prefix` ("layers.0.") over the
+// expression `input`, as TorchScript lines that leave `attended` [batch, length, width]
+// (before attention.out_proj) from `x`'s sizes and `key_bias`; shared with the
+// BERT-family encoder's export.
+std::string attention_script(const ModelConfig& config, const std::string& prefix,
+                             const std::string& input, ScriptWriter& writer);
+
 }  // namespace sift

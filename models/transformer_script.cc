@@ -9,35 +9,43 @@
 #include "models/transformer.h"
 
 namespace sift {
-namespace {
 
-// One method per encoder layer over its own attributes (its Linear layers may be packed
-// int8 objects, which a shared method would need typed arguments for).
-std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
-  const std::string p = fmt::format("layers.{}.", layer);
+std::string attention_script(const ModelConfig& config, const std::string& p,
+                             const std::string& input, ScriptWriter& w) {
   const int64_t head_dim = config.dim / config.heads;
   // Heads left by structured pruning (train.prune): sift export removes pruned ones.
   const int64_t heads = w.tensor(p + "attention.in_proj.weight").size(0) / (3 * head_dim);
   const double query_scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  const std::string normed = w.layer_norm("x", p + "attention_norm", config.dim);
-  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim);
   return fmt::format(
-      R"(
-def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
-    batch = x.size(0)
+      R"(    batch = x.size(0)
     length = x.size(1)
     qkv = {qkv}.view(batch, length, 3, {heads}, {head_dim}).permute(2, 0, 3, 1, 4)
     q = qkv[0] * {qscale}
     scores = torch.matmul(q, qkv[1].transpose(-2, -1)) + key_bias
     weights = torch.softmax(scores, -1)
     attended = torch.matmul(weights, qkv[2]).transpose(1, 2).reshape(batch, length, {width})
-    h = x + {out}
+)",
+      fmt::arg("qkv", w.linear(input, p + "attention.in_proj")), fmt::arg("heads", heads),
+      fmt::arg("head_dim", head_dim), fmt::arg("width", heads * head_dim),
+      fmt::arg("qscale", script_number(query_scale)));
+}
+
+namespace {
+
+// One method per encoder layer over its own attributes (its Linear layers may be packed
+// int8 objects, which a shared method would need typed arguments for).
+std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
+  const std::string p = fmt::format("layers.{}.", layer);
+  const std::string normed = w.layer_norm("x", p + "attention_norm", config.dim);
+  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim);
+  return fmt::format(
+      R"(
+def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
+{attention}    h = x + {out}
     ff = {ff}
     return h + ff
 )",
-      fmt::arg("layer", layer), fmt::arg("qkv", w.linear(normed, p + "attention.in_proj")),
-      fmt::arg("heads", heads), fmt::arg("head_dim", head_dim), fmt::arg("width", heads * head_dim),
-      fmt::arg("qscale", script_number(query_scale)), fmt::arg("dim", config.dim),
+      fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
       fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
       fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
                               p + "ff_out")));

@@ -140,7 +140,8 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
              static_cast<uint64_t>(config.tokenizer.min_count),
              static_cast<uint64_t>(config.tokenizer.max_size)};
   const std::string& from = config.train.init_from;
-  const bool pieces = p.tokenizer == TokenizerType::sentencepiece;
+  // Subword runs keep their tokenizer's own ids; a word run's vocabulary and labels carry over.
+  const bool pieces = p.tokenizer != TokenizerType::word;
   if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
   p.transfer = transfer_sources(config, p.train, p.train_stream);
   return p;

@@ -60,6 +60,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   b.task.labels = std::move(text.labels);
   b.task.vocab = std::move(text.vocab);
   b.task.pieces = std::move(text.pieces);
+  b.task.wordpiece = std::move(text.wordpiece);
   b.task.encoder = std::move(text.encoder);
   std::string path;
   const StoredCheckpoint checkpoint = load_run_weights(run_dir, &path);

@@ -65,8 +65,22 @@ RunFolderLock::~RunFolderLock() {
 
 namespace {
 
+// Options added after checkpoints began to record this hash: they join it only when set
+// off their default, so that every run saved before them keeps its hash and still loads.
+bool added_later(const std::string& key) {
+  return key == "model.token_types" || key == "model.embedding_dim" ||
+         key == "model.layer_norm_eps" || key == "model.head_activation";
+}
+
+std::string emitted(const Option& option, const SiftConfig& config) {
+  YAML::Emitter value;
+  value << YAML::Flow << option.emit(config);
+  return value.c_str();
+}
+
 // The config's options that fix the model: name=value lines.
 std::string model_defining_options(const SiftConfig& config) {
+  static const SiftConfig defaults;
   std::string out;
   for (const auto& option : all_options()) {
     const std::string& key = option.name;
@@ -74,9 +88,9 @@ std::string model_defining_options(const SiftConfig& config) {
         key != "data.multi_label") {
       continue;
     }
-    YAML::Emitter value;
-    value << YAML::Flow << option.emit(config);
-    out += key + "=" + value.c_str() + "\n";
+    const std::string value = emitted(option, config);
+    if (added_later(key) && value == emitted(option, defaults)) continue;
+    out += key + "=" + value + "\n";
   }
   return out;
 }

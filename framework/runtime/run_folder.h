@@ -13,7 +13,8 @@ namespace sift {
 inline constexpr const char* kConfigFile = "config.yaml";  // the full config, resolved
 inline constexpr const char* kLabelsFile = "labels.txt";   // one label per line, in id order
 inline constexpr const char* kVocabFile = "vocab.txt";     // Vocab::save
-inline constexpr const char* kTokenizerModelFile = "tokenizer.model";  // sentencepiece only
+// The SentencePiece model, or the WordPiece vocab.txt (tokenizer.type sentencepiece/wordpiece).
+inline constexpr const char* kTokenizerModelFile = "tokenizer.model";
 inline constexpr const char* kStopwordsFile = "stopwords.txt";  // when tokenizer.stopwords is set
 inline constexpr const char* kMetricsFile = "metrics.jsonl";    // one JSON line per evaluation
 // Every train.log_every steps and every validation, Lightning's CSVLogger layout (step_log.h).

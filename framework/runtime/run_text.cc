@@ -34,6 +34,10 @@ RunText load_run_text(const std::string& run_dir, const std::vector<std::string>
   if (t.config.tokenizer.type == TokenizerType::sentencepiece) {
     t.pieces = SentencePieceModel::open(run_file(run_dir, kTokenizerModelFile));
   }
+  if (t.config.tokenizer.type == TokenizerType::wordpiece) {
+    t.wordpiece =
+        open_wordpiece(run_file(run_dir, kTokenizerModelFile), t.encoder.tokenizer.lowercase);
+  }
   return t;
 }
 

@@ -20,7 +20,8 @@ struct RunText {
   SiftConfig config;  // config.yaml with `overrides` applied
   LabelSet labels;
   std::shared_ptr<const Vocab> vocab;
-  std::shared_ptr<const SentencePieceModel> pieces;  // tokenizer.type sentencepiece only
+  std::shared_ptr<const SentencePieceModel> pieces;     // tokenizer.type sentencepiece only
+  std::shared_ptr<const WordPieceTokenizer> wordpiece;  // tokenizer.type wordpiece only
   TextEncoderOptions encoder;
 };
 

@@ -68,7 +68,7 @@ std::string empty_split_message(const std::string& split, const ShardedStream& s
 }
 
 TextEncoder make_encoder(const Task& task) {
-  return TextEncoder(task.vocab, task.encoder, task.pieces);
+  return TextEncoder(task.vocab, task.encoder, task.pieces, task.wordpiece);
 }
 
 uint64_t sample_training_text(const DataPlan& plan, uint64_t lines, const std::string& path) {
@@ -171,6 +171,12 @@ Task build_task(const DataPlan& plan) {
     }
     task.pieces = SentencePieceModel::open(plan.tokenizer_model);
   }
+  if (plan.tokenizer == TokenizerType::wordpiece) {
+    if (plan.tokenizer_model.empty()) {
+      throw Error("tokenizer.model: The WordPiece vocabulary (vocab.txt) must be given.");
+    }
+    task.wordpiece = open_wordpiece(plan.tokenizer_model, plan.encoder.tokenizer.lowercase);
+  }
   task.labels = LabelSet::from_option(plan.labels);
   // Fine-tuning from a run folder (train.init_from), an imported fastText model among them:
   // its vocabulary and label order, so that every embedding row and output row keeps its
@@ -195,7 +201,7 @@ Task build_task(const DataPlan& plan) {
     }
     check_label_count(example.labels, plan.multi_label,
                       [&] { return fmt::format("{}:{}", train->current_file(), example.line); });
-    if (!pieces && !from_run) {
+    if (!pieces && !task.wordpiece && !from_run) {
       if (task.encoder.fasttext_compat) {
         split_fasttext(example.text, tokens);
         tokens.emplace_back(kFastTextEos);
@@ -241,7 +247,9 @@ void write_run_text(const std::string& dir, const SiftConfig& given, const Task&
   write_file_atomically(run_file(dir, kConfigFile), dump_config(given));
   task.labels.save(run_file(dir, kLabelsFile));
   task.vocab->save(run_file(dir, kVocabFile));
-  if (task.pieces) copy_file_atomically(plan.tokenizer_model, run_file(dir, kTokenizerModelFile));
+  if (task.pieces || task.wordpiece) {
+    copy_file_atomically(plan.tokenizer_model, run_file(dir, kTokenizerModelFile));
+  }
   const auto& stopwords = task.encoder.tokenizer.stopwords;
   if (!stopwords.empty()) save_stopwords(run_file(dir, kStopwordsFile), stopwords);
 }

@@ -19,8 +19,9 @@ namespace sift {
 
 struct Task {
   LabelSet labels;
-  std::shared_ptr<const Vocab> vocab;                // word tokenizer
-  std::shared_ptr<const SentencePieceModel> pieces;  // or SentencePiece
+  std::shared_ptr<const Vocab> vocab;                   // word tokenizer
+  std::shared_ptr<const SentencePieceModel> pieces;     // or SentencePiece
+  std::shared_ptr<const WordPieceTokenizer> wordpiece;  // tokenizer.type wordpiece only
   TextEncoderOptions encoder;
   uint64_t train_records = 0;  // in the training part, counted by the vocabulary pass
   uint64_t train_skipped = 0;  // malformed records skipped in that pass

@@ -52,6 +52,9 @@ Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
   if (plan.tokenizer == TokenizerType::sentencepiece) {
     task.pieces = SentencePieceModel::open(plan.tokenizer_model);
   }
+  if (plan.tokenizer == TokenizerType::wordpiece) {
+    task.wordpiece = open_wordpiece(plan.tokenizer_model, plan.encoder.tokenizer.lowercase);
+  }
   return task;
 }
 
@@ -101,7 +104,8 @@ double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t t
                        int64_t world_size) {
   const auto world = static_cast<double>(world_size);
   if (loss_reduction == LossReduction::sum) return world;
-  return world * static_cast<double>(examples) / static_cast<double>(std::max<int64_t>(total_examples, 1));
+  return world * static_cast<double>(examples) /
+         static_cast<double>(std::max<int64_t>(total_examples, 1));
 }
 
 namespace {
@@ -143,15 +147,16 @@ std::string rank_blob(const std::string& name, int64_t rank) {
   return rank == 0 ? name : fmt::format("{}.{}", name, rank);
 }
 
-std::map<std::string, std::string> gather_rank_blobs(Distributed& dist,
-                                                     const std::map<std::string, std::string>& mine) {
+std::map<std::string, std::string> gather_rank_blobs(
+    Distributed& dist, const std::map<std::string, std::string>& mine) {
   if (!dist.is_group()) return mine;
   std::map<std::string, std::string> out;
   // The same names in the same order on every rank (std::map): one all-gather per name.
   for (const auto& [name, bytes] : mine) {
     auto all = dist.all_gather(bytes);
     if (!dist.is_primary()) continue;
-    for (size_t r = 0; r < all.size(); ++r) out[rank_blob(name, static_cast<int64_t>(r))] = std::move(all[r]);
+    for (size_t r = 0; r < all.size(); ++r)
+      out[rank_blob(name, static_cast<int64_t>(r))] = std::move(all[r]);
   }
   return out;
 }
@@ -159,11 +164,11 @@ std::map<std::string, std::string> gather_rank_blobs(Distributed& dist,
 void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size) {
   const int64_t saved = meta.value("world_size", int64_t{1});
   if (saved == world_size) return;
-  throw Error(fmt::format(
-      "{} was written by a run of {} process(es) and this one has {}: each rank's data "
-      "position is saved, so resume it with the same number of processes (sift launch "
-      "--nproc {}, or WORLD_SIZE={}), or start a new run with train.init_from",
-      path, saved, world_size, saved, saved));
+  throw Error(
+      fmt::format("{} was written by a run of {} process(es) and this one has {}: each rank's data "
+                  "position is saved, so resume it with the same number of processes (sift launch "
+                  "--nproc {}, or WORLD_SIZE={}), or start a new run with train.init_from",
+                  path, saved, world_size, saved, saved));
 }
 
 }  // namespace sift

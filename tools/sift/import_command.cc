@@ -19,6 +19,7 @@
 #include "datasets/text_encoder.h"
 #include "datasets/vocab.h"
 #include "framework/runtime/checkpoint.h"
+#include "framework/runtime/hf_model.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/training_state.h"
 #include "tools/sift/commands.h"
@@ -35,7 +36,26 @@ struct ImportArgs {
   std::string model;
   std::string out;
   bool force = false;
+  std::vector<std::string> labels;  // hf: a new head's labels, for a folder without one
 };
+
+// Makes the run folder `a.out`, refusing one that holds a model unless --force.
+void make_run_folder(const ImportArgs& a) {
+  if (std::filesystem::exists(std::filesystem::path(a.out) / kBestCheckpointFile) && !a.force) {
+    throw Error(fmt::format("{} already holds a model; give --force to replace it", a.out));
+  }
+  std::filesystem::create_directories(a.out);
+}
+
+// config.yaml, labels.txt, the vocabulary and best.ckpt of an imported run.
+void write_imported_run(const ImportArgs& a, const SiftConfig& config,
+                        const std::vector<std::string>& labels, const Vocab& vocab,
+                        const Checkpoint& c) {
+  write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
+  LabelSet(labels).save(run_file(a.out, kLabelsFile));
+  vocab.save(run_file(a.out, kVocabFile));
+  save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
+}
 
 class BinReader {
  public:
@@ -215,11 +235,7 @@ void run_import(const ImportArgs& a) {
     output = output.narrow(0, 0, nlabels - 1).contiguous();
   }
 
-  // The run folder.
-  if (fs::exists(fs::path(a.out) / kBestCheckpointFile) && !a.force) {
-    throw Error(fmt::format("{} already holds a model; give --force to replace it", a.out));
-  }
-  fs::create_directories(a.out);
+  make_run_folder(a);
   SiftConfig config = load_config("");
   const std::vector<std::string> overrides = {
       "model.type=fasttext",
@@ -240,9 +256,6 @@ void run_import(const ImportArgs& a) {
   for (const auto& o : overrides) apply_override(config, o);
   if (args.loss == kLossNs) apply_override(config, fmt::format("train.neg={}", args.neg));
   check_options(config);
-  write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
-  LabelSet(labels).save(run_file(a.out, kLabelsFile));
-  vocab.save(run_file(a.out, kVocabFile));
   Checkpoint c;
   c.meta = checkpoint_meta("fasttext", nlabels, 0, 0);
   c.meta["imported_from"] = {{"format", "fasttext"},
@@ -258,10 +271,84 @@ void run_import(const ImportArgs& a) {
     c.tensor_blobs["model"].emplace_back("label_counts",
                                          torch::tensor(label_counts, torch::kInt64));
   }
-  save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
+  write_imported_run(a, config, labels, vocab, c);
   std::cout << fmt::format(
       "imported {}: {} words, {} labels, dim {}, wordNgrams {}, bucket {}, loss {} -> {}\n",
       a.model, nwords, nlabels, args.dim, args.word_ngrams, buckets, loss, a.out);
+}
+
+// The labels of a Hugging Face folder's head, or a new head's from --labels.
+std::vector<std::string> hf_labels(const ImportArgs& a, HfModel& m) {
+  if (a.labels.empty()) {
+    if (m.labels.empty()) {
+      throw Error(fmt::format(
+          "{} has no classification head (a base model): give --labels A,B,... to start a new "
+          "head, then fine-tune the run (train.init_from)",
+          a.model));
+    }
+    return m.labels;
+  }
+  const int64_t rows = static_cast<int64_t>(a.labels.size());
+  if (!m.labels.empty() && rows != static_cast<int64_t>(m.labels.size())) {
+    throw Error(
+        fmt::format("--labels: {} labels, the folder's head has {}", rows, m.labels.size()));
+  }
+  if (m.labels.empty()) {  // BERT's initialisation: N(0, 0.02), zero bias
+    std::vector<float> w(static_cast<size_t>(rows * m.model.dim));
+    torch::Tensor t = torch::empty({rows, m.model.dim}).normal_(0.0, 0.02);
+    std::memcpy(w.data(), t.data_ptr<float>(), w.size() * sizeof(float));
+    m.tensors.push_back({"output.weight", {rows, m.model.dim}, std::move(w)});
+    m.tensors.push_back({"output.bias", {rows}, std::vector<float>(static_cast<size_t>(rows))});
+  }
+  return a.labels;
+}
+
+SiftConfig hf_config(const ImportArgs& a, const HfModel& m, const std::string& vocab) {
+  namespace fs = std::filesystem;
+  SiftConfig config = load_config("");
+  const ModelConfig& o = m.model;
+  for (const std::string& s : std::vector<std::string>{
+           "model.type=bert", fmt::format("model.dim={}", o.dim),
+           fmt::format("model.layers={}", o.layers), fmt::format("model.heads={}", o.heads),
+           fmt::format("model.ff_dim={}", o.ff_dim),
+           fmt::format("model.max_positions={}", o.max_positions),
+           fmt::format("model.token_types={}", o.token_types),
+           fmt::format("model.embedding_dim={}", o.embedding_dim),
+           fmt::format("model.layer_norm_eps={}", o.layer_norm_eps),
+           "model.head_activation=" + o.head_activation, "model.pooling=cls",
+           fmt::format("model.dropout={}", o.dropout), "tokenizer.type=wordpiece",
+           "tokenizer.model=" + yaml_quoted(vocab),
+           fmt::format("tokenizer.lowercase={}", m.lowercase),
+           fmt::format("data.max_length={}", o.max_positions),
+           // Hugging Face keeps no training data path; this names where the weights came from.
+           "data.train.path=" + yaml_quoted_list({"hf-import:" + fs::absolute(a.model).string()}),
+           "train.optimizer.type=adamw", "train.optimizer.lr=3e-5"}) {
+    apply_override(config, s);
+  }
+  check_options(config);
+  return config;
+}
+
+void run_import_hf(const ImportArgs& a) {
+  HfModel m = read_hf_model(a.model);
+  const std::vector<std::string> labels = hf_labels(a, m);
+  make_run_folder(a);
+  const std::string vocab = run_file(a.out, kTokenizerModelFile);
+  copy_file_atomically(m.vocab_path, vocab);
+  const SiftConfig config = hf_config(a, m, std::filesystem::absolute(vocab).string());
+  Checkpoint c;
+  c.meta = checkpoint_meta("bert", static_cast<int64_t>(labels.size()), 0, 0);
+  c.meta["imported_from"] = {{"format", "hf"},
+                             {"path", std::filesystem::absolute(a.model).string()},
+                             {"model_type", m.model_type}};
+  for (const NamedTensor& t : m.tensors) {
+    c.tensor_blobs["model"].emplace_back(t.name, torch::tensor(t.values).view(t.shape).clone());
+  }
+  write_imported_run(a, config, labels, Vocab(), c);
+  std::cout << fmt::format(
+      "imported {} ({}): {} layers, dim {}, {} heads, {} WordPiece tokens, {} labels -> {}\n",
+      a.model, m.model_type, m.model.layers, m.model.dim, m.model.heads, m.vocab_size,
+      labels.size(), a.out);
 }
 
 }  // namespace
@@ -269,15 +356,22 @@ void run_import(const ImportArgs& a) {
 void add_import_command(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
   auto* cmd = app.add_subcommand(
-      "import", "Turn another tool's model into a Sift run folder (fastText supervised .bin).");
-  cmd->add_option("format", args->format, "The model's format: fasttext")
+      "import",
+      "Turn another tool's model into a Sift run folder (fastText supervised .bin; a Hugging "
+      "Face BERT, DistilBERT or ELECTRA folder).");
+  cmd->add_option("format", args->format, "The model's format: fasttext or hf")
       ->required()
-      ->check(CLI::IsMember({"fasttext"}));
-  cmd->add_option("model", args->model, "The fastText model (.bin from `fasttext supervised`)")
+      ->check(CLI::IsMember({"fasttext", "hf"}));
+  cmd->add_option("model", args->model,
+                  "The fastText model (.bin from `fasttext supervised`), or the Hugging Face model "
+                  "folder (config.json, model.safetensors, vocab.txt)")
       ->required();
+  cmd->add_option("--labels", args->labels,
+                  "hf: labels of a new classification head, for a folder without one")
+      ->delimiter(',');
   cmd->add_option("--out", args->out, "Run folder to write")->required();
   cmd->add_flag("--force", args->force, "Replace the model in an existing run folder");
-  cmd->callback([args] { run_import(*args); });
+  cmd->callback([args] { args->format == "hf" ? run_import_hf(*args) : run_import(*args); });
 }
 
 }  // namespace sift::cli

@@ -1,0 +1,127 @@
+#include "models/bert.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "core/error.h"
+#include "models/embeddings.h"
+
+namespace sift {
+
+namespace {
+
+torch::nn::LayerNorm layer_norm(const ModelConfig& config) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.dim}).eps(config.layer_norm_eps));
+}
+
+void check_options(const ModelConfig& config) {
+  if (config.heads < 1 || config.dim % config.heads != 0) {
+    throw Error(fmt::format("model.heads: model.dim {} must be divisible by the {} heads.",
+                            config.dim, config.heads));
+  }
+  if (config.pooling != "cls" && config.pooling != "mean") {
+    throw Error(
+        fmt::format("model.pooling: The BERT-family encoder pools with 'cls' or 'mean', "
+                    "not '{}'.",
+                    config.pooling));
+  }
+}
+
+}  // namespace
+
+BertLayerImpl::BertLayerImpl(const ModelConfig& config) {
+  attention_ =
+      register_module("attention", SelfAttention(config.dim, config.heads, config.dropout));
+  attention_norm_ = register_module("attention_norm", layer_norm(config));
+  ff_in_ = register_module("ff_in", torch::nn::Linear(config.dim, config.ff_dim));
+  ff_out_ = register_module("ff_out", torch::nn::Linear(config.ff_dim, config.dim));
+  ff_norm_ = register_module("ff_norm", layer_norm(config));
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& key_bias) {
+  auto h = attention_norm_->forward(x + dropout_->forward(attention_->forward(x, key_bias)));
+  auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(h)));
+  return ff_norm_->forward(h + dropout_->forward(ff));
+}
+
+BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
+    : pooling_(config.pooling),
+      activation_(config.head_activation),
+      max_tokens_(config.max_positions) {
+  check_options(config);
+  const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
+  embedding_ = register_module("embedding", torch::nn::Embedding(shape.num_ids, width));
+  positions_ = register_module("positions", torch::nn::Embedding(config.max_positions, width));
+  if (config.token_types > 0) {
+    token_types_ = register_module("token_types", torch::nn::Embedding(config.token_types, width));
+  }
+  embedding_norm_ = register_module(
+      "embedding_norm",
+      torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(config.layer_norm_eps)));
+  if (width != config.dim) {
+    embedding_project_ = register_module("embedding_project", torch::nn::Linear(width, config.dim));
+  }
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.layers; ++i) layers_->push_back(BertLayer(config));
+  head_ = register_module("head", torch::nn::Linear(config.dim, config.dim));
+  output_ = register_module("output", torch::nn::Linear(config.dim, shape.num_classes));
+
+  // BERT's initialisation: N(0, 0.02) weights, zero biases; imports replace them.
+  torch::NoGradGuard no_grad;
+  for (auto& p : named_parameters()) {
+    if (p.key().find("norm") != std::string::npos) continue;
+    if (p.key().size() > 5 && p.key().substr(p.key().size() - 5) == ".bias") {
+      p.value().zero_();
+    } else {
+      p.value().normal_(0.0, 0.02);
+    }
+  }
+  if (config.freeze_embeddings) embedding_->weight.set_requires_grad(false);
+}
+
+torch::Tensor BertImpl::embed(const torch::Tensor& ids) {
+  const int64_t length = ids.size(1);
+  auto x = embedding_->forward(ids) + positions_->weight.narrow(0, 0, length).unsqueeze(0);
+  if (token_types_) x = x + token_types_->weight[0];
+  x = embedding_norm_->forward(x);
+  if (embedding_project_) x = embedding_project_->forward(x);
+  return dropout_->forward(x);
+}
+
+torch::Tensor BertImpl::forward(const ModelInput& input) {
+  torch::Tensor ids = input.ids;
+  if (ids.size(1) > max_tokens_) ids = ids.narrow(1, 0, max_tokens_);
+  const int64_t batch = ids.size(0), length = ids.size(1);
+  torch::Tensor lengths = input.lengths.to(torch::kInt64).clamp(1, length);
+  auto valid = valid_positions(lengths, length, ids.device());
+  auto x = embed(ids);
+  // -inf on padding keys: each text keeps at least one real key (lengths >= 1).
+  auto key_bias = torch::zeros({batch, 1, 1, length}, x.options().dtype(torch::kFloat32))
+                      .masked_fill(valid.logical_not().view({batch, 1, 1, length}),
+                                   -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto layer = layers_->ptr<BertLayerImpl>(i);
+    auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
+      return layer->forward(in[0], key_bias);
+    };
+    x = run_block(recompute_, static_cast<int64_t>(i), is_training(), layer->parameters(), block,
+                  {x});
+  }
+  torch::Tensor pooled;
+  if (pooling_ == "cls") {
+    pooled = x.select(1, 0);
+  } else {
+    auto weight = valid.unsqueeze(2).to(x.dtype());
+    pooled = (x * weight).sum(1) / lengths.to(x.device()).unsqueeze(1).to(x.dtype());
+  }
+  auto h = head_->forward(pooled);
+  h = activation_ == "tanh"   ? torch::tanh(h)
+      : activation_ == "relu" ? torch::relu(h)
+                              : torch::gelu(h);
+  return output_->forward(dropout_->forward(h));
+}
+
+}  // namespace sift

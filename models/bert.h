@@ -1,0 +1,63 @@
+// The BERT-family encoder (Devlin et al. 2019) as Hugging Face's modeling files lay it out,
+// so that imported checkpoints (`sift import hf`: BERT, DistilBERT, ELECTRA
+// discriminators, MiniLM-style BERTs) give their published logits:
+//   word + position (from 0) + token type 0 embeddings, LayerNorm (model.layer_norm_eps),
+//   [ELECTRA: a Linear from model.embedding_dim to model.dim];
+//   post-LayerNorm blocks: x = LN(x + Attention(x)); x = LN(x + FF(x)), FF with exact
+//   (erf) GELU;
+//   the [CLS] state (model.pooling cls) or the mean of real tokens (mean), a dense layer
+//   with the head's activation (BERT's tanh pooler, DistilBERT's relu pre_classifier,
+//   ELECTRA's gelu), dropout, and a Linear to the classes.
+// Parameter names follow the zoo Transformer's where the parts are the same (attention,
+// ff_in, ff_out), so its pruning units and TorchScript pieces serve both.
+#pragma once
+
+#include "models/model.h"
+#include "models/transformer.h"
+
+namespace sift {
+
+// One post-LayerNorm block (BertLayer): attention, then the feed-forward network.
+class BertLayerImpl : public torch::nn::Module {
+ public:
+  BertLayerImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& key_bias);
+
+ private:
+  SelfAttention attention_{nullptr};
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  torch::nn::Linear ff_in_{nullptr};
+  torch::nn::Linear ff_out_{nullptr};
+  torch::nn::LayerNorm ff_norm_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(BertLayer);
+
+class BertImpl : public ClassifierImpl {
+ public:
+  // Throws sift::Error naming the key for options it cannot build.
+  BertImpl(const ModelConfig& config, const ModelShape& shape);
+  torch::Tensor forward(const ModelInput& input) override;
+
+ private:
+  torch::Tensor embed(const torch::Tensor& ids);
+
+  std::string pooling_;
+  std::string activation_;
+  int64_t max_tokens_;
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::Embedding positions_{nullptr};
+  torch::nn::Embedding token_types_{nullptr};  // undefined with model.token_types 0
+  torch::nn::LayerNorm embedding_norm_{nullptr};
+  torch::nn::Linear embedding_project_{nullptr};  // only with a narrower model.embedding_dim
+  torch::nn::Dropout dropout_{nullptr};
+  torch::nn::ModuleList layers_{nullptr};
+  torch::nn::Linear head_{nullptr};
+  torch::nn::Linear output_{nullptr};
+};
+TORCH_MODULE(Bert);
+
+// Its forward as TorchScript source, for export (models/bert_script.cc).
+std::string bert_script(const ModelConfig& config, ScriptWriter& writer);
+
+}  // namespace sift

@@ -1,0 +1,80 @@
+// The BERT-family encoder as TorchScript: BertImpl::forward with one block method per
+// layer (the attention lines are the zoo Transformer's), the same epsilon and head.
+// Dropout is off at inference.
+#include <fmt/format.h>
+
+#include "models/bert.h"
+#include "models/script_writer.h"
+
+namespace sift {
+namespace {
+
+std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
+  const std::string p = fmt::format("layers.{}.", layer);
+  const std::string attended = "x + " + w.linear("attended", p + "attention.out_proj");
+  const std::string h =
+      w.layer_norm("(" + attended + ")", p + "attention_norm", config.dim, config.layer_norm_eps);
+  const std::string ff =
+      w.linear(fmt::format("torch.gelu({})", w.linear("h", p + "ff_in")), p + "ff_out");
+  return fmt::format(R"(
+def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
+{attention}    h = {h}
+    return {out}
+)",
+                     fmt::arg("layer", layer),
+                     fmt::arg("attention", attention_script(config, p, "x", w)), fmt::arg("h", h),
+                     fmt::arg("out", w.layer_norm("(h + " + ff + ")", p + "ff_norm", config.dim,
+                                                  config.layer_norm_eps)));
+}
+
+std::string embeddings(const ModelConfig& config, ScriptWriter& w) {
+  const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
+  std::string x = fmt::format("{} + {}.narrow(0, 0, length).unsqueeze(0)",
+                              w.rows("embedding.weight", "ids"), w.weight("positions.weight"));
+  if (config.token_types > 0) x += fmt::format(" + {}[0]", w.weight("token_types.weight"));
+  x = w.layer_norm("(" + x + ")", "embedding_norm", width, config.layer_norm_eps);
+  if (width != config.dim) x = w.linear(x, "embedding_project");
+  return x;
+}
+
+std::string head(const ModelConfig& config, ScriptWriter& w) {
+  const std::string dense = w.linear("pooled", "head");
+  const std::string activated = config.head_activation == "tanh"   ? "torch.tanh(" + dense + ")"
+                                : config.head_activation == "relu" ? "torch.relu(" + dense + ")"
+                                                                   : "torch.gelu(" + dense + ")";
+  return w.output(w.linear(activated, "output"));
+}
+
+}  // namespace
+
+std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
+  std::string blocks, methods;
+  for (int64_t i = 0; i < config.layers; ++i) {
+    blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
+    methods += block_method(config, i, w);
+  }
+  const std::string pooling = config.pooling == "cls"
+                                  ? "    pooled = x.select(1, 0)\n"
+                                  : "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
+                                    "lengths.unsqueeze(1).to(x.dtype)\n";
+  return methods + fmt::format(R"(
+def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
+    if ids.size(1) > {max_tokens}:
+        ids = ids.narrow(1, 0, {max_tokens})
+    batch = ids.size(0)
+    length = ids.size(1)
+    lengths = lengths.long().clamp(1, length).to(ids.device)
+    valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
+    x = {embed}
+    key_bias = torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(valid).view(batch, 1, 1, length), float("-inf"))
+{blocks}{pooling}    return {out}
+
+def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
+    return torch.softmax(self.forward(ids, lengths), 1)
+)",
+                               fmt::arg("max_tokens", config.max_positions),
+                               fmt::arg("embed", embeddings(config, w)), fmt::arg("blocks", blocks),
+                               fmt::arg("pooling", pooling), fmt::arg("out", head(config, w)));
+}
+
+}  // namespace sift

@@ -1,0 +1,144 @@
+// The BERT-family encoder against an independent forward in Python (python3-torch) over
+// tiny random checkpoints in Hugging Face's layout that the test writes itself: BERT,
+// DistilBERT and ELECTRA (narrower embeddings), read by read_hf_model; and its TorchScript.
+#include "models/bert.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "datasets/safetensors.h"
+#include "framework/runtime/hf_model.h"
+#include "models/script_writer.h"
+#include "tests/hf_folder.h"
+#include "tests/test_files.h"
+
+namespace sift {
+namespace bert_test {
+
+using nlohmann::json;
+using sift::testing::hf_folder;
+using sift::testing::make_temp_dir;
+using sift::testing::slurp;
+using sift::testing::write_file;
+
+// A padded batch: [CLS] ... [SEP] of lengths 7, 3 and 1 (one token: the CLS alone).
+ModelInput batch() {
+  ModelInput in;
+  in.ids = torch::tensor({2, 17, 9, 33, 48, 5, 3, 2, 44, 3, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0},
+                         torch::kInt64)
+               .view({3, 7});
+  in.lengths = torch::tensor({7, 3, 1}, torch::kInt64);
+  return in;
+}
+
+Bert load(const HfModel& hf) {
+  ModelShape shape;
+  shape.num_ids = hf.vocab_size;
+  shape.num_classes = static_cast<int64_t>(hf.labels.size());
+  Bert model(hf.model, shape);
+  auto params = model->named_parameters();
+  torch::NoGradGuard no_grad;
+  EXPECT_EQ(params.size(), hf.tensors.size());
+  for (const NamedTensor& t : hf.tensors) {
+    EXPECT_TRUE(params.contains(t.name)) << t.name;
+    if (!params.contains(t.name)) continue;
+    params[t.name].copy_(torch::tensor(t.values).view(t.shape));
+  }
+  model->eval();
+  return model;
+}
+
+torch::Tensor python_logits(const std::string& folder, const ModelInput& in) {
+  const std::string input = folder + "/input.json";
+  json j{{"lengths", std::vector<int64_t>(in.lengths.data_ptr<int64_t>(),
+                                          in.lengths.data_ptr<int64_t>() + in.lengths.numel())}};
+  for (int64_t r = 0; r < in.ids.size(0); ++r) {
+    const auto row = in.ids[r].contiguous();
+    j["ids"].push_back(
+        std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()));
+  }
+  write_file(input, j.dump());
+  const std::string out = folder + "/logits.json", err = folder + "/err";
+  const std::string cmd = "/usr/bin/python3 " + std::string(SIFT_SOURCE_DIR) +
+                          "/tests/models/bert_reference.py " + folder + " " + input + " > " + out +
+                          " 2> " + err;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(err);
+  const auto rows = json::parse(slurp(out)).get<std::vector<std::vector<float>>>();
+  std::vector<float> flat;
+  for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+  return torch::tensor(flat).view({static_cast<int64_t>(rows.size()), -1});
+}
+
+void expect_python_logits(const std::string& type, const std::string& activation) {
+  const std::string folder = hf_folder(type);
+  const HfModel hf = read_hf_model(folder);
+  EXPECT_EQ(hf.model.head_activation, activation);
+  EXPECT_EQ(hf.labels, (std::vector<std::string>{"neg", "neu", "pos"}));
+  Bert model = load(hf);
+  const ModelInput in = batch();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor got = model->forward(in);
+  const torch::Tensor want = python_logits(folder, in);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << got << "\n" << want;
+  EXPECT_GT(want.abs().max().item<double>(), 0.05) << "logits too small to tell anything";
+
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& p : model->named_parameters()) tensors[p.key()] = p.value();
+  ScriptWriter writer(tensors, WeightFormat::fp32);
+  torch::jit::Module script = writer.finish(bert_script(hf.model, writer));
+  const torch::Tensor scripted = script.forward({in.ids, in.lengths}).toTensor();
+  EXPECT_LT((scripted - got).abs().max().item<double>(), 1e-5);
+}
+
+TEST(Bert, ImportedBertGivesThePythonReferenceLogitsInCppAndTorchScript) {
+  expect_python_logits("bert", "tanh");
+}
+
+TEST(Bert, ImportedDistilBertGivesThePythonReferenceLogitsInCppAndTorchScript) {
+  expect_python_logits("distilbert", "relu");
+}
+
+TEST(Bert, ImportedElectraWithNarrowerEmbeddingsGivesThePythonReferenceLogits) {
+  expect_python_logits("electra", "gelu");
+}
+
+TEST(Bert, PaddingNeverChangesATextsLogits) {
+  const HfModel hf = read_hf_model(hf_folder("bert"));
+  Bert model = load(hf);
+  torch::NoGradGuard no_grad;
+  const ModelInput in = batch();
+  ModelInput alone;
+  alone.ids = in.ids.narrow(0, 1, 1).narrow(1, 0, 3);
+  alone.lengths = torch::tensor({3}, torch::kInt64);
+  EXPECT_LT((model->forward(alone)[0] - model->forward(in)[1]).abs().max().item<double>(), 1e-5);
+}
+
+TEST(HfModel, UnsupportedTypesAndMissingPiecesAreRefusedNamingThem) {
+  const std::string folder = hf_folder("bert");
+  json config = json::parse(slurp(folder + "/config.json"));
+  config["model_type"] = "roberta";
+  write_file(folder + "/config.json", config.dump());
+  EXPECT_CONTAINS(sift::testing::error_of([&] { read_hf_model(folder); }),
+                  "model_type \"roberta\" is not supported: its tokenizer is not WordPiece "
+                  "(byte-level BPE)");
+  config["model_type"] = "gpt2";
+  write_file(folder + "/config.json", config.dump());
+  EXPECT_CONTAINS(sift::testing::error_of([&] { read_hf_model(folder); }),
+                  "unknown model_type \"gpt2\"");
+  config["model_type"] = "bert";
+  config["num_hidden_layers"] = 3;
+  write_file(folder + "/config.json", config.dump());
+  EXPECT_CONTAINS(sift::testing::error_of([&] { read_hf_model(folder); }),
+                  "no tensor 'bert.encoder.layer.2.attention.self.query.weight'");
+  config.erase("hidden_size");
+  write_file(folder + "/config.json", config.dump());
+  EXPECT_CONTAINS(sift::testing::error_of([&] { read_hf_model(folder); }), "no \"hidden_size\"");
+  EXPECT_CONTAINS(sift::testing::error_of([] { read_hf_model("/nonexistent/model"); }),
+                  "cannot read /nonexistent/model/config.json");
+}
+
+}  // namespace bert_test
+}  // namespace sift
