@@ -56,25 +56,34 @@ std::string control_byte_label_message(const std::string& location, const std::s
       location, printable(label));
 }
 
-LabelSet::LabelSet(std::vector<std::string> names) {
+LabelSet::LabelSet(std::vector<std::string> names, const std::string& origin) {
   for (auto& n : names) {
-    if (ids_.count(n)) throw Error(fmt::format("label '{}' is listed twice", printable(n)));
+    if (n.empty()) throw Error(fmt::format("{}: a label is empty", origin));
+    if (has_control_byte(n)) throw Error(control_byte_label_message(origin, n));
+    if (n.back() == ' ') {
+      throw Error(
+          fmt::format("{}: the label '{}' ends with a space, which labels.txt does not keep",
+                      origin, printable(n)));
+    }
+    if (ids_.count(n)) {
+      throw Error(fmt::format("{}: the label '{}' is listed twice", origin, printable(n)));
+    }
     add(n);
   }
 }
 
 LabelSet LabelSet::from_option(const std::vector<std::string>& value) {
   if (value.size() == 1 && std::filesystem::is_regular_file(value[0])) {
-    return LabelSet(read_names(value[0]));
+    return LabelSet(read_names(value[0]), "data.labels: " + value[0]);
   }
-  return LabelSet(value);
+  return LabelSet(value, "data.labels");
 }
 
 LabelSet LabelSet::load(std::istream& in, const std::string& name) {
-  return LabelSet(read_names(in, name));
+  return LabelSet(read_names(in, name), name);
 }
 
-LabelSet LabelSet::load(const std::string& path) { return LabelSet(read_names(path)); }
+LabelSet LabelSet::load(const std::string& path) { return LabelSet(read_names(path), path); }
 
 void LabelSet::save(std::ostream& out) const {
   for (const auto& n : names_) out << n << '\n';

@@ -41,7 +41,11 @@ void check_label_count(const std::vector<std::string>& labels, bool multi_label,
 class LabelSet {
  public:
   LabelSet() = default;
-  explicit LabelSet(std::vector<std::string> names);
+  // The names of a label set from `origin` (data.labels, a label file, labels.txt, a
+  // fastText model): each checked, wherever it comes from, since labels.txt keeps one
+  // name per line: no name empty, with a control character (newline, tab, NUL, ...) or
+  // with a space at its end, and none twice. sift::Error "ORIGIN: ..." naming the label.
+  LabelSet(std::vector<std::string> names, const std::string& origin);
 
   // Names from the `data.labels` option: a list of names, or a single existing file with
   // one name per line.

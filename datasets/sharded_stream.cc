@@ -247,6 +247,7 @@ void ShardedStream::start_workers(const std::vector<ReadPosition>& from,
 void ShardedStream::start_epoch(uint64_t epoch) {
   if (epoch_ != 0) check_unchanged(shards_, fmt::format("before epoch {}", epoch));
   epoch_ = epoch;
+  end_checked_ = false;
   turn_ = 0;
   window_.clear();
   input_done_ = false;
@@ -287,6 +288,10 @@ bool ShardedStream::take_round_robin(EncodedRecord& record) {
     }
     w.done = true;
     tried = 0;
+  }
+  if (!end_checked_) {
+    end_checked_ = true;
+    check_unchanged(shards_, fmt::format("during epoch {}", epoch_));
   }
   return false;
 }

@@ -119,6 +119,9 @@ class ShardedStream {
   // The shuffle buffer; its generator also orders length buckets and is saved with the state.
   ShuffleBuffer<EncodedRecord> buffer_;
   bool input_done_ = false;
+  // Whether this epoch's end checked the shards' sizes and times (issue #42: a file cut
+  // short in the last epoch ended the run with exit 0 and a smaller validation).
+  bool end_checked_ = false;
   std::deque<EncodedRecord> window_;  // records sorted by length, not yet batched
 };
 

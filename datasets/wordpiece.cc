@@ -214,19 +214,24 @@ std::vector<std::string> WordPieceTokenizer::basic_tokens(std::string_view text)
 
 void WordPieceTokenizer::append_wordpieces(const std::string& word,
                                            std::vector<int32_t>& ids) const {
-  const std::vector<int32_t> cps = code_points(word);
-  if (cps.size() > options_.max_chars_per_word) {
+  // Byte offset of each character (basic tokens are valid UTF-8), then the word's end.
+  std::vector<size_t> at;
+  for (size_t i = 0; i < word.size(); i += decode_utf8(word, i).length) at.push_back(i);
+  if (at.size() > options_.max_chars_per_word) {
     ids.push_back(unk_);
     return;
   }
+  const size_t chars = at.size();
+  at.push_back(word.size());
   const size_t first = ids.size();
-  for (size_t start = 0; start < cps.size();) {
+  std::string part;
+  for (size_t start = 0; start < chars;) {
     int32_t found = -1;
-    size_t end = cps.size();
+    size_t end = chars;
     for (; end > start; --end) {
-      const std::vector<int32_t> part(cps.begin() + static_cast<ptrdiff_t>(start),
-                                      cps.begin() + static_cast<ptrdiff_t>(end));
-      found = vocab_.id((start > 0 ? options_.continuation : "") + utf8_of(part));
+      part.assign(start > 0 ? options_.continuation : std::string());
+      part.append(word, at[start], at[end] - at[start]);
+      found = vocab_.id(part);
       if (found >= 0) break;
     }
     if (found < 0) {  // one piece matches nothing: the whole word is unknown

@@ -94,22 +94,13 @@ torch::Tensor BertImpl::embed(const torch::Tensor& ids) {
 torch::Tensor BertImpl::forward(const ModelInput& input) {
   torch::Tensor ids = input.ids;
   if (ids.size(1) > max_tokens_) ids = ids.narrow(1, 0, max_tokens_);
-  const int64_t batch = ids.size(0), length = ids.size(1);
+  const int64_t length = ids.size(1);
   torch::Tensor lengths = input.lengths.to(torch::kInt64).clamp(1, length);
   auto valid = valid_positions(lengths, length, ids.device());
   auto x = embed(ids);
-  // -inf on padding keys: each text keeps at least one real key (lengths >= 1).
-  auto key_bias = torch::zeros({batch, 1, 1, length}, x.options().dtype(torch::kFloat32))
-                      .masked_fill(valid.logical_not().view({batch, 1, 1, length}),
-                                   -std::numeric_limits<float>::infinity());
-  for (size_t i = 0; i < layers_->size(); ++i) {
-    auto layer = layers_->ptr<BertLayerImpl>(i);
-    auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
-      return layer->forward(in[0], key_bias);
-    };
-    x = run_block(recompute_, static_cast<int64_t>(i), is_training(), layer->parameters(), block,
-                  {x});
-  }
+  // Each text keeps at least one real key (lengths >= 1).
+  x = run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(), x,
+                                        key_padding_bias(valid));
   torch::Tensor pooled;
   if (pooling_ == "cls") {
     pooled = x.select(1, 0);

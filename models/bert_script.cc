@@ -57,24 +57,16 @@ std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
                                   ? "    pooled = x.select(1, 0)\n"
                                   : "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
                                     "lengths.unsqueeze(1).to(x.dtype)\n";
-  return methods + fmt::format(R"(
-def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
-    if ids.size(1) > {max_tokens}:
-        ids = ids.narrow(1, 0, {max_tokens})
-    batch = ids.size(0)
-    length = ids.size(1)
-    lengths = lengths.long().clamp(1, length).to(ids.device)
-    valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
-    x = {embed}
+  return methods + sequence_forward_start(config.max_positions) +
+         fmt::format(R"(    x = {embed}
     key_bias = torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(valid).view(batch, 1, 1, length), float("-inf"))
 {blocks}{pooling}    return {out}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                               fmt::arg("max_tokens", config.max_positions),
-                               fmt::arg("embed", embeddings(config, w)), fmt::arg("blocks", blocks),
-                               fmt::arg("pooling", pooling), fmt::arg("out", head(config, w)));
+                     fmt::arg("embed", embeddings(config, w)), fmt::arg("blocks", blocks),
+                     fmt::arg("pooling", pooling), fmt::arg("out", head(config, w)));
 }
 
 }  // namespace sift

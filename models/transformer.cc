@@ -28,6 +28,13 @@ torch::Tensor sinusoidal_table(int64_t positions, int64_t dim) {
 
 }  // namespace
 
+torch::Tensor key_padding_bias(const torch::Tensor& key_valid) {
+  const int64_t batch = key_valid.size(0), length = key_valid.size(1);
+  return torch::zeros({batch, 1, 1, length}, key_valid.options().dtype(torch::kFloat32))
+      .masked_fill(key_valid.logical_not().view({batch, 1, 1, length}),
+                   -std::numeric_limits<float>::infinity());
+}
+
 SelfAttentionImpl::SelfAttentionImpl(int64_t dim, int64_t heads, double dropout) : heads_(heads) {
   in_proj = register_module("in_proj", torch::nn::Linear(dim, 3 * dim));
   out_proj = register_module("out_proj", torch::nn::Linear(dim, dim));
@@ -145,19 +152,10 @@ torch::Tensor TransformerImpl::forward(const ModelInput& input) {
   x = x + (positions_ ? positions_->weight : sinusoidal_).narrow(0, 0, total).unsqueeze(0);
   x = dropout_->forward(x);
 
-  // Additive bias on the attention scores: -inf on padding keys. Each row keeps a real
-  // key (lengths >= 1, or the CLS token), so softmax never sees an all -inf row.
-  auto key_bias = torch::zeros({batch, 1, 1, total}, x.options().dtype(torch::kFloat32))
-                      .masked_fill(key_valid.logical_not().view({batch, 1, 1, total}),
-                                   -std::numeric_limits<float>::infinity());
-  for (size_t i = 0; i < layers_->size(); ++i) {
-    auto layer = layers_->ptr<TransformerLayerImpl>(i);
-    auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
-      return layer->forward(in[0], key_bias);
-    };
-    x = run_block(recompute_, static_cast<int64_t>(i), is_training(), layer->parameters(), block,
-                  {x});
-  }
+  // Each row keeps a real key (lengths >= 1, or the CLS token), so softmax never sees an
+  // all -inf row.
+  x = run_encoder_layers<TransformerLayerImpl>(layers_, recompute_, is_training(), x,
+                                               key_padding_bias(key_valid));
   x = final_norm_->forward(x);
 
   torch::Tensor pooled;

@@ -43,6 +43,25 @@ class TransformerLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(TransformerLayer);
 
+// The additive attention bias of a batch: [batch, 1, 1, length], 0 on real keys
+// (key_valid [batch, length] true) and -inf on padding.
+torch::Tensor key_padding_bias(const torch::Tensor& key_valid);
+
+// x through each block of `layers` (Layer: forward(x, key_bias)), re-running in backward
+// the blocks that `policy` names (train.gradient_checkpointing).
+template <typename Layer>
+torch::Tensor run_encoder_layers(torch::nn::ModuleList& layers, const RecomputePolicy& policy,
+                                 bool training, torch::Tensor x, const torch::Tensor& key_bias) {
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto layer = layers->ptr<Layer>(i);
+    auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
+      return layer->forward(in[0], key_bias);
+    };
+    x = run_block(policy, static_cast<int64_t>(i), training, layer->parameters(), block, {x});
+  }
+  return x;
+}
+
 // Token embedding x sqrt(dim) + positions (learned or sinusoidal), encoder blocks named
 // "layers.0", "layers.1", ..., a final LayerNorm, pooling ("cls": a learned token put
 // first; "mean"/"max": over real tokens only), dropout and a Linear to the classes.
@@ -81,6 +100,10 @@ std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
 // expression `input`, as TorchScript lines that leave `attended` [batch, length, width]
 // (before attention.out_proj) from `x`'s sizes and `key_bias`; shared with the
 // BERT-family encoder's export.
+// The opening of a sequence model's TorchScript forward(ids, lengths): ids cut to
+// max_tokens, `batch`, `length`, `lengths` clamped to [1, length] and `valid` [batch, length].
+std::string sequence_forward_start(int64_t max_tokens);
+
 std::string attention_script(const ModelConfig& config, const std::string& prefix,
                              const std::string& input, ScriptWriter& writer);
 

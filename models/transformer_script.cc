@@ -10,6 +10,19 @@
 
 namespace sift {
 
+std::string sequence_forward_start(int64_t max_tokens) {
+  return fmt::format(R"(
+def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
+    if ids.size(1) > {0}:
+        ids = ids.narrow(1, 0, {0})
+    batch = ids.size(0)
+    length = ids.size(1)
+    lengths = lengths.long().clamp(1, length).to(ids.device)
+    valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
+)",
+                     max_tokens);
+}
+
 std::string attention_script(const ModelConfig& config, const std::string& p,
                              const std::string& input, ScriptWriter& w) {
   const int64_t head_dim = config.dim / config.heads;
@@ -81,16 +94,8 @@ std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
     blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
     methods += block_method(config, i, w);
   }
-  return methods +
-         fmt::format(R"(
-def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
-    if ids.size(1) > {max_tokens}:
-        ids = ids.narrow(1, 0, {max_tokens})
-    batch = ids.size(0)
-    length = ids.size(1)
-    lengths = lengths.long().clamp(1, length).to(ids.device)
-    valid = torch.arange(length, device=ids.device).unsqueeze(0) < lengths.unsqueeze(1)
-    x = {embed} * {xscale}
+  return methods + sequence_forward_start(config.max_positions) +
+         fmt::format(R"(    x = {embed} * {xscale}
     key_valid = valid
 {prefix}    total = length + {first}
     x = x + {positions}.narrow(0, 0, total).unsqueeze(0)
@@ -101,8 +106,7 @@ def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                     fmt::arg("dim", dim), fmt::arg("max_tokens", config.max_positions),
-                     fmt::arg("embed", w.rows("embedding.weight", "ids")),
+                     fmt::arg("dim", dim), fmt::arg("embed", w.rows("embedding.weight", "ids")),
                      fmt::arg("xscale", script_number(std::sqrt(static_cast<double>(dim)))),
                      fmt::arg("prefix", prefix), fmt::arg("first", cls ? 1 : 0),
                      fmt::arg("positions", positions), fmt::arg("blocks", blocks),

@@ -172,16 +172,6 @@ class Reader {
   HfModel& model_;
 };
 
-// BERT's initialisation for a head the folder does not hold: N(0, 0.02), zero bias.
-void add_new_head(HfModel& m) {
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> normal(0.0f, 0.02f);
-  NamedTensor w{"head.weight", {m.model.dim, m.model.dim}, {}};
-  for (int64_t i = 0; i < m.model.dim * m.model.dim; ++i) w.values.push_back(normal(rng));
-  m.tensors.push_back(std::move(w));
-  m.tensors.push_back({"head.bias", {m.model.dim}, std::vector<float>(m.model.dim, 0.0f)});
-}
-
 void read_tensors(const SafetensorsFile& file, const Layout& l, HfModel& m) {
   Reader r(file, m);
   r.add("embedding", {l.word}, false);
@@ -202,7 +192,7 @@ void read_tensors(const SafetensorsFile& file, const Layout& l, HfModel& m) {
   if (r.has(l.head + ".weight")) {
     r.add("head", {l.head});
   } else {
-    add_new_head(m);
+    add_new_linear(m, "head", m.model.dim, m.model.dim);
   }
   if (r.has(l.output + ".weight")) r.add("output", {l.output});
 }
@@ -228,6 +218,17 @@ void check_type(const std::string& type, const std::string& where) {
 }
 
 }  // namespace
+
+void add_new_linear(HfModel& m, const std::string& name, int64_t rows, int64_t cols) {
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  NamedTensor w{
+      name + ".weight", {rows, cols}, std::vector<float>(static_cast<size_t>(rows * cols))};
+  for (float& v : w.values) v = normal(rng);
+  m.tensors.push_back(std::move(w));
+  m.tensors.push_back(
+      {name + ".bias", {rows}, std::vector<float>(static_cast<size_t>(rows), 0.0f)});
+}
 
 HfModel read_hf_model(const std::string& dir) {
   namespace fs = std::filesystem;

@@ -31,6 +31,10 @@ struct HfModel {
   std::string vocab_path;            // the folder's vocab.txt
 };
 
+// Appends a Linear `name` (.weight [rows, cols], .bias [rows]) in BERT's initialisation,
+// N(0, 0.02) weights and zero bias: a part the folder does not hold (pooler, new head).
+void add_new_linear(HfModel& model, const std::string& name, int64_t rows, int64_t cols);
+
 // Reads DIR; throws sift::Error naming the file, key or tensor at fault.
 HfModel read_hf_model(const std::string& dir);
 

@@ -16,6 +16,7 @@
 #include "core/crc32.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/open_for_writing.h"
 
 namespace sift {
 
@@ -36,6 +37,8 @@ bool is_run_folder_file(const std::string& name) {
 }
 
 RunFolderLock::RunFolderLock(const std::string& run_dir) {
+  // Whoever writes a run folder locks it first: a folder that is a symlink is refused here.
+  check_own_folder(run_dir, "run folder");
   const std::string path = run_file(run_dir, kLockFile);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
@@ -166,9 +169,7 @@ void replace_run_folder(const fs::path& dir, std::unique_ptr<RunFolderLock>& loc
 std::string create_run_folder(const SiftConfig& config, std::unique_ptr<RunFolderLock>& lock) {
   const fs::path dir = fs::path(config.run.dir) /
                        (config.run.name.empty() ? default_run_name(config) : config.run.name);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("run.dir: cannot create {}: {}", dir.string(), ec.message()));
+  check_own_folder(dir.string(), "run.dir", /*create=*/true);
   if (is_empty_run_folder(dir)) {
     lock = std::make_unique<RunFolderLock>(dir.string());
     if (is_empty_run_folder(dir)) return dir.string();

@@ -36,7 +36,7 @@ std::string task_bytes(const Task& task) {
 Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
   const auto j = nlohmann::json::parse(bytes);
   Task task;
-  task.labels = LabelSet(j["labels"].get<std::vector<std::string>>());
+  task.labels = LabelSet(j["labels"].get<std::vector<std::string>>(), "the first rank's labels");
   task.train_records = j["train_records"].get<uint64_t>();
   task.train_skipped = j["train_skipped"].get<uint64_t>();
   task.train_empty_texts = j["train_empty_texts"].get<uint64_t>();

@@ -173,12 +173,27 @@ bool next_batch(LiteRun& run, ShardedStream& stream, RawBatch& batch) {
   return stream.next(batch);
 }
 
+// trainer.cc's next_batch_or_save: a data error saves last.ckpt first.
+bool next_batch_or_save(LiteRun& run, EpochLoop& loop, RawBatch& batch) {
+  try {
+    return next_batch(run, *loop.batches, batch);
+  } catch (const Error& e) {
+    bool saved = true;
+    try {
+      save(run, loop, false);
+    } catch (const Error&) {
+      saved = false;
+    }
+    throw data_error_at(e.what(), saved, run.state.step, run.state.epoch, run.dir);
+  }
+}
+
 // trainer.cc's run_steps on the fast path. Returns whether data remains.
 bool run_steps(LiteRun& run, EpochLoop& loop, Progress& progress) {
   TrainingState& s = run.state;
   RawBatch batch;
   bool more = true;
-  while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
+  while (s.step < loop.step_limit && (more = next_batch_or_save(run, loop, batch))) {
     const double lr = scheduled_lr(run.train, s.step, loop.total_steps);
     const double loss = fused_step(run, batch, lr);
     run.step_log.count(batch.size(), static_cast<int64_t>(batch.ids.size()), loss);
@@ -337,7 +352,7 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   // Training threads; no LibTorch pool.
   report["environment"] =
       run_environment({"sift-lite", "not loaded", "cpu", run.train.fast_path_threads, 1,
-                       run.data.train_stream.workers});
+                       run.data.train_stream.workers, run_file(run.dir, kConfigFile)});
   write_reports(run.dir, report, text);
   return report;
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/atomic_file.h"
+#include "core/open_for_writing.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/phases.h"
 
@@ -48,7 +49,7 @@ void StepProfiler::stop(int64_t step) {
   last_ = step;
   done_ = true;
   const std::filesystem::path folder = std::filesystem::path(dir_) / kProfileFolder;
-  std::filesystem::create_directories(folder);
+  check_own_folder(folder.string(), "train.profile", /*create=*/true);
   write_file_atomically((folder / kProfileTraceFile).string(), trace_.str());
   trace_.str({});
 }

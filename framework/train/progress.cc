@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "core/open_for_writing.h"
 
 namespace sift {
 namespace {
@@ -46,10 +47,7 @@ Progress::~Progress() {
 }
 
 void Progress::open_log_file(const std::string& path) {
-  log_file_ = std::fopen(path.c_str(), "a");
-  if (log_file_ == nullptr) {
-    throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  }
+  log_file_ = fopen_for_writing(path, WriteMode::append);
 }
 
 void Progress::to_log_file(const std::string& message) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "config/metric_table.h"
@@ -83,16 +84,52 @@ Series column_series(const RunFiles& r, const std::string& column, const std::st
   return s;
 }
 
-// The curves of one run, or of several overlaid: one chart per metrics.csv column.
+// Training loss as lines and validation loss as markers on one chart, so that the two
+// parting (overfitting) shows; several runs overlaid in their own colours.
+std::string loss_chart(const std::vector<RunFiles>& runs) {
+  std::vector<Series> series;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string run = runs.size() > 1 ? runs[i].name + " " : "";
+    const std::string color = kColors[i % kColors.size()];
+    Series train = column_series(runs[i], "train_loss", run + "training", color);
+    Series valid = column_series(runs[i], "valid_loss", run + "validation",
+                                 runs.size() > 1 ? color : kColors[1]);
+    valid.dots = true;
+    for (Series* s : {&train, &valid}) {
+      if (!s->points.empty()) series.push_back(std::move(*s));
+    }
+  }
+  if (series.empty()) return "";
+  return svg_chart("training loss (lines) and validation loss (markers)", "step", series);
+}
+
+// Whether every point of every series has the same value (a constant learning rate).
+bool flat(const std::vector<Series>& series) {
+  std::optional<double> first;
+  for (const auto& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (first && *first != y) return false;
+      first = y;
+    }
+  }
+  return true;
+}
+
+// The curves of one run, or of several overlaid: the losses together, then one chart per
+// other metrics.csv column; a column without data gets no panel, a flat one a line of text.
 std::string curves(const std::vector<RunFiles>& runs) {
-  std::vector<std::pair<std::string, std::string>> charts = {{"train_loss", "training loss"}};
+  // The losses have their chart (loss_chart); every other metric of the table its own.
+  std::vector<std::pair<std::string, std::string>> charts;
   for (const auto& m : metric_table()) {
+    if (std::string(m.key) == "loss") continue;
     charts.emplace_back(std::string("valid_") + m.key, std::string("validation ") + m.title);
   }
   charts.insert(charts.end(), {{"lr", "learning rate"},
                                {"examples_per_s", "examples per second"},
                                {"grad_norm", "gradient norm"}});
-  std::string html = "<section id=\"curves\"><h2>Curves by step</h2><div class=\"charts\">";
+  std::string html =
+      "<section id=\"curves\"><h2>Curves by step</h2><div class=\"charts\">" + loss_chart(runs);
+  std::string notes;
   for (const auto& [column, title] : charts) {
     std::vector<Series> series;
     bool any = false;
@@ -101,9 +138,18 @@ std::string curves(const std::vector<RunFiles>& runs) {
                                      kColors[i % kColors.size()]));
       any = any || !series.back().points.empty();
     }
-    if (any) html += svg_chart(title, "step", series);
+    if (!any) continue;
+    if (flat(series)) {
+      const double value = std::find_if(series.begin(), series.end(),
+                                        [](const Series& s) { return !s.points.empty(); })
+                               ->points.front()
+                               .second;
+      notes += fmt::format("<p class=\"note\">{}: {} throughout</p>", title, tick(value));
+      continue;
+    }
+    html += svg_chart(title, "step", series);
   }
-  return html + "</div></section>";
+  return html + "</div>" + notes + "</section>";
 }
 
 const nlohmann::json& split_of(const RunFiles& r, std::string* name = nullptr) {
@@ -118,19 +164,47 @@ const nlohmann::json& split_of(const RunFiles& r, std::string* name = nullptr) {
   return none;
 }
 
+// Black or white, whichever contrasts more with the fill rgb(r, g, b) (WCAG's relative
+// luminance): a count stays readable on the darkest blue as on white.
+const char* text_color_on(int r, int g, int b) {
+  auto linear = [](int c) {
+    const double s = c / 255.0;
+    return s <= 0.03928 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
+  };
+  const double luminance = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  return 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.05 ? "#fff" : "#000";
+}
+
+// The confusion matrix as a heat map: true labels down the left, predicted labels along
+// the top, each cell shaded by its share of the row and showing its count.
 std::string heat_map(const nlohmann::json& split, const std::vector<std::string>& labels) {
   const auto& m = split["confusion"];
   const size_t n = m.size();
-  const double cell = n > 20 ? 14 : 36, left = 120, top = 24;
+  auto name = [&](size_t i) {
+    return (i < labels.size() ? labels[i] : std::to_string(i)).substr(0, 18);
+  };
+  size_t longest = 1;
+  for (size_t i = 0; i < n; ++i) longest = std::max(longest, name(i).size());
+  const double cell = n > 20 ? 14 : 36, left = 40 + 6.0 * longest, top = 30 + 4.5 * longest;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">",
-      std::max(left + cell * n + 10, 460.0), top + cell * n + 30);
+      std::max(left + cell * n + 10, 300.0), top + cell * n + 10);
+  svg += fmt::format(
+      "<text x=\"{:.1f}\" y=\"12\" class=\"tick\" text-anchor=\"middle\">predicted label"
+      "</text><text transform=\"translate(12 {:.1f}) rotate(-90)\" class=\"tick\" "
+      "text-anchor=\"middle\">true label</text>",
+      left + cell * n / 2, top + cell * n / 2);
+  for (size_t p = 0; p < n; ++p) {
+    const double x = left + cell * (p + 0.5) + 3, y = top - 4;
+    svg += fmt::format(
+        "<text class=\"tick col\" transform=\"translate({:.1f} {:.1f}) rotate(-60)\">{}</text>", x,
+        y, escape(name(p)));
+  }
   for (size_t t = 0; t < n; ++t) {
     int64_t row_total = 0;
     for (const auto& v : m[t]) row_total += v.get<int64_t>();
-    const std::string label = t < labels.size() ? labels[t] : std::to_string(t);
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>",
-                       left - 4, top + cell * (t + 0.5) + 4, escape(label.substr(0, 18)));
+                       left - 4, top + cell * (t + 0.5) + 4, escape(name(t)));
     for (size_t p = 0; p < n; ++p) {
       const int64_t count = m[t][p].get<int64_t>();
       const double share = row_total > 0 ? static_cast<double>(count) / row_total : 0.0;
@@ -139,22 +213,18 @@ std::string heat_map(const nlohmann::json& split, const std::vector<std::string>
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" "
           "fill=\"rgb({},{},255)\" stroke=\"#fff\"><title>true {}, predicted {}: {} "
           "({:.1f}% of the row)</title></rect>",
-          left + cell * p, top + cell * t, cell, cell, shade, shade, escape(label),
-          p < labels.size() ? escape(labels[p]) : std::to_string(p), count, 100 * share);
+          left + cell * p, top + cell * t, cell, cell, shade, shade, escape(name(t)),
+          escape(name(p)), count, 100 * share);
       if (n <= 20) {
         svg += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"middle\" "
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"count\" text-anchor=\"middle\" "
             "fill=\"{}\">{}</text>",
-            left + cell * (p + 0.5), top + cell * (t + 0.5) + 4, share > 0.6 ? "#fff" : "#000",
+            left + cell * (p + 0.5), top + cell * (t + 0.5) + 4, text_color_on(shade, shade, 255),
             count);
       }
     }
   }
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"14\" class=\"tick\">predicted &#8594; (rows: true label, "
-      "shade: share of the row)</text>",
-      left);
-  return svg + "</svg>";
+  return svg + "</svg><p class=\"note\">Shade: the cell's share of its row (true label).</p>";
 }
 
 std::string per_class_table(const nlohmann::json& split) {
@@ -171,13 +241,13 @@ std::string per_class_table(const nlohmann::json& split) {
 
 // The reliability diagram: each bin's accuracy as a bar against the diagonal a calibrated
 // model would follow, with its examples in the tooltip.
-std::string reliability_diagram(const nlohmann::json& calibration) {
+std::string reliability_diagram(const nlohmann::json& calibration, const std::string& split) {
   const double size = 220, left = 40, top = 10, bottom = 30;
   std::string svg = fmt::format(
-      "<figure class=\"chart\" id=\"reliability\"><figcaption>reliability: accuracy by "
-      "confidence (ECE {:.4f})</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
+      "<figure class=\"chart\" id=\"reliability\"><figcaption>Reliability on the {} split: "
+      "accuracy by confidence (ECE {:.4f})</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
       "width=\"{}\" height=\"{}\" role=\"img\">",
-      calibration.value("ece", 0.0), left + size + 20, top + size + bottom);
+      split, calibration.value("ece", 0.0), left + size + 20, top + size + bottom);
   auto px = [&](double x) { return left + x * size; };
   auto py = [&](double y) { return top + (1 - y) * size; };
   svg += fmt::format(
@@ -206,9 +276,11 @@ std::string reliability_diagram(const nlohmann::json& calibration) {
   }
   svg += fmt::format(
       "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">confidence (top "
-      "probability); bars: accuracy, dashed: calibrated</text>",
+      "probability)</text>",
       left + size / 2, top + size + 28);
-  return svg + "</svg></figure>";
+  return svg +
+         "</svg><p class=\"note\">Bars: accuracy of each bin; dashed: a calibrated model."
+         "</p></figure>";
 }
 
 // A split's confusion matrix as report.json holds it: dense ("confusion") or its nonzero
@@ -299,7 +371,8 @@ std::string evaluation_section(const RunFiles& r) {
       fmt::format("<section id=\"evaluation\"><h2>Evaluation on the {} split</h2>", name) +
       split_figures(split);
   if (split.contains("confusion")) {
-    html += "<div id=\"confusion\"><h3>Confusion matrix</h3>" + heat_map(split, labels) + "</div>";
+    html += fmt::format("<div id=\"confusion\"><h3>Confusion matrix on the {} split</h3>", name) +
+            heat_map(split, labels) + "</div>";
   } else if (split.contains("confusion_cells")) {
     html += fmt::format(
         "<p class=\"note\" id=\"confusion\">{} labels: the confusion matrix is not drawn; "
@@ -309,8 +382,10 @@ std::string evaluation_section(const RunFiles& r) {
   if (split.contains("confusion") || split.contains("confusion_cells")) {
     html += confused_pairs(r, name, split, labels);
   }
-  if (split.contains("per_class")) html += "<h3>Per class</h3>" + per_class_table(split);
-  if (split.contains("calibration")) html += reliability_diagram(split["calibration"]);
+  if (split.contains("per_class")) {
+    html += fmt::format("<h3>Per class on the {} split</h3>", name) + per_class_table(split);
+  }
+  if (split.contains("calibration")) html += reliability_diagram(split["calibration"], name);
   return html + "</section>";
 }
 
@@ -413,7 +488,7 @@ std::string one_run_sections(const RunFiles& r) {
   for (const auto& note : r.notes) html += "<p class=\"note\">" + escape(note) + "</p>";
   html += evaluation_section(r) + phases_section(r);
   if (r.report.is_object() && r.report.contains("environment")) {
-    html += "<section id=\"environment\"><h2>Environment</h2>" +
+    html += "<section id=\"environment\"><h2>Provenance and environment</h2>" +
             key_value_table(r.report["environment"]) + "</section>";
   }
   if (!r.config.empty()) {

@@ -46,6 +46,7 @@ struct Run {
   std::string dir;
   std::unique_ptr<RunFolderLock> lock;  // rank 0's, on the run folder it writes
   nlohmann::json file_hashes;           // run_file_hashes, recorded in every checkpoint (rank 0)
+  std::vector<std::string> data_changed_on_resume;  // keys --allow-data-change let through
   Task task;
   Classifier model{nullptr};
   std::unique_ptr<torch::optim::Optimizer> optimizer;

@@ -6,9 +6,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "core/crc32.h"
+#include "core/file_bytes.h"
+#include "core/provenance.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/phases.h"
 #include "framework/train/report_html.h"
@@ -26,11 +30,19 @@ std::string env_or_empty(const char* name) {
 nlohmann::json run_environment(const RunPlace& place) {
   char host[256] = "";
   ::gethostname(host, sizeof(host) - 1);
-  const std::time_t now = std::time(nullptr);
-  char finished[32];
-  std::strftime(finished, sizeof(finished), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string finished = utc_iso8601(std::time(nullptr));
+  const Provenance from = this_process();
+  std::string config_hash;
+  if (!place.config_file.empty() && std::filesystem::exists(place.config_file)) {
+    config_hash = fmt::format("crc32:{:08x}", crc32_of(read_file_bytes(place.config_file)));
+  }
   return {{"host", host},
+          {"sift_version", from.version},
+          {"git_commit", from.commit},
+          {"command_line", from.command_line},
+          {"started", from.started},
           {"finished", finished},
+          {"config_hash", config_hash},
           {"program", place.program},
           {"libtorch", place.libtorch},
           {"device", place.device},
@@ -90,6 +102,20 @@ void write_reports(const std::string& dir, const nlohmann::json& report, std::st
   write_file_atomically(run_file(dir, kReportJsonFile), report.dump(2) + "\n");
   write_file_atomically(run_file(dir, kReportTextFile), text);
   write_file_atomically(run_file(dir, kReportHtmlFile), report_html({dir}));
+}
+
+Error data_error_at(const std::string& what, bool saved, int64_t step, int64_t epoch,
+                    const std::string& run_dir) {
+  if (!saved) {
+    return Error(
+        fmt::format("{}; step {} (epoch {}) could not be saved; once the data is fixed, "
+                    "sift train --resume {} goes on from the last save",
+                    what, step, epoch, run_dir));
+  }
+  return Error(
+      fmt::format("{}; {} saved at step {} (epoch {}); once the data is fixed, go on "
+                  "with: sift train --resume {}",
+                  what, run_file(run_dir, kLastCheckpointFile), step, epoch, run_dir));
 }
 
 }  // namespace sift

@@ -22,7 +22,10 @@ struct RunPlace {
   int64_t threads = 1;
   int64_t world_size = 1;
   int64_t data_workers = 1;
+  std::string config_file;  // the run's config.yaml: its CRC-32 is the config hash
 };
+// report.json's "environment": where the run ran, and its provenance (Sift version, git
+// commit, command line, host, start time, config hash).
 nlohmann::json run_environment(const RunPlace& place);
 
 // "last.ckpt: not saved at this epoch's end: ..." (train.save_last: auto's first skip).
@@ -40,5 +43,12 @@ void write_reports(const std::string& dir, const nlohmann::json& report, std::st
 // The stop a signal asked for, after last.ckpt was saved at `step` of `epoch`.
 Interrupted interrupted_at(int signal_number, int64_t step, int64_t epoch,
                            const std::string& run_dir);
+
+// A data error (a shard changed or gone, a bad record) that stopped training after
+// last.ckpt was saved where the run stood, as a SIGTERM saves: `what` and how to go on
+// once the data is fixed. `saved` false: the step could not be saved (inside an
+// accumulation, or Hogwild threads), and the message says what was.
+Error data_error_at(const std::string& what, bool saved, int64_t step, int64_t epoch,
+                    const std::string& run_dir);
 
 }  // namespace sift

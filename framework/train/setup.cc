@@ -133,6 +133,27 @@ void prepare_training(Run& run) {
   choose_training_path(run);
 }
 
+std::vector<std::string> data_keys_changed(const std::vector<std::string>& overrides,
+                                           bool allowed) {
+  std::vector<std::string> keys;
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (key != "data.train.path" && key != "data.valid.path" && key != "data.valid_split" &&
+        key != "data.folds" && key != "data.fold") {
+      continue;
+    }
+    if (!allowed) {
+      throw Error(fmt::format(
+          "--set {}: a resumed run keeps the data it trained and validated on (another split "
+          "or other files would validate on records it trained on); give --allow-data-change "
+          "to change it anyway (report.json records it), or start a new run",
+          key));
+    }
+    keys.push_back(key);
+  }
+  return keys;
+}
+
 void refuse_shape_changes(const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) {
     const std::string key = o.substr(0, o.find('='));

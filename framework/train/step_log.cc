@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
+#include "core/open_for_writing.h"
 
 namespace sift {
 namespace {
@@ -71,8 +72,7 @@ void StepLog::open(const std::string& path, const std::vector<std::string>& vali
   path_ = path;
   write_file_atomically(
       path, keep_up_to_step > 0 ? kept_rows(path, columns_, keep_up_to_step) : join(columns_));
-  file_ = std::fopen(path.c_str(), "a");
-  if (file_ == nullptr) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  file_ = fopen_for_writing(path, WriteMode::append);
   if (!tb_dir.empty()) tb_.open(tb_dir);
 }
 

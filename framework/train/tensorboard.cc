@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/open_for_writing.h"
 
 namespace sift {
 namespace {
@@ -128,17 +129,12 @@ TensorBoardWriter::~TensorBoardWriter() {
 }
 
 void TensorBoardWriter::open(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(fmt::format("cannot create {}: {}", dir, ec.message()));
+  check_own_folder(dir, "train.tensorboard", /*create=*/true);
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
   const double now = now_seconds();
   path_ = fmt::format("{}/events.out.tfevents.{}.{}", dir, static_cast<int64_t>(now), host);
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (file_ == nullptr) {
-    throw Error(fmt::format("cannot open {}: {}", path_, std::strerror(errno)));
-  }
+  file_ = fopen_for_writing(path_, WriteMode::append);
   const std::string record = tf_record(file_version_event(now));
   std::fwrite(record.data(), 1, record.size(), file_);
   flush();

@@ -27,6 +27,8 @@ struct TrainOptions {
   // Set (to the signal's number) by a tool's SIGINT/SIGTERM handler: training saves
   // last.ckpt at the next step boundary and throws sift::Interrupted. Null: never.
   const std::atomic<int>* stop_signal = nullptr;
+  // A resume may --set the keys that choose the data (data_keys_changed in setup.h).
+  bool allow_data_change = false;
 
   int requested_stop() const { return stop_signal == nullptr ? 0 : stop_signal->load(); }
 };

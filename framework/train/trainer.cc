@@ -71,6 +71,26 @@ void log_step(Run& run, double lr) {
                           run.scaler.enabled() ? run.scaler.scale() : std::nan("")});
 }
 
+// The next batch; a data error (a shard changed or gone, a bad record) is the data's, not
+// the weights': last.ckpt is saved where the run stands, as a SIGTERM saves (a shard that
+// disappeared lost the run's last seconds, issue #42), unless an accumulation is half done
+// or ranks would have to agree on it.
+bool next_batch_or_save(Run& run, Loop& loop, RawBatch& batch, int64_t micro) {
+  try {
+    return next_batch(run, *loop.batches, batch);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    bool saved = micro == 0 && run.dist->world_size() == 1;
+    try {
+      if (saved) save(run, loop, false);
+    } catch (const Error&) {
+      saved = false;
+    }
+    throw data_error_at(e.what(), saved, run.state.step, run.state.epoch, run.dir);
+  }
+}
+
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Run& run, Loop& loop, Progress& progress) {
   const auto& t = run.plan.train;
@@ -79,7 +99,7 @@ bool run_steps(Run& run, Loop& loop, Progress& progress) {
   int64_t micro = 0;  // batches accumulated since the last optimizer step
   bool more = true;
   profile(loop, s.step);
-  while (s.step < loop.step_limit && (more = next_batch(run, *loop.batches, batch))) {
+  while (s.step < loop.step_limit && (more = next_batch_or_save(run, loop, batch, micro))) {
     const double lr = scheduled_lr(t, s.step, loop.total_steps);
     double loss = 0.0;
     if (run.fused) {
@@ -298,7 +318,8 @@ nlohmann::json train_epochs(Run& run, const TextEncoder& encoder, const std::str
 // Where the run ran: report.json's "environment".
 nlohmann::json environment(const Run& run) {
   return run_environment({"sift-main", TORCH_VERSION, run.device.str(), at::get_num_threads(),
-                          run.dist->world_size(), run.plan.data.train_stream.workers});
+                          run.dist->world_size(), run.plan.data.train_stream.workers,
+                          run_file(run.dir, kConfigFile)});
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
@@ -306,6 +327,9 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   const TextEncoder encoder = make_encoder(run.task);
   nlohmann::json report;
   report["run_dir"] = run.dir;
+  if (!run.data_changed_on_resume.empty()) {
+    report["data_changed_on_resume"] = run.data_changed_on_resume;  // --allow-data-change
+  }
   report["train"] = train_epochs(run, encoder, data_state);
   report["train"]["vocabulary"] = run.task.vocab->size();
   if (run.pruner) report["train"]["pruning"] = run.pruner->report();
@@ -375,6 +399,7 @@ std::string nothing_left(const Run& run) {
 nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>& overrides,
                       const TrainOptions& options) {
   refuse_shape_changes(overrides);
+  const auto data_changes = data_keys_changed(overrides, options.allow_data_change);
   restore_missing_best(run_dir);  // every rank alike: the same bytes, renamed atomically
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
@@ -407,6 +432,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   }
   if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
   repair_best(run, last);
+  run.data_changed_on_resume = data_changes;
   return finish_run(run, data_state);
 }
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "datasets/sharded_stream.h"
 #include "core/error.h"
+#include "datasets/sharded_stream.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -53,8 +53,8 @@ class MultiLabelStream : public ::testing::Test {
     std::vector<std::string> out;
     for (int64_t i = 0; i < b.size(); ++i) {
       std::string k = std::to_string(b.ids[static_cast<size_t>(b.offsets[i])]) + ":";
-      const auto end = i + 1 < b.size() ? b.label_starts[i + 1]
-                                        : static_cast<int64_t>(b.label_lists.size());
+      const auto end =
+          i + 1 < b.size() ? b.label_starts[i + 1] : static_cast<int64_t>(b.label_lists.size());
       for (auto j = b.label_starts[i]; j < end; ++j) k += std::to_string(b.label_lists[j]);
       out.push_back(k);
     }
@@ -64,7 +64,7 @@ class MultiLabelStream : public ::testing::Test {
   static constexpr int kRecords = 60;
   std::string dir_, path_;
   std::unique_ptr<TextEncoder> encoder_;
-  LabelSet labels_{std::vector<std::string>{"a", "b", "c"}};
+  LabelSet labels_{std::vector<std::string>{"a", "b", "c"}, "test"};
 };
 
 TEST_F(MultiLabelStream, BatchesCarryEveryLabelOfEachRecord) {

@@ -108,7 +108,7 @@ class StreamFixture : public ShardFixture {
     TextEncoderOptions e;
     e.kind = InputKind::sequence;
     encoder_ = std::make_unique<TextEncoder>(vocab, e);
-    labels_ = LabelSet({"c0", "c1", "c2"});
+    labels_ = LabelSet({"c0", "c1", "c2"}, "test");
   }
 
   StreamOptions options(int64_t workers) const {

@@ -29,7 +29,7 @@ class TransferStream : public ::testing::Test {
     TextEncoderOptions e;
     e.kind = InputKind::sequence;
     encoder_ = std::make_unique<TextEncoder>(vocab, e);
-    labels_ = LabelSet({"c0", "c1"});
+    labels_ = LabelSet({"c0", "c1"}, "test");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

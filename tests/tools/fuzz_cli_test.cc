@@ -6,6 +6,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -137,6 +138,55 @@ TEST(FuzzCli, MutatedFilesOfEveryFormatEndInAResultOrOneCleanError) {
   }
   // The mutations must reach the error paths, not only harmless bytes of text.
   EXPECT_GT(failed_cleanly, 5);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// Issue #42: the other inputs under the same mutations. A run folder's text files
+// (config.yaml, labels.txt, vocab.txt) and checkpoint (best.ckpt) through `sift predict`, an
+// export through `sift predict`, a config file through `sift config`, and --set values.
+TEST(FuzzCli, MutatedRunFilesCheckpointsExportsConfigsAndSetsEndInAResultOrOneCleanError) {
+  const std::string dir = testing::make_temp_dir("sift_fuzz_run");
+  const std::string sift = "timeout -k 5 30 " + quote(SIFT_BINARY);
+  const auto train = testing::run_command(
+      sift + " train configs/sms_spam.yaml --quiet --set train.epochs=1 --set model.buckets=1000" +
+          " --set run.dir=" + quote(dir) + " --set run.name=r",
+      dir, "", kSource);
+  ASSERT_EQ(train.status, 0) << train;
+  const auto exported = testing::run_command(
+      sift + " export " + quote(dir + "/r") + " --out " + quote(dir + "/model.pt"), dir, "",
+      kSource);
+  ASSERT_EQ(exported.status, 0) << exported;
+  const std::string model_pt = testing::slurp(dir + "/model.pt");
+  std::mt19937_64 rng(42);
+  int failed_cleanly = 0;
+  auto check = [&](const std::string& command, const std::string& what, int i) {
+    const auto r = testing::run_command(sift + " " + command, dir, "free entry now\n", kSource);
+    EXPECT_TRUE(EndedCleanly(r)) << what << " mutation " << i;
+    failed_cleanly += r.status != 0;
+  };
+  constexpr int kPerInput = 6;  // 36 commands of 0.3-0.6 s each
+  for (const std::string file : {"config.yaml", "labels.txt", "vocab.txt", "best.ckpt"}) {
+    const std::string original = testing::slurp(dir + "/r/" + file);
+    for (int i = 0; i < kPerInput; ++i) {
+      write_file(dir + "/r/" + file, mutate(original, rng));
+      check("predict --model " + quote(dir + "/r"), file, i);
+    }
+    write_file(dir + "/r/" + file, original);
+  }
+  for (int i = 0; i < kPerInput; ++i) {
+    write_file(dir + "/m.pt", mutate(model_pt, rng));
+    check("predict --model " + quote(dir + "/m.pt"), "model.pt", i);
+  }
+  const std::string config = testing::slurp(kSource + "/configs/sms_spam.yaml");
+  for (int i = 0; i < kPerInput; ++i) {
+    write_file(dir + "/c.yaml", mutate(config, rng));
+    check("config " + quote(dir + "/c.yaml"), "config", i);
+    std::string set = mutate("data.train.path=[a.tsv, 'b c.tsv']", rng);
+    std::replace(set.begin(), set.end(), '\0', 'x');  // a command line holds no NUL
+    check("config configs/sms_spam.yaml --set " + quote(set), "--set", i);
+  }
+  EXPECT_GT(failed_cleanly, 10);
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

@@ -367,7 +367,7 @@ TEST_F(ServeCli, ThirtyTwoConcurrentClientsEachGetTheAnswerToTheirOwnTexts) {
 TEST_F(ServeCli, SigtermAnswersEveryAcceptedRequestThenExitsZero) {
   // Batches wait 400 ms for company: the requests are still queued when SIGTERM comes.
   Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-delay-us", "400000", "--max-batch",
-                  "1000", "--drain-seconds", "5"});
+                  "1000", "--drain-seconds", "5", "--wait-full-delay"});
   std::vector<int> status(16, 0);
   std::vector<std::thread> clients;
   for (int i = 0; i < 16; ++i) {
@@ -426,7 +426,7 @@ TEST_F(ServeCli, ReloadSwapsVersionsAndAFailedReloadKeepsTheOldModelServing) {
 
 TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
   Server s(dir_, {"--model", "trec=" + train_fasttext(), "--queue-texts", "4", "--max-batch", "100",
-                  "--max-delay-us", "600000", "--timeout-ms", "3000"});
+                  "--max-delay-us", "600000", "--timeout-ms", "3000", "--wait-full-delay"});
   int first = 0;
   std::thread waiting([&] {
     first = s.post("/v1/models/trec/predict", R"({"texts": ["a", "b", "c", "d"]})").first;
@@ -449,7 +449,7 @@ TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
 
   // A batch that closes after the request's deadline: 504, and the server answers on.
   Server late(dir_, {"--model", "trec=" + train_fasttext("ft2"), "--max-delay-us", "500000",
-                     "--max-batch", "100", "--timeout-ms", "100"});
+                     "--wait-full-delay", "--max-batch", "100", "--timeout-ms", "100"});
   const auto [status, body] = late.post("/v1/models/trec/predict", R"({"texts": ["a"]})");
   EXPECT_EQ(status, 504) << body;
   EXPECT_NE(body.find("not answered within 100 ms"), std::string::npos) << body;

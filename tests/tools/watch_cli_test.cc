@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -381,6 +382,57 @@ TEST_F(WatchCli, ARunWritesASelfContainedHtmlReportWithItsMainParts) {
     EXPECT_NE(html.find(part), std::string::npos) << part;
   }
   expect_self_contained(html);
+}
+
+// The page names the split of every figure, draws both losses on one chart, labels both
+// axes of the confusion matrix with counts readable on their shade, ticks at round values,
+// leaves out a flat chart, and records where the run came from (report.json too); it
+// renders in headless Chromium at 1280 and 800 px.
+TEST_F(WatchCli, TheReportNamesItsSplitsDrawsBothLossesTogetherAndRecordsItsProvenance) {
+  ASSERT_EQ(
+      sift(train_args("r", " --set train.epochs=2 --set train.scheduler.type=constant")).status, 0);
+  const std::string html = testing::slurp(dir_ + "/r/report.html");
+  for (const char* part :
+       {"Confusion matrix on the valid split", "Per class on the valid split",
+        "Reliability on the valid split", "Most confused pairs on the valid split",
+        "predicted label", "true label", "learning rate: 0.5 throughout"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  EXPECT_EQ(html.find("<figcaption>learning rate"), std::string::npos);  // flat: no panel
+  const size_t chart = html.find("training loss (lines) and validation loss (markers)");
+  ASSERT_NE(chart, std::string::npos);
+  const std::string figure = html.substr(chart, html.find("</figure>", chart) - chart);
+  EXPECT_NE(figure.find("<polyline"), std::string::npos);
+  EXPECT_NE(figure.find("<circle"), std::string::npos);
+  EXPECT_EQ(html.find("validation loss</figcaption>"), std::string::npos);
+  // Column labels for both labels, and the ham row's diagonal (most of the row, the
+  // darkest blue) counted in white.
+  size_t columns = 0;
+  for (size_t at = html.find("class=\"tick col\""); at != std::string::npos;
+       at = html.find("class=\"tick col\"", at + 1)) {
+    ++columns;
+  }
+  EXPECT_EQ(columns, 2u);
+  EXPECT_NE(html.find("class=\"count\" text-anchor=\"middle\" fill=\"#fff\""), std::string::npos);
+  EXPECT_EQ(html.find("e+0"), std::string::npos);  // no tick in exponent form
+  const auto env = nlohmann::json::parse(testing::slurp(dir_ + "/r/report.json"))["environment"];
+  EXPECT_EQ(env["sift_version"], "0.1.0");
+  EXPECT_FALSE(env["git_commit"].get<std::string>().empty());
+  EXPECT_NE(env["command_line"].get<std::string>().find("train configs/sms_spam.yaml"),
+            std::string::npos);
+  EXPECT_TRUE(std::regex_match(env["started"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_TRUE(
+      std::regex_match(env["config_hash"].get<std::string>(), std::regex("crc32:[0-9a-f]{8}")));
+  EXPECT_NE(html.find("git_commit"), std::string::npos);
+  for (const char* width : {"1280", "800"}) {
+    const std::string shot = dir_ + "/shot_" + width + ".png";
+    const auto r = testing::headless_chromium(
+        dir_ + "/r/report.html",
+        "--screenshot=" + quote(shot) + " --window-size=" + width + ",2400", dir_);
+    ASSERT_EQ(r.status, 0) << r;
+    EXPECT_GT(fs::file_size(shot), 10000u) << width;
+  }
 }
 
 TEST_F(WatchCli, ReportComparesSeveralRunsSideBySide) {

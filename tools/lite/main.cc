@@ -60,13 +60,13 @@ std::unique_ptr<Args> parse(int argc, char** argv, const char* name,
 
 void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   const auto& run = model.run();
-  const sift::cli::PredictSettings s = sift::cli::resolve_predict(
-      args, run.labels.size(), model.multi_label(), run.config.train.threshold);
-  std::ifstream file;
-  std::istream& in = sift::cli::open_input(args.input, file);
+  const sift::cli::PredictSettings s =
+      sift::cli::resolve_predict(args, run.labels.size(), model.multi_label(),
+                                 run.config.train.threshold, run.config.data.max_line_bytes);
+  sift::cli::TextInput in(args.input, s.max_line_bytes);
   std::vector<int64_t> ids;
   std::string line;
-  while (sift::cli::next_text(in, line)) {
+  while (in.next(line)) {
     model.encoder().encode(line, ids);
     std::cout << sift::cli::prediction_line(
                      line, sift::serve::fasttext_predictions(model, ids, s.k, s.threshold),

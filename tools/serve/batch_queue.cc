@@ -55,9 +55,18 @@ BatchQueue::~BatchQueue() {
   for (auto& t : workers_) t.join();
 }
 
+void BatchQueue::left() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    arriving_.fetch_sub(1);
+  }
+  changed_.notify_all();
+}
+
 BatchQueue::Admit BatchQueue::submit(const std::shared_ptr<Job>& job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    arriving_.fetch_sub(1);
     if (stopping_) return Admit::stopped;
     const auto n = static_cast<int64_t>(job->size());
     if (static_cast<int64_t>(queue_.size()) + n > limits_.queue_texts) return Admit::full;
@@ -90,7 +99,7 @@ std::vector<BatchQueue::Item> BatchQueue::next_batch() {
     const Clock::time_point close_at =
         queue_.front().queued + std::chrono::microseconds(limits_.max_delay_us);
     changed_.wait_until(lock, close_at, [&] {
-      return stopping_ || queue_.empty() ||
+      return stopping_ || queue_.empty() || (!limits_.wait_full_delay && arriving_.load() <= 0) ||
              static_cast<int64_t>(queue_.size()) >= limits_.max_batch ||
              queued_tokens_ >= limits_.max_batch_tokens;
     });

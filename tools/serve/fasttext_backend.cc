@@ -1,5 +1,6 @@
 #include "tools/serve/fasttext_backend.h"
 
+#include <chrono>
 #include <filesystem>
 #include <utility>
 
@@ -25,8 +26,9 @@ namespace {
 
 class FastTextBackend : public ModelBackend {
  public:
-  explicit FastTextBackend(std::unique_ptr<FastTextPredictor> model)
-      : model_(std::move(model)), encoders_(model_->encoder()) {}
+  FastTextBackend(std::unique_ptr<FastTextPredictor> model, double seconds)
+      : model_(std::move(model)), encoders_(model_->encoder()), seconds_(seconds) {}
+  double load_seconds() const override { return seconds_; }
   std::string kind() const override { return "fasttext"; }
   bool uses_libtorch() const override { return false; }
   const std::vector<std::string>& labels() const override { return model_->run().labels.names(); }
@@ -48,16 +50,20 @@ class FastTextBackend : public ModelBackend {
  private:
   std::unique_ptr<FastTextPredictor> model_;
   mutable EncoderPool encoders_;
+  double seconds_;
 };
 
 }  // namespace
 
 std::unique_ptr<ModelBackend> open_fasttext_backend(const std::string& path, std::string* why) {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<FastTextPredictor> model = std::filesystem::is_directory(path)
                                                  ? FastTextPredictor::open(path, why)
                                                  : FastTextPredictor::open_export(path, why);
   if (!model) return nullptr;
-  return std::make_unique<FastTextBackend>(std::move(model));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<FastTextBackend>(std::move(model), seconds);
 }
 
 }  // namespace sift::serve

@@ -248,12 +248,35 @@ void HttpServer::list_models(Response& res) const {
   answer(res, 200, models_body(views));
 }
 
+namespace {
+
+// Tells a model's queue that a request is on its way in, until it is submitted or refused.
+class Arrival {
+ public:
+  explicit Arrival(BatchQueue& queue) : queue_(&queue) { queue.arriving(); }
+  ~Arrival() {
+    if (queue_ != nullptr) queue_->left();
+  }
+  Arrival(const Arrival&) = delete;
+  Arrival& operator=(const Arrival&) = delete;
+  BatchQueue::Admit submit(const std::shared_ptr<Job>& job) {
+    BatchQueue* q = std::exchange(queue_, nullptr);
+    return q->submit(job);
+  }
+
+ private:
+  BatchQueue* queue_;
+};
+
+}  // namespace
+
 void HttpServer::predict(const Request& req, Response& res, bool v2) {
   ModelSlot& slot = slot_of(req.matches[1]);
+  const std::shared_ptr<LoadedModel> model = slot.current();  // finishes on this version
+  Arrival arrival(*model->queue);
   const PredictRequest r =
       v2 ? parse_infer(req.body, settings_.limits) : parse_predict(req.body, settings_.limits);
   note.texts = r.texts.size();
-  const std::shared_ptr<LoadedModel> model = slot.current();  // finishes on this version
   const ModelBackend& b = *model->backend;
   cli::PredictArgs args;
   args.top_k = r.top_k.value_or(1);
@@ -272,7 +295,7 @@ void HttpServer::predict(const Request& req, Response& res, bool v2) {
     deadline = std::min(deadline, Clock::time_point(Clock::duration(drain_deadline_ns_.load())));
   }
   auto job = std::make_shared<Job>(std::move(ids), s.k, s.threshold, deadline);
-  switch (model->queue->submit(job)) {
+  switch (arrival.submit(job)) {
     case BatchQueue::Admit::full:
       res.set_header("Retry-After", "1");
       return refuse(res, 429,

@@ -31,6 +31,9 @@ class ModelBackend {
   virtual const std::vector<std::string>& labels() const = 0;
   virtual bool multi_label() const = 0;
   virtual double train_threshold() const = 0;
+  // How long opening the model took (measured where it was opened: sift-lite opens its
+  // models once to decide whether it serves them, then serves those).
+  virtual double load_seconds() const = 0;
   // Whether texts are bags of ids (fastText: no padding) or padded sequences.
   virtual bool padded() const = 0;
   // The text's ids, as training reads it (thread-safe: the backend keeps an encoder per

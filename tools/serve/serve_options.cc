@@ -37,6 +37,8 @@ void add_serve_options(CLI::App& cmd, ServeArgs& a) {
                  "... or when its oldest text has waited this long (microseconds)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{10000000}));
+  cmd.add_flag("--wait-full-delay", a.batch.wait_full_delay,
+               "A batch waits all of --max-delay-us even when no request is on its way in");
   cmd.add_option("--queue-texts", a.batch.queue_texts,
                  "Texts queued per model at most; a request that does not fit gets 429")
       ->capture_default_str()

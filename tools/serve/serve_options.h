@@ -29,8 +29,8 @@ struct ModelSpec {
 
 void add_serve_options(CLI::App& cmd, ServeArgs& args);
 
-// The --model NAME=PATH pairs (a bare PATH named after its file or folder); sift::Error naming the option when one is malformed or a
-// name repeats.
+// The --model NAME=PATH pairs (a bare PATH named after its file or folder); sift::Error naming the
+// option when one is malformed or a name repeats.
 std::vector<ModelSpec> model_specs(const ServeArgs& args);
 
 // Checks the options against each other and reads the token file into args.http.token:

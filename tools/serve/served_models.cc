@@ -15,10 +15,9 @@ ModelSlot::ModelSlot(std::string name, std::string path, ModelLoader loader, Bat
 }
 
 std::shared_ptr<LoadedModel> ModelSlot::load(int64_t version) const {
-  const Clock::time_point start = Clock::now();
   auto model = std::make_shared<LoadedModel>();
   model->backend = loader_(path_);
-  model->load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  model->load_seconds = model->backend->load_seconds();
   model->version = version;
   model->queue = std::make_unique<BatchQueue>(model->backend, limits_, on_batch_);
   return model;

@@ -1,5 +1,6 @@
 #include "tools/serve/torch_backend.h"
 
+#include <chrono>
 #include <utility>
 
 #include "framework/runtime/export.h"
@@ -12,8 +13,9 @@ namespace {
 
 class TorchBackend : public ModelBackend {
  public:
-  explicit TorchBackend(ModelBundle bundle)
-      : bundle_(std::move(bundle)), encoders_(make_encoder(bundle_.task)) {}
+  TorchBackend(ModelBundle bundle, double seconds)
+      : bundle_(std::move(bundle)), encoders_(make_encoder(bundle_.task)), seconds_(seconds) {}
+  double load_seconds() const override { return seconds_; }
   std::string kind() const override { return bundle_.config.model.type; }
   bool uses_libtorch() const override { return true; }
   const std::vector<std::string>& labels() const override { return bundle_.task.labels.names(); }
@@ -37,12 +39,17 @@ class TorchBackend : public ModelBackend {
  private:
   mutable ModelBundle bundle_;  // forward is not const; it changes nothing in eval mode
   mutable EncoderPool encoders_;
+  double seconds_;
 };
 
 }  // namespace
 
 std::unique_ptr<ModelBackend> open_torch_backend(const std::string& path) {
-  return std::make_unique<TorchBackend>(load_model(path));
+  const auto start = std::chrono::steady_clock::now();
+  ModelBundle bundle = load_model(path);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<TorchBackend>(std::move(bundle), seconds);
 }
 
 }  // namespace sift::serve

@@ -11,6 +11,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "core/open_for_writing.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/export.h"
@@ -43,10 +44,14 @@ struct StdinCopy {
     if (!::mkdtemp(dir.data()))
       throw Error(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
     path = dir + "/stdin.txt";
-    std::ofstream out(path, std::ios::binary);
-    out << std::cin.rdbuf();
-    out.close();
-    if (!out) throw Error(fmt::format("cannot write {}", path));
+    std::FILE* out = fopen_for_writing(path, WriteMode::truncate);
+    char buffer[1 << 16];
+    bool ok = true;
+    while (ok && std::cin.read(buffer, sizeof(buffer)).gcount() > 0) {
+      const auto n = static_cast<size_t>(std::cin.gcount());
+      ok = std::fwrite(buffer, 1, n, out) == n;
+    }
+    if (std::fclose(out) != 0 || !ok) throw Error(fmt::format("cannot write {}", path));
   }
   ~StdinCopy() {
     std::error_code ec;

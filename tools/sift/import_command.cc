@@ -15,6 +15,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/open_for_writing.h"
 #include "datasets/labels.h"
 #include "datasets/text_encoder.h"
 #include "datasets/vocab.h"
@@ -44,7 +45,7 @@ void make_run_folder(const ImportArgs& a) {
   if (std::filesystem::exists(std::filesystem::path(a.out) / kBestCheckpointFile) && !a.force) {
     throw Error(fmt::format("{} already holds a model; give --force to replace it", a.out));
   }
-  std::filesystem::create_directories(a.out);
+  check_own_folder(a.out, "--out", /*create=*/true);
 }
 
 // config.yaml, labels.txt, the vocabulary and best.ckpt of an imported run.
@@ -52,7 +53,7 @@ void write_imported_run(const ImportArgs& a, const SiftConfig& config,
                         const std::vector<std::string>& labels, const Vocab& vocab,
                         const Checkpoint& c) {
   write_file_atomically(run_file(a.out, kConfigFile), dump_config(config));
-  LabelSet(labels).save(run_file(a.out, kLabelsFile));
+  LabelSet(labels, a.model).save(run_file(a.out, kLabelsFile));
   vocab.save(run_file(a.out, kVocabFile));
   save_checkpoint(run_file(a.out, kBestCheckpointFile), c);
 }
@@ -235,6 +236,7 @@ void run_import(const ImportArgs& a) {
     output = output.narrow(0, 0, nlabels - 1).contiguous();
   }
 
+  const LabelSet checked(labels, a.model);  // before anything is written
   make_run_folder(a);
   SiftConfig config = load_config("");
   const std::vector<std::string> overrides = {
@@ -293,13 +295,7 @@ std::vector<std::string> hf_labels(const ImportArgs& a, HfModel& m) {
     throw Error(
         fmt::format("--labels: {} labels, the folder's head has {}", rows, m.labels.size()));
   }
-  if (m.labels.empty()) {  // BERT's initialisation: N(0, 0.02), zero bias
-    std::vector<float> w(static_cast<size_t>(rows * m.model.dim));
-    torch::Tensor t = torch::empty({rows, m.model.dim}).normal_(0.0, 0.02);
-    std::memcpy(w.data(), t.data_ptr<float>(), w.size() * sizeof(float));
-    m.tensors.push_back({"output.weight", {rows, m.model.dim}, std::move(w)});
-    m.tensors.push_back({"output.bias", {rows}, std::vector<float>(static_cast<size_t>(rows))});
-  }
+  if (m.labels.empty()) add_new_linear(m, "output", rows, m.model.dim);
   return a.labels;
 }
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "core/nearest_name.h"
+#include "core/provenance.h"
 #include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
   sift::release_start_pages();  // LibTorch's static initializers have run: their pages go
   CLI::App app{"Sift: streaming text classification on LibTorch", "sift"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sift 0.1.0");
+  app.set_version_flag(
+      "--version", std::string("sift ") + sift::kSiftVersion + " (" + sift::build_commit() + ")");
   sift::cli::add_train_command(app);
   sift::cli::add_eval_command(app);
   sift::cli::add_predict_command(app);

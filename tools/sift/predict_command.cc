@@ -18,9 +18,8 @@ void run_predict(const PredictArgs& args) {
   apply_threads(bundle.config.run.threads);
   const PredictSettings s =
       resolve_predict(args, bundle.task.labels.size(), bundle.config.data.multi_label,
-                      bundle.config.train.threshold);
-  std::ifstream file;
-  std::istream& in = sift::cli::open_input(args.input, file);
+                      bundle.config.train.threshold, bundle.config.data.max_line_bytes);
+  sift::cli::TextInput in(args.input, s.max_line_bytes);
   TextEncoder encoder = make_encoder(bundle.task);
   torch::NoGradGuard no_grad;
   RawBatch batch;
@@ -37,7 +36,7 @@ void run_predict(const PredictArgs& args) {
     batch.clear();
   };
   std::string line;
-  while (next_text(in, line)) {
+  while (in.next(line)) {
     encoder.encode(line, ids);
     batch.add(ids, 0);
     texts.push_back(line);

@@ -35,13 +35,19 @@ void add_predict_options(CLI::App& cmd, PredictArgs& args) {
                  "loaded (onednn, qnnpack or fbgemm, as this LibTorch has; default: "
                  "LibTorch's own choice)")
       ->envname("SIFT_QUANTIZED_ENGINE");
+  cmd.add_option("--max-line-bytes", args.max_line_bytes,
+                 "Longest input line, in bytes; a longer one is an error (default: the run's "
+                 "data.max_line_bytes)");
 }
 
 PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool multi_label,
-                                double train_threshold) {
+                                double train_threshold, int64_t run_max_line_bytes) {
   if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
+  if (args.max_line_bytes < 0) throw Error("--max-line-bytes: give 1 or more (0: the run's)");
   PredictSettings s;
   s.k = std::min<int64_t>(args.top_k, labels);
+  s.max_line_bytes =
+      static_cast<uint64_t>(args.max_line_bytes > 0 ? args.max_line_bytes : run_max_line_bytes);
   s.threshold = args.threshold >= 0 ? args.threshold : (multi_label ? train_threshold : -1.0);
   if (multi_label && !(s.threshold > 0 && s.threshold < 1)) {
     throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
@@ -75,15 +81,44 @@ void drop_label_tokens(std::string& line) {
 
 }  // namespace
 
-std::istream& open_input(const std::string& input, std::ifstream& file) {
-  if (input == "-") return std::cin;
-  file.open(input);
-  if (!file) throw Error(fmt::format("cannot open {}: {}", input, std::strerror(errno)));
-  return file;
+TextInput::TextInput(const std::string& input, uint64_t max_line_bytes)
+    : in_(&std::cin),
+      name_(input == "-" ? "standard input" : input),
+      max_line_bytes_(max_line_bytes) {
+  if (input == "-") return;
+  file_.open(input);
+  if (!file_) throw Error(fmt::format("cannot open {}: {}", input, std::strerror(errno)));
+  in_ = &file_;
 }
 
-bool next_text(std::istream& in, std::string& line) {
-  if (!std::getline(in, line)) return false;
+bool TextInput::next(std::string& line) {
+  line.clear();
+  // A piece at a time (istream::getline into a buffer finds the newline with memchr), so
+  // that memory stays within the cap whatever the line's length.
+  char piece[1 << 16];
+  bool any = false;
+  while (true) {
+    in_->getline(piece, sizeof(piece));
+    const auto n = static_cast<size_t>(in_->gcount());
+    const bool full = in_->fail() && !in_->eof() && n == sizeof(piece) - 1;
+    if (!in_->fail() && !in_->eof()) {
+      line.append(piece, n - 1);  // the newline was read, not stored
+    } else if (full || (in_->eof() && n > 0)) {
+      line.append(piece, n);
+    }
+    any = any || n > 0;
+    if (line.size() > max_line_bytes_) {
+      throw Error(
+          fmt::format("{}:{}: a line of more than {} bytes; give --max-line-bytes to "
+                      "read longer ones (the run's data.max_line_bytes is the default)",
+                      name_, line_number_ + 1, max_line_bytes_));
+    }
+    if (!full) break;
+    in_->clear();
+  }
+  if (in_->bad()) throw Error(fmt::format("cannot read {}", name_));
+  if (!any) return false;
+  ++line_number_;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   drop_label_tokens(line);
   return true;

@@ -16,6 +16,7 @@ void add_train_command(CLI::App& app) {
     TrainOptions options;
     options.quiet = args->quiet;
     options.stop_signal = catch_stop_signals();
+    options.allow_data_change = args->allow_data_change;
     const std::vector<std::string> overrides = train_overrides(*args);
     const nlohmann::json report = args->resume.empty()
                                       ? train(load_config(args->config, overrides), options)

@@ -29,6 +29,11 @@ void add_train_options(CLI::App& cmd, TrainArgs& args) {
   cmd.add_flag("--overwrite", args.overwrite,
                "Replace the run folder if it is not empty (run.overwrite: true)")
       ->excludes(resume_from);
+  cmd.add_flag("--allow-data-change", args.allow_data_change,
+               "--resume: accept --set of data.train.path, data.valid.path, data.valid_split, "
+               "data.folds or data.fold (refused otherwise: validation would score records "
+               "the model trained on); report.json records the keys")
+      ->needs(resume_from);
 }
 
 std::vector<std::string> train_overrides(const TrainArgs& args) {

@@ -18,6 +18,7 @@ struct TrainArgs {
   bool json = false;
   bool quiet = false;
   bool overwrite = false;
+  bool allow_data_change = false;  // --resume with other data files, split or folds
 };
 
 // Declares the options of `train` on `cmd`, into `args`.

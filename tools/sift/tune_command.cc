@@ -15,6 +15,7 @@
 #include "framework/runtime/task.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"
+#include "tools/sift/train_options.h"
 #include "tools/tune/tuner.h"
 
 namespace sift::cli {
@@ -94,11 +95,12 @@ void add_tune_command(CLI::App& app) {
       throw CLI::RequiredError("a config file or --resume TUNE_DIR");
     }
     const double budget = args->budget.empty() ? 0.0 : parse_duration(args->budget);
+    o.stop_signal = catch_stop_signals();
     nlohmann::json summary;
     if (!args->resume.empty()) {
       const int64_t trials = cmd->count("--trials") > 0 ? o.trials : -1;
       summary = resume_tune(args->resume, budget, trials, model_traits(), trial_program(), o.quiet,
-                            o.print_summary);
+                            o.print_summary, o.stop_signal);
     } else {
       if (args->budget.empty()) throw CLI::RequiredError("--budget");
       o.budget_seconds = budget;

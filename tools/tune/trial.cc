@@ -13,27 +13,35 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/open_for_writing.h"
 
 extern char** environ;
 
 namespace sift {
 
 TrialProcess::TrialProcess(const std::vector<std::string>& argv, const std::string& log_path,
-                           std::string metrics_path, std::string field)
+                           std::string metrics_path, std::string field, bool append_log)
     : metrics_path_(std::move(metrics_path)),
       field_(std::move(field)),
       start_(std::chrono::steady_clock::now()) {
+  // Opened here, not by the child: through open_for_writing, which follows no symlink.
+  const int log = open_for_writing(log_path, append_log ? WriteMode::append : WriteMode::truncate);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, log, 1);
+  posix_spawn_file_actions_adddup2(&actions, log, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);  // a new group, led by the trial
+  const int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
+  ::close(log);
   if (rc != 0) {
     throw Error(fmt::format("cannot start a trial ({}): {}", argv[0], std::strerror(rc)));
   }
@@ -41,7 +49,7 @@ TrialProcess::TrialProcess(const std::vector<std::string>& argv, const std::stri
 
 TrialProcess::~TrialProcess() {
   if (exit_code_ >= 0 || pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
+  ::kill(-pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
 }
@@ -76,7 +84,7 @@ bool TrialProcess::running() {
 }
 
 void TrialProcess::signal(int sig) const {
-  if (exit_code_ < 0 && pid_ > 0) ::kill(pid_, sig);
+  if (exit_code_ < 0 && pid_ > 0) ::kill(-pid_, sig);
 }
 
 double TrialProcess::seconds() const {

@@ -20,10 +20,11 @@ struct Validation {
 
 class TrialProcess {
  public:
-  // Starts `argv` (argv[0] a path) with stdout and stderr into `log_path`; its metrics
-  // file is `metrics_path`, and `field` the metrics.jsonl key of the tuned metric.
+  // Starts `argv` (argv[0] a path) in a process group of its own, with stdout and stderr
+  // into `log_path` (appended to with `append_log`: a resumed trial); its metrics file is
+  // `metrics_path`, and `field` the metrics.jsonl key of the tuned metric.
   TrialProcess(const std::vector<std::string>& argv, const std::string& log_path,
-               std::string metrics_path, std::string field);
+               std::string metrics_path, std::string field, bool append_log = false);
   ~TrialProcess();
   TrialProcess(const TrialProcess&) = delete;
   TrialProcess& operator=(const TrialProcess&) = delete;
@@ -34,7 +35,9 @@ class TrialProcess {
   bool running();
   // The exit code once ended (128 + signal when killed by one).
   int exit_code() const { return exit_code_; }
-  // Sends `signal` (SIGTERM: the run saves last.ckpt and stops; SIGKILL: at once).
+  // Sends `signal` to the trial's process group (SIGTERM: the run saves last.ckpt and
+  // stops; SIGKILL: at once). The group is the trial's own: a Ctrl-C at the terminal
+  // reaches `sift tune` only, which stops its trials itself and records them.
   void signal(int signal) const;
   double seconds() const;
 

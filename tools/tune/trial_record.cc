@@ -10,10 +10,10 @@
 namespace sift {
 namespace {
 
-const std::vector<std::string> kStatusNames = {"finished", "pruned", "budget", "failed"};
-const std::vector<std::string> kFixedColumns = {"trial",   "status",  "metric",
-                                                "epochs",  "best_epoch", "seconds",
-                                                "started", "model_bytes"};
+const std::vector<std::string> kStatusNames = {"finished", "pruned", "budget", "failed",
+                                               "interrupted"};
+const std::vector<std::string> kFixedColumns = {"trial",      "status",  "metric",  "epochs",
+                                                "best_epoch", "seconds", "started", "model_bytes"};
 
 std::string field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -77,6 +77,8 @@ TrialRecord parse_record(const std::vector<std::string>& header,
 
 }  // namespace
 
+const std::vector<std::string>& trial_status_names() { return kStatusNames; }
+
 std::string to_string(TrialStatus status) { return kStatusNames[static_cast<size_t>(status)]; }
 
 void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& records,
@@ -85,8 +87,8 @@ void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& r
       fmt::format("{},{},reason,run_dir\n", fmt::join(kFixedColumns, ","), fmt::join(keys, ","));
   for (const auto& r : records) {
     out += fmt::format("{},{},{},{},{},{:.1f},{:.1f},{:.0f}", r.number, to_string(r.status),
-                       r.has_metric ? fmt::format("{:.6f}", r.metric) : "", r.epochs,
-                       r.best_epoch, r.seconds, r.started, r.model_bytes);
+                       r.has_metric ? fmt::format("{:.6f}", r.metric) : "", r.epochs, r.best_epoch,
+                       r.seconds, r.started, r.model_bytes);
     for (const auto& key : keys) {
       const auto it = r.values.find(key);
       out += "," + field(it == r.values.end() ? "" : it->second);

@@ -9,9 +9,12 @@
 
 namespace sift {
 
-// Why a trial ended.
-enum class TrialStatus { finished, pruned, budget, failed };
+// Why a trial ended. interrupted: `sift tune` was stopped (SIGTERM/SIGINT) while it ran; it
+// saved its last.ckpt, and `sift tune --resume` continues it from there.
+enum class TrialStatus { finished, pruned, budget, failed, interrupted };
 std::string to_string(TrialStatus status);
+// Every status's name, in TrialStatus order.
+const std::vector<std::string>& trial_status_names();
 
 struct TrialRecord {
   int64_t number = 0;
@@ -28,8 +31,8 @@ struct TrialRecord {
   std::string run_dir;
 };
 
-// Columns: trial, status, metric, epochs, best_epoch, seconds, started, model_bytes, one per key, reason,
-// run_dir; fields with a comma, quote or newline are quoted as in RFC 4180.
+// Columns: trial, status, metric, epochs, best_epoch, seconds, started, model_bytes, one per key,
+// reason, run_dir; fields with a comma, quote or newline are quoted as in RFC 4180.
 void write_trials_csv(const std::string& path, const std::vector<TrialRecord>& records,
                       const std::vector<std::string>& keys);
 // The records of a trials.csv written by write_trials_csv; throws naming path:line.

@@ -31,13 +31,13 @@ std::vector<Point> validations(const TrialRecord& r, const std::string& field) {
   return out;
 }
 
-const std::vector<std::string> kStatuses = {"finished", "pruned", "budget", "failed"};
+const std::vector<std::string>& kStatuses = trial_status_names();
 
-// finished blue, pruned orange, budget purple, failed red.
+// finished blue, pruned orange, budget purple, failed red, interrupted brown.
 const char* status_color(const std::string& status) {
   const size_t i = std::find(kStatuses.begin(), kStatuses.end(), status) - kStatuses.begin();
-  constexpr std::array<size_t, 4> kIndex = {0, 3, 4, 1};
-  return kColors[kIndex[std::min<size_t>(i, 3)]];
+  constexpr std::array<size_t, 5> kIndex = {0, 3, 4, 1, 5};
+  return kColors[kIndex[std::min<size_t>(i, kIndex.size() - 1)]];
 }
 
 // One set of dots per trial status, in TrialStatus order.
@@ -108,8 +108,9 @@ std::string x_label(const TunedParam& p) {
 }
 
 std::string parameter_charts(const TunePage& page) {
-  std::string html = "<section id=\"parameters\"><h2>Each tuned option against the "
-                     "metric</h2><div class=\"charts\">";
+  std::string html =
+      "<section id=\"parameters\"><h2>Each tuned option against the "
+      "metric</h2><div class=\"charts\">";
   for (const auto& p : page.params) {
     std::vector<Series> series = status_series();
     for (const auto& r : page.records) {
@@ -127,10 +128,11 @@ std::string parameter_charts(const TunePage& page) {
 std::string cell(const std::string& text) { return "<td>" + escape(text) + "</td>"; }
 
 std::string trials_table(const TunePage& page, int64_t winner) {
-  std::string html = "<section id=\"trials\"><h2>Trials</h2><table><tr><th>trial</th>"
-                     "<th>status</th><th>" +
-                     escape(page.metric) +
-                     "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>";
+  std::string html =
+      "<section id=\"trials\"><h2>Trials</h2><table><tr><th>trial</th>"
+      "<th>status</th><th>" +
+      escape(page.metric) +
+      "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>";
   for (const auto& p : page.params) html += "<th>" + escape(p.key) + "</th>";
   html += "<th>why it stopped</th></tr>";
   for (const auto& r : page.records) {

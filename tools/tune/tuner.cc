@@ -18,7 +18,9 @@
 #include "core/append_line.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/open_for_writing.h"
 #include "framework/runtime/run_folder.h"
+#include "framework/train/train_options.h"
 #include "tools/tune/refit.h"
 #include "tools/tune/trial.h"
 #include "tools/tune/trial_record.h"
@@ -135,6 +137,7 @@ const TrialRecord* best_record(const std::vector<TrialRecord>& records, double m
 struct Running {
   TrialRecord record;
   std::unique_ptr<TrialProcess> process;
+  double earlier_seconds = 0;    // of an interrupted trial, before this session resumed it
   double first_validation = -1;  // seconds from start to its first validation
   // Each signal goes once: a second SIGTERM makes `sift train` end at once, without the
   // save the first one asked for.
@@ -163,6 +166,15 @@ class Search {
     for (const auto& r : records_) {
       next_ = std::max(next_, r.number + 1);
     }
+    // Interrupted trials go on from their last.ckpt before any new one starts.
+    for (auto it = records_.begin(); it != records_.end();) {
+      if (it->status != TrialStatus::interrupted) {
+        ++it;
+        continue;
+      }
+      resumable_.push_back(*it);
+      it = records_.erase(it);
+    }
   }
 
   nlohmann::json run(double budget);
@@ -171,6 +183,12 @@ class Search {
   void step();
   bool may_start(double now) const;
   void start_trial();
+  void resume_trial();
+  // Stops the running trials on `signal` to this process, records them and throws
+  // sift::Interrupted.
+  [[noreturn]] void interrupt(int signal);
+  // RUN/tune.json while the search runs: its options and how far it got.
+  void write_state() const;
   void watch(Running& r);
   void prune_at_rung(Running& r, const Validation& v);
   void end_trial(Running& r);
@@ -210,6 +228,7 @@ class Search {
   Sampler sampler_;
   std::string program_;
   std::vector<TrialRecord> records_;
+  std::vector<TrialRecord> resumable_;  // interrupted by an earlier session
   std::vector<std::unique_ptr<Running>> running_;
   std::map<int64_t, std::vector<double>> rungs_;  // rung epoch -> metrics seen there
   std::vector<double> first_validations_;
@@ -267,7 +286,7 @@ std::map<std::string, std::string> Search::propose() {
 }
 
 bool Search::may_start(double now) const {
-  if (o_.trials > 0 && next_ >= o_.trials) return false;
+  if (resumable_.empty() && o_.trials > 0 && next_ >= o_.trials) return false;
   if (int64_t(running_.size()) >= o_.parallel) return false;
   const double left = search_end() - now;
   // Until a trial has validated once, its duration is unknown: only the first batch.
@@ -278,7 +297,40 @@ bool Search::may_start(double now) const {
   return left > t[t.size() / 2];
 }
 
+// A trial folder that no record holds (its search was killed while it ran) is made again,
+// unless a process still holds its run.lock: that trial's `sift train` is still running.
+void clear_trial_folder(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(dir, ec))) return;
+  std::unique_ptr<RunFolderLock> lock;
+  try {
+    lock = std::make_unique<RunFolderLock>(dir);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{} (a trial of an earlier sift tune; its folder is kept)", e.what()));
+  }
+  fs::remove_all(dir);
+}
+
+void Search::resume_trial() {
+  auto r = std::make_unique<Running>();
+  r->record = resumable_.front();
+  resumable_.erase(resumable_.begin());
+  r->earlier_seconds = r->record.seconds;
+  r->record.status = TrialStatus::finished;
+  r->record.reason.clear();
+  r->record.has_metric = false;  // read again from the whole metrics.jsonl
+  r->record.epochs = 0;
+  ++started_;
+  const std::string log = r->record.run_dir + ".log";
+  r->process = std::make_unique<TrialProcess>(
+      std::vector<std::string>{program_, "train", "--resume", r->record.run_dir, "--quiet"}, log,
+      run_file(r->record.run_dir, kMetricsFile), metric_field(o_.metric), /*append_log=*/true);
+  say(fmt::format("trial {} resumed: {}", r->record.number, values_text(r->record.values)));
+  running_.push_back(std::move(r));
+}
+
 void Search::start_trial() {
+  if (!resumable_.empty()) return resume_trial();
   auto r = std::make_unique<Running>();
   r->record.number = next_;
   r->record.values = propose();
@@ -287,7 +339,7 @@ void Search::start_trial() {
   ++started_;
   const fs::path dir = fs::path(o_.out) / kTrialsFolder;
   r->record.run_dir = (dir / name).string();
-  fs::remove_all(r->record.run_dir);  // left by an interrupted search (resume reruns it)
+  clear_trial_folder(r->record.run_dir);  // left by a killed search (resume reruns it)
   const int64_t threads = std::max<int64_t>(1, cores() / o_.parallel);
   r->process = std::make_unique<TrialProcess>(
       trial_argv(dir.string(), name, r->record.values, threads), (dir / (name + ".log")).string(),
@@ -333,7 +385,7 @@ void Search::watch(Running& r) {
 }
 
 void Search::end_trial(Running& r) {
-  r.record.seconds = r.process->seconds();
+  r.record.seconds = r.earlier_seconds + r.process->seconds();
   const int code = r.process->exit_code();
   if (r.record.status == TrialStatus::finished && code != 0) {
     r.record.status = TrialStatus::failed;
@@ -348,8 +400,50 @@ void Search::end_trial(Running& r) {
             [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
   write_trials_csv(run_file(o_.out, kTrialsFile), records_, keys_of(params_));
   write_page(nullptr);
+  write_state();
   drop_losing_checkpoints();
   update_reserve();
+}
+
+void Search::write_state() const {
+  nlohmann::json state = options_json(o_);
+  state["spent_seconds"] = spent_ + elapsed();
+  state["trials_run"] = records_.size();
+  write_file_atomically(run_file(o_.out, kTuneFile), state.dump(2) + "\n");
+}
+
+// How long stopped trials get to save before they are killed: a save is one checkpoint
+// write, well under a second for the models a search tries (a chosen bound).
+constexpr double kSaveSeconds = 30.0;
+
+void Search::interrupt(int signal) {
+  const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+  for (auto& r : running_) {
+    r->record.status = TrialStatus::interrupted;
+    r->record.reason = fmt::format("{} to sift tune", name);
+    r->stop(SIGTERM);
+  }
+  const auto start = Clock::now();
+  while (!running_.empty()) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() > kSaveSeconds) {
+      for (auto& r : running_) r->stop(SIGKILL);
+    }
+    for (auto it = running_.begin(); it != running_.end();) {
+      if ((*it)->process->running()) {
+        ++it;
+        continue;
+      }
+      watch(**it);
+      end_trial(**it);
+      it = running_.erase(it);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  write_state();
+  throw Interrupted(fmt::format("tune stopped by {}: the running trials saved and are recorded "
+                                "as interrupted; go on with `sift tune --resume {}`",
+                                name, o_.out),
+                    signal);
 }
 
 // Checkpoints kept: the best few trials' (a winner, and the next ones for a look); a model
@@ -368,6 +462,7 @@ void Search::drop_losing_checkpoints() const {
   });
   for (size_t i = 0; i < ranked.size(); ++i) {
     if (i < kCheckpointsKept && eligible(ranked[i])) continue;
+    if (ranked[i]->status == TrialStatus::interrupted) continue;  // a resume goes on from it
     std::error_code ignored;
     fs::remove(run_file(ranked[i]->run_dir, kBestCheckpointFile), ignored);
     fs::remove(run_file(ranked[i]->run_dir, kLastCheckpointFile), ignored);
@@ -425,13 +520,13 @@ void Search::step() {
 nlohmann::json Search::run(double budget) {
   budget_ = budget;
   update_reserve();  // the trials of an earlier session may have a winner
-  fs::create_directories(fs::path(o_.out) / kTrialsFolder);
-  nlohmann::json state = options_json(o_);
-  state["spent_seconds"] = spent_;
-  write_file_atomically(run_file(o_.out, kTuneFile), state.dump(2) + "\n");
+  check_own_folder(o_.out, "--out", /*create=*/true);
+  check_own_folder(run_file(o_.out, kTrialsFolder), "--out", /*create=*/true);
+  write_state();
   say(fmt::format("sift tune: {} for {:.0f} s, {} at a time, searching {}", o_.config, budget,
                   o_.parallel, fmt::join(keys_of(params_), ", ")));
   while (true) {
+    if (o_.stop_signal != nullptr && o_.stop_signal->load() != 0) interrupt(o_.stop_signal->load());
     step();
     if (running_.empty() && !may_start(elapsed())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -729,7 +824,8 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
 
 nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials_limit,
                            const std::vector<ModelTraits>& models, const std::string& program,
-                           bool quiet, bool print_summary) {
+                           bool quiet, bool print_summary, const std::atomic<int>* stop_signal) {
+  check_own_folder(dir, "--resume");
   const std::string state_path = run_file(dir, kTuneFile);
   std::ifstream in(state_path);
   if (!in) throw Error(fmt::format("{}: not a sift tune folder (no {})", dir, kTuneFile));
@@ -737,6 +833,7 @@ nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_
   if (!state.is_object() || !state.contains("config"))
     throw Error(fmt::format("{}: unreadable", state_path));
   TuneOptions o = options_from_json(state, dir);
+  o.stop_signal = stop_signal;
   if (trials_limit >= 0) o.trials = trials_limit;
   o.quiet = quiet;
   o.print_summary = print_summary;
@@ -751,7 +848,10 @@ nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_
                     "to go on",
                     dir, spent, o.budget_seconds));
   }
-  if (o.trials > 0 && int64_t(done.size()) >= o.trials) {
+  const auto finished = std::count_if(done.begin(), done.end(), [](const TrialRecord& r) {
+    return r.status != TrialStatus::interrupted;
+  });
+  if (o.trials > 0 && finished >= o.trials) {
     throw Error(fmt::format("{}: all {} trials are done; give --trials to go on", dir, o.trials));
   }
   return Search(o, models, program, std::move(done), spent).run(budget);

@@ -5,6 +5,7 @@
 // trials that reached that rung; the sampler (sampler.h) draws new trials around the best.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +29,10 @@ struct TuneOptions {
   bool quiet = false;                  // no progress lines on stderr (tune.log has them)
   bool print_summary = true;           // the trials table and the winner on stdout
   bool refit = true;                   // train the winner again on train + valid (refit.h)
+  // Set (to the signal's number) by the command's SIGINT/SIGTERM handler: the running
+  // trials are stopped (they save, as `sift train` does), recorded as interrupted, and the
+  // search throws sift::Interrupted with the command that goes on. Null: never.
+  const std::atomic<int>* stop_signal = nullptr;
 
   // Checks the fields alone; each error names its flag.
   void validate() const;
@@ -39,11 +44,14 @@ nlohmann::json tune(const TuneOptions& options, const std::vector<ModelTraits>& 
                     const std::string& program);
 
 // Goes on with the search in `dir` after an interruption: finished trials are kept,
-// interrupted ones rerun; `budget_seconds` > 0 replaces what was left of the budget and
-// `trials` >= 0 the most trials; `quiet` and `print_summary` as in TuneOptions.
+// interrupted ones continue from their last.ckpt (`sift train --resume`), a trial folder
+// that no record holds is made again unless a process still holds its run.lock;
+// `budget_seconds` > 0 replaces what was left of the budget and `trials` >= 0 the most
+// trials; `quiet` and `print_summary` as in TuneOptions.
 nlohmann::json resume_tune(const std::string& dir, double budget_seconds, int64_t trials,
                            const std::vector<ModelTraits>& models, const std::string& program,
-                           bool quiet = false, bool print_summary = true);
+                           bool quiet = false, bool print_summary = true,
+                           const std::atomic<int>* stop_signal = nullptr);
 
 // The label of --metric f1:LABEL (a __label__ prefix taken off, as fastText's
 // -autotune-metric f1:__label__X reads); "" for the other metrics.
