@@ -38,7 +38,6 @@ void append_transfer(Run& run, RawBatch& batch) {
 }  // namespace
 
 bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
-  PhaseTimer timer(run.phases, Phase::data_wait);
   const bool has = !run.data_done && stream.next(batch);
   if (!has) {
     run.data_done = true;
