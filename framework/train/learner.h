@@ -7,6 +7,7 @@
 // over its tensors) and the fastText tables on plain arrays (fasttext_learner.h, sift-lite).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,8 +59,8 @@ class Learner {
   // The epoch's last, partial accumulation.
   virtual void end_steps() {}
   // The last step's gradient norm and loss scale for metrics.csv (NaN: not measured).
-  virtual double grad_norm() const;
-  virtual double loss_scale() const;
+  virtual double grad_norm() const { return std::nan(""); }
+  virtual double loss_scale() const { return std::nan(""); }
   // A fused step over the weights (for Hogwild threads), or null when steps are not fused.
   virtual std::unique_ptr<FusedSgd> make_fused() = 0;
   virtual bool fused() const = 0;

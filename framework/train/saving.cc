@@ -112,7 +112,7 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
       rank == 0 ? meta : nlohmann::json::parse(blob_of(last, rank_blob("state", rank), path));
   run.state = TrainingState::from_meta(meta, counters, path);
   task_counts_from_meta(meta, path, run.task);
-  if (run.state.has_best) TorchLearner(run).copy_best();
+  if (run.state.has_best) torch_learner(run)->copy_best();
   run.best.saved = true;
   run.best.is_reference = run.state.has_best && run.state.best_step == run.state.step;
 }

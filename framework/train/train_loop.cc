@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <csignal>
+#include <limits>
+#include <thread>
 
 #include "core/append_line.h"
 #include "core/error.h"
 #include "framework/train/divergence.h"
-#include "framework/train/epoch_loop.h"
+#include "framework/train/save_policy.h"
 #include "framework/train/hogwild.h"
 #include "framework/train/lr_schedule.h"
 #include "framework/train/progress.h"
@@ -17,15 +21,66 @@
 namespace sift {
 namespace {
 
-// What the loop works with: the run, its learner and observers, the streams and timing.
-struct Loop : EpochLoop {
+using Clock = std::chrono::steady_clock;
+
+// What the loop works with: the run, its learner and observers, the streams, the step
+// horizon and limit, and when last.ckpt is written.
+struct Loop {
   Loop(RunCore& r, Learner& l, const std::vector<LoopObserver*>& o)
       : run(r), learner(l), group(l.group()), observers(o) {}
   RunCore& run;
   Learner& learner;
   Group& group;
   const std::vector<LoopObserver*>& observers;
+  const TextEncoder* encoder = nullptr;
+  std::unique_ptr<ShardedStream> batches;
+  std::unique_ptr<ShardedStream> valid;  // null without validation data
+  // The schedule's horizon; with data.max_tokens batches are cut by size, so it is an
+  // estimate, and epochs end when the data does, not at a step count.
+  int64_t total_steps = 0;
+  int64_t step_limit = 0;
+  int64_t first_step = 0;
+  std::chrono::duration<double> save_interval{0};
+  Clock::time_point last_save;
+  SavePolicy saves{SaveLast::epoch, 0};  // which epoch ends save (train.save_last)
+  bool skipped_save_said = false;        // the first skipped epoch save is logged
+  bool stopped = false;
+
+  // Whether train.checkpoint_minutes have passed since the last save (or the start); in
+  // a group rank 0's clock decides for all, as a save gathers every rank's data position.
+  bool save_due() { return group.primary_says(Clock::now() - last_save >= save_interval); }
 };
+
+// The optimizer steps of the run: train.epochs over the task's training records,
+// `per_batch` records a batch, train.accumulate batches a step, at most train.max_steps.
+int64_t total_steps(const Task& task, const TrainConfig& t, int64_t per_batch) {
+  const int64_t batches = (static_cast<int64_t>(task.train_records) + per_batch - 1) / per_batch;
+  const int64_t total = (batches + t.accumulate - 1) / t.accumulate * t.epochs;
+  return t.max_steps > 0 ? std::min(total, t.max_steps) : total;
+}
+
+// The limit and save timing of a loop that starts at the run's step.
+void start_loop(Loop& l, int64_t per_batch) {
+  const TrainConfig& t = *l.run.train;
+  l.total_steps = total_steps(l.run.task, t, per_batch);
+  l.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
+  l.first_step = l.run.state.step;
+  l.save_interval = std::chrono::duration<double>(t.checkpoint_minutes * 60.0);
+  l.last_save = Clock::now();
+  l.saves = SavePolicy(t.save_last, l.learner.bytes());  // estimates the first save
+}
+
+// train.save_last at an epoch's end (SavePolicy), as rank 0 decides for a group. The first
+// epoch end that does not save says why, once, in the log.
+bool epoch_end_saves(Loop& l, Progress& progress) {
+  const double trained = std::chrono::duration<double>(Clock::now() - l.last_save).count();
+  const bool saves_now = l.group.primary_says(l.saves.saves_at_epoch_end(trained));
+  if (!saves_now && l.run.train->save_last == SaveLast::automatic && !l.skipped_save_said) {
+    l.skipped_save_said = true;
+    progress.log_to_file_only(unsaved_epoch_end(l.saves.save_seconds(), trained));
+  }
+  return saves_now;
+}
 
 // ---- checkpoints ------------------------------------------------------------------------
 
@@ -61,8 +116,13 @@ void save_last(Loop& l, bool epoch_complete) {
   save_best(l.run, l.learner, same);  // after last.ckpt's buffers are gone: one large buffer at a time
 }
 
+// Writes last.ckpt, timed as Phase::checkpoint and for SavePolicy.
 void save(Loop& l, bool epoch_complete) {
-  l.save(l.run.phases, [&] { save_last(l, epoch_complete); });
+  PhaseTimer timer(l.run.phases, Phase::checkpoint);
+  const auto start_time = Clock::now();
+  save_last(l, epoch_complete);
+  l.last_save = Clock::now();
+  l.saves.saved(std::chrono::duration<double>(l.last_save - start_time).count());
 }
 
 // Before training changes the weights: the best go to best.ckpt or a copy.
@@ -171,10 +231,6 @@ nlohmann::json final_evaluation(Loop& l, std::string& text) {
 
 // ---- the loop ---------------------------------------------------------------------------
 
-// Whether a periodic save is due; in a group rank 0's clock decides for all, as a save
-// gathers every rank's data position.
-bool save_due(Loop& l) { return l.group.primary_says(l.save_due()); }
-
 // The signal a stop was asked with (TrainOptions::stop_signal), 0 for none. In a group
 // rank 0's flag decides for all, as the save that follows gathers every rank's state.
 int stop_signal(Loop& l) {
@@ -237,7 +293,7 @@ bool run_steps(Loop& l, Progress& progress) {
     }
     // Checkpoints fall between optimizer steps, so a resume never splits an accumulation.
     const int stop = stop_signal(l);
-    if (stop != 0 || save_due(l)) save(l, false);
+    if (stop != 0 || l.save_due()) save(l, false);
     if (stop != 0) throw interrupted_at(stop, s.step, s.epoch, run.dir);
     before_step(l);
   }
@@ -291,12 +347,37 @@ bool run_epoch(Loop& l, Progress& progress, bool resume_mid_epoch) {
   const bool last_epoch = s.epoch == t.epochs || s.step >= l.step_limit || l.stopped;
   // save_due first: the log's "not saved" line is for an epoch end that really does not.
   // train.save_last at an epoch's end: rank 0's clock decides for a group.
-  if (last_epoch || save_due(l) ||
-      l.epoch_end_saves(t.save_last, progress,
-                        [&l](bool saves) { return l.group.primary_says(saves); })) {
+  if (last_epoch || l.save_due() || epoch_end_saves(l, progress)) {
     save(l, true);
   }
   return true;
+}
+
+// report.json's "train": steps, examples and their rate, records, how the loop ended.
+nlohmann::json train_summary(Loop& l, double seconds) {
+  const TrainingState& s = l.run.state;
+  const TrainConfig& t = *l.run.train;
+  const Task& task = l.run.task;
+  std::vector<int64_t> examples{s.examples_seen};  // over all ranks
+  l.group.sum(examples);
+  const int64_t steps = s.step - l.first_step;
+  const int64_t per_step = t.accumulate * t.batch_size * l.group.world_size();
+  const double per_second = seconds > 0 ? static_cast<double>(steps * per_step) / seconds : 0.0;
+  return {{"steps", s.step},
+          {"examples", examples[0]},
+          {"seconds", seconds},
+          {"examples_per_second", per_second},
+          {"records", task.train_records},
+          {"skipped_records", task.train_skipped},
+          {"empty_texts", task.train_empty_texts},
+          {"workers", l.run.data->train_stream.workers},
+          {"stopped_early", l.stopped},
+          {"precision", to_string(t.precision)},
+          {"training_path", l.learner.training_path()},
+          {"gradient_checkpointing", to_string(t.gradient_checkpointing)},
+          {"skipped_steps", l.learner.skipped_steps()},
+          {"skipped_nonfinite_batches", s.skipped_batches},
+          {"best_epoch", s.best_epoch}};
 }
 
 // The epoch loop, from where the run stands (`data_state`: a mid-epoch data position).
@@ -308,8 +389,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
                           l.learner.teacher_encoder());
   l.valid = open_stream(*run.data, Split::valid, *l.encoder, run.task.labels, false, rank, world);
   l.learner.start(*l.encoder);
-  // batch_size on every rank
-  l.start(t, total_steps(run.task, t, t.batch_size * world), run.state.step, l.learner.bytes());
+  start_loop(l, t.batch_size * world);  // batch_size on every rank
   Progress progress(l.total_steps, t.log_every, run.options.quiet);
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = l.group.is_primary();
@@ -336,19 +416,19 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   for (const auto& line : ending_lines(t, l.stopped, run.state.skipped_batches)) {
     progress.log(line);
   }
-  std::vector<int64_t> examples{run.state.examples_seen};  // over all ranks
-  l.group.sum(examples);
-  nlohmann::json summary = train_summary(
-      run.state, run.task, t, l,
-      {progress.elapsed_seconds(), examples[0], world, run.data->train_stream.workers,
-       l.learner.training_path(), l.learner.skipped_steps()});
+  nlohmann::json summary = train_summary(l, progress.elapsed_seconds());
   l.learner.add_summary(summary, progress);
   for (auto* o : l.observers) o->add_summary(summary, progress);
   // Hogwild threads read for themselves, one reader each (hogwild.cc).
   const bool hogwild = trains_hogwild(l);
   const int64_t trainers = hogwild ? t.fast_path_threads : 1;
   const int64_t readers = hogwild ? trainers : run.data->train_stream.workers;
-  add_phases(summary, run.phases, progress, run.state.step - l.first_step, readers, trainers);
+  summary["phases"] =
+      run.phases.to_json(progress.elapsed_seconds(), run.state.step - l.first_step,
+                         data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
+  if (summary["phases"].contains("bottleneck")) {
+    progress.log(summary["phases"]["bottleneck"].get<std::string>());
+  }
   return summary;
 }
 
@@ -371,6 +451,22 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
                 best_checkpoint_meta(run.model_config->type, run.task.labels.size(), run.state,
                                      run.file_hashes, best.metrics, same_as_last),
                 {}, what);
+}
+
+double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore& run,
+                      int64_t& in_a_row) {
+  const double n = static_cast<double>(batch.size());
+  const bool sum = run.train->loss_reduction == LossReduction::sum;
+  PhaseTimer timer(run.phases, Phase::fused);
+  const double loss = fused.gradient(batch, sum ? 1.0 : 1.0 / n);
+  // The step being taken, as the log counts them.
+  if (step_applies(std::isfinite(loss), run.train->on_nonfinite, "loss or gradient",
+                   run.state.step + 1, run.state.epoch, run.dir, run.state.skipped_batches,
+                   in_a_row)) {
+    fused.apply(batch, lr);
+  }
+  ++run.state.step;
+  return loss / n;
 }
 
 bool stop_early(const RunCore& run) { return stops_early(*run.train, run.state); }

@@ -71,15 +71,14 @@ class TeacherNote : public LoopObserver {
 // weights.
 void repair_best(Run& run, const Checkpoint& last) {
   if (!best_needs_repair(run, last)) return;
-  TorchLearner learner(run);
   run.best.saved = false;
-  save_best(run, learner, true);
+  save_best(run, *torch_learner(run), true);
 }
 
 // Trains from where `run` stands and evaluates; writes report.json and report.txt.
 nlohmann::json finish_run(Run& run, const std::string& data_state) {
   const TextEncoder encoder = make_encoder(run.task);
-  TorchLearner learner(run);
+  const auto learner = torch_learner(run);
   std::vector<LoopObserver*> observers;
   std::unique_ptr<ProfileObserver> profile;
   if (run.dist->is_primary() && run.plan.train.profile) {
@@ -88,7 +87,7 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   }
   TeacherNote note(run);
   if (run.teacher) observers.push_back(&note);
-  return train_and_report(run, learner, encoder, data_state, observers);
+  return train_and_report(run, *learner, encoder, data_state, observers);
 }
 
 }  // namespace
