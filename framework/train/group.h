@@ -34,7 +34,7 @@ std::string rank_blob(const std::string& name, int64_t rank);
 
 // Collective: every rank passes its own blobs (named as for rank 0); rank 0 receives
 // all of them under rank_blob names. The others get nothing back.
-std::map<std::string, std::string> gather_rank_blobs(Group& group,
-                                                     const std::map<std::string, std::string>& mine);
+std::map<std::string, std::string> gather_rank_blobs(
+    Group& group, const std::map<std::string, std::string>& mine);
 
 }  // namespace sift

@@ -28,10 +28,10 @@ struct RunCore;  // train_loop.h
 
 // What a checkpoint the loop writes holds of the learner.
 enum class Saved {
-  last,         // last.ckpt: the weights and the learner's training state (optimizer, scale)
-  best_model,   // best.ckpt from the weights in the model
-  best_copy,    // best.ckpt from the copy copy_best made
-  best_named,   // best.ckpt naming last.ckpt's weights: no weights of its own
+  last,        // last.ckpt: the weights and the learner's training state (optimizer, scale)
+  best_model,  // best.ckpt from the weights in the model
+  best_copy,   // best.ckpt from the copy copy_best made
+  best_named,  // best.ckpt naming last.ckpt's weights: no weights of its own
 };
 
 class Learner {
@@ -49,8 +49,8 @@ class Learner {
   // The next batch of `stream` (in a group: true while any rank has one).
   virtual bool next_batch(ShardedStream& stream, RawBatch& batch) { return stream.next(batch); }
   struct Stepped {
-    double loss = 0.0;   // the batch's mean loss per example
-    bool step = false;   // an optimizer step was taken (else the batch was accumulated)
+    double loss = 0.0;  // the batch's mean loss per example
+    bool step = false;  // an optimizer step was taken (else the batch was accumulated)
   };
   // One batch at learning rate `lr`; `logs`: the step it completes gets a metrics.csv row.
   virtual Stepped step(const RawBatch& batch, double lr, bool logs) = 0;

@@ -2,13 +2,12 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -46,7 +45,6 @@ std::string rng_state() {
   const torch::Tensor state = generator.get_state();
   return std::string(static_cast<const char*>(state.data_ptr()), state.numel());
 }
-
 
 bool best_needs_repair(Run& run, const Checkpoint& last) {
   if (!run.dist->is_primary() || !run.best.is_reference) return false;

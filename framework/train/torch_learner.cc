@@ -40,7 +40,6 @@ void append_transfer(Run& run, RawBatch& batch) {
   }
 }
 
-
 // The next batch. In a group: true while any rank has one (a rank out of data gets an
 // empty batch), and run.loss_scale becomes the factor that makes the averaged gradient
 // that of all ranks' examples together, as one process with the whole batch would
@@ -59,7 +58,6 @@ bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
   return all.any;
 }
 
-
 // alpha * hard + (1 - alpha) * soft (train.distill); counts the soft loss for metrics.csv.
 torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch::Tensor& logits,
                                 const torch::Tensor& teacher, int64_t examples) {
@@ -71,7 +69,6 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
   run.step_log.count_distill(examples, soft);
   return loss.total;
 }
-
 
 // One batch's forward and backward (gradients accumulate); returns its mean loss per
 // example.
@@ -107,7 +104,6 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
   return value / (run.plan.loss.sum ? batch.size() : 1);
 }
 
-
 // The gradients' global L2 norm, as clip_grad_norm_ computes it (sparse ones too).
 double gradient_norm(torch::nn::Module& model) {
   double squares = 0.0;
@@ -118,7 +114,6 @@ double gradient_norm(torch::nn::Module& model) {
   }
   return std::sqrt(squares);
 }
-
 
 // Averages gradients over the ranks, unscales, clips and steps. A step whose gradients
 // overflowed under loss scaling is skipped (the weights stay) but still counts, so that
@@ -276,7 +271,8 @@ class TorchLearner : public Learner {
     if (run_.best_weights.empty()) return;
     torch::NoGradGuard no_grad;
     const NamedTensors current = named_tensors(*run_.model);
-    for (size_t i = 0; i < current.size(); ++i) current[i].second.copy_(run_.best_weights[i].second);
+    for (size_t i = 0; i < current.size(); ++i)
+      current[i].second.copy_(run_.best_weights[i].second);
   }
   void load_weights(const std::string& path) override {
     const Checkpoint c = load_checkpoint(path, {"optimizer"});
@@ -311,8 +307,9 @@ class TorchLearner : public Learner {
   int64_t skipped_steps() const override { return run_.scaler.skipped_steps(); }
   void add_summary(nlohmann::json& train, Progress& progress) override {
     if (run_.scaler.skipped_steps() > 0) {
-      progress.log(fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
-                               run_.scaler.skipped_steps(), run_.scaler.scale()));
+      progress.log(
+          fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
+                      run_.scaler.skipped_steps(), run_.scaler.scale()));
     }
     if (run_.dist->is_group()) {
       train["world_size"] = run_.dist->world_size();

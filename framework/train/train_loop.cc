@@ -11,11 +11,11 @@
 #include "core/append_line.h"
 #include "core/error.h"
 #include "framework/train/divergence.h"
-#include "framework/train/save_policy.h"
 #include "framework/train/hogwild.h"
 #include "framework/train/lr_schedule.h"
 #include "framework/train/progress.h"
 #include "framework/train/run_report.h"
+#include "framework/train/save_policy.h"
 #include "framework/train/validation_record.h"
 
 namespace sift {
@@ -113,7 +113,8 @@ void save_last(Loop& l, bool epoch_complete) {
     save_best(l.run, l.learner, false);
   }
   write_last(l, epoch_complete);
-  save_best(l.run, l.learner, same);  // after last.ckpt's buffers are gone: one large buffer at a time
+  save_best(l.run, l.learner,
+            same);  // after last.ckpt's buffers are gone: one large buffer at a time
 }
 
 // Writes last.ckpt, timed as Phase::checkpoint and for SavePolicy.
@@ -215,9 +216,9 @@ nlohmann::json final_evaluation(Loop& l, std::string& text) {
   for (const std::string name : {"valid", "test"}) {
     // The report shows a few misclassified validation texts: only that stream carries texts.
     const bool texts = name == "valid" && !run.data->multi_label;
-    auto stream = open_stream(*run.data, from_string<Split>(name, "split"), *l.encoder,
-                              run.task.labels, false, l.group.rank(), l.group.world_size(),
-                              nullptr, texts);
+    auto stream =
+        open_stream(*run.data, from_string<Split>(name, "split"), *l.encoder, run.task.labels,
+                    false, l.group.rank(), l.group.world_size(), nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
     const Evaluation e = l.learner.evaluate(*stream, texts ? &confused : nullptr);
@@ -444,7 +445,7 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
   best.saved = true;
   best.is_reference = same_as_last;
   if (!learner.group().is_primary()) return;  // only rank 0 writes
-  const Saved what = same_as_last ? Saved::best_named
+  const Saved what = same_as_last    ? Saved::best_named
                      : best.in_model ? Saved::best_model
                                      : Saved::best_copy;
   learner.write(run_file(run.dir, kBestCheckpointFile),

@@ -47,9 +47,9 @@ struct RunCore {
   StepLog step_log;   // metrics.csv (rank 0 writes)
 };
 
-// Trains `learner` on `encoder`'s batches from where `run` stands (`data_state`: last.ckpt's mid-epoch data
-// position, or "") and evaluates its best weights; writes report.json, report.txt and
-// report.html (rank 0) and returns the report.
+// Trains `learner` on `encoder`'s batches from where `run` stands (`data_state`: last.ckpt's
+// mid-epoch data position, or "") and evaluates its best weights; writes report.json, report.txt
+// and report.html (rank 0) and returns the report.
 nlohmann::json train_and_report(RunCore& run, Learner& learner, const TextEncoder& encoder,
                                 const std::string& data_state,
                                 const std::vector<LoopObserver*>& observers = {});

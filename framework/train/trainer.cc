@@ -60,7 +60,8 @@ class TeacherNote : public LoopObserver {
  public:
   explicit TeacherNote(const Run& run) : run_(run) {}
   void after_step(Progress& progress) override {
-    progress.set_note(teacher_note(run_.phases.seconds(Phase::teacher), progress.elapsed_seconds()));
+    progress.set_note(
+        teacher_note(run_.phases.seconds(Phase::teacher), progress.elapsed_seconds()));
   }
 
  private:
