@@ -40,7 +40,7 @@ class FastTextLearner : public Learner {
   bool weights_finite() const override { return tables_.all_finite(); }
   void load_weights(const std::string& path) override { tables_.load(path); }
   void write(const std::string& path, const nlohmann::json& meta,
-             const std::map<std::string, std::string>& blobs, Saved what) override {
+             const std::map<std::string, std::string>& blobs, Saved) override {
     CheckpointParts c;
     c.meta = meta;
     tables_.add_to(c);
