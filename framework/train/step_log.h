@@ -55,7 +55,7 @@ class StepLog {
   }
   // A training row from what was counted since the last one.
   void train_row(const StepRow& row);
-  // A validation row: `record`'s "valid_*" values (validation.cc's record).
+  // A validation row: `record`'s "valid_*" values (train_loop.cc's validation record).
   void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
   // Whether event files are written (train.tensorboard, rank 0), and a text summary
   // (markdown) there; it reaches the disk with the next row.

@@ -382,7 +382,7 @@ TEST_F(SiftCli, TheFinalEvaluationUsesTheBestEpochWhenTrainingWentOnPastIt) {
 }
 
 // The same for a model whose weights did not begin as a fill (TextCNN): its best weights
-// are a copy in memory, where a fastText table's are written to best.ckpt (saving.cc).
+// are a copy in memory, where a fastText table's are written to best.ckpt (train_loop.cc's keep_best_weights).
 TEST_F(SiftCli, TheFinalEvaluationUsesTheBestEpochOfAModelKeptInMemory) {
   const std::string path = sms_sample("small.tsv", 600);
   write_file(dir_ + "/c.yaml", "data:\n  train:\n    path: " + path +
