@@ -54,7 +54,7 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
        {Use::refused,
         "the fastText model starts from random vectors (model.pretrained is "
         "the TextCNN's, RNN's and Transformer's)"}},
-      {"-saveOutput", {Use::refused, "the output matrix is in the run's checkpoint"}, false},
+      {"-saveOutput", {Use::refused, "the output matrix is in the run's checkpoint", false}},
       {"-autotune-validation", {Use::refused, "use `sift tune` with data.valid.path"}},
       {"-autotune-metric", {Use::refused, "use `sift tune --metric`"}},
       {"-autotune-predictions", {Use::refused, "use `sift tune --metric`"}},
@@ -177,7 +177,9 @@ Positional positional(const Args& args) {
     throw UsageError(
         fmt::format("{}: give MODEL FILE [k] [th], as fastText's {}", args[0], args[0]));
   }
-  Positional p{args[1], args[2]};
+  Positional p;
+  p.model = args[1];
+  p.input = args[2];
   if (args.size() > 3) p.k = args[3];
   if (args.size() > 4) p.threshold = args[4];
   if (std::filesystem::is_regular_file(p.model) &&
