@@ -339,6 +339,11 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
         "tokenizer.fasttext_compat: fastText's reading of text applies to the word "
         "tokenizer only, not to SentencePiece pieces.");
   }
+  const ModelConfig& m = config.model;
+  if (m.maxn > 0 && m.minn > m.maxn) {
+    throw Error(fmt::format("model.minn: character n-grams need model.minn <= model.maxn "
+                            "(got {} and {})", m.minn, m.maxn));
+  }
   warn_of_traps(config, model);
 }
 

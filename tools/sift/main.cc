@@ -63,7 +63,7 @@ bool unknown_flag(const CLI::App& app, int argc, char** argv) {
     std::fprintf(stderr, "sift: error: %s has no option %s", argv[1], flag.c_str());
     const std::string best = sift::nearest_name(flag, flags, 2);
     if (!best.empty()) std::fprintf(stderr, "; did you mean '%s'?", best.c_str());
-    std::fprintf(stderr, "\nRun 'sift %s --help' for its options.\n", argv[1]);
+    std::fprintf(stderr, " ('sift %s --help' lists them)\n", argv[1]);
     return true;
   }
   return false;
