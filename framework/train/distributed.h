@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/train/group.h"
+
 namespace sift {
 
 // The variables torchrun (and `sift launch`) set.
@@ -42,7 +44,7 @@ struct BatchAgreement {
   int64_t examples = 0;
 };
 
-class Distributed {
+class Distributed : public Group {
  public:
   // A group of one: rank 0 of 1, every collective returns this process's own values and
   // nothing is connected. The trainer holds one of these instead of a null pointer, so
@@ -56,9 +58,8 @@ class Distributed {
   Distributed(const Distributed&) = delete;
   Distributed& operator=(const Distributed&) = delete;
 
-  int64_t rank() const;
-  int64_t world_size() const;
-  bool is_primary() const { return rank() == 0; }
+  int64_t rank() const override;
+  int64_t world_size() const override;
   const std::string& backend() const;
 
   // Rank 0's parameters and buffers, copied to every rank.
@@ -71,18 +72,18 @@ class Distributed {
   // would be hundreds of MB per step). A missing gradient counts as zero.
   void average_gradients(torch::nn::Module& module);
   // Element-wise sums over the ranks, in place.
-  void sum(std::vector<double>& values);
-  void sum(std::vector<int64_t>& values);
+  void sum(std::vector<double>& values) override;
+  void sum(std::vector<int64_t>& values) override;
   // Rank 0's value of `flag` on every rank.
-  bool primary_says(bool flag);
+  bool primary_says(bool flag) override;
   // Every rank's bytes, in rank order, on every rank.
-  std::vector<std::string> all_gather(const std::string& bytes);
+  std::vector<std::string> all_gather(const std::string& bytes) override;
   // Rank 0 publishes `bytes` under `key` in the store; the others wait for them (up to
   // the timeout; a dead rank 0 ends the wait at once, as the store lives in it).
   std::string share_from_primary(const std::string& key, const std::string& bytes);
 
   // Whether other processes take part (false for a group of one).
-  bool is_group() const { return impl_ != nullptr; }
+  bool is_group() const override { return impl_ != nullptr; }
 
   // Time spent in average_gradients so far and how many calls it made.
   double gradient_seconds() const;

@@ -143,24 +143,6 @@ void reduce_evaluation(Distributed& dist, Evaluation& e) {
   e.loss = e.examples() > 0 ? loss[0] / static_cast<double>(e.examples()) : 0.0;
 }
 
-std::string rank_blob(const std::string& name, int64_t rank) {
-  return rank == 0 ? name : fmt::format("{}.{}", name, rank);
-}
-
-std::map<std::string, std::string> gather_rank_blobs(
-    Distributed& dist, const std::map<std::string, std::string>& mine) {
-  if (!dist.is_group()) return mine;
-  std::map<std::string, std::string> out;
-  // The same names in the same order on every rank (std::map): one all-gather per name.
-  for (const auto& [name, bytes] : mine) {
-    auto all = dist.all_gather(bytes);
-    if (!dist.is_primary()) continue;
-    for (size_t r = 0; r < all.size(); ++r)
-      out[rank_blob(name, static_cast<int64_t>(r))] = std::move(all[r]);
-  }
-  return out;
-}
-
 void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size) {
   const int64_t saved = meta.value("world_size", int64_t{1});
   if (saved == world_size) return;

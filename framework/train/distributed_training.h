@@ -13,6 +13,7 @@
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/task.h"
 #include "framework/train/distributed.h"
+#include "framework/train/group.h"
 
 namespace sift {
 
@@ -39,15 +40,6 @@ double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t t
 
 // Sums confusion matrices and losses over the ranks (each evaluated its partition).
 void reduce_evaluation(Distributed& dist, Evaluation& evaluation);
-
-// A checkpoint blob's name for a rank: rank 0 keeps the single-process names ("data",
-// "rng"), rank r > 0 adds ".r".
-std::string rank_blob(const std::string& name, int64_t rank);
-
-// Collective: every rank passes its own blobs (named as for rank 0); rank 0 receives
-// all of them under rank_blob names. The others get nothing back.
-std::map<std::string, std::string> gather_rank_blobs(Distributed& dist,
-                                                     const std::map<std::string, std::string>& mine);
 
 // Refuses to resume a checkpoint written by another number of processes.
 void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size);

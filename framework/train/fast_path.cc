@@ -2,11 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "core/error.h"
 #include "framework/train/fast_path_rules.h"
-#include "framework/train/nonfinite.h"
 
 namespace sift {
 
@@ -39,31 +36,6 @@ void choose_training_path(Run& run) {
   run.fused = find_model(run.plan.model.type).fused_sgd(*run.model);
   run.training_path =
       fmt::format("fast path: fused SGD, {} thread{}", threads, threads == 1 ? "" : "s");
-}
-
-double fused_step(Run& run, const RawBatch& batch, double lr) {
-  const bool sum = run.plan.loss.sum;
-  const double n = static_cast<double>(batch.size());
-  PhaseTimer timer(run.phases, Phase::fused);
-  const double loss = run.fused->gradient(batch, sum ? 1.0 : 1.0 / n);
-  if (nonfinite_guard(run, std::isfinite(loss))) run.fused->apply(batch, lr);
-  ++run.state.step;
-  return loss / n;
-}
-
-bool trains_hogwild(const Run& run) {
-  return run.fused != nullptr && run.plan.train.fast_path_threads > 1;
-}
-
-bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress) {
-  const HogwildRun h{run.plan.data,
-                     run.plan.train,
-                     run.plan.loss.sum,
-                     run.task.labels,
-                     [&run] { return find_model(run.plan.model.type).fused_sgd(*run.model); },
-                     run.state,
-                     run.dir};
-  return hogwild_epoch(h, plan, progress);
 }
 
 }  // namespace sift

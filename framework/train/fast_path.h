@@ -7,8 +7,6 @@
 
 #include <string>
 
-#include "datasets/batch.h"
-#include "framework/train/hogwild.h"
 #include "framework/train/run.h"
 
 namespace sift {
@@ -20,16 +18,5 @@ std::string fast_path_refusal(const Run& run);
 // the fast path. Throws sift::Error when train.fast_path_threads > 1 asks for a path
 // the run cannot take.
 void choose_training_path(Run& run);
-
-// One optimizer step through run.fused at learning rate `lr`: the batch's gradient, the
-// non-finite guard (train.on_nonfinite), the update; counts the step like
-// optimizer_step. Returns the batch's mean loss per example.
-double fused_step(Run& run, const RawBatch& batch, double lr);
-
-// Whether `run` trains Hogwild-style (the fast path with more than one thread).
-bool trains_hogwild(const Run& run);
-
-// One epoch of `run` on its Hogwild threads (hogwild_epoch over the model's weights).
-bool hogwild_steps(Run& run, const HogwildPlan& plan, Progress& progress);
 
 }  // namespace sift

@@ -38,10 +38,4 @@ bool nonfinite_guard(Run& run, bool loss_finite) {
                       run.nonfinite_in_a_row);
 }
 
-void check_weights_finite(Run& run, const std::string& what) {
-  if (!tensors_finite(run.model->parameters())) {
-    throw diverged_weights(run.state.step, run.state.epoch, what);
-  }
-}
-
 }  // namespace sift

@@ -26,8 +26,4 @@ bool tensors_finite(const std::vector<torch::Tensor>& tensors);
 // kMaxSkippedBatchesInARow skips in a row.
 bool nonfinite_guard(Run& run, bool loss_finite);
 
-// Throws sift::Error when the model's weights are not all finite (`what`: the write
-// that is refused), so that no checkpoint ever holds NaN weights.
-void check_weights_finite(Run& run, const std::string& what);
-
 }  // namespace sift

@@ -1,27 +1,19 @@
-// The trainer's checkpoints: the best weights kept in memory and written to best.ckpt,
-// last.ckpt with everything a resumed run needs, and reading last.ckpt back.
+// Resuming a run from its checkpoints (train_loop.h writes them): reading last.ckpt back,
+// repairing best.ckpt after a crash between a save's two writes.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "datasets/sharded_stream.h"
 #include "framework/runtime/checkpoint.h"
 #include "framework/train/run.h"
 
 namespace sift {
 
-// Takes the model's weights as the best so far, with their validation record; they are
-// copied only if training goes on (keep_best_weights).
-void remember_best(Run& run, const nlohmann::json& metrics);
-// Before training changes the weights: copies them when they are the best.
-void keep_best_weights(Run& run);
-// Puts the best weights back into the model (nothing when there are none or it has them).
-void restore_best(Run& run);
-
-// Writes last.ckpt (every rank's data position and random state gathered on rank 0),
-// then best.ckpt when the best weights changed since it was written.
-void save_last(Run& run, const ShardedStream& stream, bool epoch_complete);
+// A transfer stream's data position in last.ckpt (one per rank, as "data").
+std::string transfer_blob(const std::string& name);
+// LibTorch's CPU generator's state (last.ckpt's "rng" of each rank).
+std::string rng_state();
 
 // Resuming from last.ckpt (`path`), in two steps around the optimizer's creation. First
 // the counters and the task's counts; the model's weights (best.ckpt's, as loaded from
@@ -32,10 +24,15 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
 // that save would have (naming them). Anything else is left for load_run to refuse.
 void restore_missing_best(const std::string& run_dir);
 // When last.ckpt's weights are the best (best.ckpt names them), takes their metrics
-// from last.ckpt, and writes best.ckpt again unless it names them already: a crash
-// between a save's two writes left it missing, naming an older last.ckpt, or holding an
-// older best. Needs run.file_hashes.
-void repair_best(Run& run, const Checkpoint& last);
+// from last.ckpt and says whether best.ckpt must be written again (save_best): unless
+// it names them already, a crash between a save's two writes left it missing, naming an
+// older last.ckpt, or holding an older best.
+bool best_needs_repair(Run& run, const Checkpoint& last);
+// A resume's first step: cuts metrics.jsonl in `run_dir` back to its first `rows` lines,
+// the validations last.ckpt had seen, so that those logged after it and run again are
+// not doubled (rows < 0: unknown, nothing cut). Returns the lines it keeps. A
+// metrics.jsonl that is not a regular file (a symlink, a device) is left alone.
+int64_t cut_metrics_back(const std::string& run_dir, int64_t rows);
 // Then the model's and optimizer's state, this rank's random state and the loss scale.
 // Returns this rank's data position ("" when the epoch was complete).
 std::string restore_last(Run& run, const Checkpoint& last, const std::string& path);

@@ -1,0 +1,345 @@
+#include "framework/train/torch_learner.h"
+
+#include <fmt/format.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <optional>
+
+#include "core/error.h"
+#include "framework/runtime/collate.h"
+#include "framework/runtime/evaluation.h"
+#include "framework/runtime/loss.h"
+#include "framework/runtime/run_folder.h"
+#include "framework/train/distill.h"
+#include "framework/train/distributed_training.h"
+#include "framework/train/max_norm.h"
+#include "framework/train/nonfinite.h"
+#include "framework/train/optimization.h"
+#include "framework/train/run_report.h"
+#include "framework/train/saving.h"
+#include "models/autocast.h"
+
+namespace sift {
+namespace {
+
+// Appends each transfer stream's next batch (train.distill.unlabeled, augment) to a
+// labelled one; a stream that ends starts its next epoch.
+void append_transfer(Run& run, RawBatch& batch) {
+  RawBatch more;
+  for (auto& t : run.transfer) {
+    if (!t.stream->next(more)) {
+      t.stream->start_epoch(t.stream->epoch() + 1);
+      if (!t.stream->next(more)) {
+        throw Error(fmt::format("train.distill.{}: {}",
+                                t.name == "augment" ? "augment.copies" : t.name,
+                                empty_split_message("distillation's " + t.name, *t.stream)));
+      }
+    }
+    batch.append(more);
+  }
+}
+
+// The next batch. In a group: true while any rank has one (a rank out of data gets an
+// empty batch), and run.loss_scale becomes the factor that makes the averaged gradient
+// that of all ranks' examples together, as one process with the whole batch would
+// compute it.
+bool next_batch(Run& run, ShardedStream& stream, RawBatch& batch) {
+  const bool has = !run.data_done && stream.next(batch);
+  if (!has) {
+    run.data_done = true;
+    batch.clear();
+  } else {
+    append_transfer(run, batch);
+  }
+  const BatchAgreement all = run.dist->agree_on_batch(has, batch.size());
+  run.loss_scale = rank_loss_scale(run.plan.train.loss_reduction, batch.size(), all.examples,
+                                   run.dist->world_size());
+  return all.any;
+}
+
+// alpha * hard + (1 - alpha) * soft (train.distill); counts the soft loss for metrics.csv.
+torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch::Tensor& logits,
+                                const torch::Tensor& teacher, int64_t examples) {
+  const auto& d = run.plan.train.distill;
+  const bool sum = run.plan.loss.sum;
+  const DistilledLoss loss =
+      distilled_loss(hard, logits, teacher, d.alpha, d.temperature, run.plan.data.multi_label, sum);
+  const double soft = loss.soft.item<double>() / (sum ? static_cast<double>(examples) : 1.0);
+  run.step_log.count_distill(examples, soft);
+  return loss.total;
+}
+
+// One batch's forward and backward (gradients accumulate); returns its mean loss per
+// example.
+double accumulate_batch(Run& run, const RawBatch& batch) {
+  if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
+  const auto& t = run.plan.train;
+  std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
+  const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
+  torch::Tensor teacher;
+  if (run.teacher) {
+    timer.emplace(run.phases, Phase::teacher);
+    teacher = teacher_logits(*run.teacher, batch, run.plan.precision.autocast, run.device);
+  }
+  timer.emplace(run.phases, Phase::forward);
+  torch::Tensor logits, loss;
+  {
+    AutocastGuard autocast(run.plan.precision.autocast, run.device);
+    // train.loss hs, ns: the output layer's own loss over the rows it touches.
+    loss = model_loss(*run.model, input, batch, run.plan.loss);
+    if (!loss.defined()) logits = run.model->forward(input);
+  }
+  if (!loss.defined()) {
+    logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
+    loss = batch_loss(logits, batch, run.plan.loss);
+    if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
+  }
+  timer.emplace(run.phases, Phase::backward);
+  const torch::Tensor scaled =
+      run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
+  (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
+  const double value = loss.item<double>();  // on a GPU: waits for the backward
+  run.losses_finite = run.losses_finite && std::isfinite(value);
+  return value / (run.plan.loss.sum ? batch.size() : 1);
+}
+
+// The gradients' global L2 norm, as clip_grad_norm_ computes it (sparse ones too).
+double gradient_norm(torch::nn::Module& model) {
+  double squares = 0.0;
+  for (const auto& p : model.parameters()) {
+    if (!p.grad().defined()) continue;
+    const double n = p.grad().norm().item<double>();
+    squares += n * n;
+  }
+  return std::sqrt(squares);
+}
+
+// Averages gradients over the ranks, unscales, clips and steps. A step whose gradients
+// overflowed under loss scaling is skipped (the weights stay) but still counts, so that
+// step limits, schedules and evaluation points do not shift. A non-finite loss or
+// gradient goes to the guard (nonfinite.h): an error, or under skip_batch a skipped step
+// that counts the same way.
+void optimizer_step(Run& run) {
+  {
+    PhaseTimer timer(run.phases, Phase::allreduce);
+    run.dist->average_gradients(*run.model);
+  }
+  PhaseTimer timer(run.phases, Phase::optimizer);
+  const bool finite = run.scaler.unscale(run.model->parameters());
+  run.scaler.update(finite);
+  // Loss scaling's overflow skips come first; the guard sees what would reach the weights.
+  const bool take = finite && nonfinite_guard(run, run.losses_finite);
+  run.losses_finite = true;
+  run.grad_norm = std::nan("");
+  if (take) {
+    if (run.pruner) run.pruner->mask_gradients();  // before clipping measures them
+    if (run.plan.train.clip_norm > 0) {
+      run.grad_norm =
+          torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.plan.train.clip_norm);
+    } else if (run.log_this_step) {
+      // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
+      run.grad_norm = gradient_norm(*run.model);
+    }
+    run.optimizer->step();
+    if (run.pruner) run.pruner->apply();
+    if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
+  }
+  run.optimizer->zero_grad();
+  ++run.state.step;
+  if (run.pruner) run.pruner->update(run.state.step);
+}
+
+// Opens the streams of distillation's transfer set, each at its saved position on resume
+// (run.transfer_states) or at the start of its first epoch.
+void open_transfer(Run& run, const TextEncoder& encoder) {
+  run.transfer.clear();
+  for (const auto& source : run.plan.data.transfer) {
+    TransferStream t{source.name,
+                     open_transfer_stream(source, encoder, run.task.labels, run.teacher->encoder,
+                                          run.dist->rank(), run.dist->world_size())};
+    const auto saved = run.transfer_states.find(source.name);
+    if (saved != run.transfer_states.end()) {
+      try {
+        t.stream->restore_state(saved->second);
+      } catch (const Error& e) {  // "shard x is missing since the checkpoint; ..."
+        throw Error(fmt::format("{}: {}", source.source.key, e.what()));
+      }
+    } else {
+      t.stream->start_epoch(1);
+    }
+    run.transfer.push_back(std::move(t));
+  }
+}
+
+int64_t transfer_rows(const Run& run, const std::string& name) {
+  for (const auto& source : run.plan.data.transfer) {
+    if (source.name == name) return source.stream.batch_size;
+  }
+  return 0;
+}
+
+class TorchLearner : public Learner {
+ public:
+  explicit TorchLearner(Run& run) : run_(run) {}
+  Group& group() override { return *run_.dist; }
+
+  void start(const TextEncoder& encoder) override {
+    open_transfer(run_, encoder);
+    run_.model->train();
+    run_.optimizer->zero_grad();
+  }
+  const TextEncoder* teacher_encoder() const override {
+    return run_.teacher ? &run_.teacher->encoder : nullptr;
+  }
+  void start_epoch() override { run_.data_done = false; }
+  bool next_batch(ShardedStream& stream, RawBatch& batch) override {
+    return sift::next_batch(run_, stream, batch);
+  }
+  Stepped step(const RawBatch& batch, double lr, bool logs) override {
+    if (run_.fused) {
+      run_.grad_norm = std::nan("");  // not computed there
+      return {fused_sgd_step(*run_.fused, batch, lr, run_, run_.nonfinite_in_a_row), true};
+    }
+    set_lr(*run_.optimizer, lr);
+    const double loss = accumulate_batch(run_, batch);
+    if (++micro_ < run_.plan.train.accumulate) return {loss, false};
+    micro_ = 0;
+    run_.log_this_step = logs;
+    optimizer_step(run_);
+    return {loss, true};
+  }
+  bool accumulating() const override { return micro_ > 0; }
+  void end_steps() override {
+    run_.log_this_step = false;
+    if (micro_ > 0) optimizer_step(run_);  // the epoch's last, partial accumulation
+    micro_ = 0;
+  }
+  double grad_norm() const override { return run_.grad_norm; }
+  double loss_scale() const override {
+    return run_.scaler.enabled() ? run_.scaler.scale() : std::nan("");
+  }
+  std::unique_ptr<FusedSgd> make_fused() override {
+    return find_model(run_.plan.model.type).fused_sgd(*run_.model);
+  }
+  bool fused() const override { return run_.fused != nullptr; }
+
+  Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
+    Evaluation e = sift::evaluate(run_.model, stream, run_.task.encoder.kind,
+                                  run_.task.labels.size(), run_.device, run_.plan.labels, confused);
+    reduce_evaluation(*run_.dist, e);
+    run_.model->train();
+    return e;
+  }
+  void add_to_record(nlohmann::json& record) const override {
+    if (!run_.scaler.enabled()) return;
+    record["loss_scale"] = run_.scaler.scale();
+    record["skipped_steps"] = run_.scaler.skipped_steps();
+  }
+  std::string not_a_best(int64_t step) const override {
+    // While pruning is on its way the weights are not those the run ends with.
+    if (run_.pruner && !run_.pruner->at_final_sparsity(step)) {
+      return " (before the final sparsity: not a best candidate)";
+    }
+    return "";
+  }
+
+  int64_t bytes() const override {
+    int64_t total = 0;
+    for (const auto& named : named_tensors(*run_.model)) total += named.second.nbytes();
+    return total;
+  }
+  bool weights_finite() const override { return tensors_finite(run_.model->parameters()); }
+  bool best_to_disk() const override {
+    // A table that began as a fill is written as its changed rows; every rank of a group
+    // would have to read it back.
+    return !run_.dist->is_group() && !run_.model->initial_fills().empty();
+  }
+  bool holds_best_copy() const override { return !run_.best_weights.empty(); }
+  void copy_best() override {
+    torch::NoGradGuard no_grad;
+    const NamedTensors current = named_tensors(*run_.model);
+    auto& best = run_.best_weights;
+    if (best.empty()) {
+      for (const auto& [name, w] : current) best.emplace_back(name, w.detach().clone());
+    } else {
+      for (size_t i = 0; i < current.size(); ++i) best[i].second.copy_(current[i].second);
+    }
+  }
+  void drop_best_copy() override { run_.best_weights.clear(); }
+  void restore_best_copy() override {
+    if (run_.best_weights.empty()) return;
+    torch::NoGradGuard no_grad;
+    const NamedTensors current = named_tensors(*run_.model);
+    for (size_t i = 0; i < current.size(); ++i)
+      current[i].second.copy_(run_.best_weights[i].second);
+  }
+  void load_weights(const std::string& path) override {
+    const Checkpoint c = load_checkpoint(path, {"optimizer"});
+    run_.model->remember_fills(load_model_weights(*run_.model, c, path));
+  }
+  void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
+    blobs["rng"] = rng_state();
+    // The transfer set's streams run across epochs: their positions are saved at each save.
+    for (const auto& t : run_.transfer) blobs[transfer_blob(t.name)] = t.stream->save_state();
+  }
+  void write(const std::string& path, const nlohmann::json& meta,
+             const std::map<std::string, std::string>& blobs, Saved what) override {
+    Checkpoint c;
+    c.meta = meta;
+    // Serialised while the file is written (a device's tensors are copied to the CPU).
+    if (what != Saved::best_named) {
+      c.tensor_blobs["model"] =
+          what == Saved::best_copy ? run_.best_weights : named_tensors(*run_.model);
+      c.fills["model"] = run_.model->initial_fills();
+    }
+    // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
+    if (run_.pruner) c.tensor_blobs[kPruneMasksSection] = run_.pruner->masks();
+    if (what == Saved::last) {
+      c.blobs["optimizer"] = optimizer_bytes(*run_.optimizer);
+      if (run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
+    }
+    for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
+    save_checkpoint(path, c);
+  }
+
+  std::string training_path() const override { return run_.training_path; }
+  int64_t skipped_steps() const override { return run_.scaler.skipped_steps(); }
+  void add_summary(nlohmann::json& train, Progress& progress) override {
+    if (run_.scaler.skipped_steps() > 0) {
+      progress.log(
+          fmt::format("loss scaling skipped {} steps with inf/nan gradients (scale now {})",
+                      run_.scaler.skipped_steps(), run_.scaler.scale()));
+    }
+    if (run_.dist->is_group()) {
+      train["world_size"] = run_.dist->world_size();
+      train["allreduce_seconds"] = run_.dist->gradient_seconds();
+      train["allreduce_calls"] = run_.dist->gradient_calls();
+    }
+    for (const auto& transfer : run_.transfer) {
+      train["transfer"][transfer.name] = {{"rows_per_batch", transfer_rows(run_, transfer.name)},
+                                          {"epoch", transfer.stream->epoch()}};
+    }
+    run_.transfer.clear();  // their readers stop here; the encoders they hold are the loop's
+  }
+  void add_report(nlohmann::json& train, std::string& text) const override {
+    if (!run_.pruner) return;
+    train["pruning"] = run_.pruner->report();
+    text += run_.pruner->report_text();
+  }
+  nlohmann::json environment(const std::string& dir) const override {
+    return run_environment({"sift-main", TORCH_VERSION, run_.device.str(), at::get_num_threads(),
+                            run_.dist->world_size(), run_.plan.data.train_stream.workers,
+                            run_file(dir, kConfigFile)});
+  }
+
+ private:
+  Run& run_;
+  int64_t micro_ = 0;  // batches accumulated since the last optimizer step
+};
+
+}  // namespace
+
+std::unique_ptr<Learner> torch_learner(Run& run) { return std::make_unique<TorchLearner>(run); }
+
+}  // namespace sift
