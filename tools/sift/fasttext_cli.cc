@@ -211,8 +211,62 @@ Args predict(const Args& args, bool probabilities) {
 
 }  // namespace
 
+namespace {
+
+// "  -input FILE  -> data.train.path" lines for a command's --help.
+std::string flag_lines(const std::map<std::string, FastTextFlag>& flags) {
+  std::string out;
+  for (const auto& [name, flag] : flags) {
+    const char* what = flag.use == Use::key         ? "-> "
+                       : flag.use == Use::flag      ? "-> "
+                       : flag.use == Use::no_effect ? "no effect: "
+                                                    : "not supported: ";
+    out +=
+        fmt::format("  {:<22} {}{}\n", name, what, flag.to == "run" ? "the run folder" : flag.to);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_fasttext_commands(CLI::App& app) {
+  const std::string table = " Every flag: docs/fasttext.md.";
+  struct Command {
+    const char* name;
+    std::string description;
+    std::string footer;
+  };
+  const std::vector<Command> commands = {
+      {"supervised",
+       "fastText's `supervised -input FILE -output PATH [flags]`: sift train of the fastText "
+       "model on a run folder PATH, reading text as fastText does." +
+           table,
+       "fastText's flags and the Sift keys they set:\n" + flag_lines(supervised_flags())},
+      {"test",
+       "fastText's `test MODEL FILE [k]`: N, P@k and R@k (sift eval --fasttext-output)." + table,
+       ""},
+      {"predict-prob",
+       "fastText's `predict-prob MODEL FILE [k] [th]`: __label__A 0.87 lines (sift predict "
+       "--format fasttext-prob); `sift predict MODEL FILE [k] [th]` writes the labels alone." +
+           table,
+       ""},
+      {"quantize",
+       "fastText's `quantize -output RUN [flags]`: sift export RUN --quantize pq --out RUN.ftz." +
+           table,
+       "fastText's flags and the Sift flags they become:\n" + flag_lines(quantize_flags())},
+  };
+  for (const Command& c : commands) {
+    CLI::App* cmd = app.add_subcommand(c.name, c.description);
+    cmd->allow_extras();
+    if (!c.footer.empty()) cmd->footer(c.footer);
+  }
+}
+
 std::optional<std::vector<std::string>> from_fasttext_command_line(const Args& args) {
   if (args.empty()) return std::nullopt;
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") return std::nullopt;  // the command's own help
+  }
   const std::string& command = args[0];
   if (command == "supervised") return supervised(args);
   if (command == "quantize") return quantize(args);

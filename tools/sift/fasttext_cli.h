@@ -6,6 +6,7 @@
 // predict and predict-prob too. docs/fasttext.md has the table of every flag.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@ namespace sift::cli {
 // or a missing value.
 std::optional<std::vector<std::string>> from_fasttext_command_line(
     const std::vector<std::string>& args);
+
+// `sift supervised|test|predict-prob|quantize --help`: the commands in `sift --help`, each
+// with its fastText flags and the Sift key or flag each becomes. Their command lines never
+// reach these (FastTextArgv rewrites them first), only --help does.
+void add_fasttext_commands(CLI::App& app);
 
 // A program's argc and argv, rewritten in place by from_fasttext_command_line when they
 // are a fastText command line (left as they are otherwise); this object owns the new

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   sift::cli::add_tune_command(app);
   sift::cli::add_report_command(app);
   sift::cli::add_serve_command(app);
+  sift::cli::add_fasttext_commands(app);
   // fastText's command lines become the Sift command that does the same.
   std::unique_ptr<sift::cli::FastTextArgv> rewritten;
   try {
