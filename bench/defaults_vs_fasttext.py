@@ -23,7 +23,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import results_page  # noqa: E402
 import results_section  # noqa: E402
 
 OLD_DEFAULTS = ["--set", "train.batch_size=32", "--set", "train.loss_reduction=mean",
@@ -92,7 +91,7 @@ def main():
     parser.add_argument("--data", default=os.path.join(ROOT, "data"))
     parser.add_argument("--sets", default="trec,sst2,ag_news")
     args = parser.parse_args()
-    load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    load_before = results_section.loadavg()
     rows = []
     for name in args.sets.split(","):
         with tempfile.TemporaryDirectory(prefix=f"defaults-{name}-") as work:
@@ -107,11 +106,6 @@ def main():
         "family": "fasttext", "order": 60,
         "title": "Defaults: a config of data paths alone against `fasttext supervised`'s defaults",
         "command": "`python3 bench/defaults_vs_fasttext.py`",
-        "commit": results_section.this_commit(),
-        "machine": results_section.this_machine(),
-        "date": time.strftime("%Y-%m-%d"),
-        "load": f"load average {load_before} before, "
-                + " ".join(open("/proc/loadavg").read().split()[:3]) + " after",
         "columns": ["set", "fastText test acc.", "Sift test acc.", "Sift - fastText",
                     "Sift, table defaults before #41", "fastText s", "Sift s"],
         "rows": rows,
@@ -120,10 +114,7 @@ def main():
                   "Sift holds out a hashed 10% of the training lines for validation "
                   "(data.valid_split) and keeps the best epoch's weights; fastText trains on all."],
     }
-    with open(os.path.join(HERE, "results", "defaults.json"), "w", encoding="utf-8") as f:
-        json.dump(page, f, indent=1)
-        f.write("\n")
-    results_page.main(["results_page.py"])
+    results_section.write_page("defaults", page, load_before)
 
 
 if __name__ == "__main__":
