@@ -265,13 +265,11 @@ std::string option_reference(const std::vector<ModelTraits>& models) {
       "| key | type | default | description | `sift tune` space |\n|---|---|---|---|---|\n";
   const SiftConfig defaults;
   for (const auto& option : all_options()) {
-    YAML::Emitter value;
-    value << YAML::Flow << option.emit(defaults);
     std::string type = option.type;
     if (!option.choices.empty()) type = fmt::format("{}", fmt::join(option.choices, " \\| "));
     const std::string space = option.space ? "`" + option.space->describe() + "`" : "";
-    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", option.name, type, value.c_str(),
-                       option.help, space);
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", option.name, type,
+                       emitted(option, defaults), option.help, space);
   }
   return models.empty() ? out : out + tune_reference(models);
 }

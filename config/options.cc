@@ -690,6 +690,21 @@ const Option* find_option(const std::string& name) {
   return it == index.end() ? nullptr : it->second;
 }
 
+std::string emitted(const Option& option, const SiftConfig& config) {
+  YAML::Emitter value;
+  value << YAML::Flow << option.emit(config);
+  return value.c_str();
+}
+
+std::vector<std::string> keys_off_default(const SiftConfig& config) {
+  static const SiftConfig defaults;
+  std::vector<std::string> keys;
+  for (const auto& o : all_options()) {
+    if (emitted(o, config) != emitted(o, defaults)) keys.push_back(o.name);
+  }
+  return keys;
+}
+
 std::string closest_option(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& o : all_options()) names.push_back(o.name);

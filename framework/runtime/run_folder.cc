@@ -76,12 +76,6 @@ bool added_later(const std::string& key) {
          key == "model.minn" || key == "model.maxn";
 }
 
-std::string emitted(const Option& option, const SiftConfig& config) {
-  YAML::Emitter value;
-  value << YAML::Flow << option.emit(config);
-  return value.c_str();
-}
-
 // The config's options that fix the model: name=value lines.
 std::string model_defining_options(const SiftConfig& config) {
   static const SiftConfig defaults;
