@@ -66,7 +66,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "4569919ceb02351fa4a6785b732a223bd764e3adacb3520f220c0d5987366fcf";
-constexpr const char* kExport = "403304e7669f058043ebb2d213f057015846e661891cc562e27e827c2efadad8";
+constexpr const char* kExport = "775ffecb203c3217d4e3a609b2bc02669a1cf90129132765e30b280422721120";
 
 class GoldenRun : public ::testing::Test {
  protected:
