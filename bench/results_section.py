@@ -143,3 +143,23 @@ def write_section(name, heading, table, path=None, command=None):
         raise ValueError("; ".join(bad))
     results_page.write_atomically(page, results_page.render(pages))
     print(f"\nwritten to {json_path} and {page}")
+
+
+def write_page(name, page, load_before):
+    """A script's page file as it stands (title, command, columns, rows, notes...), with the
+    commit, machine, date and load filled in here, written to bench/results/NAME.json; then
+    bench/RESULTS.md again. `load_before`: /proc/loadavg's three figures before the runs."""
+    page = dict(page, commit=this_commit(), machine=this_machine(),
+                date=datetime.date.today().isoformat(),
+                load=f"load average {load_before} before, " + loadavg() + " after")
+    with open(os.path.join(results_page.RESULTS_DIR, name + ".json"), "w",
+              encoding="utf-8") as f:
+        json.dump(page, f, indent=1)
+        f.write("\n")
+    results_page.main(["results_page.py"])
+
+
+def loadavg():
+    """/proc/loadavg's 1, 5 and 15 minute figures."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])

@@ -87,6 +87,9 @@ struct ModelConfig {
   int64_t dim = 100;
   int64_t ngrams = 1;
   int64_t buckets = 2000000;
+  // Character n-grams of each word (fastText's -minn/-maxn), hashed into the buckets; 0: none.
+  int64_t minn = 0;
+  int64_t maxn = 0;
   std::vector<int64_t> widths = {3, 4, 5};
   int64_t filters = 100;
   double dropout = 0.5;

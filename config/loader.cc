@@ -20,6 +20,9 @@ std::string where(const std::string& file, const YAML::Mark& mark) {
   return mark.is_null() ? file : fmt::format("{}:{}", file, mark.line + 1);
 }
 
+// The origin of a value a model type's defaults gave (apply_model_defaults).
+const char kModelDefault[] = "model default";
+
 // Where an origin ("file.yaml:12", "--set key") came from: the file, or "--set".
 std::string source_of(const std::string& origin) {
   if (origin.rfind("--set", 0) == 0) return "--set";
@@ -120,16 +123,22 @@ std::string yaml_quoted_list(const std::vector<std::string>& values) {
 void apply_override(SiftConfig& config, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    throw Error(fmt::format("--set '{}': expected key=value", printable(assignment)));
+    throw UsageError(fmt::format("--set '{}': expected key=value", printable(assignment)));
   }
   const std::string key = assignment.substr(0, eq);
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("--set {}: the value is not valid YAML: {}", key, e.msg));
+    throw UsageError(fmt::format("--set {}: the value is not valid YAML: {}", key, e.msg));
   }
-  set_value(config, key, value, "--set " + key);
+  try {
+    set_value(config, key, value, "--set " + key);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {  // an unknown key or a value of the wrong type
+    throw UsageError(e.what());
+  }
 }
 
 SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -147,6 +156,13 @@ SiftConfig load_config(const std::string& path, const std::vector<std::string>& 
   return config;
 }
 
+SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides,
+                       const std::vector<ModelTraits>& models) {
+  SiftConfig config = load_config(path, overrides);
+  apply_model_defaults(config, models);
+  return config;
+}
+
 void check_options(const SiftConfig& config) {
   for (const auto& option : all_options()) {
     if (!option.check) continue;
@@ -154,11 +170,47 @@ void check_options(const SiftConfig& config) {
     if (problem.empty()) continue;
     auto it = config.origin.find(option.name);
     const std::string origin = it == config.origin.end() ? "default" : it->second;
-    throw Error(fmt::format("{}: option '{}': {}", origin, option.name, problem));
+    const std::string message = fmt::format("{}: option '{}': {}", origin, option.name, problem);
+    if (origin.rfind("--set ", 0) == 0) throw UsageError(message);
+    throw Error(message);
   }
 }
 
-std::string dump_config(const SiftConfig& unresolved) {
+namespace {
+
+// Each "key: value" line of a dump followed by "# ORIGIN", the dotted key found from the
+// indentation (block sequences' "- item" lines carry none).
+std::string with_origins(const std::string& dump, const SiftConfig& config) {
+  std::string out;
+  std::vector<std::pair<size_t, std::string>> path;  // indentation, key
+  size_t start = 0;
+  while (start < dump.size()) {
+    size_t end = dump.find('\n', start);
+    if (end == std::string::npos) end = dump.size();
+    std::string line = dump.substr(start, end - start);
+    start = end + 1;
+    const size_t indent = line.find_first_not_of(' ');
+    const size_t colon = line.find(':');
+    if (indent == std::string::npos || line[indent] == '-' || colon == std::string::npos) {
+      out += line + "\n";
+      continue;
+    }
+    while (!path.empty() && path.back().first >= indent) path.pop_back();
+    path.emplace_back(indent, line.substr(indent, colon - indent));
+    std::string key;
+    for (const auto& [depth, name] : path) key += (key.empty() ? "" : ".") + name;
+    if (find_option(key) != nullptr) {
+      const auto it = config.origin.find(key);
+      line += "  # " + (it == config.origin.end() ? std::string("default") : it->second);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string dump_config(const SiftConfig& unresolved, bool origins) {
   // Each split's layout is written out in full, so that the dump reads back the same
   // whatever the shared data.* defaults say.
   SiftConfig config = unresolved;
@@ -179,7 +231,8 @@ std::string dump_config(const SiftConfig& unresolved) {
   }
   YAML::Emitter out;
   out << root;
-  return std::string(out.c_str()) + "\n";
+  const std::string dump = std::string(out.c_str()) + "\n";
+  return origins ? with_origins(dump, unresolved) : dump;
 }
 
 namespace {
@@ -212,19 +265,33 @@ std::string option_reference(const std::vector<ModelTraits>& models) {
       "| key | type | default | description | `sift tune` space |\n|---|---|---|---|---|\n";
   const SiftConfig defaults;
   for (const auto& option : all_options()) {
-    YAML::Emitter value;
-    value << YAML::Flow << option.emit(defaults);
     std::string type = option.type;
     if (!option.choices.empty()) type = fmt::format("{}", fmt::join(option.choices, " \\| "));
     const std::string space = option.space ? "`" + option.space->describe() + "`" : "";
-    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", option.name, type, value.c_str(),
-                       option.help, space);
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", option.name, type,
+                       emitted(option, defaults), option.help, space);
   }
   return models.empty() ? out : out + tune_reference(models);
 }
 
 bool is_set(const SiftConfig& config, const std::string& key) {
-  return config.origin.count(key) != 0;
+  const auto it = config.origin.find(key);
+  return it != config.origin.end() && it->second.rfind(kModelDefault, 0) != 0;
+}
+
+void apply_model_defaults(SiftConfig& config, const std::vector<ModelTraits>& models) {
+  for (const ModelTraits& model : models) {
+    if (model.name != config.model.type) continue;
+    for (const auto& [key, value] : model.defaults) {
+      if (config.origin.count(key) != 0) continue;
+      // An optimizer or schedule given by type keeps the table's values for its other
+      // keys: the model's Adam rate is not for the user's SGD.
+      const std::string group = key.substr(0, key.rfind('.'));
+      if (group != "train" && is_set(config, group + ".type")) continue;
+      set_value(config, key, YAML::Load(value), fmt::format("{} ({})", kModelDefault, model.name));
+    }
+  }
+  check_options(config);
 }
 
 FormatConfig resolved_format(const SiftConfig& config, Split split) {

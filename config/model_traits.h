@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/enums.h"
@@ -43,6 +44,9 @@ struct ModelTraits {
   std::vector<PruneStructure> prune = {PruneStructure::unstructured};
   // The output-layer losses train.loss may name for this model.
   std::vector<Loss> losses = {Loss::softmax};
+  // This model's own defaults (key, YAML value), where the file and --set say nothing:
+  // the settings a config of data paths alone learns with (apply_model_defaults).
+  std::vector<std::pair<std::string, std::string>> defaults = {};
 };
 
 }  // namespace sift

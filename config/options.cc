@@ -321,9 +321,20 @@ std::vector<Option> declare() {
                  "word, and 1e9 reached 18 GB in a minute).",
                  between(1, 16, "each order adds one id per word of every text"));
   t.tunable(SearchSpace::integer(1, 3));
-  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets), "Hash buckets for word n-grams.",
-                 at_least(1));
+  t.add<int64_t>("model.buckets", SIFT_FIELD(model.buckets),
+                 "Hash buckets for word n-grams and character n-grams.", at_least(1));
   t.tunable(SearchSpace::integer_log(100000, 2000000));
+  t.add<int64_t>("model.minn", SIFT_FIELD(model.minn),
+                 "Shortest character n-gram of a word (fastText's -minn), with model.maxn.",
+                 between(0, 16, "longer runs are whole words"));
+  t.tunable(SearchSpace::choice({"0", "2", "3"}));
+  t.add<int64_t>("model.maxn", SIFT_FIELD(model.maxn),
+                 "Longest character n-gram of a word (fastText's -maxn): each word's vector is "
+                 "averaged with the vectors of its character n-grams of model.minn..maxn "
+                 "characters, with \"<\" and \">\" at its ends, hashed into model.buckets as "
+                 "fastText hashes them; words never seen still get a vector from theirs. 0: none.",
+                 between(0, 16, "longer runs are whole words"));
+  t.tunable(SearchSpace::choice({"0", "4", "5", "6"}));
   t.add<std::vector<int64_t>>(
       "model.widths", SIFT_FIELD(model.widths), "TextCNN filter widths, in tokens.",
       [](const std::vector<int64_t>& v) {
@@ -677,6 +688,21 @@ const Option* find_option(const std::string& name) {
   }();
   auto it = index.find(name);
   return it == index.end() ? nullptr : it->second;
+}
+
+std::string emitted(const Option& option, const SiftConfig& config) {
+  YAML::Emitter value;
+  value << YAML::Flow << option.emit(config);
+  return value.c_str();
+}
+
+std::vector<std::string> keys_off_default(const SiftConfig& config) {
+  static const SiftConfig defaults;
+  std::vector<std::string> keys;
+  for (const auto& o : all_options()) {
+    if (emitted(o, config) != emitted(o, defaults)) keys.push_back(o.name);
+  }
+  return keys;
 }
 
 std::string closest_option(const std::string& name) {

@@ -47,6 +47,12 @@ const std::vector<Option>& all_options();
 // The option named `name`, or nullptr.
 const Option* find_option(const std::string& name);
 
+// The option's value in `config`, as YAML in flow style ("0.1", "[a, b]").
+std::string emitted(const Option& option, const SiftConfig& config);
+
+// The keys whose values in `config` differ from their defaults, in declaration order.
+std::vector<std::string> keys_off_default(const SiftConfig& config);
+
 // The declared key closest to `name` (edit distance), for "did you mean" hints.
 std::string closest_option(const std::string& name);
 

@@ -13,4 +13,11 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A mistake on the command line (an option's value, a --set): the tools exit with 2, as
+// for a usage error their argument parser finds, instead of 1.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace sift

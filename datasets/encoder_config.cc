@@ -13,7 +13,8 @@ TextEncoderOptions encoder_options(const SiftConfig& config, InputKind kind) {
   e.tokenizer.stopwords = resolve_stopwords(config.tokenizer.stopwords);
   e.kind = kind;
   e.ngrams = static_cast<int>(config.model.ngrams);
-  e.buckets = config.model.ngrams > 1 ? config.model.buckets : 0;
+  e.chars = {static_cast<int>(config.model.minn), static_cast<int>(config.model.maxn)};
+  e.buckets = config.model.ngrams > 1 || e.chars.maxn > 0 ? config.model.buckets : 0;
   e.max_length = config.data.max_length;
   e.fasttext_compat = config.tokenizer.fasttext_compat;
   return e;

@@ -33,7 +33,7 @@ TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions 
       wordpiece_(std::move(wordpiece)),
       options_(options),
       tokenizer_(options.tokenizer),
-      bag_(*vocab_, options.ngrams, options.buckets, options.fasttext_compat),
+      bag_(*vocab_, options.ngrams, options.buckets, options.fasttext_compat, options.chars),
       sequence_(*vocab_, options.max_length) {}
 
 void TextEncoder::encode_pieces(std::string_view text, std::vector<int64_t>& ids) {

@@ -25,6 +25,7 @@ struct TextEncoderOptions {
   InputKind kind = InputKind::bag;
   int ngrams = 1;
   int64_t buckets = 0;
+  CharNgrams chars;         // character n-grams of each word (bags only)
   int64_t max_length = 0;  // tokens kept per text; 0: all
   // Text to ids exactly as a fastText supervised model reads it (runs made by `sift import
   // fasttext`): split on ASCII whitespace only (' ', \t, \n, \v, \f, \r, \0; nothing is

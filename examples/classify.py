@@ -334,6 +334,29 @@ def fasttext_hash_word(token):
     return h | 0xFFFFFFFF00000000 if h >= 0x80000000 else h
 
 
+def char_ngram_ids(word, minn, maxn, buckets, first_bucket, signed):
+    """fastText's subwords of a word (BagEncoder::append_char_ngrams): runs of minn..maxn
+    UTF-8 characters of b"<" + word + b">", a lone "<" or ">" left out, each hashed with
+    FNV-1a (signed chars for runs imported from fastText) into the buckets."""
+    if word == b"</s>":
+        return []
+    w = b"<" + word + b">"
+    ids = []
+    for i in range(len(w)):
+        if w[i] & 0xC0 == 0x80:
+            continue
+        j, n = i, 1
+        while j < len(w) and n <= maxn:
+            j += 1
+            while j < len(w) and w[j] & 0xC0 == 0x80:
+                j += 1
+            if n >= minn and not (n == 1 and (i == 0 or j == len(w))):
+                h = (fasttext_hash_word(w[i:j]) if signed else hash_word(w[i:j])) & 0xFFFFFFFF
+                ids.append(first_bucket + h % buckets)
+            n += 1
+    return ids
+
+
 def ngram_ids(values, ngrams, buckets, first_bucket, multiplier):
     """fastText's word n-grams: by start position, then length; h on uint64."""
     ids = []
@@ -458,7 +481,14 @@ class Classifier:
             tokens = tokens[:max_length]
         if not self.bag:
             return [self.vocab.get(w, UNK) for w in tokens]
-        ids = [self.vocab[w] for w in tokens if w in self.vocab]  # unknown words dropped
+        if t.get("maxn", 0) > 0:  # each word's id (if known), then its character n-grams
+            ids = []
+            for w in tokens:
+                ids += [self.vocab[w]] if w in self.vocab else []
+                ids += char_ngram_ids(w, t["minn"], t["maxn"], t["buckets"], t["vocab_size"],
+                                      fasttext_compat)
+        else:
+            ids = [self.vocab[w] for w in tokens if w in self.vocab]  # unknown words dropped
         if t["ngrams"] > 1:
             word_hash = fasttext_hash_word if fasttext_compat else hash_word
             ids += ngram_ids([word_hash(w) for w in tokens], t["ngrams"], t["buckets"],

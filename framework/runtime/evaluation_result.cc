@@ -27,12 +27,13 @@ nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const 
 
 std::string Evaluation::to_text(const std::vector<std::string>& names) const {
   std::string text = multi_label ? multi.to_text(names) : confusion.to_text(names);
-  if (top_k > 0) {
-    // As `fasttext test` prints them (3 significant digits: std::setprecision(3)).
-    text += fmt::format("N\t{}\nP@{}\t{:.3g}\nR@{}\t{:.3g}\n", examples(), top_k, precision_at_k(),
-                        top_k, recall_at_k());
-  }
-  return text;
+  return top_k > 0 ? text + fasttext_test_lines() : text;
+}
+
+std::string Evaluation::fasttext_test_lines() const {
+  // As `fasttext test` prints them (3 significant digits: std::setprecision(3)).
+  return fmt::format("N\t{}\nP@{}\t{:.3g}\nR@{}\t{:.3g}\n", examples(), top_k, precision_at_k(),
+                     top_k, recall_at_k());
 }
 
 nlohmann::json Evaluation::summary() const {

@@ -50,6 +50,8 @@ struct Evaluation {
   // reliability diagram's bins).
   nlohmann::json to_json(const std::vector<std::string>& names) const;
   std::string to_text(const std::vector<std::string>& names) const;
+  // `fasttext test`'s three lines: N, P@k and R@k (top_k > 0).
+  std::string fasttext_test_lines() const;
   // The headline figures: loss, accuracy, macro_f1 (multi-label also micro_f1, hamming_loss).
   nlohmann::json summary() const;
   std::string headline() const;  // "accuracy 0.9000, macro-F1 0.8000, loss 0.3000"

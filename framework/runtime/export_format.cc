@@ -39,6 +39,11 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
   // "</s>", hash bytes as signed chars and sign-extend word hashes. Written only when set,
   // so that other exports keep their bytes.
   if (o.fasttext_compat) j["fasttext_compat"] = true;
+  // Character n-grams (model.minn/maxn), likewise only when there are some.
+  if (o.chars.maxn > 0) {
+    j["minn"] = o.chars.minn;
+    j["maxn"] = o.chars.maxn;
+  }
   return j;
 }
 
@@ -58,6 +63,7 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.buckets = j.at("buckets").get<int64_t>();
     o.max_length = j.at("max_length").get<int64_t>();
     o.fasttext_compat = j.value("fasttext_compat", false);
+    o.chars = {j.value("minn", 0), j.value("maxn", 0)};
     const std::string type = j.at("type").get<std::string>();
     *sentencepiece = from_string<TokenizerType>(type, "tokenizer.type") ==
                      TokenizerType::sentencepiece;

@@ -72,13 +72,8 @@ namespace {
 // off their default, so that every run saved before them keeps its hash and still loads.
 bool added_later(const std::string& key) {
   return key == "model.token_types" || key == "model.embedding_dim" ||
-         key == "model.layer_norm_eps" || key == "model.head_activation";
-}
-
-std::string emitted(const Option& option, const SiftConfig& config) {
-  YAML::Emitter value;
-  value << YAML::Flow << option.emit(config);
-  return value.c_str();
+         key == "model.layer_norm_eps" || key == "model.head_activation" ||
+         key == "model.minn" || key == "model.maxn";
 }
 
 // The config's options that fix the model: name=value lines.

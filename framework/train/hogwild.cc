@@ -36,10 +36,10 @@ struct Shared {
 
 // Thread k's loop: batches from its own stream, each a fused step on the shared weights
 // without locks. Thread 0 draws the progress.
-void hogwild_thread(const HogwildRun& run, FusedSgd& fused, ShardedStream& stream,
+void hogwild_thread(const RunCore& run, FusedSgd& fused, ShardedStream& stream,
                     const HogwildPlan& plan, Shared& shared, Tally& tally, Progress* progress) {
-  const auto& t = run.train;
-  const bool sum = run.sum;
+  const TrainConfig& t = *run.train;
+  const bool sum = t.loss_reduction == LossReduction::sum;
   RawBatch batch;
   int64_t nonfinite_in_a_row = 0;
   while (!shared.stop.load(std::memory_order_relaxed) && stream.next(batch)) {
@@ -67,9 +67,9 @@ void hogwild_thread(const HogwildRun& run, FusedSgd& fused, ShardedStream& strea
 
 }  // namespace
 
-bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& progress) {
-  const int64_t threads = run.train.fast_path_threads;
-  DataPlan one_reader = run.data;
+bool hogwild_epoch(RunCore& run, const HogwildPlan& plan, Progress& progress) {
+  const int64_t threads = run.train->fast_path_threads;
+  DataPlan one_reader = *run.data;
   one_reader.train_stream.workers = 1;  // each training thread has its own reader
   // data.shuffle_buffer bounds the records held in all: each thread shuffles its own part
   // in its share (20NG, two threads, a whole buffer each: peak RSS 754 MB, 1.3x fastText's).
@@ -83,9 +83,10 @@ bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& pro
     // (StreamOptions::thread_share), each in an order of its own.
     one_reader.train_stream.thread_share = {threads, k};
     one_reader.train_stream.order_salt = salt + static_cast<uint64_t>(k);
-    streams.push_back(open_stream(one_reader, Split::train, *plan.encoder, run.labels, true, 0, 1));
+    streams.push_back(
+        open_stream(one_reader, Split::train, *plan.encoder, run.task.labels, true, 0, 1));
     streams.back()->start_epoch(static_cast<uint64_t>(run.state.epoch));
-    steps.push_back(run.make_step());
+    steps.push_back(plan.make_step());
   }
   Shared shared;
   shared.step = run.state.step;

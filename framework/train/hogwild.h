@@ -4,45 +4,32 @@
 // other's updates of a row, and which thread reaches which step depends on timing, so
 // such runs are neither deterministic nor bit-exact on resume; last.ckpt is written at
 // epoch ends only (a run stopped inside an epoch resumes at the next epoch). No LibTorch:
-// sift-main's trainer (fast_path.h) and sift-lite's (lite_trainer.h) run the same epoch.
+// The training loop (train_loop.h) runs it for either learner.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 
-#include "datasets/labels.h"
 #include "datasets/text_encoder.h"
-#include "framework/runtime/data_plan.h"
 #include "framework/train/progress.h"
-#include "framework/train/training_state.h"
+#include "framework/train/train_loop.h"
 #include "models/fused_sgd.h"
 
 namespace sift {
 
-// What the epoch loop tells the threads: the encoder, the schedule's horizon and the
-// step limit.
+// What the epoch loop tells the threads: the encoder, the schedule's horizon, the step
+// limit, and a maker of fused steps over the one set of weights.
 struct HogwildPlan {
   const TextEncoder* encoder = nullptr;
   int64_t total_steps = 0;
   int64_t step_limit = 0;
-};
-
-// What the threads share of the run: its options and data, a maker of fused steps over
-// the one set of weights, and the counters they add to.
-struct HogwildRun {
-  const DataPlan& data;
-  const TrainConfig& train;
-  bool sum;  // train.loss_reduction: sum
-  const LabelSet& labels;
   std::function<std::unique_ptr<FusedSgd>()> make_step;
-  TrainingState& state;
-  const std::string& dir;  // the run folder: its last.ckpt, for a diverging run's error
 };
 
-// One epoch (state.epoch) on train.fast_path_threads threads from its beginning; adds the
-// steps, examples and losses to the state. Returns whether the step limit ended it before
-// the data did. A thread's sift::Error stops them all and is rethrown.
-bool hogwild_epoch(const HogwildRun& run, const HogwildPlan& plan, Progress& progress);
+// One epoch (run.state.epoch) on train.fast_path_threads threads from its beginning; adds
+// the steps, examples and losses to the run's state. Returns whether the step limit ended
+// it before the data did. A thread's sift::Error stops them all and is rethrown.
+bool hogwild_epoch(RunCore& run, const HogwildPlan& plan, Progress& progress);
 
 }  // namespace sift

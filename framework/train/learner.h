@@ -1,10 +1,7 @@
-// What the training loop (train_loop.h) asks of the thing it trains: a Learner steps a
-// batch, evaluates a stream, writes its weights into a checkpoint and reads them back,
-// keeps and restores the best weights, says whether its weights are finite, their bytes
-// and what it can do. The loop itself (epochs, saving, validation, early stopping, the
-// final evaluation, the reports) is written once and knows no model and no LibTorch.
-// Two learners: sift-main's LibTorch model (torch_learner.h: autograd or the fused step
-// over its tensors) and the fastText tables on plain arrays (fasttext_learner.h, sift-lite).
+// What the training loop (train_loop.h, written once, torch-free) asks of what it trains:
+// step a batch, evaluate a stream, write and read its weights, keep and restore the best,
+// say whether they are finite and their bytes. Two learners: sift-main's LibTorch model
+// (torch_learner.h) and sift-lite's fastText tables on plain arrays (lite_trainer.cc).
 #pragma once
 
 #include <cmath>
@@ -39,8 +36,7 @@ class Learner {
   // The processes training together (a group of one by default).
   virtual Group& group() { return single_; }
 
-  // ---- steps
-  // Before the first step of this call's loop (streams of its own, training mode).
+  // Before the first step (streams of its own, training mode).
   virtual void start(const TextEncoder& /*encoder*/) {}
   // The encoder a distillation teacher reads the training texts with, or null.
   virtual const TextEncoder* teacher_encoder() const { return nullptr; }
@@ -64,7 +60,6 @@ class Learner {
   virtual std::unique_ptr<FusedSgd> make_fused() = 0;
   virtual bool fused() const = 0;
 
-  // ---- evaluation
   // One pass over `stream` summed over the group; `confused`: a few misclassified texts.
   virtual Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) = 0;
   // What a validation's record adds (the loss scale), before it is scored.
@@ -72,7 +67,6 @@ class Learner {
   // Why weights at `step` cannot be the best ("": they can).
   virtual std::string not_a_best(int64_t /*step*/) const { return ""; }
 
-  // ---- weights and checkpoints
   virtual int64_t bytes() const = 0;  // in a checkpoint: what SavePolicy estimates from
   virtual bool weights_finite() const = 0;
   // Whether the best weights go to best.ckpt when training would change them (else a
@@ -90,7 +84,6 @@ class Learner {
   virtual void write(const std::string& path, const nlohmann::json& meta,
                      const std::map<std::string, std::string>& blobs, Saved what) = 0;
 
-  // ---- the report
   // The report's words for how it trains ("fast path: fused SGD, 1 thread").
   virtual std::string training_path() const = 0;
   virtual int64_t skipped_steps() const { return 0; }  // loss scaling's

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 
+#include "config/options.h"
 #include "config/validate.h"
 #include "framework/runtime/checkpoint_writer.h"
 #include "framework/runtime/run_folder.h"
@@ -74,6 +77,22 @@ struct LiteRun : RunCore {
 
 }  // namespace
 
+const std::vector<std::string>& lite_honours() {
+  // model.*: fastText's own, as validate lets through only those.
+  static const std::vector<std::string> keys = [] {
+    std::istringstream in(
+        "run. data. tokenizer. model. train.epochs train.batch_size train.max_steps train.loss "
+        "train.loss_reduction train.log_every train.tensorboard train.checkpoint_minutes "
+        "train.save_last train.on_nonfinite train.eval_every train.best_metric train.best_label "
+        "train.threshold train.patience train.min_delta train.loss_scaling "
+        "train.fast_path_threads train.optimizer.lr train.scheduler.");
+    std::vector<std::string> out;
+    for (std::string key; in >> key;) out.push_back(key);
+    return out;
+  }();
+  return keys;
+}
+
 std::string lite_refusal(const SiftConfig& config) {
   validate(config, model_traits());
   const TrainConfig& t = config.train;
@@ -90,11 +109,15 @@ std::string lite_refusal(const SiftConfig& config) {
   if (std::string why = fast_path_refusal(t, c); !why.empty()) return why;
   // ns seeds each batch's draws from LibTorch's generator (models/fasttext.h).
   if (t.loss == Loss::ns) return "train.loss ns";
-  if (!t.init_from.empty()) return "train.init_from";
-  if (t.tensorboard) return "train.tensorboard";
-  if (t.profile) return "train.profile";
-  if (t.eval_every > 0) return "train.eval_every";
   if (config.tokenizer.type == TokenizerType::sentencepiece) return "tokenizer.type sentencepiece";
+  for (const std::string& key : keys_off_default(config)) {
+    const auto& honours = lite_honours();
+    if (std::none_of(honours.begin(), honours.end(), [&key](const std::string& h) {
+          return key == h || (h.back() == '.' && key.rfind(h, 0) == 0);
+        })) {
+      return key;
+    }
+  }
   return "";
 }
 

@@ -10,17 +10,23 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "framework/train/train_options.h"
 
 namespace sift {
 
+// What the fastText learner on plain arrays honours besides the values the fast path's
+// rules check (fast_path_rules.h): every key of a group ending in "." and each key named.
+const std::vector<std::string>& lite_honours();
+
 // Why this trainer does not take the run `config` asks for (the first reason found), or
 // "" when it does: the fastText model with the softmax, hs or ova loss on the fast path
 // (fast_path_rules.h, on one thread or train.fast_path_threads Hogwild threads), one
-// process, and none of init_from, tensorboard, profile, eval_every or SentencePiece. A
-// resume (a command option, not the config's) is sift-main's too.
+// process, no SentencePiece, and no key set off its default that lite_honours() does not
+// name (the key is the reason): a new option goes to sift-main until this learner honours
+// it. A resume (a command option, not the config's) is sift-main's too.
 // Checks the config as sift-main does first (validate): a refused config is sift-main's to
 // report.
 std::string lite_refusal(const SiftConfig& config);

@@ -23,7 +23,8 @@ namespace sift {
 struct Teacher;  // distill.h
 
 // A stream of distillation's transfer set (data_plan.h TransferSource), opened by the
-// epoch loop; next_batch appends its next batch to each labelled one.
+// LibTorch learner (torch_learner.cc), whose next_batch appends its next batch to each
+// labelled one.
 struct TransferStream {
   std::string name;  // TransferSource::name
   std::unique_ptr<ShardedStream> stream;

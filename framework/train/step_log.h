@@ -59,7 +59,7 @@ class StepLog {
   // The console's figure: the steps counted since the last row, or right after a row
   // (nothing counted yet) that row's; `step` is the step in progress.
   LossWindow loss_window(int64_t step) const;
-  // A validation row: `record`'s "valid_*" values (validation.cc's record).
+  // A validation row: `record`'s "valid_*" values (train_loop.cc's validation record).
   void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
   // Whether event files are written (train.tensorboard, rank 0), and a text summary
   // (markdown) there; it reaches the disk with the next row.

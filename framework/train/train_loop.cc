@@ -308,19 +308,6 @@ bool trains_hogwild(const Loop& l) {
   return l.learner.fused() && l.run.train->fast_path_threads > 1;
 }
 
-// One epoch on Hogwild threads (hogwild.h) over the learner's weights.
-bool hogwild_steps(Loop& l, Progress& progress) {
-  RunCore& run = l.run;
-  const HogwildRun h{*run.data,
-                     *run.train,
-                     run.train->loss_reduction == LossReduction::sum,
-                     run.task.labels,
-                     [&l] { return l.learner.make_fused(); },
-                     run.state,
-                     run.dir};
-  return hogwild_epoch(h, {l.encoder, l.total_steps, l.step_limit}, progress);
-}
-
 // One epoch, its validation and its save. Returns false when training ends inside it.
 bool run_epoch(Loop& l, Progress& progress, bool resume_mid_epoch) {
   const TrainConfig& t = *l.run.train;
@@ -333,7 +320,11 @@ bool run_epoch(Loop& l, Progress& progress, bool resume_mid_epoch) {
   }
   l.learner.start_epoch();
   keep_best_weights(l);
-  const bool more = hogwild ? hogwild_steps(l, progress) : run_steps(l, progress);
+  const bool more = hogwild ? hogwild_epoch(l.run,
+                                            {l.encoder, l.total_steps, l.step_limit,
+                                             [&l] { return l.learner.make_fused(); }},
+                                            progress)
+                            : run_steps(l, progress);
   // A step limit or early stop inside an epoch: save where the data stands, so that a
   // resume continues exactly (Hogwild threads have no one position: saved as the epoch's
   // end, hogwild.h).

@@ -58,7 +58,7 @@ void task_counts_from_meta(const nlohmann::json& meta, const std::string& path, 
 nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classes, int64_t epoch,
                                int64_t step);
 
-// best.ckpt's metadata (saving.cc writes it, sift-lite's trainer too): checkpoint_meta at
+// best.ckpt's metadata (the training loop writes it, train_loop.h): checkpoint_meta at
 // the best validation's epoch and step, the run's file hashes and that validation's
 // record.
 nlohmann::json best_checkpoint_meta(const std::string& model_type, int64_t num_classes,

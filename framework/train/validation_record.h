@@ -1,5 +1,5 @@
 // A validation's record (metrics.jsonl's line, the log line) and what it does to the best
-// so far, alike in sift-main's trainer (validation.h) and sift-lite's (lite_trainer.h).
+// so far, written by the training loop (train_loop.h) for every learner.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -28,6 +28,51 @@ TEST(BagEncoder, HashWordIsFnv1a) {
   EXPECT_EQ(hash_word("foobar"), 0xBF9CF968u);
 }
 
+// Character n-grams as fastText's computeSubwords makes them: runs of "<word>" by
+// character, a lone "<" or ">" left out, after the word's own id.
+TEST(BagEncoder, CharacterNgramsFollowEachWordAsFastTextCutsThem) {
+  Vocab vocab = small_vocab();
+  const int64_t buckets = 1000, base = vocab.size();
+  BagEncoder encoder(vocab, 1, buckets, false, {1, 2});
+  EXPECT_EQ(encoder.num_ids(), base + buckets);
+  Ids ids;
+  encoder.encode({"cat", "</s>"}, ids);
+  Ids want = {3};
+  for (const char* gram : {"<c", "c", "ca", "a", "at", "t", "t>"}) {
+    want.push_back(base + static_cast<int64_t>(hash_word(gram) % buckets));
+  }
+  EXPECT_EQ(ids, want);  // "</s>" is unknown here, and has no character n-grams
+}
+
+TEST(BagEncoder, UnknownWordsKeepTheirCharacterNgramsAndCharactersAreUtf8) {
+  Vocab vocab = small_vocab();
+  const int64_t buckets = 1 << 20, base = vocab.size();
+  BagEncoder plain(vocab, 1, buckets, false, {3, 3});
+  Ids ids;
+  plain.encode({"\xC8\x99"
+                "a"},
+               ids);  // "șa": two bytes, then one
+  Ids want;
+  for (const char* gram : {"<\xC8\x99"
+                           "a",
+                           "\xC8\x99"
+                           "a>"}) {
+    want.push_back(base + static_cast<int64_t>(hash_word(gram) % buckets));
+  }
+  EXPECT_EQ(ids, want);
+  // fastText's own hashing (imported models): bytes as signed chars.
+  BagEncoder imported(vocab, 1, buckets, true, {3, 3});
+  imported.encode({"\xC8\x99"
+                   "a"},
+                  ids);
+  EXPECT_EQ(ids[0], base + static_cast<int64_t>(fasttext_hash_word("<\xC8\x99"
+                                                                   "a") %
+                                                buckets));
+  EXPECT_NE(ids[0], want[0]);
+  EXPECT_THROW(BagEncoder(vocab, 1, 0, false, {2, 4}), Error);
+  EXPECT_THROW(BagEncoder(vocab, 1, 10, false, {5, 4}), Error);
+}
+
 TEST(BagEncoder, UnigramsKeepKnownWordsAndDropUnknown) {
   Vocab vocab = small_vocab();
   BagEncoder encoder(vocab, 1, 0);

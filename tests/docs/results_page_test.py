@@ -64,7 +64,8 @@ class ResultsPageTest(unittest.TestCase):
                        "Memory against data size", "Export precisions", "Distillation",
                        "Distributed training", "Serving"):
             self.assertTrue(any(s.startswith(family) for s in sections), family)
-        self.assertLessEqual(text.count("\n"), 420)
+        # Short enough to read: 2,579 lines once; each table adds about 15.
+        self.assertLessEqual(text.count("\n"), 480)
 
     def test_no_row_appears_in_two_tables(self):
         text = open(results_page.PAGE, encoding="utf-8").read()

@@ -51,8 +51,8 @@ void start_openblas_with_one_thread() {
 bool goes_to_lite(int argc, char** argv) {
   const char* lite = std::getenv("SIFT_LITE");
   return argc > 1 &&
-         (std::strcmp(argv[1], "predict") == 0 || std::strcmp(argv[1], "train") == 0 ||
-          std::strcmp(argv[1], "serve") == 0) &&
+         (std::strcmp(argv[1], "predict") == 0 || std::strcmp(argv[1], "predict-prob") == 0 ||
+          std::strcmp(argv[1], "train") == 0 || std::strcmp(argv[1], "serve") == 0) &&
          (lite == nullptr || std::strcmp(lite, "0") != 0);
 }
 

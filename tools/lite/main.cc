@@ -15,14 +15,17 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "config/loader.h"
 #include "core/error.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/fasttext_predictor.h"
 #include "framework/train/lite_trainer.h"
+#include "models/traits.h"
 #include "tools/serve/fasttext_backend.h"
 #include "tools/serve/serve_main.h"
+#include "tools/sift/fasttext_cli.h"
 #include "tools/sift/predict_options.h"
 #include "tools/sift/train_options.h"
 
@@ -63,14 +66,14 @@ void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   const sift::cli::PredictSettings s =
       sift::cli::resolve_predict(args, run.labels.size(), model.multi_label(),
                                  run.config.train.threshold, run.config.data.max_line_bytes);
+  const sift::cli::PredictOutput output = sift::cli::predict_output(args);
   sift::cli::TextInput in(args.input, s.max_line_bytes);
   std::vector<int64_t> ids;
   std::string line;
   while (in.next(line)) {
     model.encoder().encode(line, ids);
     std::cout << sift::cli::prediction_line(
-                     line, sift::serve::fasttext_predictions(model, ids, s.k, s.threshold),
-                     args.json)
+                     line, sift::serve::fasttext_predictions(model, ids, s.k, s.threshold), output)
               << "\n";
   }
   std::cout.flush();
@@ -82,9 +85,11 @@ int train(int argc, char** argv) {
   const auto args = parse(argc, argv, "train", sift::cli::add_train_options);
   if (!args) hand_to_sift_main(argv, "not a train command sift-lite reads");
   if (!args->resume.empty()) hand_to_sift_main(argv, "--resume");
+  if (!args->dump_config.empty()) hand_to_sift_main(argv, "--dump-config");
   sift::SiftConfig config;
   try {
-    config = sift::load_config(args->config, sift::cli::train_overrides(*args));
+    config =
+        sift::load_config(args->config, sift::cli::train_overrides(*args), sift::model_traits());
     if (const std::string why = sift::lite_refusal(config); !why.empty()) {
       hand_to_sift_main(argv, why);
     }
@@ -126,6 +131,9 @@ int predict(int argc, char** argv) {
   if (!model) hand_to_sift_main(argv, why);
   try {
     print_predictions(*model, *args);
+  } catch (const sift::UsageError& e) {  // as sift-main exits
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "sift: error: %s\n", e.what());
@@ -177,6 +185,17 @@ int serve(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // fastText's predict and predict-prob command lines, as sift-main rewrites them.
+  std::unique_ptr<sift::cli::FastTextArgv> rewritten;
+  if (argc > 1 &&
+      (std::strcmp(argv[1], "predict") == 0 || std::strcmp(argv[1], "predict-prob") == 0)) {
+    try {
+      rewritten = std::make_unique<sift::cli::FastTextArgv>(argc, argv);
+    } catch (const sift::UsageError& e) {
+      std::fprintf(stderr, "sift: error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc > 1 && std::strcmp(argv[1], "train") == 0) return train(argc, argv);
   if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return predict(argc, argv);
   if (argc > 1 && std::strcmp(argv[1], "serve") == 0) return serve(argc, argv);

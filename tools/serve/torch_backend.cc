@@ -5,6 +5,7 @@
 
 #include "framework/runtime/export.h"
 #include "tools/serve/encoder_pool.h"
+#include "tools/serve/fasttext_backend.h"
 #include "tools/sift/predict_batch.h"
 
 namespace sift::serve {
@@ -50,6 +51,15 @@ std::unique_ptr<ModelBackend> open_torch_backend(const std::string& path) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::make_unique<TorchBackend>(std::move(bundle), seconds);
+}
+
+std::unique_ptr<ModelBackend> open_any_backend(const std::string& path) {
+  std::string why;
+  try {
+    if (auto fasttext = open_fasttext_backend(path, &why)) return fasttext;
+  } catch (const std::exception&) {  // LibTorch's loader then says what is wrong
+  }
+  return open_torch_backend(path);
 }
 
 }  // namespace sift::serve

@@ -19,16 +19,18 @@ void add_config_command(CLI::App& app) {
       "config", "Check a config, print it resolved (--dump) or print the option reference.");
   cmd->add_option("config", args->config, "YAML config file (omit for the defaults)");
   cmd->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
-  cmd->add_flag("--dump", args->dump, "Print the resolved config: every option and its value");
+  cmd->add_flag("--dump", args->dump,
+                "Print the resolved config: every option, its value and where the value came from "
+                "(default, model default, FILE:LINE or --set)");
   cmd->add_flag("--reference", args->reference, "Print the option reference (Markdown)");
   cmd->callback([args] {
     if (args->reference) {
       std::cout << option_reference(model_traits());
       return;
     }
-    const SiftConfig config = load_config(args->config, args->overrides);
+    const SiftConfig config = load_config(args->config, args->overrides, model_traits());
     if (args->dump) {
-      std::cout << dump_config(config);
+      std::cout << dump_config(config, /*origins=*/true);
     } else {
       std::cout << (args->config.empty() ? "defaults" : args->config) << ": ok\n";
     }

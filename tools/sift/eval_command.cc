@@ -33,6 +33,7 @@ struct EvalArgs {
   std::vector<std::string> overrides;
   bool json = false;
   int64_t k = 0;
+  bool fasttext_output = false;  // `sift test`: fastText's N, P@k and R@k lines only
 };
 
 // `--data -`: standard input, copied to a temporary file that the stream reads like any
@@ -78,7 +79,10 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
 }
 
 void run_eval(EvalArgs args) {
-  if (args.k < 0) throw Error("--k: the number of top labels must be >= 1.");
+  if (args.k < 0) throw UsageError("--k: the number of top labels must be >= 1.");
+  if (args.fasttext_output && args.k < 1) {
+    throw UsageError("--fasttext-output: give --k K (fastText's P@K and R@K)");
+  }
   std::unique_ptr<StdinCopy> stdin_copy;
   for (std::string& path : args.data) {
     if (path != "-") continue;
@@ -101,6 +105,10 @@ void run_eval(EvalArgs args) {
   report["splits"]["test"] = e.to_json(bundle.task.labels.names());
   if (args.json) {
     std::cout << summary_json(report).dump(2) << std::endl;
+    return;
+  }
+  if (args.fasttext_output) {
+    std::cout << e.fasttext_test_lines();
     return;
   }
   std::cout << e.to_text(bundle.task.labels.names());
@@ -137,6 +145,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--k", args->k,
                   "Also report precision@k and recall@k as `fasttext test` does: the top k "
                   "labels of every example against its gold labels");
+  cmd->add_flag("--fasttext-output", args->fasttext_output,
+                "Print only `fasttext test`'s lines (N, P@K, R@K; needs --k): what `sift test "
+                "MODEL FILE K` prints");
   cmd->callback([args] { run_eval(*args); });
 }
 

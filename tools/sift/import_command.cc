@@ -155,13 +155,11 @@ void run_import(const ImportArgs& a) {
   }
   if (args.loss < kLossHs || args.loss > kLossOva)
     in.fail(fmt::format("unknown loss {} in the args", args.loss));
-  if (args.maxn > 0) {
-    in.fail(
-        fmt::format("uses character n-grams (-minn {} -maxn {}); Sift has no subword "
-                    "embeddings (retrain with -maxn 0)",
-                    args.minn, args.maxn));
+  if (args.maxn > 0 && (args.minn < 0 || args.minn > args.maxn || args.maxn > 16)) {
+    in.fail(fmt::format("inconsistent character n-grams (-minn {} -maxn {})", args.minn, args.maxn));
   }
-  if (args.word_ngrams < 1 || args.dim < 1 || (args.word_ngrams > 1 && args.bucket < 1)) {
+  const bool hashed = args.word_ngrams > 1 || args.maxn > 0;
+  if (args.word_ngrams < 1 || args.dim < 1 || (hashed && args.bucket < 1)) {
     in.fail(fmt::format("inconsistent args (dim {}, wordNgrams {}, bucket {})", args.dim,
                         args.word_ngrams, args.bucket));
   }
@@ -209,7 +207,7 @@ void run_import(const ImportArgs& a) {
   // Input matrix: word rows, then bucket rows. Sift's ids: <pad>, <unk>, words, buckets.
   const auto rows = in.read<int64_t>("input matrix");
   const auto cols = in.read<int64_t>("input matrix");
-  const int64_t buckets = args.word_ngrams > 1 ? args.bucket : 0;
+  const int64_t buckets = hashed ? args.bucket : 0;
   if (cols != args.dim || rows != nwords + std::max<int64_t>(args.bucket, 0)) {
     in.fail(fmt::format("input matrix is {} x {}, expected {} x {}", rows, cols,
                         nwords + int64_t{args.bucket}, args.dim));
@@ -243,7 +241,9 @@ void run_import(const ImportArgs& a) {
       "model.type=fasttext",
       fmt::format("model.dim={}", args.dim),
       fmt::format("model.ngrams={}", args.word_ngrams),
-      fmt::format("model.buckets={}", args.word_ngrams > 1 ? args.bucket : config.model.buckets),
+      fmt::format("model.buckets={}", hashed ? args.bucket : config.model.buckets),
+      fmt::format("model.minn={}", args.maxn > 0 ? args.minn : 0),
+      fmt::format("model.maxn={}", std::max(0, args.maxn)),
       "tokenizer.type=word",
       "tokenizer.lowercase=false",
       "tokenizer.split_punctuation=false",

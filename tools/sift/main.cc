@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
+#include "tools/sift/fasttext_cli.h"
 
 namespace {
 
@@ -38,6 +40,35 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
   return true;
 }
 
+// A flag the command does not have ("--top_k"): one error line with the command's nearest
+// flag ("did you mean '--top-k'?") when one is within edit distance 2; false when every
+// flag of the command line is known (the parser's own message then says what is wrong).
+bool unknown_flag(const CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return false;
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == argv[1]) command = sub;
+  }
+  if (command == nullptr) return false;
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+    std::fprintf(stderr, "sift: error: %s has no option %s", argv[1], flag.c_str());
+    const std::string best = sift::nearest_name(flag, flags, 2);
+    if (!best.empty()) std::fprintf(stderr, "; did you mean '%s'?", best.c_str());
+    std::fprintf(stderr, " ('sift %s --help' lists them)\n", argv[1]);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,15 +91,30 @@ int main(int argc, char** argv) {
   sift::cli::add_tune_command(app);
   sift::cli::add_report_command(app);
   sift::cli::add_serve_command(app);
+  sift::cli::add_fasttext_commands(app);
+  // fastText's command lines become the Sift command that does the same.
+  std::unique_ptr<sift::cli::FastTextArgv> rewritten;
+  try {
+    rewritten = std::make_unique<sift::cli::FastTextArgv>(argc, argv);
+  } catch (const sift::UsageError& e) {
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return kUsageError;
+  }
   if (unknown_command(app, argc, argv)) return kUsageError;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) && unknown_flag(app, argc, argv)) {
+      return kUsageError;
+    }
     const int code = app.exit(e);  // prints the message (or the help / version text)
     return code == 0 ? 0 : kUsageError;
   } catch (const sift::Interrupted& e) {
     std::fprintf(stderr, "sift: %s\n", e.what());  // training saved and stopped, as asked
     return 128 + e.signal();
+  } catch (const sift::UsageError& e) {
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return kUsageError;
   } catch (const sift::Error& e) {
     std::fprintf(stderr, "sift: error: %s\n", e.what());
     return 1;

@@ -14,6 +14,7 @@ namespace {
 
 void run_predict(const PredictArgs& args) {
   if (!args.quantized_engine.empty()) use_quantized_engine(args.quantized_engine);
+  const PredictOutput output = predict_output(args);
   ModelBundle bundle = load_model(args.model);
   apply_threads(bundle.config.run.threads);
   const PredictSettings s =
@@ -30,7 +31,7 @@ void run_predict(const PredictArgs& args) {
     const auto results =
         predict_batch(bundle, batch, std::vector<PredictQuery>(texts.size(), {s.k, s.threshold}));
     for (size_t i = 0; i < texts.size(); ++i) {
-      std::cout << prediction_line(texts[i], results[i], args.json) << "\n";
+      std::cout << prediction_line(texts[i], results[i], output) << "\n";
     }
     texts.clear();
     batch.clear();

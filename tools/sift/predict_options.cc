@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -26,10 +27,21 @@ void add_predict_options(CLI::App& cmd, PredictArgs& args) {
                  "Multi-label models: print every label whose probability exceeds this "
                  "(default: the run's train.threshold). Single-label models: of the top k, "
                  "print only labels with probability >= this (as fasttext predict; default: all)");
-  cmd.add_flag("--json", args.json,
-               "One JSON object per line: {\"text\", \"predictions\": [{\"label\", \"score\"}]} "
-               "as Hugging Face pipelines; \"probability\" repeats \"score\" under its old name "
-               "for this release only (deprecated, removed in 0.2)");
+  const std::map<std::string, PredictFormat> formats = {
+      {"tsv", PredictFormat::tsv},
+      {"json", PredictFormat::json},
+      {"fasttext", PredictFormat::fasttext},
+      {"fasttext-prob", PredictFormat::fasttext_prob}};
+  cmd.add_option("--format", args.format,
+                 "tsv: label<TAB>score pairs; json: one JSON object per line, {\"text\", "
+                 "\"predictions\": [{\"label\", \"score\"}]} as Hugging Face pipelines "
+                 "(\"probability\" repeats \"score\" under its old name for this release "
+                 "only, removed in 0.2); fasttext: `fasttext predict`'s __label__A __label__B; "
+                 "fasttext-prob: `fasttext predict-prob`'s __label__A 0.87 __label__B 0.12")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
+      ->default_str("tsv");
+  cmd.add_flag("--json", args.json, "The same as --format json");
+  cmd.add_flag("--labels-only", args.labels_only, "--format tsv: the labels without their scores");
   cmd.add_option("--quantized-engine", args.quantized_engine,
                  "int8 exports: the quantized engine their weights are packed for when "
                  "loaded (onednn, qnnpack or fbgemm, as this LibTorch has; default: "
@@ -42,18 +54,20 @@ void add_predict_options(CLI::App& cmd, PredictArgs& args) {
 
 PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool multi_label,
                                 double train_threshold, int64_t run_max_line_bytes) {
-  if (args.top_k < 1) throw Error("--top-k: The number of labels to print must be >= 1.");
-  if (args.max_line_bytes < 0) throw Error("--max-line-bytes: give 1 or more (0: the run's)");
+  if (args.top_k < 1) throw UsageError("--top-k: The number of labels to print must be >= 1.");
+  if (args.max_line_bytes < 0) {
+    throw UsageError("--max-line-bytes: give 1 or more (0: the run's)");
+  }
   PredictSettings s;
   s.k = std::min<int64_t>(args.top_k, labels);
   s.max_line_bytes =
       static_cast<uint64_t>(args.max_line_bytes > 0 ? args.max_line_bytes : run_max_line_bytes);
   s.threshold = args.threshold >= 0 ? args.threshold : (multi_label ? train_threshold : -1.0);
   if (multi_label && !(s.threshold > 0 && s.threshold < 1)) {
-    throw Error("--threshold: The decision threshold must be between 0 and 1, exclusive.");
+    throw UsageError("--threshold: The decision threshold must be between 0 and 1, exclusive.");
   }
   if (!multi_label && args.threshold > 1) {
-    throw Error("--threshold: a probability threshold must be between 0 and 1.");
+    throw UsageError("--threshold: a probability threshold must be between 0 and 1.");
   }
   return s;
 }
@@ -138,14 +152,52 @@ Predictions labels_over(const float* probabilities, const std::vector<std::strin
   return out;
 }
 
-std::string prediction_line(const std::string& text, const Predictions& predictions, bool json) {
-  if (!json) {
-    std::string line;
-    for (size_t j = 0; j < predictions.size(); ++j) {
-      line +=
-          fmt::format("{}{}\t{:.4f}", j ? "\t" : "", predictions[j].first, predictions[j].second);
-    }
-    return line;
+PredictOutput predict_output(const PredictArgs& args) {
+  PredictOutput out{args.json ? PredictFormat::json : args.format, args.labels_only};
+  if (args.json && args.format != PredictFormat::tsv && args.format != PredictFormat::json) {
+    throw UsageError("--json is --format json; it cannot go with another --format");
+  }
+  if (args.labels_only && out.format != PredictFormat::tsv) {
+    throw UsageError("--labels-only goes with --format tsv (fasttext prints labels only already)");
+  }
+  return out;
+}
+
+namespace {
+
+std::string tsv_line(const Predictions& predictions, bool labels_only) {
+  std::string line;
+  for (size_t j = 0; j < predictions.size(); ++j) {
+    if (j) line += '\t';
+    line += predictions[j].first;
+    if (!labels_only) line += fmt::format("\t{:.4f}", predictions[j].second);
+  }
+  return line;
+}
+
+// fastText writes a probability with ostream's default: 6 significant digits.
+std::string fasttext_line(const Predictions& predictions, bool with_probabilities) {
+  std::string line;
+  for (size_t j = 0; j < predictions.size(); ++j) {
+    if (j) line += ' ';
+    line += "__label__" + predictions[j].first;
+    if (with_probabilities) line += fmt::format(" {:.6g}", predictions[j].second);
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string prediction_line(const std::string& text, const Predictions& predictions,
+                            const PredictOutput& output) {
+  switch (output.format) {
+    case PredictFormat::tsv:
+      return tsv_line(predictions, output.labels_only);
+    case PredictFormat::fasttext:
+    case PredictFormat::fasttext_prob:
+      return fasttext_line(predictions, output.format == PredictFormat::fasttext_prob);
+    case PredictFormat::json:
+      break;
   }
   // {"label", "score"} as Hugging Face pipelines write them; "probability" is the old name
   // of "score", kept as an alias for one release (0.2 drops it).

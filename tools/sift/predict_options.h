@@ -13,12 +13,22 @@
 
 namespace sift::cli {
 
+// How `sift predict` writes a text's predictions (--format).
+enum class PredictFormat {
+  tsv,           // label<TAB>score pairs (4 decimals)
+  json,          // one JSON object per line, as Hugging Face pipelines
+  fasttext,      // `fasttext predict`'s line: __label__A __label__B
+  fasttext_prob  // `fasttext predict-prob`'s line: __label__A 0.87 __label__B 0.12
+};
+
 struct PredictArgs {
   std::string model;
   std::string input = "-";
   int64_t top_k = 1;
   double threshold = -1.0;  // < 0: multi-label the run's train.threshold, single-label none
-  bool json = false;
+  bool json = false;        // --json, the same as --format json
+  PredictFormat format = PredictFormat::tsv;
+  bool labels_only = false;      // tsv: labels without scores
   std::string quantized_engine;  // empty: LibTorch's default
   int64_t max_line_bytes = 0;    // 0: the run's data.max_line_bytes
 };
@@ -64,8 +74,18 @@ using Predictions = std::vector<std::pair<std::string, double>>;
 Predictions labels_over(const float* probabilities, const std::vector<std::string>& names,
                         double threshold);
 
-// One output line for `text`: "label<TAB>score" pairs (4 decimals), or with `json` one
-// JSON object {"text", "predictions": [{"label", "score", "probability"}]}.
-std::string prediction_line(const std::string& text, const Predictions& predictions, bool json);
+// How predictions are written, as the options ask (--json is --format json).
+struct PredictOutput {
+  PredictFormat format = PredictFormat::tsv;
+  bool labels_only = false;
+};
+PredictOutput predict_output(const PredictArgs& args);
+
+// One output line for `text`: "label<TAB>score" pairs (4 decimals; labels only with
+// labels_only), one JSON object {"text", "predictions": [{"label", "score",
+// "probability"}]}, or fastText's "__label__A 0.87" (probabilities as its 6 significant
+// digits, for fasttext_prob only).
+std::string prediction_line(const std::string& text, const Predictions& predictions,
+                            const PredictOutput& output);
 
 }  // namespace sift::cli

@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "framework/runtime/compute_threads.h"
-#include "tools/serve/fasttext_backend.h"
 #include "tools/serve/serve_main.h"
 #include "tools/serve/torch_backend.h"
 #include "tools/sift/commands.h"
@@ -20,15 +19,7 @@ void run(serve::ServeArgs& args) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   apply_threads(args.compute_threads > 0 ? args.compute_threads
                                          : std::max<int64_t>(1, cores / args.batch.workers));
-  const serve::ModelLoader loader = [](const std::string& path) {
-    std::string why;
-    try {
-      if (auto fasttext = serve::open_fasttext_backend(path, &why)) return fasttext;
-    } catch (const std::exception&) {  // LibTorch's loader then says what is wrong
-    }
-    return serve::open_torch_backend(path);
-  };
-  serve::run_serve(args, loader, "LibTorch loaded (sift-main)");
+  serve::run_serve(args, serve::open_any_backend, "LibTorch loaded (sift-main)");
 }
 
 }  // namespace

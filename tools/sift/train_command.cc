@@ -1,8 +1,11 @@
 #include <memory>
 
 #include "config/loader.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
 #include "framework/train/distributed.h"
 #include "framework/train/trainer.h"
+#include "models/traits.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/train_options.h"
 
@@ -18,9 +21,17 @@ void add_train_command(CLI::App& app) {
     options.stop_signal = catch_stop_signals();
     options.allow_data_change = args->allow_data_change;
     const std::vector<std::string> overrides = train_overrides(*args);
-    const nlohmann::json report = args->resume.empty()
-                                      ? train(load_config(args->config, overrides), options)
-                                      : resume(args->resume, overrides, options);
+    nlohmann::json report;
+    if (args->resume.empty()) {
+      const SiftConfig config = load_config(args->config, overrides, model_traits());
+      if (!args->dump_config.empty()) {
+        write_file_atomically(args->dump_config, dump_config(config, /*origins=*/true));
+      }
+      report = train(config, options);
+    } else {
+      if (!args->dump_config.empty()) throw UsageError("--dump-config: not with --resume");
+      report = resume(args->resume, overrides, options);
+    }
     const auto dist = distributed_env_from_environment();
     if (dist && dist->rank != 0) return;  // rank 0 reports for the group
     print_train_report(report, args->json);

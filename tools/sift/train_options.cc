@@ -34,11 +34,15 @@ void add_train_options(CLI::App& cmd, TrainArgs& args) {
                "data.folds or data.fold (refused otherwise: validation would score records "
                "the model trained on); report.json records the keys")
       ->needs(resume_from);
+  cmd.add_option("--dump-config", args.dump_config,
+                 "Write the resolved config (every key, and where each value came from) to "
+                 "this file before training");
 }
 
 std::vector<std::string> train_overrides(const TrainArgs& args) {
-  if (args.config.empty() && args.resume.empty()) {
-    throw CLI::RequiredError("a config file or --resume RUN_DIR");
+  // No file: the defaults and --set (`sift train --set data.train.path=train.txt`).
+  if (args.config.empty() && args.resume.empty() && args.overrides.empty()) {
+    throw CLI::RequiredError("a config file, --set data.train.path=FILE or --resume RUN_DIR");
   }
   std::vector<std::string> overrides = args.overrides;
   if (args.overwrite) overrides.push_back("run.overwrite=true");
@@ -46,6 +50,7 @@ std::vector<std::string> train_overrides(const TrainArgs& args) {
 }
 
 const std::atomic<int>* catch_stop_signals() {
+  stop_signal.store(0);  // a second run in one process (the Python module) starts afresh
   // SA_RESETHAND: a second signal ends the process at once.
   struct sigaction action {};
   action.sa_handler = on_stop_signal;

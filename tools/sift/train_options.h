@@ -19,12 +19,14 @@ struct TrainArgs {
   bool quiet = false;
   bool overwrite = false;
   bool allow_data_change = false;  // --resume with other data files, split or folds
+  std::string dump_config;         // write the resolved config here before training
 };
 
 // Declares the options of `train` on `cmd`, into `args`.
 void add_train_options(CLI::App& cmd, TrainArgs& args);
 
-// The --set overrides with --overwrite's; CLI::RequiredError without a config or --resume.
+// The --set overrides with --overwrite's; CLI::RequiredError without a config, a --set or
+// --resume.
 std::vector<std::string> train_overrides(const TrainArgs& args);
 
 // The signal that asked training to stop (0: none), set by catch_stop_signals' handler:

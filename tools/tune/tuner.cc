@@ -155,7 +155,7 @@ class Search {
   Search(TuneOptions options, const std::vector<ModelTraits>& models, std::string program,
          std::vector<TrialRecord> done, double spent)
       : o_(std::move(options)),
-        base_(load_config(o_.config, o_.overrides)),
+        base_(load_config(o_.config, o_.overrides, models)),
         traits_(traits_of(base_, models)),
         params_(tuned_params(base_, traits_, o_.overrides)),
         sampler_(params_, o_.seed, random_trials(o_), start_values(base_, params_)),
@@ -805,7 +805,7 @@ nlohmann::json tune(const TuneOptions& given, const std::vector<ModelTraits>& mo
   TuneOptions o = given;
   // fastText's spelling f1:__label__X is f1:X here: the label as labels.txt holds it.
   if (!metric_label(o.metric).empty()) o.metric = "f1:" + metric_label(o.metric);
-  const SiftConfig base = load_config(o.config, o.overrides);
+  const SiftConfig base = load_config(o.config, o.overrides, models);
   check_validation_data(base);
   if (metric_label(o.metric).empty() && metric_named(o.metric).multi_label_only &&
       !base.data.multi_label) {
