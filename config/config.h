@@ -15,6 +15,7 @@ struct RunConfig {
   std::string dir = "runs";  // parent folder of run folders
   std::string name;          // run folder name; empty: "<config name>-<timestamp>"
   bool overwrite = false;    // replace a non-empty run folder instead of refusing
+  bool overwrite_foreign = false;  // ... even one holding files Sift did not write
   int64_t seed = 42;         // seeds model init, shuffling and the validation split
   int64_t threads = 0;       // intra-op threads; 0: all cores
   std::string device = "cpu";

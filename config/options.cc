@@ -182,7 +182,13 @@ std::vector<Option> declare() {
                      single_path_component);
   t.add<bool>("run.overwrite", SIFT_FIELD(run.overwrite),
               "Train into a run folder that is not empty by replacing it (atomically) "
-              "instead of refusing; the same as `sift train --overwrite`.");
+              "instead of refusing; the same as `sift train --overwrite`. A folder that holds "
+              "files Sift did not write is still refused, naming them, unless "
+              "run.overwrite_foreign is set too.");
+  t.add<bool>("run.overwrite_foreign", SIFT_FIELD(run.overwrite_foreign),
+              "With run.overwrite: replace the folder even when it holds files Sift did not "
+              "write (they are deleted with it, and listed); the same as `sift train "
+              "--overwrite --overwrite`.");
   t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
   t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),

@@ -9,11 +9,12 @@ namespace sift {
 
 struct MemoryLimit {
   uint64_t bytes = 0;  // 0: unknown (no /proc/meminfo)
-  std::string source;  // "MemAvailable" or "the cgroup's memory.max"
+  std::string source;  // "MemAvailable ...", "the cgroup's memory.max" or "ulimit -v ..."
 };
 
-// The smaller of /proc/meminfo's MemAvailable and, inside a cgroup v2 with a limit,
-// memory.max less memory.current.
+// The smallest of /proc/meminfo's MemAvailable; inside a cgroup v2 with a limit,
+// memory.max less memory.current; and under `ulimit -v` (RLIMIT_AS), the limit less this
+// process's address space now (VmSize).
 MemoryLimit available_memory();
 
 }  // namespace sift

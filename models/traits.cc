@@ -2,7 +2,11 @@
 // order (models/registry.cc pairs each with its module, input and export).
 #include "models/traits.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "config/config.h"
+#include "core/error.h"
 
 namespace sift {
 namespace {
@@ -205,6 +209,22 @@ std::vector<ModelTraits> model_traits() {
   r.back().defaults =
       with(kAdamWWarmup, {{"train.optimizer.lr", "0.00005"}, {"train.epochs", "3"}});
   return r;
+}
+
+const ModelTraits& traits_of(const std::string& type) {
+  static const std::vector<ModelTraits> all = model_traits();
+  for (const auto& t : all) {
+    if (t.name == type) return t;
+  }
+  throw Error(fmt::format("model.type: unknown model type '{}'", type));
+}
+
+Allocating allocating_weights(const ModelConfig& model) {
+  const ModelTraits& t = traits_of(model.type);
+  const double parameters = t.parameters ? t.parameters(model) : 0.0;
+  return Allocating(fmt::format("the {} model's weights", t.name),
+                    fmt::format("{}", fmt::join(t.size_keys, ", ")),
+                    static_cast<uint64_t>(parameters * 4));
 }
 
 }  // namespace sift

@@ -3,12 +3,21 @@
 // LibTorch (sift-lite) checks a config as sift-main does.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "config/model_traits.h"
+#include "core/out_of_memory.h"
 
 namespace sift {
 
 std::vector<ModelTraits> model_traits();
+
+// The traits of model type `type` (sift::Error naming model.type when there is none).
+const ModelTraits& traits_of(const std::string& type);
+
+// The scope of allocating a model's weights, for the line a failure ends with: its size
+// keys and its size estimate (4 bytes a parameter).
+Allocating allocating_weights(const ModelConfig& model);
 
 }  // namespace sift

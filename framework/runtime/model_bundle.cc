@@ -28,6 +28,7 @@ Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, cons
   shape.negatives = loss.negatives;
   shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
+  const Allocating weights = allocating_weights(model);
   return spec.create(model, shape);
 }
 

@@ -5,11 +5,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <vector>
 
 #include "config/loader.h"
 #include "config/options.h"
@@ -140,6 +142,22 @@ bool is_empty_run_folder(const fs::path& dir) {
   return true;
 }
 
+// The entries of run folder `dir` that Sift did not write (a run's files, its tb/ and
+// profile/ folders, a temporary name of an interrupted write), sorted: what --overwrite
+// would delete of the user's (issue #42: it deleted them without a word).
+std::vector<std::string> foreign_files(const fs::path& dir) {
+  std::vector<std::string> foreign;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const size_t tmp = name.find(".tmp-");
+    if (is_run_folder_file(tmp == std::string::npos ? name : name.substr(0, tmp))) continue;
+    if ((name == kTensorBoardFolder || name == kProfileFolder) && entry.is_directory()) continue;
+    foreign.push_back(name);
+  }
+  std::sort(foreign.begin(), foreign.end());
+  return foreign;
+}
+
 // Replaces the non-empty folder `dir` by a fresh one, locked into `lock`: the fresh one is
 // made beside it and the two names are exchanged in one rename, then the old is deleted.
 void replace_run_folder(const fs::path& dir, std::unique_ptr<RunFolderLock>& lock) {
@@ -175,6 +193,18 @@ std::string create_run_folder(const SiftConfig& config, std::unique_ptr<RunFolde
         "run folder {} is not empty: pass --overwrite (or set run.overwrite: true) to replace "
         "it, or continue it with `sift train --resume {}`",
         dir.string(), dir.string()));
+  }
+  const std::vector<std::string> foreign = foreign_files(dir);
+  if (!foreign.empty() && !config.run.overwrite_foreign) {
+    throw Error(fmt::format(
+        "run.overwrite: {} holds {} file{} Sift did not write ({}{}); --overwrite would delete "
+        "them: move them, or pass --overwrite twice (run.overwrite_foreign: true) to delete them",
+        dir.string(), foreign.size(), foreign.size() == 1 ? "" : "s",
+        fmt::join(foreign.begin(), foreign.begin() + std::min<size_t>(foreign.size(), 5), ", "),
+        foreign.size() > 5 ? ", ..." : ""));
+  }
+  for (const auto& name : foreign) {
+    std::fprintf(stderr, "sift: run.overwrite: deleting %s\n", (dir / name).c_str());
   }
   try {
     replace_run_folder(dir, lock);

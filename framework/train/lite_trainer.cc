@@ -137,6 +137,7 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   write_run_text(run.dir, run.config, run.task, run.data_plan);
   run.file_hashes = run_file_hashes(run.dir);
   const TextEncoder encoder = make_encoder(run.task);
+  const Allocating weights = allocating_weights(config.model);
   FastTextTables tables(encoder.num_ids(), run.task.labels.size(), config.model.dim,
                         static_cast<uint64_t>(config.run.seed), config.train.loss,
                         run.task.label_counts);

@@ -119,6 +119,26 @@ void StepLog::train_row(const StepRow& row) {
   write_row(cells);
 }
 
+nlohmann::json StepLog::window() const {
+  if (examples_ == 0 && distill_examples_ == 0) return nullptr;
+  return {{"examples", examples_},
+          {"tokens", tokens_},
+          {"loss_sum", loss_sum_},
+          {"distill_examples", distill_examples_},
+          {"distill_sum", distill_sum_},
+          {"first_step", window_first_}};
+}
+
+void StepLog::restore_window(const nlohmann::json& window) {
+  if (!window.is_object()) return;
+  examples_ = window.value("examples", int64_t{0});
+  tokens_ = window.value("tokens", int64_t{0});
+  loss_sum_ = window.value("loss_sum", 0.0);
+  distill_examples_ = window.value("distill_examples", int64_t{0});
+  distill_sum_ = window.value("distill_sum", 0.0);
+  window_first_ = window.value("first_step", window_first_);
+}
+
 LossWindow StepLog::loss_window(int64_t step) const {
   if (examples_ == 0) return last_window_;
   return {loss_sum_ / static_cast<double>(examples_), window_first_, step};

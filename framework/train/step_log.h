@@ -59,6 +59,10 @@ class StepLog {
   // The console's figure: the steps counted since the last row, or right after a row
   // (nothing counted yet) that row's; `step` is the step in progress.
   LossWindow loss_window(int64_t step) const;
+  // What was counted since the last row (null when nothing was), for last.ckpt; and that
+  // back on resume (after open), so the next row sums the same steps as without the stop.
+  nlohmann::json window() const;
+  void restore_window(const nlohmann::json& window);
   // A validation row: `record`'s "valid_*" values (train_loop.cc's validation record).
   void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
   // Whether event files are written (train.tensorboard, rank 0), and a text summary

@@ -88,6 +88,7 @@ bool epoch_end_saves(Loop& l, Progress& progress) {
 void write_last(Loop& l, bool epoch_complete) {
   RunCore& run = l.run;
   // Each rank's own position and counters; in a group rank 0 gathers them all.
+  run.state.row_window = run.step_log.window();
   std::map<std::string, std::string> mine{{"state", run.state.rank_counters()}};
   if (!epoch_complete) mine["data"] = l.batches->save_state();
   l.learner.add_rank_blobs(mine);
@@ -391,6 +392,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
                     validation_columns(*run.labels, t.best_metric), run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     l.learner.teacher_encoder() != nullptr);
+  run.step_log.restore_window(run.state.row_window);
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch && trains_hogwild(l)) {
     throw Error(fmt::format(

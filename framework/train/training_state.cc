@@ -37,6 +37,7 @@ void TrainingState::to_meta(nlohmann::json& meta, bool epoch_complete) const {
                {"metrics_rows", metrics_rows}});
   // Only when there are some: checkpoints of runs without skips keep their bytes.
   if (skipped_batches > 0) meta["skipped_batches"] = skipped_batches;
+  if (!row_window.is_null()) meta["row_window"] = row_window;
 }
 
 TrainingState TrainingState::from_meta(const nlohmann::json& meta, const nlohmann::json& counters,
@@ -53,6 +54,7 @@ TrainingState TrainingState::from_meta(const nlohmann::json& meta, const nlohman
   s.skipped_batches = meta.value("skipped_batches", int64_t{0});  // written only when > 0
   s.metrics_rows = meta.value("metrics_rows", int64_t{-1});       // older checkpoints: unknown
   s.examples_seen = required<int64_t>(counters, "examples_seen", path);
+  s.row_window = counters.value("row_window", nlohmann::json());  // written when not null
   if (epoch_complete_in(meta, path)) {
     ++s.epoch;
   } else {
@@ -63,10 +65,11 @@ TrainingState TrainingState::from_meta(const nlohmann::json& meta, const nlohman
 }
 
 std::string TrainingState::rank_counters() const {
-  return nlohmann::json{{"examples_seen", examples_seen},
-                        {"epoch_loss_sum", epoch_loss_sum},
-                        {"epoch_loss_examples", epoch_loss_examples}}
-      .dump();
+  nlohmann::json counters{{"examples_seen", examples_seen},
+                          {"epoch_loss_sum", epoch_loss_sum},
+                          {"epoch_loss_examples", epoch_loss_examples}};
+  if (!row_window.is_null()) counters["row_window"] = row_window;
+  return counters.dump();
 }
 
 bool epoch_complete_in(const nlohmann::json& meta, const std::string& path) {

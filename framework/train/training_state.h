@@ -31,6 +31,10 @@ struct TrainingState {
   // Lines in metrics.jsonl (one per validation); -1: unknown (checkpoints without it).
   // A resume cuts the file back to this, so validations after the save are not doubled.
   int64_t metrics_rows = 0;
+  // metrics.csv's row in progress at a save (StepLog::window): its loss sums, so that the
+  // first row after a resume says what the uninterrupted run's says (issue #42). Null
+  // when the save fell on a row: such checkpoints keep their bytes.
+  nlohmann::json row_window;
 
   // last.ckpt's metadata: the counters, and whether the epoch was complete when saved.
   void to_meta(nlohmann::json& meta, bool epoch_complete) const;

@@ -234,6 +234,9 @@ TEST(Validate, AModelTooLargeForMemoryIsRefusedNamingItsKeysBeforeAllocating) {
   EXPECT_NE(m.find("9.22e+20 parameters x 4 bytes x 2: weights, gradients and sgd's state"),
             std::string::npos)
       << m;
+  EXPECT_NE(error_of({"model.buckets=1000000000000", "train.optimizer.momentum=0.9"})
+                .find("x 3: weights, gradients and sgd's state"),
+            std::string::npos);
   // Adam keeps two moments more: 4 tensors per parameter.
   EXPECT_NE(error_of({"model.buckets=1000000000000", "train.optimizer.type=adam"})
                 .find("x 4: weights, gradients and adam's state"),

@@ -191,5 +191,46 @@ TEST(FuzzCli, MutatedRunFilesCheckpointsExportsConfigsAndSetsEndInAResultOrOneCl
   fs::remove_all(dir, ec);
 }
 
+// Issue #42: fastText .bin import under mutations (a model trained here by the fasttext
+// CLI, 0.9.2): `sift import fasttext` and, when it imports, `sift predict` of the run end
+// with a result or one clean error line.
+TEST(FuzzCli, MutatedFastTextBinFilesImportOrEndInOneCleanError) {
+  if (std::system("command -v fasttext >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "the fasttext CLI is not installed (tools/setup.sh)";
+  }
+  const std::string dir = testing::make_temp_dir("sift_fuzz_bin");
+  const auto lines = lines_of(testing::slurp(kSource + "/data/sms_spam/SMSSpamCollection"));
+  std::string train;
+  for (size_t i = 0; i < 300; ++i) {
+    const auto tab = lines[i].find('\t');
+    train += "__label__" + lines[i].substr(0, tab) + " " + lines[i].substr(tab + 1) + "\n";
+  }
+  write_file(dir + "/train.txt", train);
+  const auto made = testing::run_command(
+      "fasttext supervised -input train.txt -output m -dim 4 -epoch 1 -bucket 2000 -minn 2 "
+      "-maxn 3 -wordNgrams 2 -thread 1 -verbose 0",
+      dir, "", dir);
+  ASSERT_EQ(made.status, 0) << made;
+  const std::string bin = testing::slurp(dir + "/m.bin");
+  const std::string sift = "timeout -k 5 30 " + quote(SIFT_BINARY);
+  std::mt19937_64 rng(7);
+  int failed_cleanly = 0, imported = 0;
+  for (int i = 0; i < 24; ++i) {  // 24 imports of about 0.2 s each
+    write_file(dir + "/x.bin", mutate(bin, rng));
+    const auto r = testing::run_command(
+        sift + " import fasttext x.bin --out " + quote(dir + "/r") + " --force", dir, "", dir);
+    ASSERT_TRUE(EndedCleanly(r)) << "x.bin mutation " << i;
+    failed_cleanly += r.status != 0;
+    if (r.status != 0) continue;
+    ++imported;
+    const auto p = testing::run_command(sift + " predict --model " + quote(dir + "/r"), dir,
+                                        "free entry now\n", dir);
+    ASSERT_TRUE(EndedCleanly(p)) << "predict after x.bin mutation " << i;
+  }
+  EXPECT_GT(failed_cleanly, 5);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace fuzz_cli_test
 }  // namespace sift

@@ -63,5 +63,20 @@ TEST_F(InputLimits, PredictRefusesALineOverTheCapInBothPrograms) {
   }
 }
 
+// Issue #42: a model too large for `ulimit -v` reached the allocator and ended with a bare
+// error ("std::bad_alloc", "Resource temporarily unavailable"); the estimate before
+// allocating now counts the address space left, in sift-lite and sift-main alike. 300 x
+// 4M buckets is 4.8 GB of weights: over a 3.8 GiB ulimit, well under this machine's memory.
+TEST_F(InputLimits, AModelOverUlimitVIsRefusedNamingItsKeysBeforeAllocating) {
+  for (const std::string fast_path : {"auto", "off"}) {
+    const auto r = sift("train configs/sms_spam.yaml" + kFast + " --set model.buckets=4000000" +
+                            " --set model.dim=300 --set train.fast_path=" + fast_path +
+                            " --set run.dir=" + quote(dir_) + " --set run.name=" + fast_path,
+                        "ulimit -v 4000000 &&");
+    EXPECT_TRUE(testing::CleanSiftError(r, {"model.buckets, model.dim", "ulimit -v 4000000 KiB"}))
+        << fast_path;
+  }
+}
+
 }  // namespace input_limits_cli_test
 }  // namespace sift

@@ -52,16 +52,38 @@ TEST_F(RunFolderCli, TrainingIntoAUsedRunFolderIsRefusedAndLeavesItAsItWas) {
 
 TEST_F(RunFolderCli, OverwriteReplacesTheWholeFolderAndLeavesNoOldFiles) {
   ASSERT_EQ(train().status, 0);
-  write_file(run() + "/stale.txt", "from the old run");
+  write_file(run() + "/metrics.csv.tmp-abc123", "a write cut short");  // Sift's own leftover
+  fs::create_directory(run() + "/tb");
   const auto r = train(" --overwrite");
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_FALSE(fs::exists(run() + "/stale.txt"));
+  EXPECT_FALSE(fs::exists(run() + "/metrics.csv.tmp-abc123"));
+  EXPECT_FALSE(fs::exists(run() + "/tb"));
   EXPECT_TRUE(fs::exists(run() + "/best.ckpt"));
   // Nothing left beside the run folder (the swapped-out old folder is deleted).
   int entries = 0;
   for (const auto& e : fs::directory_iterator(dir_)) entries += e.is_directory() ? 1 : 0;
   EXPECT_EQ(entries, 1);
   EXPECT_EQ(train(" --set run.overwrite=true").status, 0);
+}
+
+// Issue #42: --overwrite deleted the user's own files in the folder without a word.
+TEST_F(RunFolderCli, OverwriteRefusesAFolderHoldingFilesSiftDidNotWriteUnlessGivenTwice) {
+  ASSERT_EQ(train().status, 0);
+  write_file(run() + "/notes.md", "my notes");
+  write_file(run() + "/model.pt", "an export kept beside the run");
+  const std::string best = slurp(run() + "/best.ckpt");
+  EXPECT_TRUE(testing::CleanSiftError(train(" --overwrite"),
+                                      {"2 files Sift did not write", "model.pt, notes.md",
+                                       "--overwrite twice", "run.overwrite_foreign"}));
+  EXPECT_TRUE(testing::CleanSiftError(train(" --set run.overwrite=true"), {"notes.md"}));
+  EXPECT_EQ(slurp(run() + "/notes.md"), "my notes");
+  EXPECT_EQ(slurp(run() + "/best.ckpt"), best);
+  const auto twice = train(" --overwrite --overwrite");
+  ASSERT_EQ(twice.status, 0) << twice;
+  EXPECT_NE(twice.err.find("deleting " + run() + "/notes.md"), std::string::npos) << twice;
+  EXPECT_NE(twice.err.find("deleting " + run() + "/model.pt"), std::string::npos) << twice;
+  EXPECT_FALSE(fs::exists(run() + "/notes.md"));
+  EXPECT_TRUE(fs::exists(run() + "/best.ckpt"));
 }
 
 TEST_F(RunFolderCli, ASecondProcessIsRefusedNamingThePidThatHoldsTheLock) {

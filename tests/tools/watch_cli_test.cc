@@ -114,6 +114,40 @@ TEST_F(WatchCli, AResumedRunDropsRowsPastItsCheckpointAndALineCutShort) {
   EXPECT_GE(train_steps.size(), 15u);
 }
 
+// Issue #42: the first metrics.csv row after a resume averaged only the steps since the
+// resume, so its train_loss differed from the uninterrupted run's; last.ckpt now keeps the
+// row in progress. Rows every 7 steps, a constant learning rate (so one epoch resumed to
+// two trains as two do), a stop at the first epoch's end (157 steps): the row at 161
+// spans the stop.
+TEST_F(WatchCli, TheFirstRowAfterAResumeSaysWhatTheUninterruptedRunsSays) {
+  const std::string exact =
+      " --set train.log_every=7 --set run.threads=1 --set data.workers=1"
+      " --set train.scheduler.type=constant";
+  ASSERT_EQ(sift(train_args("u", exact + " --set train.epochs=2")).status, 0);
+  ASSERT_EQ(sift(train_args("s", exact + " --set train.epochs=1")).status, 0);
+  const auto r = sift("train --resume " + quote(dir_ + "/s") + " --quiet --set train.epochs=2");
+  ASSERT_EQ(r.status, 0) << r;
+  auto losses = [&](const std::string& run) {
+    std::map<long, std::string> by_step;
+    const auto lines = lines_of(testing::slurp(dir_ + "/" + run + "/metrics.csv"));
+    for (size_t i = 1; i < lines.size(); ++i) {
+      const auto c = cells_of(lines[i]);
+      if (!c[2].empty()) by_step[std::stol(c[0])] = c[2];
+    }
+    return by_step;
+  };
+  const auto u = losses("u"), s = losses("s");
+  ASSERT_TRUE(u.count(161) && s.count(161)) << "no row at step 161";
+  EXPECT_EQ(s.at(161), u.at(161));
+  size_t compared = 0;
+  for (const auto& [step, loss] : s) {
+    ASSERT_TRUE(u.count(step)) << step;
+    EXPECT_EQ(loss, u.at(step)) << "step " << step;
+    ++compared;
+  }
+  EXPECT_GT(compared, 40u);
+}
+
 TEST_F(WatchCli, TensorBoardEventsHoldMetricsCsvsScalarsAsAnIndependentReaderDecodesThem) {
   const auto r = sift(train_args("tb", " --set train.epochs=1 --set train.tensorboard=true"));
   ASSERT_EQ(r.status, 0) << r;

@@ -19,6 +19,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/fasttext_predictor.h"
 #include "framework/train/lite_trainer.h"
@@ -104,6 +105,10 @@ int train(int argc, char** argv) {
   } catch (const sift::Interrupted& e) {
     std::fprintf(stderr, "sift: %s\n", e.what());
     return 128 + e.signal();
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::fprintf(stderr, "sift: error: %s\n", sift::out_of_memory_line().c_str());
+    return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "sift: error: %s\n", e.what());

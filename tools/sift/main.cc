@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "core/nearest_name.h"
+#include "core/out_of_memory.h"
 #include "core/provenance.h"
 #include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
@@ -118,8 +119,14 @@ int main(int argc, char** argv) {
   } catch (const sift::Error& e) {
     std::fprintf(stderr, "sift: error: %s\n", e.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sift: error: %s\n", sift::out_of_memory_line().c_str());
+    return 1;
   } catch (const c10::Error& e) {
-    std::fprintf(stderr, "sift: error: %s\n", e.what_without_backtrace());
+    const std::string message = e.what_without_backtrace();
+    const bool memory = sift::is_allocation_failure(message);
+    std::fprintf(stderr, "sift: error: %s\n",
+                 memory ? sift::out_of_memory_line(message).c_str() : message.c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sift: error: %s\n", e.what());

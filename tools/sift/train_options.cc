@@ -27,7 +27,9 @@ void add_train_options(CLI::App& cmd, TrainArgs& args) {
   cmd.add_flag("--json", args.json, "Print a machine-readable summary on stdout");
   cmd.add_flag("--quiet", args.quiet, "No progress output");
   cmd.add_flag("--overwrite", args.overwrite,
-               "Replace the run folder if it is not empty (run.overwrite: true)")
+               "Replace the run folder if it is not empty (run.overwrite: true); twice "
+               "(--overwrite --overwrite) also when it holds files Sift did not write "
+               "(run.overwrite_foreign: true)")
       ->excludes(resume_from);
   cmd.add_flag("--allow-data-change", args.allow_data_change,
                "--resume: accept --set of data.train.path, data.valid.path, data.valid_split, "
@@ -45,7 +47,8 @@ std::vector<std::string> train_overrides(const TrainArgs& args) {
     throw CLI::RequiredError("a config file, --set data.train.path=FILE or --resume RUN_DIR");
   }
   std::vector<std::string> overrides = args.overrides;
-  if (args.overwrite) overrides.push_back("run.overwrite=true");
+  if (args.overwrite > 0) overrides.push_back("run.overwrite=true");
+  if (args.overwrite > 1) overrides.push_back("run.overwrite_foreign=true");
   return overrides;
 }
 

@@ -17,7 +17,7 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   bool json = false;
   bool quiet = false;
-  bool overwrite = false;
+  int overwrite = 0;  // --overwrite given once (run.overwrite) or twice (and foreign files)
   bool allow_data_change = false;  // --resume with other data files, split or folds
   std::string dump_config;         // write the resolved config here before training
 };
