@@ -73,12 +73,13 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // against the export of the tree before: every other entry byte for byte the same, and
 // sift_format.json the same JSON but for provenance). Merged with #41's change: the view
 // changed again only by config.yaml's two new lines (model.minn: 0, model.maxn: 0) and
-// sift_format.json's CRC of that file (checked by unzipping both).
+// sift_format.json's CRC of that file (checked by unzipping both). And again (#42) only by
+// config.yaml's new run.overwrite_foreign: false line and that CRC; checkpoints unchanged.
 constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "6dbddadcd379333382a91715ae09f7516a9c626493671e527a8448bc3a7cc3c6";
+constexpr const char* kExport = "2a6fc6e58b89b6c8396b50ae606d263a953e086148a407d5f84e8a80c454d7f9";
 
 class GoldenRun : public ::testing::Test {
  protected:
