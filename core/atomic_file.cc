@@ -189,4 +189,31 @@ void copy_file_atomically(const std::string& from, const std::string& to) {
   out.commit();
 }
 
+void link_file_atomically(const std::string& from, const std::string& to) {
+  // A unique free name: mkostemp's file is removed, and link() refuses a name that
+  // another writer took since (EEXIST), so nothing is ever followed or overwritten.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string tmp = to + ".tmp-XXXXXX";
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) throw Error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    if (::link(from.c_str(), tmp.c_str()) != 0) {
+      if (errno == EEXIST) continue;
+      if (errno == ENOENT) throw Error(fmt::format("cannot open {}: {}", from, std::strerror(errno)));
+      return copy_file_atomically(from, to);  // EPERM, ENOTSUP: no hard links here
+    }
+    if (std::rename(tmp.c_str(), to.c_str()) != 0) {
+      const int e = errno;
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("cannot rename {} to {}: {}", tmp, to, std::strerror(e)));
+    }
+    if (const int e = sync_folder(folder_of(to)); e != 0) {
+      throw Error(fmt::format("cannot sync the folder of {}: {}", to, std::strerror(e)));
+    }
+    return;
+  }
+  throw Error(fmt::format("cannot find a free temporary name beside {}", to));
+}
+
 }  // namespace sift

@@ -45,4 +45,9 @@ void write_file_atomically(const std::string& path,
 // Copies `from` to `to` through a temporary name.
 void copy_file_atomically(const std::string& from, const std::string& to);
 
+// Makes `to` a second name of `from`'s bytes (a hard link through a temporary name, then a
+// rename), or a copy where the file system has no hard links. `to` then holds the bytes
+// on its own: deleting or replacing `from` (a rename over it) leaves them.
+void link_file_atomically(const std::string& from, const std::string& to);
+
 }  // namespace sift

@@ -19,7 +19,9 @@ constexpr const char* kStyle =
     ".legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
     ".note{color:#666;font-style:italic}.warn{color:#b00;font-weight:600}"
     "pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:400px}"
-    "tr.best td{font-weight:600;background:#eef6ee}"
+    "tr.best td{font-weight:600;background:#eef6ee}td{overflow-wrap:anywhere}"
+    "td.values{text-align:left;font-size:12px}"
+    "td.reason{text-align:left;max-width:280px;font-size:12px}"
     "td.texts{text-align:left;max-width:700px;font-size:12px}td.texts "
     "ul{margin:0;padding-left:16px}";
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,9 +19,16 @@ namespace {
 constexpr int kStateVersion = 1;
 constexpr size_t kChunkRecords = 64;
 
+// A shard's path as the saved data position holds it: absolute, so that a run resumed from
+// another working folder (its config.yaml's paths are relative to the run folder) finds
+// the same shards.
+std::string absolute_path(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
 std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& now_list) {
   for (const auto& now : now_list) {
-    if (now.path != then.path) continue;
+    if (absolute_path(now.path) != absolute_path(then.path)) continue;
     if (now.bytes != then.bytes) {
       return fmt::format("shard {} changed size ({} -> {} bytes)", then.path, then.bytes,
                          now.bytes);
@@ -383,7 +391,8 @@ std::string ShardedStream::save_state() const {
   rng << buffer_.rng();
   state["rng"] = rng.str();
   for (const auto& s : shards_) {
-    state["shards"].push_back({{"path", s.path}, {"bytes", s.bytes}, {"mtime_ns", s.mtime_ns}});
+    state["shards"].push_back(
+        {{"path", absolute_path(s.path)}, {"bytes", s.bytes}, {"mtime_ns", s.mtime_ns}});
   }
   for (const auto& w : workers_) {
     std::lock_guard<std::mutex> lock(w->mutex);

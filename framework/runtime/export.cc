@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "datasets/unicode.h"
 #include "framework/runtime/export_format.h"
 #include "framework/runtime/export_pq.h"
+#include "framework/runtime/run_folder.h"
 #include "models/kept_rows.h"
 #include "models/model.h"
 #include "models/script_writer.h"
@@ -174,6 +176,21 @@ torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
   return module;
 }
 
+// report.json's provenance of the training run in `run_dir`; null when it has none (a run
+// still training, an imported run, a report.json from before provenance).
+nlohmann::json training_provenance(const std::string& run_dir) {
+  const std::string path = run_file(run_dir, kReportJsonFile);
+  if (run_dir.empty() || !std::filesystem::exists(path)) return nullptr;
+  const auto report = nlohmann::json::parse(read_file_bytes(path), nullptr, false);
+  if (!report.is_object() || !report.contains("environment")) return nullptr;
+  nlohmann::json trained;
+  for (const char* key :
+       {"sift_version", "git_commit", "command_line", "host", "started", "config_hash"}) {
+    if (report["environment"].contains(key)) trained[key] = report["environment"][key];
+  }
+  return trained;
+}
+
 }  // namespace
 
 torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
@@ -210,6 +227,10 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
   }
   auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind, options.quantize,
                             weights_crc(module), files);
+  // Who wrote the file and from which config; and, when the run's report.json says, who
+  // trained it (its environment: version, commit, command line, host, start, config).
+  format["provenance"] = provenance_record(files[kExportConfigFile]);
+  format["provenance"]["trained"] = training_provenance(bundle.run_dir);
   // Written only when used, so that fp32 exports keep their bytes.
   if (options.dtype != "fp32") format["dtype"] = options.dtype;
   if (options.quantize == "pq") {

@@ -5,6 +5,7 @@
 #include "config/enums.h"
 #include "core/crc32.h"
 #include "core/error.h"
+#include "core/provenance.h"
 #include "datasets/unicode.h"
 
 namespace sift {
@@ -112,6 +113,17 @@ nlohmann::json check_format(const std::string& text, const std::string& path,
     }
   }
   return j;
+}
+
+nlohmann::json provenance_record(const std::string& config_text) {
+  const Provenance from = this_process();
+  return {{"sift_version", from.version},
+          {"git_commit", from.commit},
+          {"command_line", from.command_line},
+          {"host", from.host},
+          {"started", from.started},
+          {"config_hash",
+           config_text.empty() ? "" : fmt::format("crc32:{:08x}", crc32_of(config_text))}};
 }
 
 }  // namespace sift

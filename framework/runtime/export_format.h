@@ -43,6 +43,12 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
 nlohmann::json format_json(const std::string& model, InputKind input, const std::string& quantize,
                            uint32_t weights_crc, const std::map<std::string, std::string>& files);
 
+// Where a result came from, as report.json's environment and an export's sift_format.json
+// ("provenance") record it: this program's Sift version and git commit, its command line,
+// host and start time (UTC), and the CRC-32 of `config_text` ("crc32:89abcdef"; "" when
+// empty).
+nlohmann::json provenance_record(const std::string& config_text);
+
 // Parses and checks sift_format.json of `path`: sift::Error when it is not ours, was
 // written by a newer format version, or an extra file's checksum does not match.
 nlohmann::json check_format(const std::string& text, const std::string& path,

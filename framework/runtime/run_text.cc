@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "config/loader.h"
+#include "config/run_paths.h"
 #include "core/error.h"
 #include "datasets/encoder_config.h"
 #include "framework/runtime/run_folder.h"
@@ -23,6 +24,7 @@ RunText load_run_text(const std::string& run_dir, const std::vector<std::string>
     throw Error(fmt::format("{} is empty", config_path));
   }
   t.config = load_config(config_path, overrides);
+  resolve_paths_against(t.config, run_dir);
   t.labels = LabelSet::load(run_file(run_dir, kLabelsFile));
   t.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, kVocabFile)));
   SiftConfig encoder_config = t.config;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "config/loader.h"
+#include "config/run_paths.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/printable.h"
@@ -244,7 +245,7 @@ Task build_task(const DataPlan& plan) {
 
 void write_run_text(const std::string& dir, const SiftConfig& given, const Task& task,
                     const DataPlan& plan) {
-  write_file_atomically(run_file(dir, kConfigFile), dump_config(given));
+  write_file_atomically(run_file(dir, kConfigFile), dump_config(with_paths_relative_to(given, dir)));
   task.labels.save(run_file(dir, kLabelsFile));
   task.vocab->save(run_file(dir, kVocabFile));
   if (task.pieces || task.wordpiece) {

@@ -59,7 +59,9 @@ void hogwild_thread(const RunCore& run, FusedSgd& fused, ShardedStream& stream,
     tally.examples += batch.size();
     tally.loss_sum += std::isfinite(loss) ? loss : 0.0;
     const int64_t seen = shared.examples.fetch_add(batch.size()) + batch.size();
-    if (progress != nullptr) progress->update(step + 1, run.state.epoch, seen, loss / n, lr);
+    if (progress != nullptr) {
+      progress->update(step + 1, run.state.epoch, seen, {loss / n, step + 1, step + 1}, lr);
+    }
   }
 }
 

@@ -28,7 +28,6 @@ enum class Saved {
   last,        // last.ckpt: the weights and the learner's training state (optimizer, scale)
   best_model,  // best.ckpt from the weights in the model
   best_copy,   // best.ckpt from the copy copy_best made
-  best_named,  // best.ckpt naming last.ckpt's weights: no weights of its own
 };
 
 class Learner {

@@ -43,10 +43,10 @@ class FastTextLearner : public Learner {
   bool weights_finite() const override { return tables_.all_finite(); }
   void load_weights(const std::string& path) override { tables_.load(path); }
   void write(const std::string& path, const nlohmann::json& meta,
-             const std::map<std::string, std::string>& blobs, Saved what) override {
+             const std::map<std::string, std::string>& blobs, Saved) override {
     CheckpointParts c;
     c.meta = meta;
-    if (what != Saved::best_named) tables_.add_to(c);
+    tables_.add_to(c);
     for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
     write_checkpoint(path, c);
   }

@@ -34,9 +34,12 @@ std::string timestamp() {
 
 }  // namespace
 
-Progress::Progress(int64_t total_steps, int64_t log_every, bool quiet)
+Progress::Progress(int64_t total_steps, int64_t log_every, bool quiet, int64_t epochs)
     : total_steps_(total_steps),
-      log_every_(log_every > 0 ? log_every : std::max<int64_t>(total_steps / 20, 1)),
+      // 0: the nearest whole number of steps to a 20th of an epoch.
+      log_every_(log_every > 0 ? log_every
+                               : std::max<int64_t>(
+                                     (total_steps / std::max<int64_t>(epochs, 1) + 10) / 20, 1)),
       terminal_(isatty(STDERR_FILENO) == 1),
       quiet_(quiet),
       start_(std::chrono::steady_clock::now()),
@@ -61,7 +64,8 @@ double Progress::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-void Progress::update(int64_t step, int64_t epoch, int64_t examples, double loss, double lr) {
+void Progress::update(int64_t step, int64_t epoch, int64_t examples, const LossWindow& loss,
+                      double lr) {
   const bool last = total_steps_ > 0 && step >= total_steps_;
   const bool log_step = step % log_every_ == 0 || last;
   if (quiet_ && (!log_step || log_file_ == nullptr)) return;
@@ -71,9 +75,12 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, double loss
   std::string eta = "--:--";
   if (total_steps_ > 0 && step > 0) eta = clock_text(elapsed * (total_steps_ - step) / step);
   const std::string note = note_.empty() ? "" : " " + note_;
-  const std::string line =
-      fmt::format("epoch {} step {}/{} loss {:.4f} lr {:.3g} {:.0f} ex/s{} elapsed {} ETA {}",
-                  epoch, step, total_steps_, loss, lr, rate, note, clock_text(elapsed), eta);
+  const std::string steps = loss.first_step >= loss.last_step
+                                ? fmt::format("step {}", loss.last_step)
+                                : fmt::format("mean of steps {}-{}", loss.first_step, loss.last_step);
+  const std::string line = fmt::format(
+      "epoch {} step {}/{} train_loss {:.4f} ({}) lr {:.3g} {:.0f} ex/s{} elapsed {} ETA {}", epoch,
+      step, total_steps_, loss.mean, steps, lr, rate, note, clock_text(elapsed), eta);
   if (log_step) to_log_file(line);
   if (quiet_) return;
   if (terminal_ && !last && now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -84,9 +91,10 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, double loss
     const int filled = total_steps_ > 0 ? static_cast<int>(width * step / total_steps_) : 0;
     const std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
     std::fprintf(stderr,
-                 "\r[%s] epoch %lld step %lld/%lld  loss %.4f  lr %.3g  %.0f ex/s%s  ETA %s ",
+                 "\r[%s] epoch %lld step %lld/%lld  train_loss %.4f (%s)  lr %.3g  %.0f ex/s%s  ETA %s ",
                  bar.c_str(), static_cast<long long>(epoch), static_cast<long long>(step),
-                 static_cast<long long>(total_steps_), loss, lr, rate, note.c_str(), eta.c_str());
+                 static_cast<long long>(total_steps_), loss.mean, steps.c_str(), lr, rate,
+                 note.c_str(), eta.c_str());
     bar_open_ = true;
   } else {
     std::fprintf(stderr, "%s\n", line.c_str());

@@ -1,19 +1,25 @@
 #include "framework/train/report_html.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <utility>
 
 #include "config/metric_table.h"
 #include "core/error.h"
 #include "core/file_bytes.h"
 #include "core/html_page.h"
+#include "core/printable.h"
 #include "framework/runtime/confused_examples.h"
 #include "framework/runtime/metrics.h"
 #include "framework/runtime/run_folder.h"
@@ -30,7 +36,78 @@ struct RunFiles {
   StepLogTable steps;
   std::string config;
   std::vector<std::string> notes;  // what was missing or damaged
+  // (step, training seconds) at each validation (metrics.jsonl) and at the run's end.
+  std::vector<std::pair<double, double>> clock;
+  double steps_per_epoch = 0.0;  // 0: unknown (the x axis stays in steps)
 };
+
+// The validations' (step, seconds), made increasing across a resume (whose clock starts
+// again at 0), and the end of training from report.json.
+std::vector<std::pair<double, double>> clock_of(const std::string& jsonl,
+                                                const nlohmann::json& report) {
+  std::vector<std::pair<double, double>> clock{{0.0, 0.0}};
+  double offset = 0.0;
+  std::istringstream in(jsonl);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j["step"].is_number() || !j["seconds"].is_number()) continue;
+    double seconds = j["seconds"].get<double>() + offset;
+    if (seconds < clock.back().second) {  // a resumed run's clock
+      offset = clock.back().second;
+      seconds += offset;
+    }
+    clock.emplace_back(j["step"].get<double>(), seconds);
+  }
+  if (report.is_object() && report.contains("train") && report["train"].is_object()) {
+    const auto& t = report["train"];
+    if (t["steps"].is_number() && t["seconds"].is_number() &&
+        t["steps"].get<double>() > clock.back().first) {
+      clock.emplace_back(t["steps"].get<double>(), std::max(t["seconds"].get<double>(),
+                                                            clock.back().second));
+    }
+  }
+  return clock;
+}
+
+// The steps of the first epoch: the last step metrics.csv records in epoch 1 when epoch 2
+// began, else report.json's steps over its epochs.
+double steps_per_epoch(const StepLogTable& t, const nlohmann::json& report) {
+  const auto& cols = t.columns;
+  const auto sc = std::find(cols.begin(), cols.end(), "step") - cols.begin();
+  const auto ec = std::find(cols.begin(), cols.end(), "epoch") - cols.begin();
+  double last_of_first = 0.0;
+  bool later = false;
+  if (static_cast<size_t>(sc) < cols.size() && static_cast<size_t>(ec) < cols.size()) {
+    for (const auto& row : t.rows) {
+      if (row[ec] == "1") last_of_first = std::max(last_of_first, std::atof(row[sc].c_str()));
+      later = later || (!row[ec].empty() && row[ec] != "1");
+    }
+  }
+  if (later && last_of_first > 0) return last_of_first;
+  if (report.is_object() && report.contains("train") && report["train"].is_object()) {
+    const auto& tr = report["train"];
+    if (tr["steps"].is_number() && tr["epochs"].is_number() && tr["epochs"].get<double>() > 0) {
+      return tr["steps"].get<double>() / tr["epochs"].get<double>();
+    }
+  }
+  return last_of_first;
+}
+
+// A step's place on `axis`.
+double x_of(const RunFiles& r, double step, ReportAxis axis) {
+  if (axis == ReportAxis::epochs) return r.steps_per_epoch > 0 ? step / r.steps_per_epoch : step;
+  if (axis == ReportAxis::steps || r.clock.size() < 2) return step;
+  const auto& c = r.clock;
+  size_t i = 1;
+  while (i + 1 < c.size() && c[i].first < step) ++i;
+  const auto& [s0, t0] = c[i - 1];
+  const auto& [s1, t1] = c[i];
+  return s1 > s0 ? t0 + (t1 - t0) * (step - s0) / (s1 - s0) : t1;
+}
+
+const char* axis_title(ReportAxis axis) {
+  return axis == ReportAxis::steps ? "step" : axis == ReportAxis::epochs ? "epoch" : "training seconds";
+}
 
 std::string number(const nlohmann::json& j, const char* format = "{:.4f}") {
   return j.is_number() ? fmt::format(fmt::runtime(format), j.get<double>()) : "";
@@ -62,11 +139,14 @@ RunFiles read_run(const std::string& dir) {
     r.notes.push_back(std::string("no ") + kStepLogFile + " (a run from before it was written)");
   }
   if (fs::exists(config)) r.config = read_file_bytes(config);
+  const std::string jsonl = run_file(dir, kMetricsFile);
+  r.clock = clock_of(fs::exists(jsonl) ? read_file_bytes(jsonl) : "", r.report);
+  r.steps_per_epoch = steps_per_epoch(r.steps, r.report);
   return r;
 }
 
 Series column_series(const RunFiles& r, const std::string& column, const std::string& name,
-                     const std::string& color) {
+                     const std::string& color, ReportAxis axis) {
   Series s{name, color, {}};
   const auto& cols = r.steps.columns;
   const auto it = std::find(cols.begin(), cols.end(), column);
@@ -79,28 +159,29 @@ Series column_series(const RunFiles& r, const std::string& column, const std::st
     if (end == row[sc].c_str()) continue;
     const double y = std::strtod(row[c].c_str(), &end);
     if (end == row[c].c_str() || !std::isfinite(y)) continue;
-    s.points.emplace_back(x, y);
+    s.points.emplace_back(x_of(r, x, axis), y);
   }
   return s;
 }
 
 // Training loss as lines and validation loss as markers on one chart, so that the two
 // parting (overfitting) shows; several runs overlaid in their own colours.
-std::string loss_chart(const std::vector<RunFiles>& runs) {
+std::string loss_chart(const std::vector<RunFiles>& runs, ReportAxis axis) {
   std::vector<Series> series;
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string run = runs.size() > 1 ? runs[i].name + " " : "";
     const std::string color = kColors[i % kColors.size()];
-    Series train = column_series(runs[i], "train_loss", run + "training", color);
+    Series train = column_series(runs[i], "train_loss", run + "training", color, axis);
     Series valid = column_series(runs[i], "valid_loss", run + "validation",
-                                 runs.size() > 1 ? color : kColors[1]);
+                                 runs.size() > 1 ? color : kColors[1], axis);
     valid.dots = true;
     for (Series* s : {&train, &valid}) {
       if (!s->points.empty()) series.push_back(std::move(*s));
     }
   }
   if (series.empty()) return "";
-  return svg_chart("training loss (lines) and validation loss (markers)", "step", series);
+  return svg_chart("training loss (lines) and validation loss (markers)", axis_title(axis),
+                   series);
 }
 
 // Whether every point of every series has the same value (a constant learning rate).
@@ -117,7 +198,7 @@ bool flat(const std::vector<Series>& series) {
 
 // The curves of one run, or of several overlaid: the losses together, then one chart per
 // other metrics.csv column; a column without data gets no panel, a flat one a line of text.
-std::string curves(const std::vector<RunFiles>& runs) {
+std::string curves(const std::vector<RunFiles>& runs, ReportAxis axis) {
   // The losses have their chart (loss_chart); every other metric of the table its own.
   std::vector<std::pair<std::string, std::string>> charts;
   for (const auto& m : metric_table()) {
@@ -128,14 +209,16 @@ std::string curves(const std::vector<RunFiles>& runs) {
                                {"examples_per_s", "examples per second"},
                                {"grad_norm", "gradient norm"}});
   std::string html =
-      "<section id=\"curves\"><h2>Curves by step</h2><div class=\"charts\">" + loss_chart(runs);
+      fmt::format("<section id=\"curves\"><h2>Curves by {}</h2><div class=\"charts\">",
+                  axis_title(axis)) +
+      loss_chart(runs, axis);
   std::string notes;
   for (const auto& [column, title] : charts) {
     std::vector<Series> series;
     bool any = false;
     for (size_t i = 0; i < runs.size(); ++i) {
       series.push_back(column_series(runs[i], column, runs.size() > 1 ? runs[i].name : column,
-                                     kColors[i % kColors.size()]));
+                                     kColors[i % kColors.size()], axis));
       any = any || !series.back().points.empty();
     }
     if (!any) continue;
@@ -147,7 +230,7 @@ std::string curves(const std::vector<RunFiles>& runs) {
       notes += fmt::format("<p class=\"note\">{}: {} throughout</p>", title, tick(value));
       continue;
     }
-    html += svg_chart(title, "step", series);
+    html += svg_chart(title, axis_title(axis), series);
   }
   return html + "</div>" + notes + "</section>";
 }
@@ -483,6 +566,49 @@ std::string accuracy_against_time(const std::vector<RunFiles>& runs) {
   return svg_chart("accuracy against training time", "training seconds", series, true);
 }
 
+// config.yaml's values by dotted key ("train.optimizer.lr" -> "0.5"; a list as its YAML).
+void flatten(const YAML::Node& node, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  out[prefix] = node.IsScalar() ? node.as<std::string>() : std::string(e.c_str());
+}
+
+// The options whose values differ between the runs' config.yaml files: one row each.
+std::string config_diff(const std::vector<RunFiles>& runs) {
+  std::vector<std::map<std::string, std::string>> values(runs.size());
+  std::set<std::string> keys;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    try {
+      if (!runs[i].config.empty()) flatten(YAML::Load(runs[i].config), "", values[i]);
+    } catch (const YAML::Exception&) {
+      values[i].clear();  // a damaged config.yaml: its column stays empty
+    }
+    for (const auto& kv : values[i]) keys.insert(kv.first);
+  }
+  std::string rows;
+  for (const auto& key : keys) {
+    std::set<std::string> seen;
+    for (const auto& v : values) seen.insert(v.count(key) ? v.at(key) : "");
+    if (seen.size() < 2) continue;
+    rows += "<tr><td>" + escape(key) + "</td>";
+    for (const auto& v : values) rows += "<td>" + escape(v.count(key) ? v.at(key) : "") + "</td>";
+    rows += "</tr>";
+  }
+  std::string html = "<h3>Options that differ</h3>";
+  if (rows.empty()) return html + "<p class=\"note\">the runs' config.yaml files agree</p>";
+  html += "<table id=\"config-diff\"><tr><th>option</th>";
+  for (const auto& r : runs) html += "<th>" + escape(r.name) + "</th>";
+  return html + "</tr>" + rows + "</table>";
+}
+
 std::string one_run_sections(const RunFiles& r) {
   std::string html;
   for (const auto& note : r.notes) html += "<p class=\"note\">" + escape(note) + "</p>";
@@ -499,15 +625,22 @@ std::string one_run_sections(const RunFiles& r) {
 
 }  // namespace
 
-std::string report_html(const std::vector<std::string>& run_dirs) {
+ReportAxis report_axis(const std::string& name) {
+  if (name == "steps") return ReportAxis::steps;
+  if (name == "epochs") return ReportAxis::epochs;
+  if (name == "time") return ReportAxis::time;
+  throw Error(fmt::format("--x {}: expected steps, epochs or time", printable(name)));
+}
+
+std::string report_html(const std::vector<std::string>& run_dirs, ReportAxis axis) {
   std::vector<RunFiles> runs;
   for (const auto& dir : run_dirs) runs.push_back(read_run(dir));
   const std::string title =
       runs.size() == 1 ? "Sift run " + runs[0].name : fmt::format("Sift: {} runs", runs.size());
   std::string html = html_page_start(title);
   html += "<section id=\"overview\"><h2>Results</h2>" + summary_table(runs);
-  if (runs.size() > 1) html += accuracy_against_time(runs);
-  html += "</section>\n" + curves(runs) + "\n";
+  if (runs.size() > 1) html += accuracy_against_time(runs) + config_diff(runs);
+  html += "</section>\n" + curves(runs, axis) + "\n";
   if (runs.size() == 1) {
     html += one_run_sections(runs[0]);
   } else {

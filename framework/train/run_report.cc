@@ -13,6 +13,7 @@
 #include "core/crc32.h"
 #include "core/file_bytes.h"
 #include "core/provenance.h"
+#include "framework/runtime/export_format.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/phases.h"
 #include "framework/train/report_html.h"
@@ -28,21 +29,12 @@ std::string env_or_empty(const char* name) {
 }  // namespace
 
 nlohmann::json run_environment(const RunPlace& place) {
-  char host[256] = "";
-  ::gethostname(host, sizeof(host) - 1);
-  const std::string finished = utc_iso8601(std::time(nullptr));
-  const Provenance from = this_process();
-  std::string config_hash;
+  std::string config_text;
   if (!place.config_file.empty() && std::filesystem::exists(place.config_file)) {
-    config_hash = fmt::format("crc32:{:08x}", crc32_of(read_file_bytes(place.config_file)));
+    config_text = read_file_bytes(place.config_file);
   }
-  return {{"host", host},
-          {"sift_version", from.version},
-          {"git_commit", from.commit},
-          {"command_line", from.command_line},
-          {"started", from.started},
-          {"finished", finished},
-          {"config_hash", config_hash},
+  nlohmann::json environment = provenance_record(config_text);
+  environment.update({{"finished", utc_iso8601(std::time(nullptr))},
           {"program", place.program},
           {"libtorch", place.libtorch},
           {"device", place.device},
@@ -53,7 +45,8 @@ nlohmann::json run_environment(const RunPlace& place) {
           // As the launcher (tools/launcher) left them, unless the user set them.
           {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
           {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
-          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}};
+          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}});
+  return environment;
 }
 
 std::string unsaved_epoch_end(double save_seconds, double trained_seconds) {

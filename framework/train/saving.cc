@@ -52,15 +52,9 @@ bool best_needs_repair(Run& run, const Checkpoint& last) {
   // best.ckpt is as the save left it: the next save gives best.ckpt its own copy, and
   // without them that copy said "metrics": null (CrashResume's kills caught it at times).
   run.best.metrics = last.meta.value("metrics", nlohmann::json());
-  const std::string path = run_file(run.dir, kBestCheckpointFile);
-  if (std::filesystem::exists(path)) {
-    const Checkpoint best = load_checkpoint(path, {"model", "optimizer"});
-    if (best.meta.value("weights_in", "") == std::string(kLastCheckpointFile) &&
-        best.meta.value("step", int64_t{-1}) == run.state.step) {
-      return false;  // as the save left it
-    }
-  }
-  return true;
+  std::error_code ignored;
+  return !std::filesystem::equivalent(run_file(run.dir, kBestCheckpointFile),
+                                      run_file(run.dir, kLastCheckpointFile), ignored);
 }
 
 void restore_missing_best(const std::string& run_dir) {
@@ -71,14 +65,7 @@ void restore_missing_best(const std::string& run_dir) {
   const nlohmann::json& m = last.meta;
   const int64_t best_step = m.value("best_step", int64_t{-1});
   if (!m.value("has_best", false) || best_step != m.value("step", int64_t{-2})) return;
-  // What save_best writes when best.ckpt names last.ckpt's weights.
-  Checkpoint c;
-  c.meta = checkpoint_meta(m.value("model", ""), m.value("num_classes", int64_t{0}),
-                           m.value("best_epoch", int64_t{0}), best_step);
-  c.meta["run_files"] = m.value("run_files", nlohmann::json());
-  c.meta["metrics"] = m.value("metrics", nlohmann::json());
-  c.meta["weights_in"] = kLastCheckpointFile;
-  save_checkpoint(best_path, c);
+  link_file_atomically(last_path, best_path);  // what save_best makes of the same weights
 }
 
 int64_t cut_metrics_back(const std::string& run_dir, int64_t rows) {

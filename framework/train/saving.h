@@ -21,11 +21,12 @@ std::string rng_state();
 void restore_counters(Run& run, const Checkpoint& last, const std::string& path);
 // Before a resume loads the run: a crash between the first save's last.ckpt and
 // best.ckpt leaves no best.ckpt; when last.ckpt's weights are the best, writes it as
-// that save would have (naming them). Anything else is left for load_run to refuse.
+// that save would have (a hard link of last.ckpt). Anything else is left for load_run to
+// refuse.
 void restore_missing_best(const std::string& run_dir);
-// When last.ckpt's weights are the best (best.ckpt names them), takes their metrics
-// from last.ckpt and says whether best.ckpt must be written again (save_best): unless
-// it names them already, a crash between a save's two writes left it missing, naming an
+// When last.ckpt's weights are the best (best.ckpt is last.ckpt's file), takes their
+// metrics from last.ckpt and says whether best.ckpt must be written again (save_best):
+// unless it is that file already, a crash between a save's two writes left it missing, naming an
 // older last.ckpt, or holding an older best.
 bool best_needs_repair(Run& run, const Checkpoint& last);
 // A resume's first step: cuts metrics.jsonl in `run_dir` back to its first `rows` lines,

@@ -68,6 +68,7 @@ void StepLog::open(const std::string& path, const std::vector<std::string>& vali
   train_columns_ = columns_.size();
   for (const auto& c : valid_columns) columns_.push_back("valid_" + c);
   last_row_ = std::chrono::steady_clock::now();
+  window_first_ = keep_up_to_step + 1;
   if (path.empty()) return;
   path_ = path;
   write_file_atomically(
@@ -111,9 +112,16 @@ void StepLog::train_row(const StepRow& row) {
         cell(distill_examples_ > 0 ? distill_sum_ / static_cast<double>(distill_examples_) : nan));
   }
   cells.resize(columns_.size());
+  if (examples_ > 0) last_window_ = {loss_sum_ / static_cast<double>(examples_), window_first_, row.step};
+  window_first_ = row.step + 1;
   examples_ = tokens_ = distill_examples_ = 0;
   loss_sum_ = distill_sum_ = 0.0;
   write_row(cells);
+}
+
+LossWindow StepLog::loss_window(int64_t step) const {
+  if (examples_ == 0) return last_window_;
+  return {loss_sum_ / static_cast<double>(examples_), window_first_, step};
 }
 
 void StepLog::valid_row(int64_t step, int64_t epoch, const nlohmann::json& record) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/train/progress.h"
 #include "framework/train/tensorboard.h"
 
 namespace sift {
@@ -55,6 +56,9 @@ class StepLog {
   }
   // A training row from what was counted since the last one.
   void train_row(const StepRow& row);
+  // The console's figure: the steps counted since the last row, or right after a row
+  // (nothing counted yet) that row's; `step` is the step in progress.
+  LossWindow loss_window(int64_t step) const;
   // A validation row: `record`'s "valid_*" values (train_loop.cc's validation record).
   void valid_row(int64_t step, int64_t epoch, const nlohmann::json& record);
   // Whether event files are written (train.tensorboard, rank 0), and a text summary
@@ -74,6 +78,8 @@ class StepLog {
   int64_t examples_ = 0;
   int64_t tokens_ = 0;
   double loss_sum_ = 0.0;
+  int64_t window_first_ = 1;  // the first step counted since the last row
+  LossWindow last_window_;    // the last row's train_loss and the steps it covers
   size_t train_columns_ = 0;  // the columns before the valid_* ones
   int64_t distill_examples_ = 0;
   double distill_sum_ = 0.0;

@@ -288,11 +288,9 @@ class TorchLearner : public Learner {
     Checkpoint c;
     c.meta = meta;
     // Serialised while the file is written (a device's tensors are copied to the CPU).
-    if (what != Saved::best_named) {
-      c.tensor_blobs["model"] =
-          what == Saved::best_copy ? run_.best_weights : named_tensors(*run_.model);
-      c.fills["model"] = run_.model->initial_fills();
-    }
+    c.tensor_blobs["model"] =
+        what == Saved::best_copy ? run_.best_weights : named_tensors(*run_.model);
+    c.fills["model"] = run_.model->initial_fills();
     // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
     if (run_.pruner) c.tensor_blobs[kPruneMasksSection] = run_.pruner->masks();
     if (what == Saved::last) {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/append_line.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/train/divergence.h"
 #include "framework/train/hogwild.h"
@@ -131,7 +132,7 @@ void keep_best_weights(Loop& l) {
   BestState& best = l.run.best;
   if (!best.in_model) return;
   if (l.learner.best_to_disk()) {
-    // Written even when best.ckpt names last.ckpt's (the same weights), which the next
+    // Written even when best.ckpt is last.ckpt's file (the same weights), which the next
     // save replaces.
     best.saved = false;
     save_best(l.run, l.learner, false);
@@ -286,7 +287,7 @@ bool run_steps(Loop& l, Progress& progress) {
       run.step_log.train_row({s.step, s.epoch, lr, l.learner.grad_norm(), l.learner.loss_scale()});
     }
     for (auto* o : l.observers) o->after_step(progress);
-    progress.update(s.step, s.epoch, s.examples_seen, r.loss, lr);
+    progress.update(s.step, s.epoch, s.examples_seen, run.step_log.loss_window(s.step), lr);
     if (t.eval_every > 0 && s.step % t.eval_every == 0) {
       validate(l, progress, false);
       if ((l.stopped = stop_early(run))) break;
@@ -382,7 +383,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   l.valid = open_stream(*run.data, Split::valid, *l.encoder, run.task.labels, false, rank, world);
   l.learner.start(*l.encoder);
   start_loop(l, t.batch_size * world);  // batch_size on every rank
-  Progress progress(l.total_steps, t.log_every, run.options.quiet);
+  Progress progress(l.total_steps, t.log_every, run.options.quiet, t.epochs);
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = l.group.is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
@@ -427,8 +428,11 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
 }  // namespace
 
 // Writes best.ckpt from the best weights when they changed since the last write. When
-// they are the weights last.ckpt holds, best.ckpt only names that file: fastText's bucket
-// tables are 80 MB, and writing them twice doubled the end of short runs.
+// they are the weights last.ckpt holds, best.ckpt is a second name (a hard link) of that
+// file: fastText's bucket tables are 80 MB, and writing them twice doubled the end of
+// short runs. It stands alone all the same (issue #38: a 1 KB best.ckpt naming last.ckpt's
+// weights could not predict from a folder copied without last.ckpt): the next save renames
+// a new last.ckpt over the old name.
 void save_best(RunCore& run, Learner& learner, bool same_as_last) {
   BestState& best = run.best;
   if (best.saved || (!learner.holds_best_copy() && !best.in_model)) return;
@@ -436,13 +440,15 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
   best.saved = true;
   best.is_reference = same_as_last;
   if (!learner.group().is_primary()) return;  // only rank 0 writes
-  const Saved what = same_as_last    ? Saved::best_named
-                     : best.in_model ? Saved::best_model
-                                     : Saved::best_copy;
+  if (same_as_last) {
+    link_file_atomically(run_file(run.dir, kLastCheckpointFile),
+                         run_file(run.dir, kBestCheckpointFile));
+    return;
+  }
   learner.write(run_file(run.dir, kBestCheckpointFile),
                 best_checkpoint_meta(run.model_config->type, run.task.labels.size(), run.state,
-                                     run.file_hashes, best.metrics, same_as_last),
-                {}, what);
+                                     run.file_hashes, best.metrics),
+                {}, best.in_model ? Saved::best_model : Saved::best_copy);
 }
 
 double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore& run,

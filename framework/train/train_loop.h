@@ -54,8 +54,8 @@ nlohmann::json train_and_report(RunCore& run, Learner& learner, const TextEncode
                                 const std::string& data_state,
                                 const std::vector<LoopObserver*>& observers = {});
 
-// Writes best.ckpt from the best weights unless it holds them (`same_as_last`: naming
-// last.ckpt's weights instead); a resume repairs best.ckpt with it (saving.h).
+// Writes best.ckpt from the best weights unless it holds them (`same_as_last`: a hard link
+// of last.ckpt instead); a resume repairs best.ckpt with it (saving.h).
 void save_best(RunCore& run, Learner& learner, bool same_as_last);
 
 // train.patience validations in a row without improvement.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/loader.h"
+#include "config/run_paths.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "datasets/paths.h"
@@ -68,8 +69,7 @@ class TeacherNote : public LoopObserver {
   const Run& run_;
 };
 
-// A resume's repair of best.ckpt (best_needs_repair): written again, naming last.ckpt's
-// weights.
+// A resume's repair of best.ckpt (best_needs_repair): made last.ckpt's file again.
 void repair_best(Run& run, const Checkpoint& last) {
   if (!best_needs_repair(run, last)) return;
   run.best.saved = false;
@@ -171,7 +171,7 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
     run.state.metrics_rows = cut_metrics_back(run.dir, run.state.metrics_rows);
   }
   if (!overrides.empty() && run.dist->is_primary()) {
-    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(run.plan.given));
+    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(with_paths_relative_to(run.plan.given, run.dir)));
   }
   if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
   repair_best(run, last);

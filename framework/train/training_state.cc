@@ -92,11 +92,10 @@ nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classe
 
 nlohmann::json best_checkpoint_meta(const std::string& model_type, int64_t num_classes,
                                     const TrainingState& s, const nlohmann::json& file_hashes,
-                                    const nlohmann::json& metrics, bool weights_in_last) {
+                                    const nlohmann::json& metrics) {
   nlohmann::json meta = checkpoint_meta(model_type, num_classes, s.best_epoch, s.best_step);
   meta["run_files"] = file_hashes;
   meta["metrics"] = metrics;
-  if (weights_in_last) meta["weights_in"] = kLastCheckpointFile;
   return meta;
 }
 

@@ -60,10 +60,10 @@ nlohmann::json checkpoint_meta(const std::string& model_type, int64_t num_classe
 
 // best.ckpt's metadata (the training loop writes it, train_loop.h): checkpoint_meta at
 // the best validation's epoch and step, the run's file hashes and that validation's
-// record; with `weights_in_last`, the note that last.ckpt holds its weights.
+// record.
 nlohmann::json best_checkpoint_meta(const std::string& model_type, int64_t num_classes,
                                     const TrainingState& s, const nlohmann::json& file_hashes,
-                                    const nlohmann::json& metrics, bool weights_in_last);
+                                    const nlohmann::json& metrics);
 
 // The best validation's weights, in both trainers: where they are, and best.ckpt's state.
 struct BestState {
@@ -78,7 +78,7 @@ struct BestState {
   bool on_disk = false;
   nlohmann::json metrics;
   bool saved = true;  // best.ckpt holds them
-  // best.ckpt names last.ckpt's weights instead of holding a copy (they were the same).
+  // best.ckpt is last.ckpt's file (a hard link) instead of a copy (they were the same).
   bool is_reference = false;
 
   // The weights now in the model are the best, at the state's step (validation `record`).

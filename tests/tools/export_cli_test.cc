@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -209,6 +210,56 @@ TEST_F(ExportCli, PqWithCutoffRetrainAndQnormIsSmallAndPythonAgreesWithPredict) 
   const Result python = classify_py(pq);
   ASSERT_EQ(python.status, 0) << python;
   expect_same_predictions(b.out, python.out);
+}
+
+// The run's data paths are relative to its folder (issue #38): --retrain from another
+// working folder read 'data/sms_spam/...' under that folder and failed. --data names
+// other training files (a run whose data moved, an imported run), --set changes options.
+TEST_F(ExportCli, RetrainFromAnotherFolderFindsTheRunsDataAndDataNamesOtherFiles) {
+  const std::string pq = " --out " + quote(dir_ + "/pq.pt") + " --quantize pq --cutoff 20000";
+  const Result elsewhere = testing::run_sift("export " + quote(run_dir_) + pq + " --retrain", dir_,
+                                             "", dir_);
+  ASSERT_EQ(elsewhere.status, 0) << elsewhere;
+  const Result data = testing::run_sift(
+      "export sms" + pq + " --retrain-output --data test.tsv --set train.epochs=2", dir_, "", dir_);
+  ASSERT_EQ(data.status, 0) << data;
+  EXPECT_NE(data.err.find("retrain: epoch 2/2"), std::string::npos) << data;
+  EXPECT_TRUE(CleanSiftError(
+      testing::run_sift("export sms" + pq + " --retrain --data moved.tsv", dir_, "", dir_),
+      {"moved.tsv"}));
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run_dir_) + " --out x.pt --data a.tsv"),
+                             {"--data", "--retrain"}));
+}
+
+// The export says where it came from (issue #38): sift_format.json's provenance names the
+// Sift version, git commit, command line, host and time of the export, its config's CRC,
+// and the training run's own (from report.json).
+TEST_F(ExportCli, TheExportRecordsItsProvenanceAndTheTrainingRunsProvenance) {
+  const std::string out = dir_ + "/p.pt";
+  ASSERT_EQ(sift("export " + quote(run_dir_) + " --out " + quote(out)).status, 0);
+  const Result r = testing::run_command(
+      "/usr/bin/python3 -c " +
+          quote("import json, sys, zipfile\n"
+                "z = zipfile.ZipFile(sys.argv[1])\n"
+                "n = [x for x in z.namelist() if x.endswith('/extra/sift_format.json')][0]\n"
+                "print(json.dumps(json.loads(z.read(n))['provenance']))\n") +
+          " " + quote(out),
+      dir_);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto p = nlohmann::json::parse(r.out);
+  EXPECT_EQ(p["sift_version"], "0.1.0");
+  EXPECT_FALSE(p["git_commit"].get<std::string>().empty());
+  EXPECT_NE(p["command_line"].get<std::string>().find("export " + run_dir_), std::string::npos);
+  EXPECT_FALSE(p["host"].get<std::string>().empty());
+  EXPECT_TRUE(std::regex_match(p["started"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+  EXPECT_TRUE(std::regex_match(p["config_hash"].get<std::string>(), std::regex("crc32:[0-9a-f]{8}")));
+  EXPECT_NE(p["trained"]["command_line"].get<std::string>().find("train configs/sms_spam.yaml"),
+            std::string::npos);
+  EXPECT_EQ(p["trained"]["sift_version"], "0.1.0");
+  // The file still loads and predicts.
+  EXPECT_EQ(sift("predict --model " + quote(out) + " --input " + quote(dir_ + "/texts.txt")).status,
+            0);
 }
 
 TEST_F(ExportCli, PqFlagsThatDoNotApplyAreRefusedNamingTheFlag) {

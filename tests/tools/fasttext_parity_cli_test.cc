@@ -370,6 +370,22 @@ TEST_F(FastTextParity, ImportWritesAFastTextRunFolder) {
   EXPECT_NE(slurp(run + "/vocab.txt").find("</s>\t"), std::string::npos);
 }
 
+// An imported run has no training data (issue #38: `cannot read 'fasttext-import:...'`):
+// export --retrain says to give --data, and retrains on it when given.
+TEST_F(FastTextParity, AnImportedRunRetrainsItsExportOnDataGivenWithData) {
+  const std::string run = import("sms2");
+  const std::string pq = " --out " + quote(path("sms2_pq.pt")) + " --quantize pq --cutoff 1000";
+  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run) + pq + " --retrain"),
+                             {"imported", "--data"}));
+  const SiftResult r = sift("export " + quote(run) + pq + " --retrain --data sms_train.txt");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.err.find("retrain: epoch"), std::string::npos) << r;
+  EXPECT_EQ(sift("predict --model " + quote(path("sms2_pq.pt")) + " --input " +
+                 quote(path("sms_test.txt")))
+                .status,
+            0);
+}
+
 TEST_F(FastTextParity, EvalKMatchesFastTextTest) {
   const std::string run = import("sms2");
   for (int k : {1, 2}) {

@@ -123,6 +123,45 @@ TEST_F(RunFolderCli, ADeletedBestCheckpointDoesNotFallBackToLast) {
                                       {run() + "/best.ckpt", "missing"}));
 }
 
+// best.ckpt holds its weights itself (issue #38): a 1,038-byte best.ckpt naming
+// last.ckpt's weights left a folder copied without last.ckpt unable to predict.
+TEST_F(RunFolderCli, AFolderCopiedWithoutLastCkptStillPredictsEvaluatesAndExports) {
+  ASSERT_EQ(train().status, 0);  // one epoch: the best validation is the last save's
+  const std::string copy = dir_ + "/copy";
+  fs::create_directory(copy);
+  for (const auto& e : fs::directory_iterator(run())) {
+    const std::string name = e.path().filename().string();
+    if (name != "last.ckpt" && name != "run.lock") fs::copy_file(e.path(), copy + "/" + name);
+  }
+  const auto predicted = sift("predict --model " + quote(copy), "free prize, call now\n");
+  ASSERT_EQ(predicted.status, 0) << predicted;
+  EXPECT_EQ(predicted.out, sift("predict --model " + quote(run()), "free prize, call now\n").out);
+  const auto evaluated = sift("eval --model " + quote(copy) + " --data data/sms_spam/SMSSpamCollection");
+  EXPECT_EQ(evaluated.status, 0) << evaluated;
+  const auto exported = sift("export " + quote(copy) + " --out " + quote(dir_ + "/copy.pt"));
+  EXPECT_EQ(exported.status, 0) << exported;
+  // And the original folder's best.ckpt outlives its last.ckpt.
+  fs::remove(run() + "/last.ckpt");
+  EXPECT_EQ(sift("predict --model " + quote(run()), "hello\n").status, 0);
+}
+
+// Data paths in config.yaml are relative to the run folder, so a resume from another
+// working folder finds the data (it looked for data/sms_spam/... under the new folder).
+TEST_F(RunFolderCli, AResumeFromAnotherWorkingFolderFindsTheRunsData) {
+  ASSERT_EQ(train().status, 0);
+  const std::string config = slurp(run() + "/config.yaml");
+  const std::string data = fs::path(kSource + "/data/sms_spam/SMSSpamCollection")
+                               .lexically_normal()
+                               .lexically_relative(fs::absolute(run()).lexically_normal())
+                               .string();
+  EXPECT_NE(config.find(data), std::string::npos) << "config.yaml should hold " << data;
+  const auto resumed =
+      testing::run_sift("train --quiet --resume " + quote(run()) + " --set train.epochs=2", dir_,
+                        "", dir_);
+  EXPECT_EQ(resumed.status, 0) << resumed;
+  EXPECT_EQ(testing::lines_of(slurp(run() + "/metrics.jsonl")).size(), 2u);
+}
+
 TEST_F(RunFolderCli, ExportOverTheRunsOwnFilesIsRefused) {
   ASSERT_EQ(train().status, 0);
   const std::string best = slurp(run() + "/best.ckpt");

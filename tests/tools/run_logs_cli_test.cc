@@ -2,12 +2,15 @@
 // train.save_last: epoch, of the epochs that outlast a save with auto, of none with end,
 // metrics.jsonl cut back to last.ckpt on resume, every write of the run checked, and a
 // resume with nothing left to train saying how to extend the run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +71,47 @@ class RunLogsCli : public ::testing::Test {
 
 // Periodic saves are off (train.checkpoint_minutes): the first last.ckpt is the end of
 // epoch 1's, long before the end of the run.
+// The console's training loss is metrics.csv's train_loss of the same steps, under the
+// same name and saying what it averages (issue #38: the console said `loss 0.3279`, the
+// last batch's, where metrics.csv said `train_loss 1.3347`); and train.log_every: 0 gives
+// about 20 lines an epoch, as documented (it gave 20 a run: 11 lines an epoch there).
+TEST_F(RunLogsCli, TheConsoleShowsMetricsCsvsTrainLossAndLogEveryZeroGivesTwentyLinesAnEpoch) {
+  for (const std::string fast_path : {"auto", "off"}) {
+    SCOPED_TRACE("train.fast_path=" + fast_path);
+    fs::remove_all(run());
+    const auto r = sift("train configs/sms_spam.yaml --set model.buckets=100000 --set train.epochs=2"
+                        " --set train.log_every=0 --set train.fast_path=" + fast_path +
+                        " --set run.dir=" + quote(dir_) + " --set run.name=r");
+    ASSERT_EQ(r.status, 0) << r;
+    std::map<std::string, std::string> csv;  // step -> train_loss, as written
+    for (const auto& row : lines_of(slurp(run() + "/metrics.csv"))) {
+      const auto a = row.find(','), b = row.find(',', a + 1), c = row.find(',', b + 1);
+      if (c > b + 1) csv[row.substr(0, a)] = row.substr(b + 1, c - b - 1);
+    }
+    const std::regex line(
+        R"(^epoch (\d+) step (\d+)/\d+ train_loss ([0-9.]+) \(mean of steps (\d+)-(\d+)\))");
+    std::map<int, int> lines_per_epoch;
+    int compared = 0;
+    for (const auto& l : lines_of(r.err)) {
+      std::smatch m;
+      if (!std::regex_search(l, m, line)) continue;
+      ++lines_per_epoch[std::stoi(m[1])];
+      EXPECT_EQ(m[2], m[5]) << l;
+      if (!csv.count(m[2])) continue;  // the last step's line has no row of its own
+      EXPECT_EQ(m[3].str(), fmt::format("{:.4f}", std::stod(csv[m[2]]))) << l;
+      ++compared;
+    }
+    EXPECT_GE(compared, 36) << r.err;
+    ASSERT_EQ(lines_per_epoch.size(), 2u) << r.err;
+    for (const auto& [epoch, lines] : lines_per_epoch) {
+      EXPECT_GE(lines, 16) << "epoch " << epoch;
+      EXPECT_LE(lines, 24) << "epoch " << epoch;
+    }
+    EXPECT_NE(r.err.find("train_loss"), std::string::npos);
+    EXPECT_NE(r.err.find("(mean of the epoch so far)"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(RunLogsCli, LastCheckpointIsWrittenAtTheEndOfTheFirstEpoch) {
   const pid_t pid = start_six_epochs("epoch");
   testing::wait_for_file(run() + "/last.ckpt");

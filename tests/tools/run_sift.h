@@ -57,6 +57,30 @@ inline SiftResult headless_chromium(const std::string& page, const std::string& 
   return run_command("chromium " + flags + what + " " + quote("file://" + page), dir);
 }
 
+// The elements of `page` that reach past the right edge of a `width` px window (headless
+// Chromium's layout; the page scrolls sideways when any does), as "TAG.class:right" words,
+// after the window's inner width: "785" when nothing does. A copy of the page without its
+// Content-Security-Policy runs one script that measures it.
+inline std::string elements_past_the_edge(const std::string& page, int width,
+                                          const std::string& dir) {
+  std::string html = slurp(page);
+  const size_t csp = html.find("<meta http-equiv=\"Content-Security-Policy\"");
+  if (csp != std::string::npos) html.erase(csp, html.find('>', csp) + 1 - csp);
+  const std::string script =
+      "<script>var w=document.documentElement.clientWidth,out=[w];"
+      "document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();"
+      "if(r.right>w+1)out.push(e.tagName+'.'+e.className+':'+Math.round(r.right))});"
+      "document.body.setAttribute('data-wide',out.join(' '))</script>";
+  html.insert(html.rfind("</body>"), script);
+  const std::string copy = dir + "/measured.html";
+  write_file(copy, html);
+  const SiftResult r =
+      headless_chromium(copy, "--window-size=" + std::to_string(width) + ",2000 --dump-dom", dir);
+  const size_t at = r.out.find("data-wide=\"");
+  if (at == std::string::npos) return "no measurement: " + r.err.substr(0, 400);
+  return r.out.substr(at + 11, r.out.find('"', at + 11) - at - 11);
+}
+
 // A failed command: non-zero exit, exactly one "sift: error: ..." line on stderr holding
 // every one of `wanted`, and no trace of an uncaught exception or a LibTorch backtrace.
 inline ::testing::AssertionResult CleanSiftError(const SiftResult& r,

@@ -344,6 +344,18 @@ TEST(SiftTune, ThePageShowsTheSearchAndRendersInAHeadlessBrowser) {
   }
   EXPECT_EQ(dom.err.find("CONSOLE"), std::string::npos) << dom.err;
   EXPECT_EQ(dom.err.find("Content Security Policy"), std::string::npos) << dom.err;
+  // Issue #38: "test accuracy" was listed twice, and a column per tuned option made the
+  // page 1,562 px wide (it scrolled sideways at 1280 and 800 px).
+  size_t listed = 0;
+  for (size_t at = html.find("<th>test accuracy</th>"); at != std::string::npos;
+       at = html.find("<th>test accuracy</th>", at + 1))
+    ++listed;
+  EXPECT_EQ(listed, 1u);
+  for (const int width : {1280, 800}) {
+    const std::string wide = testing::elements_past_the_edge(page, width, dir);
+    EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
+    EXPECT_EQ(wide.find("no measurement"), std::string::npos) << wide;
+  }
 }
 
 TEST(SiftTune, BadInputStopsBeforeAnyTrialWithOneLineNamingTheKey) {

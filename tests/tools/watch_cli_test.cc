@@ -432,6 +432,9 @@ TEST_F(WatchCli, TheReportNamesItsSplitsDrawsBothLossesTogetherAndRecordsItsProv
         "--screenshot=" + quote(shot) + " --window-size=" + width + ",2400", dir_);
     ASSERT_EQ(r.status, 0) << r;
     EXPECT_GT(fs::file_size(shot), 10000u) << width;
+    const std::string wide = testing::elements_past_the_edge(dir_ + "/r/report.html",
+                                                             std::stoi(width), dir_);
+    EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
   }
 }
 
@@ -454,6 +457,41 @@ TEST_F(WatchCli, ReportComparesSeveralRunsSideBySide) {
   for (size_t at = chart; (at = html.find("<polyline", at + 1)) < end;) ++lines;
   EXPECT_EQ(lines, 2);
   expect_self_contained(html);
+  for (const int width : {1280, 800}) {
+    const std::string wide = testing::elements_past_the_edge(dir_ + "/page.html", width, dir_);
+    EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
+  }
+  // Issue #38: the options that differ, one row each (train.epochs: 1 against 2; the
+  // options both share are not listed).
+  const size_t diff = html.find("<table id=\"config-diff\">");
+  ASSERT_NE(diff, std::string::npos);
+  const std::string table = html.substr(diff, html.find("</table>", diff) - diff);
+  EXPECT_NE(table.find("<tr><td>train.epochs</td><td>1</td><td>2</td></tr>"), std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("model.dim"), std::string::npos) << table;
+  EXPECT_NE(html.find("Curves by step</h2>"), std::string::npos);
+}
+
+// `sift report --x epochs|time` (issue #38): runs of different lengths on one scale. The
+// x axis is named, and with epochs the validations at the ends of epochs sit at 1 and 2.
+TEST_F(WatchCli, ReportPlotsRunsAgainstEpochsOrTrainingTime) {
+  ASSERT_EQ(sift(train_args("a", " --set train.epochs=1")).status, 0);
+  ASSERT_EQ(sift(train_args("b", " --set train.epochs=2")).status, 0);
+  const std::string runs = quote(dir_ + "/a") + " " + quote(dir_ + "/b");
+  const auto epochs = sift("report " + runs + " --x epochs");
+  ASSERT_EQ(epochs.status, 0) << epochs;
+  EXPECT_NE(epochs.out.find("Curves by epoch</h2>"), std::string::npos);
+  const size_t chart = epochs.out.find("training loss (lines)");
+  ASSERT_NE(chart, std::string::npos);
+  const std::string svg = epochs.out.substr(chart, epochs.out.find("</figure>", chart) - chart);
+  EXPECT_NE(svg.find(">epoch</text>"), std::string::npos) << svg;
+  // Each epoch's validation at its epoch (the step axis put them at steps 157 and 314).
+  EXPECT_NE(svg.find("<title>a validation (1, "), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>b validation (2, "), std::string::npos) << svg;
+  const auto time = sift("report " + runs + " --x time");
+  ASSERT_EQ(time.status, 0) << time;
+  EXPECT_NE(time.out.find("Curves by training seconds</h2>"), std::string::npos);
+  EXPECT_TRUE(testing::CleanSiftError(sift("report " + runs + " --x hours"), {"--x hours", "epochs"}));
 }
 
 TEST_F(WatchCli, ReportSurvivesACutMetricsCsvABrokenReportJsonAndAnOldRunFolder) {

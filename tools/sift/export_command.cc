@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "config/loader.h"
 #include "core/error.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/export_pq.h"
@@ -20,6 +21,8 @@ struct ExportArgs {
   ExportOptions options;
   bool retrain = false;         // output layer and kept rows, as fastText
   bool retrain_output = false;  // the output layer only
+  std::vector<std::string> data;  // --data: the training files --retrain reads instead
+  std::vector<std::string> sets;  // --set KEY=VALUE: the run's config changed for --retrain
 };
 
 // An export written into the run folder itself locks it (it writes there) and must not
@@ -49,6 +52,33 @@ void check_retrain(const ExportArgs& args) {
   }
 }
 
+// An imported run keeps no training data (its data.train.path names the model it came
+// from): --retrain needs --data, said before anything is read.
+void check_retrain_data(const ExportArgs& args, const SiftConfig& config) {
+  if (!args.data.empty()) return;
+  for (const auto& path : config.data.train.path) {
+    if (path.rfind("fasttext-import:", 0) == 0) {
+      throw Error(fmt::format(
+          "{} was imported ({}) and holds no training data: give the files to retrain on "
+          "with --data PATH",
+          args.run_dir, path.substr(std::string("fasttext-import:").size())));
+    }
+  }
+}
+
+// --data and --set: read only by --retrain (the export itself takes the run's config).
+std::vector<std::string> retrain_overrides(const ExportArgs& args) {
+  const bool retraining = args.retrain || args.retrain_output;
+  if (!retraining && (!args.data.empty() || !args.sets.empty())) {
+    throw Error(fmt::format("{}: read only by --retrain or --retrain-output",
+                            args.data.empty() ? "--set" : "--data"));
+  }
+  std::vector<std::string> overrides;
+  if (!args.data.empty()) overrides.push_back("data.train.path=" + yaml_quoted_list(args.data));
+  overrides.insert(overrides.end(), args.sets.begin(), args.sets.end());
+  return overrides;
+}
+
 // --retrain: the rows --cutoff keeps are chosen first, then the model trains on them.
 void retrain(ModelBundle& bundle, ExportOptions& options, bool rows) {
   const std::string table = pq_table(bundle);
@@ -71,11 +101,12 @@ std::string weights_words(const ExportOptions& o) {
 
 void run_export(ExportArgs args) {
   const auto lock = check_export_target(args);
-  ModelBundle bundle = load_run(args.run_dir);
+  ModelBundle bundle = load_run(args.run_dir, retrain_overrides(args));
   bundle.model->to(torch::kCPU);
   check_pq_options(bundle, args.options);
   if (args.retrain || args.retrain_output) {
     check_retrain(args);
+    check_retrain_data(args, bundle.config);
     retrain(bundle, args.options, args.retrain);
   }
   const int64_t bytes = export_run(bundle, args.out, args.options);
@@ -112,6 +143,12 @@ void add_export_command(CLI::App& app) {
                 "epochs on its training data before quantizing (as fastText)");
   cmd->add_flag("--retrain-output", args->retrain_output,
                 "with --cutoff: as --retrain, the output layer only");
+  cmd->add_option("--data", args->data,
+                  "with --retrain: the training files to retrain on (paths, globs, folders or "
+                  "@lists, as data.train.path), for a run whose data moved or an imported run");
+  cmd->add_option("--set", args->sets,
+                  "with --retrain: KEY=VALUE changes to the run's config for the retraining "
+                  "(e.g. train.epochs=2, data.format=tsv)");
   cmd->add_option("--dtype", args->options.dtype,
                   "fp32, or bf16: weights and computation in bf16, logits in fp32 (not with "
                   "--quantize)")

@@ -132,20 +132,24 @@ std::string trials_table(const TunePage& page, int64_t winner) {
       "<section id=\"trials\"><h2>Trials</h2><table><tr><th>trial</th>"
       "<th>status</th><th>" +
       escape(page.metric) +
-      "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>";
-  for (const auto& p : page.params) html += "<th>" + escape(p.key) + "</th>";
-  html += "<th>why it stopped</th></tr>";
+      "</th><th>epochs</th><th>best epoch</th><th>seconds</th><th>started</th>"
+      "<th>tuned values</th><th>why it stopped</th></tr>";
   for (const auto& r : page.records) {
     html += r.number == winner ? "<tr class=\"best\">" : "<tr>";
     html += cell(std::to_string(r.number)) + cell(to_string(r.status)) +
             cell(r.has_metric ? fmt::format("{:.4f}", r.metric) : "-") +
             cell(std::to_string(r.epochs)) + cell(std::to_string(r.best_epoch)) +
             cell(fmt::format("{:.1f}", r.seconds)) + cell(fmt::format("{:.1f}", r.started));
+    // One cell of key = value lines, not a column per tuned option: six options made the
+    // table 1,562 px wide, wider than the window at 1280 and 800 px.
+    std::string values;
     for (const auto& p : page.params) {
       const auto it = r.values.find(p.key);
-      html += cell(it == r.values.end() ? "" : it->second);
+      if (it == r.values.end()) continue;
+      values += (values.empty() ? "" : "<br>") + escape(p.key + " = " + it->second);
     }
-    html += cell(r.reason) + "</tr>";
+    html += "<td class=\"values\">" + values + "</td><td class=\"reason\">" + escape(r.reason) +
+            "</td></tr>";
   }
   return html + "</table></section>";
 }
@@ -188,7 +192,11 @@ std::string winner_section(const TunePage& page) {
   if (b.contains("test")) {
     row("test accuracy", figure(b["test"], "accuracy"));
     row("test macro-F1", figure(b["test"], "macro_f1"));
-    row("test " + page.metric, figure(b, "test_metric"));
+    // The searched metric's own row only when it is neither: "test accuracy" was listed
+    // twice.
+    if (page.metric != "accuracy" && page.metric != "macro_f1") {
+      row("test " + page.metric, figure(b, "test_metric"));
+    }
   }
   row("search seconds", fmt::format("{:.0f} of {:.0f}", s.value("spent_seconds", 0.0),
                                     s.value("budget_seconds", 0.0)));
