@@ -170,7 +170,10 @@ std::vector<ModelTraits> model_traits() {
                      {"train.batch_size", {}},
                      {"train.epochs", SearchSpace::integer(2, 15)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
-  r.back().defaults = with(kAdamWWarmup, {{"train.optimizer.lr", "0.0005"}});
+  // lr 1e-3: chosen on a hashed tenth of TREC's training file held out (validation
+  // accuracy 0.760 at 5 epochs, against 0.632 at 5e-4; 10 epochs reached 0.814 but double
+  // every default run's time).
+  r.back().defaults = with(kAdamWWarmup, {{"train.optimizer.lr", "0.001"}});
   r.push_back(
       tuned(sized({"mlp",
                    "mean of word and hashed n-gram embeddings, then ReLU hidden layers",
