@@ -159,8 +159,8 @@ void check_memory(const SiftConfig& config, const ModelTraits& model) {
   const OptimizerConfig& o = config.train.optimizer;
   // Sparse gradients (plain SGD on a table that takes them) are a batch's rows, not a
   // second table: sift-lite trained 4M x 200 buckets (3.2 GB) under `ulimit -v 4000000`.
-  const bool sparse = model.sparse_gradients && o.type == OptimizerType::sgd &&
-                      o.momentum == 0.0 && o.weight_decay == 0.0;
+  const bool sparse = model.sparse_gradients && o.type == OptimizerType::sgd && o.momentum == 0.0 &&
+                      o.weight_decay == 0.0;
   const int tensors = (sparse ? 1 : 2) + optimizer_state(o);
   const double bytes = parameters * 4 * tensors;
   const MemoryLimit limit = available_memory();

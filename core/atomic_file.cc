@@ -200,7 +200,8 @@ void link_file_atomically(const std::string& from, const std::string& to) {
     ::unlink(tmp.c_str());
     if (::link(from.c_str(), tmp.c_str()) != 0) {
       if (errno == EEXIST) continue;
-      if (errno == ENOENT) throw Error(fmt::format("cannot open {}: {}", from, std::strerror(errno)));
+      if (errno == ENOENT)
+        throw Error(fmt::format("cannot open {}: {}", from, std::strerror(errno)));
       return copy_file_atomically(from, to);  // EPERM, ENOTSUP: no hard links here
     }
     if (std::rename(tmp.c_str(), to.c_str()) != 0) {

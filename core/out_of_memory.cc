@@ -56,9 +56,9 @@ std::string out_of_memory_line(const std::string& detail) {
   }
   const MemoryLimit limit = available_memory();
   const std::string available =
-      limit.bytes > 0 ? fmt::format("; {} available ({})", gib(static_cast<double>(limit.bytes)),
-                                    limit.source)
-                      : "";
+      limit.bytes > 0
+          ? fmt::format("; {} available ({})", gib(static_cast<double>(limit.bytes)), limit.source)
+          : "";
   if (!f.set) {
     return fmt::format("out of memory{}{}", size.empty() ? "" : " allocating " + size, available);
   }

@@ -245,7 +245,8 @@ Task build_task(const DataPlan& plan) {
 
 void write_run_text(const std::string& dir, const SiftConfig& given, const Task& task,
                     const DataPlan& plan) {
-  write_file_atomically(run_file(dir, kConfigFile), dump_config(with_paths_relative_to(given, dir)));
+  write_file_atomically(run_file(dir, kConfigFile),
+                        dump_config(with_paths_relative_to(given, dir)));
   task.labels.save(run_file(dir, kLabelsFile));
   task.vocab->save(run_file(dir, kVocabFile));
   if (task.pieces || task.wordpiece) {

@@ -75,9 +75,10 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, const LossW
   std::string eta = "--:--";
   if (total_steps_ > 0 && step > 0) eta = clock_text(elapsed * (total_steps_ - step) / step);
   const std::string note = note_.empty() ? "" : " " + note_;
-  const std::string steps = loss.first_step >= loss.last_step
-                                ? fmt::format("step {}", loss.last_step)
-                                : fmt::format("mean of steps {}-{}", loss.first_step, loss.last_step);
+  const std::string steps =
+      loss.first_step >= loss.last_step
+          ? fmt::format("step {}", loss.last_step)
+          : fmt::format("mean of steps {}-{}", loss.first_step, loss.last_step);
   const std::string line = fmt::format(
       "epoch {} step {}/{} train_loss {:.4f} ({}) lr {:.3g} {:.0f} ex/s{} elapsed {} ETA {}", epoch,
       step, total_steps_, loss.mean, steps, lr, rate, note, clock_text(elapsed), eta);
@@ -90,11 +91,12 @@ void Progress::update(int64_t step, int64_t epoch, int64_t examples, const LossW
     const int width = 24;
     const int filled = total_steps_ > 0 ? static_cast<int>(width * step / total_steps_) : 0;
     const std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
-    std::fprintf(stderr,
-                 "\r[%s] epoch %lld step %lld/%lld  train_loss %.4f (%s)  lr %.3g  %.0f ex/s%s  ETA %s ",
-                 bar.c_str(), static_cast<long long>(epoch), static_cast<long long>(step),
-                 static_cast<long long>(total_steps_), loss.mean, steps.c_str(), lr, rate,
-                 note.c_str(), eta.c_str());
+    std::fprintf(
+        stderr,
+        "\r[%s] epoch %lld step %lld/%lld  train_loss %.4f (%s)  lr %.3g  %.0f ex/s%s  ETA %s ",
+        bar.c_str(), static_cast<long long>(epoch), static_cast<long long>(step),
+        static_cast<long long>(total_steps_), loss.mean, steps.c_str(), lr, rate, note.c_str(),
+        eta.c_str());
     bar_open_ = true;
   } else {
     std::fprintf(stderr, "%s\n", line.c_str());

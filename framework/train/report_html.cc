@@ -62,8 +62,8 @@ std::vector<std::pair<double, double>> clock_of(const std::string& jsonl,
     const auto& t = report["train"];
     if (t["steps"].is_number() && t["seconds"].is_number() &&
         t["steps"].get<double>() > clock.back().first) {
-      clock.emplace_back(t["steps"].get<double>(), std::max(t["seconds"].get<double>(),
-                                                            clock.back().second));
+      clock.emplace_back(t["steps"].get<double>(),
+                         std::max(t["seconds"].get<double>(), clock.back().second));
     }
   }
   return clock;
@@ -106,7 +106,9 @@ double x_of(const RunFiles& r, double step, ReportAxis axis) {
 }
 
 const char* axis_title(ReportAxis axis) {
-  return axis == ReportAxis::steps ? "step" : axis == ReportAxis::epochs ? "epoch" : "training seconds";
+  return axis == ReportAxis::steps    ? "step"
+         : axis == ReportAxis::epochs ? "epoch"
+                                      : "training seconds";
 }
 
 std::string number(const nlohmann::json& j, const char* format = "{:.4f}") {
@@ -180,8 +182,7 @@ std::string loss_chart(const std::vector<RunFiles>& runs, ReportAxis axis) {
     }
   }
   if (series.empty()) return "";
-  return svg_chart("training loss (lines) and validation loss (markers)", axis_title(axis),
-                   series);
+  return svg_chart("training loss (lines) and validation loss (markers)", axis_title(axis), series);
 }
 
 // Whether every point of every series has the same value (a constant learning rate).

@@ -35,17 +35,17 @@ nlohmann::json run_environment(const RunPlace& place) {
   }
   nlohmann::json environment = provenance_record(config_text);
   environment.update({{"finished", utc_iso8601(std::time(nullptr))},
-          {"program", place.program},
-          {"libtorch", place.libtorch},
-          {"device", place.device},
-          {"threads", place.threads},
-          {"hardware_threads", std::thread::hardware_concurrency()},
-          {"world_size", place.world_size},
-          {"data_workers", place.data_workers},
-          // As the launcher (tools/launcher) left them, unless the user set them.
-          {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
-          {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
-          {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}});
+                      {"program", place.program},
+                      {"libtorch", place.libtorch},
+                      {"device", place.device},
+                      {"threads", place.threads},
+                      {"hardware_threads", std::thread::hardware_concurrency()},
+                      {"world_size", place.world_size},
+                      {"data_workers", place.data_workers},
+                      // As the launcher (tools/launcher) left them, unless the user set them.
+                      {"omp_wait_policy", env_or_empty("OMP_WAIT_POLICY")},
+                      {"glibc_tunables", env_or_empty("GLIBC_TUNABLES")},
+                      {"openblas_num_threads", env_or_empty("OPENBLAS_NUM_THREADS")}});
   return environment;
 }
 

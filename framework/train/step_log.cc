@@ -112,7 +112,8 @@ void StepLog::train_row(const StepRow& row) {
         cell(distill_examples_ > 0 ? distill_sum_ / static_cast<double>(distill_examples_) : nan));
   }
   cells.resize(columns_.size());
-  if (examples_ > 0) last_window_ = {loss_sum_ / static_cast<double>(examples_), window_first_, row.step};
+  if (examples_ > 0)
+    last_window_ = {loss_sum_ / static_cast<double>(examples_), window_first_, row.step};
   window_first_ = row.step + 1;
   examples_ = tokens_ = distill_examples_ = 0;
   loss_sum_ = distill_sum_ = 0.0;
@@ -121,12 +122,9 @@ void StepLog::train_row(const StepRow& row) {
 
 nlohmann::json StepLog::window() const {
   if (examples_ == 0 && distill_examples_ == 0) return nullptr;
-  return {{"examples", examples_},
-          {"tokens", tokens_},
-          {"loss_sum", loss_sum_},
-          {"distill_examples", distill_examples_},
-          {"distill_sum", distill_sum_},
-          {"first_step", window_first_}};
+  return {{"examples", examples_},       {"tokens", tokens_},
+          {"loss_sum", loss_sum_},       {"distill_examples", distill_examples_},
+          {"distill_sum", distill_sum_}, {"first_step", window_first_}};
 }
 
 void StepLog::restore_window(const nlohmann::json& window) {

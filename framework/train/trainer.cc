@@ -171,7 +171,8 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
     run.state.metrics_rows = cut_metrics_back(run.dir, run.state.metrics_rows);
   }
   if (!overrides.empty() && run.dist->is_primary()) {
-    write_file_atomically(run_file(run.dir, kConfigFile), dump_config(with_paths_relative_to(run.plan.given, run.dir)));
+    write_file_atomically(run_file(run.dir, kConfigFile),
+                          dump_config(with_paths_relative_to(run.plan.given, run.dir)));
   }
   if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
   repair_best(run, last);

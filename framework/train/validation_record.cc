@@ -11,8 +11,8 @@ namespace sift {
 
 nlohmann::json validation_record(const TrainingState& s, double train_loss, double seconds,
                                  bool end_of_epoch, std::string& line) {
-  line = fmt::format("epoch {} step {}: train_loss {:.4f} (mean of the epoch so far)", s.epoch, s.step,
-                     train_loss);
+  line = fmt::format("epoch {} step {}: train_loss {:.4f} (mean of the epoch so far)", s.epoch,
+                     s.step, train_loss);
   return {{"epoch", s.epoch},
           {"step", s.step},
           {"end_of_epoch", end_of_epoch},

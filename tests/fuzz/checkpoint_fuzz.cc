@@ -12,9 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string whole = fuzz::temp_file("whole.ckpt", data, size);
   fuzz::refusals_are_fine([&] { read_checkpoint(whole); });
   const std::string body(reinterpret_cast<const char*>(data), size);
-  const std::string file = checkpoint_header(kCheckpointVersion, body.size(), crc32_of(body)) + body;
-  const std::string framed = fuzz::temp_file(
-      "framed.ckpt", reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  const std::string file =
+      checkpoint_header(kCheckpointVersion, body.size(), crc32_of(body)) + body;
+  const std::string framed =
+      fuzz::temp_file("framed.ckpt", reinterpret_cast<const uint8_t*>(file.data()), file.size());
   fuzz::refusals_are_fine([&] { read_checkpoint(framed); });
   return fuzz::refusals_are_fine([&] { read_checkpoint(framed, {"model"}); });
 }

@@ -46,7 +46,8 @@ std::string mutate(std::string s, const std::string& other, uint64_t& rng) {
         if (!s.empty()) s[at % s.size()] = static_cast<char>(sift::splitmix64(rng));
         break;
       default: {  // splice: the head of this one, the tail of the other
-        const size_t from = other.empty() ? 0 : static_cast<size_t>(sift::splitmix64(rng) % other.size());
+        const size_t from =
+            other.empty() ? 0 : static_cast<size_t>(sift::splitmix64(rng) % other.size());
         s = s.substr(0, at) + other.substr(from);
       }
     }

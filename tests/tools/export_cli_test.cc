@@ -217,8 +217,8 @@ TEST_F(ExportCli, PqWithCutoffRetrainAndQnormIsSmallAndPythonAgreesWithPredict) 
 // other training files (a run whose data moved, an imported run), --set changes options.
 TEST_F(ExportCli, RetrainFromAnotherFolderFindsTheRunsDataAndDataNamesOtherFiles) {
   const std::string pq = " --out " + quote(dir_ + "/pq.pt") + " --quantize pq --cutoff 20000";
-  const Result elsewhere = testing::run_sift("export " + quote(run_dir_) + pq + " --retrain", dir_,
-                                             "", dir_);
+  const Result elsewhere =
+      testing::run_sift("export " + quote(run_dir_) + pq + " --retrain", dir_, "", dir_);
   ASSERT_EQ(elsewhere.status, 0) << elsewhere;
   const Result data = testing::run_sift(
       "export sms" + pq + " --retrain-output --data test.tsv --set train.epochs=2", dir_, "", dir_);
@@ -253,7 +253,8 @@ TEST_F(ExportCli, TheExportRecordsItsProvenanceAndTheTrainingRunsProvenance) {
   EXPECT_FALSE(p["host"].get<std::string>().empty());
   EXPECT_TRUE(std::regex_match(p["started"].get<std::string>(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
-  EXPECT_TRUE(std::regex_match(p["config_hash"].get<std::string>(), std::regex("crc32:[0-9a-f]{8}")));
+  EXPECT_TRUE(
+      std::regex_match(p["config_hash"].get<std::string>(), std::regex("crc32:[0-9a-f]{8}")));
   EXPECT_NE(p["trained"]["command_line"].get<std::string>().find("train configs/sms_spam.yaml"),
             std::string::npos);
   EXPECT_EQ(p["trained"]["sift_version"], "0.1.0");

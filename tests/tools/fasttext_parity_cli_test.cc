@@ -375,8 +375,8 @@ TEST_F(FastTextParity, ImportWritesAFastTextRunFolder) {
 TEST_F(FastTextParity, AnImportedRunRetrainsItsExportOnDataGivenWithData) {
   const std::string run = import("sms2");
   const std::string pq = " --out " + quote(path("sms2_pq.pt")) + " --quantize pq --cutoff 1000";
-  EXPECT_TRUE(CleanSiftError(sift("export " + quote(run) + pq + " --retrain"),
-                             {"imported", "--data"}));
+  EXPECT_TRUE(
+      CleanSiftError(sift("export " + quote(run) + pq + " --retrain"), {"imported", "--data"}));
   const SiftResult r = sift("export " + quote(run) + pq + " --retrain --data sms_train.txt");
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_NE(r.err.find("retrain: epoch"), std::string::npos) << r;

@@ -110,21 +110,21 @@ class GoldenRun : public ::testing::Test {
   // sift_format.json (who exported and trained it, when and where) left out: the view
   // whose digest is pinned.
   std::string export_view_sha256(const std::string& path) {
-    const SiftResult r = testing::run_command(
-        "/usr/bin/python3 -c " +
-            quote("import hashlib, json, sys, zipfile\n"
-                  "h = hashlib.sha256()\n"
-                  "z = zipfile.ZipFile(sys.argv[1])\n"
-                  "for name in z.namelist():\n"
-                  "    data = z.read(name)\n"
-                  "    if name.endswith('/extra/sift_format.json'):\n"
-                  "        f = json.loads(data)\n"
-                  "        assert 'trained' in f.pop('provenance')\n"
-                  "        data = json.dumps(f, sort_keys=True).encode()\n"
-                  "    h.update(name.encode() + b'\\0' + data)\n"
-                  "print(h.hexdigest())\n") +
-            " " + quote(path),
-        dir_);
+    const SiftResult r =
+        testing::run_command("/usr/bin/python3 -c " +
+                                 quote("import hashlib, json, sys, zipfile\n"
+                                       "h = hashlib.sha256()\n"
+                                       "z = zipfile.ZipFile(sys.argv[1])\n"
+                                       "for name in z.namelist():\n"
+                                       "    data = z.read(name)\n"
+                                       "    if name.endswith('/extra/sift_format.json'):\n"
+                                       "        f = json.loads(data)\n"
+                                       "        assert 'trained' in f.pop('provenance')\n"
+                                       "        data = json.dumps(f, sort_keys=True).encode()\n"
+                                       "    h.update(name.encode() + b'\\0' + data)\n"
+                                       "print(h.hexdigest())\n") +
+                                 " " + quote(path),
+                             dir_);
     EXPECT_EQ(r.status, 0) << r;
     return r.out.substr(0, r.out.find('\n'));
   }

@@ -158,7 +158,8 @@ TEST_F(RunFolderCli, AFolderCopiedWithoutLastCkptStillPredictsEvaluatesAndExport
   const auto predicted = sift("predict --model " + quote(copy), "free prize, call now\n");
   ASSERT_EQ(predicted.status, 0) << predicted;
   EXPECT_EQ(predicted.out, sift("predict --model " + quote(run()), "free prize, call now\n").out);
-  const auto evaluated = sift("eval --model " + quote(copy) + " --data data/sms_spam/SMSSpamCollection");
+  const auto evaluated =
+      sift("eval --model " + quote(copy) + " --data data/sms_spam/SMSSpamCollection");
   EXPECT_EQ(evaluated.status, 0) << evaluated;
   const auto exported = sift("export " + quote(copy) + " --out " + quote(dir_ + "/copy.pt"));
   EXPECT_EQ(exported.status, 0) << exported;
@@ -177,9 +178,8 @@ TEST_F(RunFolderCli, AResumeFromAnotherWorkingFolderFindsTheRunsData) {
                                .lexically_relative(fs::absolute(run()).lexically_normal())
                                .string();
   EXPECT_NE(config.find(data), std::string::npos) << "config.yaml should hold " << data;
-  const auto resumed =
-      testing::run_sift("train --quiet --resume " + quote(run()) + " --set train.epochs=2", dir_,
-                        "", dir_);
+  const auto resumed = testing::run_sift(
+      "train --quiet --resume " + quote(run()) + " --set train.epochs=2", dir_, "", dir_);
   EXPECT_EQ(resumed.status, 0) << resumed;
   EXPECT_EQ(testing::lines_of(slurp(run() + "/metrics.jsonl")).size(), 2u);
 }

@@ -79,9 +79,10 @@ TEST_F(RunLogsCli, TheConsoleShowsMetricsCsvsTrainLossAndLogEveryZeroGivesTwenty
   for (const std::string fast_path : {"auto", "off"}) {
     SCOPED_TRACE("train.fast_path=" + fast_path);
     fs::remove_all(run());
-    const auto r = sift("train configs/sms_spam.yaml --set model.buckets=100000 --set train.epochs=2"
-                        " --set train.log_every=0 --set train.fast_path=" + fast_path +
-                        " --set run.dir=" + quote(dir_) + " --set run.name=r");
+    const auto r = sift(
+        "train configs/sms_spam.yaml --set model.buckets=100000 --set train.epochs=2"
+        " --set train.log_every=0 --set train.fast_path=" +
+        fast_path + " --set run.dir=" + quote(dir_) + " --set run.name=r");
     ASSERT_EQ(r.status, 0) << r;
     std::map<std::string, std::string> csv;  // step -> train_loss, as written
     for (const auto& row : lines_of(slurp(run() + "/metrics.csv"))) {

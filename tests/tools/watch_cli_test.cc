@@ -466,8 +466,8 @@ TEST_F(WatchCli, TheReportNamesItsSplitsDrawsBothLossesTogetherAndRecordsItsProv
         "--screenshot=" + quote(shot) + " --window-size=" + width + ",2400", dir_);
     ASSERT_EQ(r.status, 0) << r;
     EXPECT_GT(fs::file_size(shot), 10000u) << width;
-    const std::string wide = testing::elements_past_the_edge(dir_ + "/r/report.html",
-                                                             std::stoi(width), dir_);
+    const std::string wide =
+        testing::elements_past_the_edge(dir_ + "/r/report.html", std::stoi(width), dir_);
     EXPECT_EQ(wide.find(' '), std::string::npos) << width << " px: " << wide;
   }
 }
@@ -525,7 +525,8 @@ TEST_F(WatchCli, ReportPlotsRunsAgainstEpochsOrTrainingTime) {
   const auto time = sift("report " + runs + " --x time");
   ASSERT_EQ(time.status, 0) << time;
   EXPECT_NE(time.out.find("Curves by training seconds</h2>"), std::string::npos);
-  EXPECT_TRUE(testing::CleanSiftError(sift("report " + runs + " --x hours"), {"--x hours", "epochs"}));
+  EXPECT_TRUE(
+      testing::CleanSiftError(sift("report " + runs + " --x hours"), {"--x hours", "epochs"}));
 }
 
 TEST_F(WatchCli, ReportSurvivesACutMetricsCsvABrokenReportJsonAndAnOldRunFolder) {
