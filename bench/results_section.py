@@ -149,12 +149,15 @@ def write_page(name, page, load_before):
     """A script's page file as it stands (title, command, columns, rows, notes...), with the
     commit, machine, date and load filled in here, written to bench/results/NAME.json; then
     bench/RESULTS.md again. `load_before`: /proc/loadavg's three figures before the runs."""
-    page = dict(page, commit=this_commit(), machine=this_machine(),
-                date=datetime.date.today().isoformat(),
-                load=f"load average {load_before} before, " + loadavg() + " after")
+    table = dict(page, commit=this_commit(), machine=this_machine(),
+                 date=datetime.date.today().isoformat(),
+                 load=f"{load_before} before, {loadavg()} after")
+    # The table joins its family's section ("family", "order" stay on the page file).
+    wrapped = {key: table.pop(key) for key in ("family", "order") if key in table}
+    wrapped["tables"] = [table]
     with open(os.path.join(results_page.RESULTS_DIR, name + ".json"), "w",
               encoding="utf-8") as f:
-        json.dump(page, f, indent=1)
+        json.dump(wrapped, f, indent=1)
         f.write("\n")
     results_page.main(["results_page.py"])
 
