@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(record_parser yaml_config checkpoint export_format safetensors)
+[ ${#targets[@]} -eq 0 ] && targets=(record_parser yaml_config checkpoint export_format safetensors http_body)
 build=build-fuzz
 if [ ! -f $build/build.ninja ]; then
   CC=clang CXX=clang++ cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
