@@ -85,12 +85,17 @@ def sift_row(sift, work, name, extra):
     return json.loads(out.stdout)["splits"]["test"]["accuracy"], seconds
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(doc):
+    """--sift, --data and --sets, for this script and the others that read SETS."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--sift", default=os.path.join(ROOT, "build", "sift"))
     parser.add_argument("--data", default=os.path.join(ROOT, "data"))
     parser.add_argument("--sets", default="trec,sst2,ag_news")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args(__doc__)
     load_before = results_section.loadavg()
     rows = []
     for name in args.sets.split(","):

@@ -12,7 +12,6 @@ fastText itself is run with the same flags for reference. (At the fastText model
 defaults, lr 0.1 for 5 epochs, a bag ten times longer learns too slowly: TREC 0.49,
 SST-2 and AG News at chance, for fastText as for Sift.) Writes bench/results/subwords.json and bench/RESULTS.md.
 """
-import argparse
 import json
 import os
 import random
@@ -21,7 +20,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import defaults_vs_fasttext as sets  # noqa: E402
 import results_section  # noqa: E402
@@ -76,11 +74,7 @@ def fasttext_accuracy(work, flags, test):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sift", default=os.path.join(ROOT, "build", "sift"))
-    parser.add_argument("--data", default=os.path.join(ROOT, "data"))
-    parser.add_argument("--sets", default="trec,sst2,ag_news")
-    args = parser.parse_args()
+    args = sets.parse_args(__doc__)
     load_before = results_section.loadavg()
     rows = []
     steps = ["--set", "train.optimizer.lr=0.5", "--set", "train.epochs=10"]
