@@ -55,7 +55,7 @@ int64_t BagEncoder::num_ids() const {
 // character), leaving out a single character at either end (the bare "<" and ">"). The
 // hash runs over the bytes as they are read, so no string is built.
 void BagEncoder::append_char_ngrams(const std::string& word, std::vector<int64_t>& ids) const {
-  if (word == "</s>") return;  // fastText's end-of-line word has none
+  if (word == kFastTextEos) return;
   const size_t size = word.size() + 2;
   const auto byte = [&](size_t k) { return k == 0 ? '<' : k == size - 1 ? '>' : word[k - 1]; };
   const auto continuation = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };

@@ -18,6 +18,10 @@ uint32_t hash_word(std::string_view word);
 // bytes >= 0x80 are sign-extended to 32 bits before the xor. Equals hash_word on ASCII.
 uint32_t fasttext_hash_word(std::string_view word);
 
+// fastText's end-of-line word, appended to every text with fasttext_compat; it has no
+// character n-grams.
+inline constexpr const char* kFastTextEos = "</s>";
+
 // Character n-grams of each word (fastText's subwords, -minn/-maxn): every run of
 // minn..maxn characters of "<word>" (minn 0 counts as 1, as in fastText) (UTF-8 characters, not bytes; a lone "<" or ">" is
 // not one), hashed into the same buckets as word n-grams. 0, 0: none.

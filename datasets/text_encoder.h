@@ -34,8 +34,6 @@ struct TextEncoderOptions {
   bool fasttext_compat = false;
 };
 
-// fastText's end-of-line word, appended to every text with fasttext_compat.
-inline constexpr const char* kFastTextEos = "</s>";
 
 // Splits text into words as fastText's Dictionary::readWord does (ASCII whitespace and NUL).
 void split_fasttext(std::string_view text, std::vector<std::string>& out);
