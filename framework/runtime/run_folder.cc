@@ -31,7 +31,7 @@ std::string run_file(const std::string& run_dir, const std::string& name) {
 bool is_run_folder_file(const std::string& name) {
   for (const char* f :
        {kConfigFile, kLabelsFile, kVocabFile, kTokenizerModelFile, kStopwordsFile, kMetricsFile,
-        kStepLogFile, kTrainLogFile, kBestCheckpointFile, kLastCheckpointFile, kReportJsonFile,
+        kStepLogFile, kTrainLogFile, kRestartsFile, kBestCheckpointFile, kLastCheckpointFile, kReportJsonFile,
         kReportTextFile, kReportHtmlFile, kCrossValidationFile, kLockFile}) {
     if (name == f) return true;
   }

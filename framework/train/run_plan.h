@@ -46,4 +46,9 @@ struct RunPlan {
 
 RunPlan resolve_run(const SiftConfig& config);
 
+// The options every rank of a group must share, as "key=value" lines: all but the ones a
+// node may set for itself (run.threads, run.device, data.workers, run.dist_timeout_seconds)
+// and rank 0's alone (run.overwrite*).
+std::string agreed_options(const SiftConfig& config);
+
 }  // namespace sift

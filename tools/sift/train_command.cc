@@ -1,15 +1,33 @@
+#include <filesystem>
 #include <memory>
 
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/run_folder.h"
 #include "framework/train/distributed.h"
+#include "framework/train/restarts.h"
 #include "framework/train/trainer.h"
 #include "models/traits.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/train_options.h"
 
 namespace sift::cli {
+namespace {
+
+// `sift train cfg.yaml` under `sift launch --max-restarts`: a restart continues the run
+// folder from its last.ckpt, or starts it again when the failure came before the first.
+nlohmann::json train_or_restart(SiftConfig config, const TrainOptions& options) {
+  const auto restart = restart_from_environment();
+  if (!restart || restart->max_restarts == 0) return train(config, options);
+  const std::string dir = restart_run_folder(config);
+  if (restart->attempt == 0) return train(config, options);
+  if (std::filesystem::exists(run_file(dir, kLastCheckpointFile))) return resume(dir, {}, options);
+  config.run.overwrite = true;  // only what the failed start wrote
+  return train(config, options);
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
@@ -27,7 +45,7 @@ void add_train_command(CLI::App& app) {
       if (!args->dump_config.empty()) {
         write_file_atomically(args->dump_config, dump_config(config, /*origins=*/true));
       }
-      report = train(config, options);
+      report = train_or_restart(config, options);
     } else {
       if (!args->dump_config.empty()) throw UsageError("--dump-config: not with --resume");
       report = resume(args->resume, overrides, options);
