@@ -22,7 +22,8 @@ FAMILY = {
     "compare-summary": "targets", "fasttext-compare": "fasttext", "python-compare": "python",
     "model-bench": "python", "memory": "memory", "memory-inmemory": "memory",
     "throughput": "throughput", "model-zoo-accuracy": "accuracy", "precision": "precision",
-    "precision-accuracy": "precision", "distributed": "distributed", "export": "export",
+    "precision-accuracy": "precision", "distributed": "distributed", "multihost": "distributed",
+    "export": "export",
     "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
     "prune": "compression", "pq_compression": "compression",
 }
