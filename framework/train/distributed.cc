@@ -6,23 +6,22 @@
 #endif
 #include "framework/train/distributed.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-#include <unordered_set>
-
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unordered_set>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -58,8 +57,8 @@ int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
   char* end = nullptr;
   const long long x = std::strtoll(v, &end, 10);
   if (*end != '\0' || x < lo || x > hi) {
-    throw Error(fmt::format("environment variable {}='{}' is not a whole number in [{}, {}]",
-                            name, v, lo, hi));
+    throw Error(fmt::format("environment variable {}='{}' is not a whole number in [{}, {}]", name,
+                            v, lo, hi));
   }
   return x;
 }
@@ -68,7 +67,8 @@ int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string message_of(const std::exception& e) {
-  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return first_line(c->what_without_backtrace());
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e))
+    return first_line(c->what_without_backtrace());
   return first_line(e.what());
 }
 
@@ -95,7 +95,8 @@ std::string interface_address(const std::string& name) {
   if (::getifaddrs(&list) != 0) return "";
   std::string out;
   for (ifaddrs* a = list; a != nullptr && out.empty(); a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || name != a->ifa_name) continue;
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || name != a->ifa_name)
+      continue;
     char text[INET_ADDRSTRLEN] = {};
     const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
     if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) out = text;
@@ -157,9 +158,10 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   DistributedEnv env;
   env.world_size = world;
   if (std::getenv("RANK") == nullptr) {
-    throw Error(fmt::format("WORLD_SIZE is {} but RANK is not set (launch with `sift launch` "
-                            "or torchrun, which set both)",
-                            world));
+    throw Error(
+        fmt::format("WORLD_SIZE is {} but RANK is not set (launch with `sift launch` "
+                    "or torchrun, which set both)",
+                    world));
   }
   env.rank = env_int("RANK", 0, 0, world - 1);
   env.local_rank = env_int("LOCAL_RANK", env.rank, 0, world - 1);
@@ -213,11 +215,12 @@ struct Distributed::Impl {
       f();
     } catch (const std::exception& e) {
       const std::string why = message_of(e);
-      throw Error(fmt::format("distributed {} failed on {} of {}, waiting for {}: {} (another "
-                              "rank stopped or died, its link went down, or it did not answer "
-                              "within run.dist_timeout_seconds = {} s; see its output)",
-                              what, who(env.rank), env.world_size, waited_for(why), why,
-                              options.timeout.count() / 1000.0));
+      throw Error(
+          fmt::format("distributed {} failed on {} of {}, waiting for {}: {} (another "
+                      "rank stopped or died, its link went down, or it did not answer "
+                      "within run.dist_timeout_seconds = {} s; see its output)",
+                      what, who(env.rank), env.world_size, waited_for(why), why,
+                      options.timeout.count() / 1000.0));
     }
   }
 
@@ -308,15 +311,17 @@ void Distributed::Impl::connect() {
   } catch (const std::exception& e) {
     const std::string why = message_of(e);
     if (env.rank == 0) {
-      throw Error(fmt::format("{} cannot serve the rendezvous at {} (MASTER_ADDR, "
-                              "MASTER_PORT): {}; is the port in use? pick another with "
-                              "`sift launch --master-port` or MASTER_PORT",
-                              who(0), where, why));
+      throw Error(
+          fmt::format("{} cannot serve the rendezvous at {} (MASTER_ADDR, "
+                      "MASTER_PORT): {}; is the port in use? pick another with "
+                      "`sift launch --master-port` or MASTER_PORT",
+                      who(0), where, why));
     }
-    throw Error(fmt::format("{} cannot reach the master at {} (MASTER_ADDR, MASTER_PORT) "
-                            "within run.dist_timeout_seconds = {} s: {}; is rank 0 running "
-                            "and the address reachable from here?",
-                            who(env.rank), where, options.timeout.count() / 1000.0, why));
+    throw Error(
+        fmt::format("{} cannot reach the master at {} (MASTER_ADDR, MASTER_PORT) "
+                    "within run.dist_timeout_seconds = {} s: {}; is rank 0 running "
+                    "and the address reachable from here?",
+                    who(env.rank), where, options.timeout.count() / 1000.0, why));
   }
   introduce();
   const bool cuda = options.device.is_cuda();
@@ -331,10 +336,12 @@ void Distributed::Impl::connect() {
     return;
   }
 #else
-  if (backend == "nccl" && options.backend == "auto") backend = "gloo";  // gloo handles CUDA tensors too
+  if (backend == "nccl" && options.backend == "auto")
+    backend = "gloo";  // gloo handles CUDA tensors too
   if (backend == "nccl") {
-    throw Error("run.dist_backend: nccl needs a LibTorch built with NCCL (a CUDA build); this "
-                "one has none: use gloo");
+    throw Error(
+        "run.dist_backend: nccl needs a LibTorch built with NCCL (a CUDA build); this "
+        "one has none: use gloo");
   }
 #endif
   auto gloo = c10d::ProcessGroupGloo::Options::create(options.timeout);
@@ -361,9 +368,8 @@ void Distributed::Impl::introduce() {
                              {"world_size", env.world_size},
                              {"options", options.agreed_options}};
   const std::string bytes = hello.dump();
-  run("rendezvous", [&] {
-    store->set(node_key(env.rank), std::vector<uint8_t>(bytes.begin(), bytes.end()));
-  });
+  run("rendezvous",
+      [&] { store->set(node_key(env.rank), std::vector<uint8_t>(bytes.begin(), bytes.end())); });
   const auto deadline = Clock::now() + options.timeout;
   for (int64_t r = 0; r < env.world_size; ++r) {
     if (r == env.rank) continue;
@@ -402,17 +408,19 @@ void Distributed::Impl::introduce() {
 void Distributed::Impl::check_peer(int64_t rank, const nlohmann::json& hello) const {
   const int64_t world = hello.at("world_size").get<int64_t>();
   if (world != env.world_size) {
-    throw Error(fmt::format("distributed rendezvous: {} was started with WORLD_SIZE={} and {} "
-                            "with WORLD_SIZE={}: start every rank with the same WORLD_SIZE",
-                            who(rank), world, who(env.rank), env.world_size));
+    throw Error(
+        fmt::format("distributed rendezvous: {} was started with WORLD_SIZE={} and {} "
+                    "with WORLD_SIZE={}: start every rank with the same WORLD_SIZE",
+                    who(rank), world, who(env.rank), env.world_size));
   }
   const std::string why =
       first_difference(hello.at("options").get<std::string>(), options.agreed_options);
   if (!why.empty()) {
-    throw Error(fmt::format("distributed rendezvous: {} trains another config than {}: {}; every "
-                            "rank must train the same config (only run.threads, run.device, "
-                            "data.workers and run.dist_timeout_seconds may differ)",
-                            who(rank), who(env.rank), why));
+    throw Error(
+        fmt::format("distributed rendezvous: {} trains another config than {}: {}; every "
+                    "rank must train the same config (only run.threads, run.device, "
+                    "data.workers and run.dist_timeout_seconds may differ)",
+                    who(rank), who(env.rank), why));
   }
 }
 
@@ -492,7 +500,8 @@ torch::Tensor Distributed::Impl::average_sparse(const torch::Tensor& param,
     indices = g._indices().t().contiguous();  // rows first, to pad and gather by row
     values = g._values().contiguous();
   } else {
-    indices = torch::zeros({0, 1}, torch::TensorOptions().dtype(torch::kInt64).device(param.device()));
+    indices =
+        torch::zeros({0, 1}, torch::TensorOptions().dtype(torch::kInt64).device(param.device()));
     auto shape = param.sizes().vec();
     shape[0] = 0;
     values = torch::zeros(shape, param.options());

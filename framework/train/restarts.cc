@@ -24,9 +24,10 @@ int64_t env_count(const char* name) {
   char* end = nullptr;
   const long long x = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || x < 0) {
-    throw Error(fmt::format("environment variable {}='{}' is not a whole number >= 0 (it is set "
-                            "by sift launch)",
-                            name, v));
+    throw Error(
+        fmt::format("environment variable {}='{}' is not a whole number >= 0 (it is set "
+                    "by sift launch)",
+                    name, v));
   }
   return x;
 }
@@ -74,11 +75,12 @@ void RestartNote::start(Progress& progress) {
   const nlohmann::json all = read_restarts(run_dir_);
   if (attempt_ == 0 || all.empty()) return;
   const nlohmann::json& e = all.back();
-  progress.log(fmt::format("restart {} of at most {} (sift launch --max-restarts): {} at {}; "
-                           "resumed from step {}",
-                           e.value("restart", int64_t{0}), e.value("max_restarts", int64_t{0}),
-                           e.value("reason", std::string("?")), e.value("failed_at", std::string("?")),
-                           e.value("resumed_from_step", int64_t{0})));
+  progress.log(
+      fmt::format("restart {} of at most {} (sift launch --max-restarts): {} at {}; "
+                  "resumed from step {}",
+                  e.value("restart", int64_t{0}), e.value("max_restarts", int64_t{0}),
+                  e.value("reason", std::string("?")), e.value("failed_at", std::string("?")),
+                  e.value("resumed_from_step", int64_t{0})));
 }
 
 void RestartNote::add_summary(nlohmann::json& train, Progress& /*progress*/) {

@@ -30,14 +30,16 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
 
 }  // namespace
 
+bool node_option(const std::string& key) {
+  return key == "run.threads" || key == "run.device" || key == "data.workers" ||
+         key == "run.dist_timeout_seconds";
+}
+
 std::string agreed_options(const SiftConfig& config) {
   std::string out;
   for (const auto& option : all_options()) {
     const std::string& key = option.name;
-    if (key == "run.threads" || key == "run.device" || key == "data.workers" ||
-        key == "run.dist_timeout_seconds" || key.rfind("run.overwrite", 0) == 0) {
-      continue;
-    }
+    if (node_option(key) || key.rfind("run.overwrite", 0) == 0) continue;
     out += key + "=" + emitted(option, config) + "\n";
   }
   return out;

@@ -35,7 +35,7 @@ std::string file_mark(const std::string& path) {
 // last.ckpt first, run.lock last: a stale copy is named by its checkpoint (a resume with
 // --set rewrites config.yaml too), a fresh folder of the same config by its lock.
 const char* const kMarkedFiles[] = {kLastCheckpointFile, kConfigFile, kLabelsFile, kVocabFile,
-                                   kLockFile};
+                                    kLockFile};
 
 nlohmann::json folder_marks(const std::string& run_dir) {
   nlohmann::json marks = nlohmann::json::object();

@@ -87,7 +87,8 @@ Proc Cluster::spawn(const std::vector<std::string>& argv) {
   return p;
 }
 
-Proc Cluster::start_on_node(int node, const std::string& args, const std::vector<std::string>& env) {
+Proc Cluster::start_on_node(int node, const std::string& args,
+                            const std::vector<std::string>& env) {
   return spawn(net_->on_node(node, "cd " + quote(kSource) + " && exec env" + env_words(env) + " " +
                                        quote(kSift) + " " + args));
 }
@@ -95,22 +96,23 @@ Proc Cluster::start_on_node(int node, const std::string& args, const std::vector
 Proc Cluster::start_rank(int node, int rank, int world, const std::string& args,
                          const std::vector<std::string>& extra,
                          const std::vector<std::string>& mounts) {
-  std::vector<std::string> env{"RANK=" + std::to_string(rank), "LOCAL_RANK=0",
+  std::vector<std::string> env{"RANK=" + std::to_string(rank),
+                               "LOCAL_RANK=0",
                                "WORLD_SIZE=" + std::to_string(world),
                                "MASTER_ADDR=" + NetNodes::address(0),
                                std::string("MASTER_PORT=") + kPort,
                                std::string("GLOO_SOCKET_IFNAME=") + NetNodes::kInterface};
   env.insert(env.end(), extra.begin(), extra.end());
-  return spawn(net_->on_node(node,
-                             "cd " + quote(kSource) + " && exec env" + env_words(env) + " " +
-                                 quote(kSift) + " " + args,
-                             mounts));
+  return spawn(net_->on_node(
+      node,
+      "cd " + quote(kSource) + " && exec env" + env_words(env) + " " + quote(kSift) + " " + args,
+      mounts));
 }
 
 Proc Cluster::start_here(const std::string& args, const std::vector<std::string>& env) {
-  return spawn({"/bin/sh", "-c",
-                "cd " + quote(kSource) + " && exec env" + env_words(env) + " " + quote(kSift) +
-                    " " + args});
+  return spawn(
+      {"/bin/sh", "-c",
+       "cd " + quote(kSource) + " && exec env" + env_words(env) + " " + quote(kSift) + " " + args});
 }
 
 Ended Cluster::wait(const Proc& p, double seconds) {

@@ -79,8 +79,8 @@ inline constexpr const char* kPort = "29500";
 }  // namespace sift::testing
 
 // Skips the test, saying why, where the network cannot be made.
-#define SIFT_NETWORK_OR_SKIP(nodes)                     \
-  do {                                                  \
-    std::string why_not_;                               \
+#define SIFT_NETWORK_OR_SKIP(nodes)                               \
+  do {                                                            \
+    std::string why_not_;                                         \
     if (!make_network(nodes, why_not_)) GTEST_SKIP() << why_not_; \
   } while (0)

@@ -36,10 +36,10 @@ class Faults : public Cluster {
   void expect_resumes(const std::string& name) {
     const int64_t step = saved_step(name);
     ASSERT_GE(step, 0) << "no last.ckpt in " << name;
-    const Ended r = wait(start_here("launch --nproc 2 -- train --resume " + dir_ + "/" + name +
-                                    " --quiet --json --set train.max_steps=" +
-                                    std::to_string(step + 2)),
-                         120);
+    const Ended r =
+        wait(start_here("launch --nproc 2 -- train --resume " + dir_ + "/" + name +
+                        " --quiet --json --set train.max_steps=" + std::to_string(step + 2)),
+             120);
     ASSERT_EQ(r.status, 0) << r;
     EXPECT_EQ(nlohmann::json::parse(r.out)["train"]["steps"].get<int64_t>(), step + 2) << r;
   }
@@ -85,8 +85,7 @@ TEST_F(Faults, KillingOneNodesProcessEndsTheOtherWithinTheTimeout) {
 
 TEST_F(Faults, CuttingTheLinkMidEpochEndsBothRanksWithinTheTimeoutAndLastCkptResumes) {
   SIFT_NETWORK_OR_SKIP(2);
-  auto [r0, r1] =
-      start_pair("cut", " --set train.epochs=200 --set train.checkpoint_minutes=0.005");
+  auto [r0, r1] = start_pair("cut", " --set train.epochs=200 --set train.checkpoint_minutes=0.005");
   ASSERT_TRUE(wait_for(dir_ + "/cut/last.ckpt", 60)) << "no checkpoint was saved";
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   net_->cut(1);
@@ -106,8 +105,9 @@ TEST_F(Faults, CuttingTheLinkMidEpochEndsBothRanksWithinTheTimeoutAndLastCkptRes
 // between two, and the last.ckpt left must be whole.
 TEST_F(Faults, CuttingTheLinkDuringCheckpointSavesLeavesALastCkptThatResumes) {
   SIFT_NETWORK_OR_SKIP(2);
-  auto [r0, r1] = start_pair("saving", " --set train.epochs=200 --set model.buckets=2000000"
-                                       " --set train.checkpoint_minutes=0");
+  auto [r0, r1] = start_pair("saving",
+                             " --set train.epochs=200 --set model.buckets=2000000"
+                             " --set train.checkpoint_minutes=0");
   ASSERT_TRUE(wait_for(dir_ + "/saving/last.ckpt", 60)) << "no checkpoint was saved";
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   net_->cut(1);
@@ -151,9 +151,11 @@ TEST_F(Faults, ANodeWithAnotherWorldSizeIsRefusedAtTheRendezvousByBoth) {
   const Proc r0 = start_rank(0, 0, 2, train_args("worlds"));
   const Proc r1 = start_rank(1, 1, 3, train_args("worlds"));
   const Ended e0 = wait(r0, kTimeout + kSlack), e1 = wait(r1, kTimeout + kSlack);
-  expect_one_error(e0, kRank1 + " was started with WORLD_SIZE=3 and " + kRank0 + " with WORLD_SIZE=2",
+  expect_one_error(e0,
+                   kRank1 + " was started with WORLD_SIZE=3 and " + kRank0 + " with WORLD_SIZE=2",
                    "start every rank with the same WORLD_SIZE");
-  expect_one_error(e1, kRank0 + " was started with WORLD_SIZE=2 and " + kRank1 + " with WORLD_SIZE=3",
+  expect_one_error(e1,
+                   kRank0 + " was started with WORLD_SIZE=2 and " + kRank1 + " with WORLD_SIZE=3",
                    "start every rank with the same WORLD_SIZE");
   EXPECT_LT(e0.seconds, kTimeout) << e0;
 }
@@ -182,7 +184,11 @@ TEST_F(Faults, ANodeThatSeesAStaleCopyOfTheRunFolderIsRefusedOnResumeNamingIt) {
   SIFT_NETWORK_OR_SKIP(2);
   const std::string run = dir_ + "/stale";
   const std::string copy = dir_ + "/node1-disk";
-  ASSERT_EQ(wait(start_here("launch --nproc 2 -- " + train_args("stale", " --set train.max_steps=10")), 120).status, 0);
+  ASSERT_EQ(
+      wait(start_here("launch --nproc 2 -- " + train_args("stale", " --set train.max_steps=10")),
+           120)
+          .status,
+      0);
   fs::copy(run, copy, fs::copy_options::recursive);
   ASSERT_EQ(wait(start_here("launch --nproc 2 -- train --resume " + run +
                             " --quiet --set train.max_steps=20"),
@@ -195,8 +201,9 @@ TEST_F(Faults, ANodeThatSeesAStaleCopyOfTheRunFolderIsRefusedOnResumeNamingIt) {
   const Ended e0 = wait(r0, kTimeout + kSlack + 20), e1 = wait(r1, kTimeout + kSlack + 20);
   for (const Ended* e : {&e0, &e1}) {
     EXPECT_EQ(e->status, 1) << *e;
-    expect_one_error(*e, kRank1 + " sees another or a stale copy of the run folder " + run +
-                             ": its last.ckpt differs from the one " + kRank0 + " sees",
+    expect_one_error(*e,
+                     kRank1 + " sees another or a stale copy of the run folder " + run +
+                         ": its last.ckpt differs from the one " + kRank0 + " sees",
                      "not a copy per node");
   }
   EXPECT_EQ(saved_step("stale"), 20) << "the refused resume changed the run";

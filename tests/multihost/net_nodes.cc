@@ -149,9 +149,9 @@ void NetNodes::restore(int node) { shell("ip -n " + hub() + " link set " + port(
 
 long long NetNodes::received_bytes(int node) const {
   std::string out;
-  shell("ip netns exec " + netns(node) + " cat /sys/class/net/" + kInterface +
-            "/statistics/rx_bytes",
-        &out);
+  shell(
+      "ip netns exec " + netns(node) + " cat /sys/class/net/" + kInterface + "/statistics/rx_bytes",
+      &out);
   return std::atoll(out.c_str());
 }
 

@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 
 // Saves every 0.12 s, so that a kill loses at most a few steps; a constant learning rate.
 const std::string kCommon =
-    " --set train.epochs=4 --set train.checkpoint_minutes=0.002 --set train.scheduler.type=constant";
+    " --set train.epochs=4 --set train.checkpoint_minutes=0.002 --set "
+    "train.scheduler.type=constant";
 
 class Restarts : public Cluster {
  protected:
@@ -62,7 +63,8 @@ TEST_F(Restarts, OneHostRestartsAfterAKilledRankToTheWeightsOfAnUninterruptedRun
   kill_rank_after_first_save(launch, "restarted", 1);
   const Ended e = wait(launch, 120);
   ASSERT_EQ(e.status, 0) << e;
-  EXPECT_CONTAINS(e.err, "sift: launch: rank 1 was killed by signal 9 (Killed); restart 1 of at most 2");
+  EXPECT_CONTAINS(e.err,
+                  "sift: launch: rank 1 was killed by signal 9 (Killed); restart 1 of at most 2");
   expect_one_restart("restarted", "rank 1 was killed by signal 9 (Killed)");
   EXPECT_EQ(report("restarted")["train"]["steps"], report("whole")["train"]["steps"]);
   EXPECT_TRUE(model_bytes("restarted") == model_bytes("whole")) << "the weights differ";
@@ -73,10 +75,12 @@ TEST_F(Restarts, OneHostRestartsAfterAKilledRankToTheWeightsOfAnUninterruptedRun
 TEST_F(Restarts, RanksThatKeepFailingAtTheSameStepStopAfterMaxRestarts) {
   const std::string data = dir_ + "/sms.tsv";
   fs::copy_file(std::string(SIFT_SOURCE_DIR) + "/data/sms_spam/SMSSpamCollection", data);
-  const Proc launch = start_here(
-      "launch --nproc 2 --max-restarts 2 -- " +
-      train_args("failing", " --set train.epochs=200 --set train.checkpoint_minutes=0.002"
-                            " --set data.train.path=" + data));
+  const Proc launch =
+      start_here("launch --nproc 2 --max-restarts 2 -- " +
+                 train_args("failing",
+                            " --set train.epochs=200 --set train.checkpoint_minutes=0.002"
+                            " --set data.train.path=" +
+                                data));
   ASSERT_TRUE(wait_for(dir_ + "/failing/last.ckpt", 60)) << "no checkpoint was saved";
   fs::rename(data, data + ".gone");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -88,7 +92,8 @@ TEST_F(Restarts, RanksThatKeepFailingAtTheSameStepStopAfterMaxRestarts) {
   EXPECT_CONTAINS(lines.back(), "again: gave up after 2 restart(s) (--max-restarts 2)");
   const auto restarts = lines_of(slurp(dir_ + "/failing/restarts.jsonl"));
   ASSERT_EQ(restarts.size(), 2u) << e;
-  const auto first = nlohmann::json::parse(restarts[0]), second = nlohmann::json::parse(restarts[1]);
+  const auto first = nlohmann::json::parse(restarts[0]),
+             second = nlohmann::json::parse(restarts[1]);
   EXPECT_EQ(first["resumed_from_step"], second["resumed_from_step"]);
   EXPECT_EQ(second["restart"], 2);
 }

@@ -8,12 +8,11 @@
 // of M*N, and restart k rendezvouses on --master-port + k, so that the ranks of a restart
 // never meet the store of a rank 0 still failing from the attempt before.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <atomic>
 #include <cerrno>
@@ -46,8 +45,8 @@ int free_port(const std::string& addr) {
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
     if (fd >= 0) ::close(fd);
-    throw Error(fmt::format("sift launch: cannot find a free port on {}: {}", addr,
-                            std::strerror(errno)));
+    throw Error(
+        fmt::format("sift launch: cannot find a free port on {}: {}", addr, std::strerror(errno)));
   }
   ::close(fd);
   return ntohs(a.sin_port);
@@ -55,7 +54,8 @@ int free_port(const std::string& addr) {
 
 std::string describe(int status) {
   if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
   }
   return fmt::format("exited with status {}", WEXITSTATUS(status));
 }
@@ -112,7 +112,8 @@ pid_t start_rank(const Launch& l, int local, const Attempt& a) {
   for (const auto& arg : l.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   ::execv("/proc/self/exe", argv.data());
-  std::fprintf(stderr, "sift: error: launch: cannot start rank %d: %s\n", rank, std::strerror(errno));
+  std::fprintf(stderr, "sift: error: launch: cannot start rank %d: %s\n", rank,
+               std::strerror(errno));
   ::_exit(127);
 }
 
@@ -139,8 +140,9 @@ Outcome supervise(const Launch& l, std::vector<pid_t> pids) {
     if (const int sig = g_forward_signal.exchange(0); sig != 0) {
       received = sig;
       signal_all(pids, sig);
-      kill_at = std::min(kill_at, Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                     std::chrono::duration<double>(l.grace_seconds)));
+      kill_at =
+          std::min(kill_at, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(l.grace_seconds)));
     }
     if (Clock::now() >= kill_at) signal_all(pids, SIGKILL);
     int status = 0;
@@ -186,17 +188,20 @@ Outcome start_and_supervise(const Launch& l, const Attempt& a) {
 
 void check_nodes(const Launch& l) {
   if (l.node_rank >= l.nnodes) {
-    throw Error(fmt::format("launch: --node-rank {} is not below --nnodes {}", l.node_rank, l.nnodes));
+    throw Error(
+        fmt::format("launch: --node-rank {} is not below --nnodes {}", l.node_rank, l.nnodes));
   }
   if (l.nnodes > 1 && (l.master_addr == "127.0.0.1" || l.master_port == 0)) {
-    throw Error("launch: --nnodes > 1 needs --master-addr (node 0's address, which every node "
-                "reaches) and --master-port (restart k uses that port + k on node 0)");
+    throw Error(
+        "launch: --nnodes > 1 needs --master-addr (node 0's address, which every node "
+        "reaches) and --master-port (restart k uses that port + k on node 0)");
   }
 }
 
 void run_launch(Launch l) {
   if (!l.command.empty() && l.command.front() == "--") l.command.erase(l.command.begin());
-  if (l.command.empty()) throw Error("launch: give the command to run, e.g. `sift launch --nproc 2 -- train cfg.yaml`");
+  if (l.command.empty())
+    throw Error("launch: give the command to run, e.g. `sift launch --nproc 2 -- train cfg.yaml`");
   check_nodes(l);
   struct sigaction sa {};
   sa.sa_handler = remember_signal;
@@ -214,10 +219,11 @@ void run_launch(Launch l) {
                               l.nproc - 1));
     }
     if (a.number == l.max_restarts) {
-      throw Error(fmt::format("launch: {} again: gave up after {} restart(s) (--max-restarts {}); "
-                              "the run folder's restarts.jsonl lists each restart and the step it "
-                              "resumed from",
-                              a.reason, a.number, l.max_restarts));
+      throw Error(
+          fmt::format("launch: {} again: gave up after {} restart(s) (--max-restarts {}); "
+                      "the run folder's restarts.jsonl lists each restart and the step it "
+                      "resumed from",
+                      a.reason, a.number, l.max_restarts));
     }
     std::fprintf(stderr,
                  "sift: launch: %s; restart %d of at most %d: every rank resumes from the last "
@@ -256,8 +262,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--grace-seconds", l->grace_seconds,
                   "After a rank fails, how long the others get to stop before SIGKILL")
       ->capture_default_str();
-  cmd->add_option("command", l->command, "The sift command each rank runs, after --")
-      ->required();
+  cmd->add_option("command", l->command, "The sift command each rank runs, after --")->required();
   cmd->callback([l] { run_launch(*l); });
 }
 
