@@ -57,9 +57,12 @@ class Faults : public Cluster {
 const std::string kRank0 = "rank 0 at node0 (10.88.0.1)";
 const std::string kRank1 = "rank 1 at node1 (10.88.0.2)";
 
+// node1 with run.threads 2: a node's own settings may differ from rank 0's.
 TEST_F(Faults, TwoNodesTrainOneRunOverTheirLink) {
   SIFT_NETWORK_OR_SKIP(2);
-  auto [r0, r1] = start_pair("pair", " --json --set train.epochs=2");
+  const std::string args = train_args("pair", " --json --set train.epochs=2");
+  const Proc r0 = start_rank(0, 0, 2, args);
+  const Proc r1 = start_rank(1, 1, 2, args + " --set run.threads=2");
   const Ended e0 = wait(r0, 120), e1 = wait(r1, 120);
   ASSERT_EQ(e0.status, 0) << e0;
   ASSERT_EQ(e1.status, 0) << e1;
