@@ -70,6 +70,17 @@ TEST_F(Restarts, OneHostRestartsAfterAKilledRankToTheWeightsOfAnUninterruptedRun
   EXPECT_TRUE(model_bytes("restarted") == model_bytes("whole")) << "the weights differ";
 }
 
+// One process: the fastText run would go to sift-lite, which does not resume; under
+// --max-restarts it goes to sift-main, which does.
+TEST_F(Restarts, OneProcessUnderMaxRestartsIsRestartedFromItsLastCkpt) {
+  const Proc launch = start_here("launch --nproc 1 --max-restarts 2 -- " +
+                                 train_args("single", kCommon + " --set train.epochs=60"));
+  kill_rank_after_first_save(launch, "single", 0);
+  const Ended e = wait(launch, 120);
+  ASSERT_EQ(e.status, 0) << e;
+  expect_one_restart("single", "rank 0 was killed by signal 9 (Killed)");
+}
+
 // The training data disappears and a rank is killed: every restart resumes from the same
 // step and fails there again; after 2 restarts the launch gives up and says so.
 TEST_F(Restarts, RanksThatKeepFailingAtTheSameStepStopAfterMaxRestarts) {
