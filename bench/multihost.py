@@ -180,6 +180,15 @@ def restart_row(tmp, name, minutes, kill_after):
     return first - killed_at, before[-1] - resumed, phases
 
 
+def restart_table(rows):
+    return "\n".join(
+        ["| train.checkpoint_minutes | kill to first resumed step, s | steps lost (median) | "
+         "steps lost (each run) | saving's share of the resumed run |",
+         "|---|---|---|---|---|"] + rows +
+        ["", "fastText with 2M buckets (an 80 MB last.ckpt), 2 agents `sift launch --nnodes 2 "
+         "--max-restarts 1`, node1's rank killed 8 s after the first save."])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("-n", type=int, default=3)
@@ -214,15 +223,8 @@ def main():
         "Medians of N runs, set-ups interleaved; 1 compute thread and 1 data worker per rank, "
         "both ranks on this machine's cores in either set-up: the veth row adds the kernel's "
         "network path (bridge, veth, TCP over eth0 instead of lo), not a slower wire.",
-        "",
-        "| train.checkpoint_minutes | kill to first resumed step, s | steps lost (median) | "
-        "steps lost (each run) | saving's share of the resumed run |",
-        "|---|---|---|---|---|",
-        *restart_rows,
-        "",
-        "fastText with 2M buckets (an 80 MB last.ckpt), 2 agents `sift launch --nnodes 2 "
-        "--max-restarts 1`, node1's rank killed 8 s after the first save.",
     ])
+    table += "\n\n" + restart_table(restart_rows)
     print(table)
     if not a.no_write:
         write_section("multihost", "Two machines over a veth link, and restarts", table)
