@@ -341,9 +341,9 @@ class TorchLearner : public Learner {
       train["allreduce_seconds"] = run_.dist->gradient_seconds();
       train["allreduce_calls"] = run_.dist->gradient_calls();
       train["shard"] = to_string(run_.plan.distributed.shard);
-      train["ranks"] = rank_figures(run_);  // collective
-      progress.log(ranks_text(train["ranks"]));
     }
+    train["ranks"] = rank_figures(run_);  // collective; one process: its own
+    if (run_.dist->is_group()) progress.log(ranks_text(train["ranks"]));
     for (const auto& transfer : run_.transfer) {
       train["transfer"][transfer.name] = {{"rows_per_batch", transfer_rows(run_, transfer.name)},
                                           {"epoch", transfer.stream->epoch()}};
