@@ -73,13 +73,16 @@ def mib(b):
     return b / (1 << 20)
 
 
+def options():
+    p = argparse.ArgumentParser(description="run.shard against data parallelism")
+    p.add_argument("--steps", type=int, default=12, help="optimizer steps of every run")
+    p.add_argument("--no-write", action="store_true", help="print only; no RESULTS.md")
+    return p.parse_args()
+
+
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=12)
-    p.add_argument("--no-write", action="store_true")
-    a = p.parse_args()
+    a, tables = options(), []
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
-    tables = []
     for label, config, extra in MODELS:
         if not config.endswith(".yaml"):
             path = os.path.join(tmp, "encoder.yaml")

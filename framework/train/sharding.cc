@@ -244,7 +244,7 @@ void ShardedOptimizer::step() {
       throw Error("run.shard: a parameter's gradient is sparse; sharding slices dense ones");
     }
     const int64_t offset = impl.pieces[k].start - impl.whole[impl.piece_param[k]].start;
-    auto slice = g.defined() ? g.view(-1).narrow(0, offset, impl.pieces[k].flat.numel())
+    auto slice = g.defined() ? g.reshape(-1).narrow(0, offset, impl.pieces[k].flat.numel())
                              : torch::zeros_like(impl.pieces[k].flat);
     // gradients: a copy of the slice, so that the whole gradient can go now.
     impl.pieces[k].flat.mutable_grad() =
