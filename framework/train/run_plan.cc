@@ -23,6 +23,7 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
       std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
   o.backend = config.run.dist_backend;
   o.bucket_mb = config.train.bucket_mb;
+  o.shard = config.run.shard;
   o.device = parse_device(config.run.device);
   o.agreed_options = agreed_options(config);
   return o;
