@@ -14,6 +14,7 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
   // Writes `bytes` to `name` inside the folder; returns its path.
   std::string write(const std::string& name, const std::string& bytes) const;
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
