@@ -14,7 +14,6 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
   // Writes `bytes` to `name` inside the folder; returns its path.
   std::string write(const std::string& name, const std::string& bytes) const;
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

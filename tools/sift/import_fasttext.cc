@@ -7,11 +7,12 @@
 
 #include "config/loader.h"
 #include "core/error.h"
-#include "core/scratch_dir.h"
+#include "datasets/encoder_config.h"
 #include "datasets/labels.h"
 #include "datasets/vocab.h"
 #include "framework/runtime/checkpoint.h"
 #include "framework/runtime/export.h"
+#include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
 #include "framework/train/training_state.h"
 #include "tools/sift/fasttext_model_file.h"
@@ -224,12 +225,35 @@ std::string pq_summary(const FastTextModel& m, const PqTable& input) {
   return s;
 }
 
-// A .ftz: the run it stands for (its rows decoded, an ordinary model) is loaded from a
-// scratch folder and exported with fastText's codes as the pq export's.
+// The run the .ftz stands for, as load_run would read it from the folder import_bin
+// writes, without writing it (an 800 MB table for fastText's 2M buckets): an ordinary
+// model, its rows decoded.
+ModelBundle imported_bundle(const FastTextModel& m, const std::string& path,
+                            const Checkpoint& c) {
+  ModelBundle b;
+  b.config = imported_config(m, path);
+  b.task.labels = LabelSet(label_names(m, path), path);
+  b.task.vocab = std::make_shared<Vocab>(vocab_of(m));
+  b.task.encoder = encoder_options(b.config, find_model(b.config.model.type).input);
+  for (const FastTextEntry& e : m.labels) b.task.label_counts.push_back(e.count);
+  b.model = create_model(b.config.model, b.config.train.optimizer, b.task, resolve_loss(b.config));
+  torch::NoGradGuard no_grad;
+  auto parameters = b.model->named_parameters();
+  auto buffers = b.model->named_buffers();
+  for (const auto& [name, tensor] : c.tensor_blobs.at("model")) {
+    torch::Tensor* target = parameters.find(name);
+    if (target == nullptr) target = buffers.find(name);
+    if (target == nullptr) throw Error(fmt::format("import: the model has no tensor '{}'", name));
+    target->set_data(tensor);
+  }
+  b.model->eval();
+  return b;
+}
+
+// A .ftz: the run it stands for, exported with fastText's codes as the pq export's.
 void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& path,
                 const std::string& out, bool force) {
   check_export_file(out, force);
-  const std::vector<std::string> labels = label_names(m, path);
   const PqTable input = pq_table_of(*m.input.quantized);
   const auto [ft_rows, sift_rows] = row_map(m);
   const int64_t rows = kSpecials + static_cast<int64_t>(m.words.size()) + bucket_rows(m.args);
@@ -244,12 +268,8 @@ void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& 
   const torch::Tensor output =
       out_pq ? pq_decode(*out_pq) : dense.output.narrow(0, 0, labels_rows).contiguous();
 
-  ScratchDir scratch;
-  const std::string run = (fs::path(scratch.path()) / "run").string();
-  make_run_folder(run, false);
-  write_imported_run(run, path, imported_config(m, path), labels, vocab_of(m),
-                     imported_checkpoint(m, path, embedding, output));
-  const ModelBundle bundle = load_run(run);
+  const ModelBundle bundle =
+      imported_bundle(m, path, imported_checkpoint(m, path, embedding, output));
   ExportOptions options;
   options.quantize = "pq";
   options.dsub = input.centroids.size(1);
