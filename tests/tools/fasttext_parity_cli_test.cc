@@ -418,6 +418,37 @@ TEST_F(FastTextParity, EvalKMatchesFastTextTest) {
   }
 }
 
+// fastText's `test MODEL FILE k th` and `predict-prob MODEL FILE k th` against Sift's
+// on the same imported model and file: the same three lines (with the threshold, P@k
+// counts only the labels predicted), the same labels above the threshold on every line.
+TEST_F(FastTextParity, TestAndPredictProbWithAThresholdGiveFastTextsOutput) {
+  const std::string run = import("trec");
+  for (const std::string k_th : {"3 0.2", "2 0.05", "5 0.5"}) {
+    SCOPED_TRACE(k_th);
+    const SiftResult ft = fasttext("test trec.bin trec_test.txt " + k_th);
+    ASSERT_EQ(ft.status, 0) << ft;
+    const SiftResult mine = sift("test " + quote(run) + " trec_test.txt " + k_th);
+    ASSERT_EQ(mine.status, 0) << mine;
+    EXPECT_EQ(mine.out, ft.out);
+    const auto theirs = lines_of(fasttext("predict-prob trec.bin trec_test.txt " + k_th).out);
+    const auto ours = lines_of(sift("predict-prob " + quote(run) + " trec_test.txt " + k_th).out);
+    ASSERT_EQ(ours.size(), theirs.size());
+    ASSERT_EQ(ours.size(), 100u);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      std::istringstream a(ours[i]), b(theirs[i]);
+      std::string la, lb;
+      double pa = 0, pb = 0;
+      while (b >> lb >> pb) {
+        ASSERT_TRUE(static_cast<bool>(a >> la >> pa)) << "line " << i + 1 << ": " << ours[i]
+                                                       << " | " << theirs[i];
+        EXPECT_EQ(la, lb) << "line " << i + 1;
+        EXPECT_NEAR(pa, pb, 1e-4) << "line " << i + 1;
+      }
+      EXPECT_FALSE(static_cast<bool>(a >> la)) << "line " << i + 1 << ": " << ours[i];
+    }
+  }
+}
+
 TEST_F(FastTextParity, EvalReadsStandardInputAndReportsKInJson) {
   const std::string run = import("sms2");
   const std::string data = slurp(path("sms_test.txt"));
