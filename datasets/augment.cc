@@ -10,10 +10,7 @@
 namespace sift {
 namespace {
 
-// A uniform double in [0, 1) from 53 random bits.
-double uniform(uint64_t& state) {
-  return static_cast<double>(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
-}
+double uniform(uint64_t& state) { return splitmix_uniform(state); }
 
 // A uniform integer in [0, n), n > 0 (the bias of the modulo is below 2^-40 for n <= 2^24).
 uint64_t below(uint64_t& state, uint64_t n) { return splitmix64(state) % n; }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/loss.h"
@@ -19,6 +20,7 @@
 #include "framework/train/run_report.h"
 #include "framework/train/saving.h"
 #include "models/autocast.h"
+#include "models/traits.h"
 
 namespace sift {
 namespace {
@@ -70,11 +72,19 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
   return loss.total;
 }
 
+// The keys that size a batch's activations: a Transformer batch of 20,000 texts of 2,000
+// tokens asked LibTorch for 4.0 GB and ended with its bare "can't allocate memory".
+std::string batch_keys(const RunPlan& plan) {
+  return plan.given.data.max_tokens > 0 ? "train.batch_size, data.max_tokens"
+                                        : "train.batch_size, data.max_length";
+}
+
 // One batch's forward and backward (gradients accumulate); returns its mean loss per
 // example.
 double accumulate_batch(Run& run, const RawBatch& batch) {
   if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
   const auto& t = run.plan.train;
+  const Allocating activations("a training batch's activations", batch_keys(run.plan));
   std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
   const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
   torch::Tensor teacher;
@@ -141,7 +151,14 @@ void optimizer_step(Run& run) {
       // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
       run.grad_norm = gradient_norm(*run.model);
     }
-    run.optimizer->step();
+    {
+      // The optimizer's state is allocated at its first step (Adam: two tensors a weight).
+      const Allocating state(
+          fmt::format("{}'s state", to_string(run.plan.train.optimizer.type)),
+          fmt::format("{}, train.optimizer.type",
+                      fmt::join(traits_of(run.plan.model.type).size_keys, ", ")));
+      run.optimizer->step();
+    }
     if (run.pruner) run.pruner->apply();
     if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
   }
@@ -225,6 +242,7 @@ class TorchLearner : public Learner {
   bool fused() const override { return run_.fused != nullptr; }
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
+    const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
     Evaluation e = sift::evaluate(run_.model, stream, run_.task.encoder.kind,
                                   run_.task.labels.size(), run_.device, run_.plan.labels, confused);
     reduce_evaluation(*run_.dist, e);

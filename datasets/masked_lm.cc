@@ -1,0 +1,103 @@
+#include "datasets/masked_lm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/splitmix.h"
+
+namespace sift {
+namespace {
+
+bool is_special(const MaskingVocab& vocab, int64_t id) {
+  return id < 0 || id >= vocab.size() || vocab.special[static_cast<size_t>(id)];
+}
+
+// A random token that is not special (the id itself when 64 draws found none).
+int64_t random_token(const MaskingVocab& vocab, int64_t id, uint64_t& state) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const auto drawn = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(vocab.size()));
+    if (!is_special(vocab, drawn)) return drawn;
+  }
+  return id;
+}
+
+// Whether position i of `row` starts a unit of choice: any token, or under whole-word
+// masking a token that does not continue the word before it in the same row.
+bool starts_unit(const MaskingVocab& vocab, const int64_t* row, int64_t i, bool whole_word) {
+  if (!whole_word || i == 0) return true;
+  const int64_t id = row[i];
+  return !vocab.continuation[static_cast<size_t>(id)] || is_special(vocab, row[i - 1]);
+}
+
+// Chooses position p: [MASK], a random token or the token itself.
+void choose(MaskedSequences& out, int64_t p, const MaskingVocab& vocab,
+            const MaskingOptions& options, uint64_t& state) {
+  const int64_t id = out.inputs[static_cast<size_t>(p)];
+  out.targets[static_cast<size_t>(p)] = id;
+  ++out.chosen;
+  const double u = splitmix_uniform(state);
+  if (u < options.mask_share) {
+    out.inputs[static_cast<size_t>(p)] = vocab.mask_id;
+  } else if (u < options.mask_share + options.random_share) {
+    out.inputs[static_cast<size_t>(p)] = random_token(vocab, id, state);
+  }
+}
+
+}  // namespace
+
+PackedSequences pack_sequences(const RawBatch& batch, int64_t length) {
+  if (length < 1) throw Error(fmt::format("packing needs a length >= 1, not {}", length));
+  PackedSequences packed;
+  packed.length = length;
+  const auto total = static_cast<int64_t>(batch.ids.size());
+  const int64_t rows = (total + length - 1) / length;
+  packed.ids.assign(static_cast<size_t>(rows * length), 0);
+  std::copy(batch.ids.begin(), batch.ids.end(), packed.ids.begin());
+  for (int64_t r = 0; r < rows; ++r) packed.lengths.push_back(std::min(length, total - r * length));
+  return packed;
+}
+
+MaskingVocab masking_vocab(const WordPieceVocab& vocab, const char* key) {
+  MaskingVocab m;
+  m.mask_id = vocab.id("[MASK]");
+  if (m.mask_id < 0) {
+    throw Error(fmt::format("{}: the WordPiece vocabulary has no [MASK] token, which masked-token "
+                            "pretraining needs",
+                            key));
+  }
+  for (const auto& token : vocab.tokens()) {
+    const bool bracketed = token.size() > 2 && token.front() == '[' && token.back() == ']';
+    m.special.push_back(bracketed);
+    m.continuation.push_back(token.size() > 2 && token.compare(0, 2, "##") == 0);
+  }
+  return m;
+}
+
+MaskedSequences mask_tokens(const PackedSequences& packed, const MaskingVocab& vocab,
+                            const MaskingOptions& options, uint64_t seed) {
+  MaskedSequences out;
+  out.inputs = packed.ids;
+  out.targets.assign(packed.ids.size(), -1);
+  uint64_t state = mix64(seed);
+  int64_t first_candidate = -1;
+  for (int64_t r = 0; r < packed.rows(); ++r) {
+    const int64_t* row = packed.ids.data() + r * packed.length;
+    const int64_t n = packed.lengths[static_cast<size_t>(r)];
+    bool unit_chosen = false;
+    for (int64_t i = 0; i < n; ++i) {
+      if (is_special(vocab, row[i])) {
+        unit_chosen = false;
+        continue;
+      }
+      if (first_candidate < 0) first_candidate = r * packed.length + i;
+      if (starts_unit(vocab, row, i, options.whole_word)) unit_chosen = splitmix_uniform(state) < options.rate;
+      if (unit_chosen) choose(out, r * packed.length + i, vocab, options, state);
+    }
+  }
+  if (out.chosen == 0 && first_candidate >= 0) choose(out, first_candidate, vocab, options, state);
+  return out;
+}
+
+}  // namespace sift
