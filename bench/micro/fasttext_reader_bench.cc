@@ -28,8 +28,8 @@ double seconds_since(Clock::time_point t) {
 // Sift's reader: the input rows (fastText's order) as a float tensor [rows, dim].
 torch::Tensor sift_rows(const std::string& path) {
   std::vector<float> input, output;
-  const auto m = sift::cli::read_fasttext_model(
-      path, [&](const char* matrix, int64_t rows, int64_t cols) {
+  const auto m =
+      sift::cli::read_fasttext_model(path, [&](const char* matrix, int64_t rows, int64_t cols) {
         auto& v = std::string(matrix) == "input matrix" ? input : output;
         v.resize(static_cast<size_t>(rows * cols));
         return v.data();

@@ -21,9 +21,9 @@ namespace sift {
 struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
-  int64_t top_k = 0;          // > 0: also count precision@k and recall@k as `fasttext test -k` does
+  int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
   double top_k_threshold = 0.0;  // with top_k: only labels of at least this probability (its th)
-  Loss loss = Loss::softmax;  // train.loss: ns and ova score by sigmoid
+  Loss loss = Loss::softmax;     // train.loss: ns and ova score by sigmoid
 };
 LabelMode label_mode(const SiftConfig& config);
 

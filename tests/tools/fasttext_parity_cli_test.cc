@@ -241,12 +241,12 @@ class FastTextParity : public ::testing::Test {
                        const std::string& data, int k, double tolerance,
                        const std::string& env = "") const {
     const std::string printed = std::to_string(k + 1);
-    const SiftResult ft = fasttext("predict-prob " + quote(path(ft_model)) + " " +
-                                   quote(path(data)) + " " + printed);
+    const SiftResult ft =
+        fasttext("predict-prob " + quote(path(ft_model)) + " " + quote(path(data)) + " " + printed);
     ASSERT_EQ(ft.status, 0) << ft;
     const SiftResult mine =
-        run_command(env + quote(SIFT_BINARY) + " predict --json --top-k " + printed +
-                        " --model " + quote(ours) + " --input " + quote(path(data)),
+        run_command(env + quote(SIFT_BINARY) + " predict --json --top-k " + printed + " --model " +
+                        quote(ours) + " --input " + quote(path(data)),
                     *dir_, "", *dir_);
     ASSERT_EQ(mine.status, 0) << mine;
     const auto expected = lines_of(ft.out), got = lines_of(mine.out);
@@ -439,8 +439,8 @@ TEST_F(FastTextParity, TestAndPredictProbWithAThresholdGiveFastTextsOutput) {
       std::string la, lb;
       double pa = 0, pb = 0;
       while (b >> lb >> pb) {
-        ASSERT_TRUE(static_cast<bool>(a >> la >> pa)) << "line " << i + 1 << ": " << ours[i]
-                                                       << " | " << theirs[i];
+        ASSERT_TRUE(static_cast<bool>(a >> la >> pa))
+            << "line " << i + 1 << ": " << ours[i] << " | " << theirs[i];
         EXPECT_EQ(la, lb) << "line " << i + 1;
         EXPECT_NEAR(pa, pb, 1e-4) << "line " << i + 1;
       }
@@ -569,9 +569,8 @@ TEST_F(FastTextParity, ImportedFtzModelsPredictAsFastTextWithEachQuantizeOption)
         fasttext("quantize -input sms_train.txt -output q_" + name + " -verbose 0 " + flags).status,
         0);
     const std::string out = path("q_" + name + ".pt");
-    const SiftResult r =
-        sift("import fasttext " + quote(path("q_" + name + ".ftz")) + " --out " + quote(out) +
-             " --force");
+    const SiftResult r = sift("import fasttext " + quote(path("q_" + name + ".ftz")) + " --out " +
+                              quote(out) + " --force");
     ASSERT_EQ(r.status, 0) << r;
     EXPECT_NE(r.out.find("a pq export"), std::string::npos) << r;
     expect_top_k_of("q_" + name + ".ftz", out, "sms_test.txt", 1, 1e-4);

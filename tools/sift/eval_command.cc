@@ -34,7 +34,7 @@ struct EvalArgs {
   std::vector<std::string> overrides;
   bool json = false;
   int64_t k = 0;
-  double k_threshold = 0.0;  // with --k: only labels of at least this probability
+  double k_threshold = 0.0;      // with --k: only labels of at least this probability
   bool fasttext_output = false;  // `sift test`: fastText's N, P@k and R@k lines only
 };
 

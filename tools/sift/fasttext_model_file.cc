@@ -62,9 +62,9 @@ class BinReader {
 
 FastTextArgs read_args(BinReader& in, int32_t version) {
   FastTextArgs args{};
-  for (int32_t* field : {&args.dim, &args.ws, &args.epoch, &args.min_count, &args.neg,
-                         &args.word_ngrams, &args.loss, &args.model, &args.bucket, &args.minn,
-                         &args.maxn, &args.lr_update_rate}) {
+  for (int32_t* field :
+       {&args.dim, &args.ws, &args.epoch, &args.min_count, &args.neg, &args.word_ngrams, &args.loss,
+        &args.model, &args.bucket, &args.minn, &args.maxn, &args.lr_update_rate}) {
     *field = in.read<int32_t>("args");
   }
   args.t = in.read<double>("args");
@@ -77,7 +77,8 @@ FastTextArgs read_args(BinReader& in, int32_t version) {
   if (args.loss < kFastTextLossHs || args.loss > kFastTextLossOva)
     in.fail(fmt::format("unknown loss {} in the args", args.loss));
   if (args.maxn > 0 && (args.minn < 0 || args.minn > args.maxn || args.maxn > 16)) {
-    in.fail(fmt::format("inconsistent character n-grams (-minn {} -maxn {})", args.minn, args.maxn));
+    in.fail(
+        fmt::format("inconsistent character n-grams (-minn {} -maxn {})", args.minn, args.maxn));
   }
   const bool hashed = args.word_ngrams > 1 || args.maxn > 0;
   if (args.word_ngrams < 1 || args.dim < 1 || (hashed && args.bucket < 1)) {
@@ -183,16 +184,16 @@ FastTextMatrix read_matrix(BinReader& in, bool quantized, const char* what,
 // The input matrix's rows: the words, then every bucket, or the buckets -cutoff kept.
 void check_sizes(const BinReader& in, const FastTextModel& m) {
   const int64_t words = static_cast<int64_t>(m.words.size());
-  const int64_t kept = m.pruned ? static_cast<int64_t>(m.pruneidx.size())
-                                : std::max<int64_t>(m.args.bucket, 0);
+  const int64_t kept =
+      m.pruned ? static_cast<int64_t>(m.pruneidx.size()) : std::max<int64_t>(m.args.bucket, 0);
   if (m.input.cols != m.args.dim || m.input.rows != words + kept) {
     in.fail(fmt::format("input matrix is {} x {}, expected {} x {}", m.input.rows, m.input.cols,
                         words + kept, m.args.dim));
   }
   const int64_t labels = static_cast<int64_t>(m.labels.size());
   if (m.output.rows != labels || m.output.cols != m.args.dim) {
-    in.fail(fmt::format("output matrix is {} x {}, expected {} x {}", m.output.rows,
-                        m.output.cols, labels, m.args.dim));
+    in.fail(fmt::format("output matrix is {} x {}, expected {} x {}", m.output.rows, m.output.cols,
+                        labels, m.args.dim));
   }
 }
 

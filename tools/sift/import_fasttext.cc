@@ -228,8 +228,7 @@ std::string pq_summary(const FastTextModel& m, const PqTable& input) {
 // The run the .ftz stands for, as load_run would read it from the folder import_bin
 // writes, without writing it (an 800 MB table for fastText's 2M buckets): an ordinary
 // model, its rows decoded.
-ModelBundle imported_bundle(const FastTextModel& m, const std::string& path,
-                            const Checkpoint& c) {
+ModelBundle imported_bundle(const FastTextModel& m, const std::string& path, const Checkpoint& c) {
   ModelBundle b;
   b.config = imported_config(m, path);
   b.task.labels = LabelSet(label_names(m, path), path);
@@ -261,10 +260,9 @@ void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& 
   embedding.index_copy_(0, sift_rows, pq_decode(select_rows(input, ft_rows)));
   const int64_t labels_rows = output_rows(m, path);
   const std::optional<PqTable> out_pq =
-      m.output.quantized
-          ? std::optional(select_rows(pq_table_of(*m.output.quantized),
-                                      torch::arange(labels_rows, torch::kLong)))
-          : std::nullopt;
+      m.output.quantized ? std::optional(select_rows(pq_table_of(*m.output.quantized),
+                                                     torch::arange(labels_rows, torch::kLong)))
+                         : std::nullopt;
   const torch::Tensor output =
       out_pq ? pq_decode(*out_pq) : dense.output.narrow(0, 0, labels_rows).contiguous();
 
@@ -285,16 +283,16 @@ void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& 
   options.pq_given["embedding.weight"] = std::move(table);
   if (out_pq) options.pq_given["output.weight"] = *out_pq;
   const int64_t bytes = export_run(bundle, out, options);
-  std::cout << fmt::format("imported {}: {}; {} -> {} ({} bytes, a pq export)\n", path,
-                           summary(m), pq_summary(m, input), out, bytes);
+  std::cout << fmt::format("imported {}: {}; {} -> {} ({} bytes, a pq export)\n", path, summary(m),
+                           pq_summary(m, input), out, bytes);
 }
 
 }  // namespace
 
 void import_fasttext(const std::string& model, const std::string& out, bool force) {
   DenseTensors dense;
-  const FastTextModel m = read_fasttext_model(
-      model, [&dense](const char* matrix, int64_t rows, int64_t cols) {
+  const FastTextModel m =
+      read_fasttext_model(model, [&dense](const char* matrix, int64_t rows, int64_t cols) {
         return dense.target(matrix, rows, cols);
       });
   if (m.input.quantized) {

@@ -20,9 +20,9 @@ void make_run_folder(const std::string& out, bool force) {
   check_own_folder(out, "--out", /*create=*/true);
 }
 
-void write_imported_run(const std::string& out, const std::string& model,
-                        const SiftConfig& config, const std::vector<std::string>& labels,
-                        const Vocab& vocab, const Checkpoint& c) {
+void write_imported_run(const std::string& out, const std::string& model, const SiftConfig& config,
+                        const std::vector<std::string>& labels, const Vocab& vocab,
+                        const Checkpoint& c) {
   write_file_atomically(run_file(out, kConfigFile), dump_config(config));
   LabelSet(labels, model).save(run_file(out, kLabelsFile));
   vocab.save(run_file(out, kVocabFile));

@@ -17,8 +17,8 @@ void make_run_folder(const std::string& out, bool force);
 
 // config.yaml, labels.txt (read from `model`, named in errors), the vocabulary and
 // best.ckpt of an imported run in `out`.
-void write_imported_run(const std::string& out, const std::string& model,
-                        const SiftConfig& config, const std::vector<std::string>& labels,
-                        const Vocab& vocab, const Checkpoint& c);
+void write_imported_run(const std::string& out, const std::string& model, const SiftConfig& config,
+                        const std::vector<std::string>& labels, const Vocab& vocab,
+                        const Checkpoint& c);
 
 }  // namespace sift::cli
