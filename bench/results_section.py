@@ -19,6 +19,7 @@ import results_page  # noqa: E402
 
 # Which section of the page each script's results belong to.
 FAMILY = {
+    "fasttext-profile": "fasttext", "fasttext-synthetic-1000000": "fasttext", "fasttext-synthetic-10000000": "fasttext",
     "compare-summary": "targets", "fasttext-compare": "fasttext", "python-compare": "python",
     "model-bench": "python", "memory": "memory", "memory-inmemory": "memory",
     "throughput": "throughput", "model-zoo-accuracy": "accuracy", "precision": "precision",
