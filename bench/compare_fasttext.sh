@@ -288,8 +288,15 @@ if ((WRITE)); then
   # bench/results/fasttext-compare.json, then bench/RESULTS.md from every such file.
   section=fasttext-compare heading="Five data sets against the fastText CLI"
   if [[ -n $SYNTH ]]; then
-    section=fasttext-synthetic-$SYNTH
-    heading="$SYNTH synthetic lines against the fastText CLI, two threads each"
+    # The vocabulary cache (docs/training.md): off, every Sift run counts its data; on, the
+    # first pair counts it and the later pairs read the count back.
+    if [[ ${SIFT_CACHE_DIR-} == off ]]; then
+      section=fasttext-synthetic-$SYNTH-counted
+      heading="$SYNTH synthetic lines against the fastText CLI, two threads each, every run counting its vocabulary"
+    else
+      section=fasttext-synthetic-$SYNTH
+      heading="$SYNTH synthetic lines against the fastText CLI, two threads each, the vocabulary counted by the first pair and read back by the others"
+    fi
   fi
   "$PY" - "$TABLE" "$section" "$heading" <<'PYEOF'
 import sys

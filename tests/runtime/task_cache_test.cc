@@ -12,7 +12,7 @@
 
 #include "config/loader.h"
 #include "framework/runtime/task.h"
-#include "test_files.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace task_cache_test {
