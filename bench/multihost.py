@@ -227,7 +227,7 @@ def main():
     table += "\n\n" + restart_table(restart_rows)
     print(table)
     if not a.no_write:
-        write_section("multihost", "Two machines over a veth link, and restarts", table)
+        write_section("multihost", "Two machines over a veth link, and restarts", table)  # see docs/distributed.md: RESULTS.md is at its line limit
 
 
 if __name__ == "__main__":

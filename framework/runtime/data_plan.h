@@ -60,6 +60,9 @@ struct DataPlan {
   // empty: built from the training data.
   std::string vocabulary_from;
   std::vector<TransferSource> transfer;  // empty without train.distill.unlabeled/augment
+  // Every option the count of the training data may depend on, as "key=value" lines (every
+  // data.* and tokenizer.* option, model.type, run.seed): the vocabulary cache's key.
+  std::string options_identity;
 
   const std::optional<SplitSource>& source(Split split) const;
 };
