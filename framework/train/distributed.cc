@@ -150,6 +150,11 @@ std::string first_difference(const std::string& theirs, const std::string& mine)
 
 std::string node_key(int64_t rank) { return fmt::format("sift/node/{}", rank); }
 
+// How many other ranks have read rank 0's hello: rank 0 hosts the store and, before it
+// refuses a peer, waits for them, so that each refused rank reads why rather than a
+// broken pipe (CI, stop 49: rank 1 lost that race in 2 of 13 multihost tests).
+const char* const kRank0Read = "sift/node/0/read";
+
 }  // namespace
 
 std::optional<DistributedEnv> distributed_env_from_environment() {
@@ -290,6 +295,7 @@ struct Distributed::Impl {
   void connect();
   void introduce();
   void check_peer(int64_t rank, const nlohmann::json& hello) const;
+  void let_peers_read_rank0(Clock::time_point deadline);
   void average_dense(std::vector<torch::Tensor>& grads);
   torch::Tensor average_sparse(const torch::Tensor& param, const torch::Tensor& grad);
 };
@@ -397,10 +403,30 @@ void Distributed::Impl::introduce() {
     }
     std::vector<uint8_t> got;
     run("rendezvous", [&] { got = store->get(node_key(r)); });
+    if (r == 0) run("rendezvous", [&] { store->add(kRank0Read, 1); });
     const auto theirs = nlohmann::json::parse(std::string(got.begin(), got.end()));
     nodes[static_cast<size_t>(r)] = {theirs.at("host").get<std::string>(),
                                      theirs.at("address").get<std::string>()};
-    check_peer(r, theirs);
+    try {
+      check_peer(r, theirs);
+    } catch (const Error&) {
+      if (env.rank == 0) let_peers_read_rank0(deadline);
+      throw;
+    }
+  }
+}
+
+// Waits (at most until `deadline`) until every rank that has published its hello has read
+// rank 0's; a failure of the store here is left to the refusal that follows.
+void Distributed::Impl::let_peers_read_rank0(Clock::time_point deadline) {
+  try {
+    while (Clock::now() < deadline) {
+      int64_t arrived = 0;
+      for (int64_t r = 1; r < env.world_size; ++r) arrived += store->check({node_key(r)}) ? 1 : 0;
+      if (store->add(kRank0Read, 0) >= arrived) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const std::exception&) {
   }
 }
 
