@@ -124,6 +124,9 @@ struct OptimizerConfig {
   bool nesterov = false;
   double alpha = 0.99;
   double rho = 0.9;  // Adadelta
+  // Layer-wise learning-rate decay (an encoder's layers): layer i of L gets lr x
+  // layer_decay^(L + 1 - depth), the embeddings depth 0, the head L + 1; 1: off.
+  double layer_decay = 1.0;
 };
 
 struct SchedulerConfig {

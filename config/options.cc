@@ -570,7 +570,19 @@ std::vector<Option> declare() {
                 "(Kim 2014 used 0.95 with eps 1e-6 and lr 1).",
                 in_range(0.0, 0.99999));
   t.add<double>("train.optimizer.weight_decay", SIFT_FIELD(train.optimizer.weight_decay),
-                "Weight decay (decoupled for adamw).", in_range(0.0, 1.0));
+                "Weight decay (decoupled for adamw, which leaves biases and LayerNorm weights "
+                "undecayed, as BERT's fine-tuning does).",
+                in_range(0.0, 1.0));
+  t.add<double>("train.optimizer.layer_decay", SIFT_FIELD(train.optimizer.layer_decay),
+                "Layer-wise learning-rate decay of an encoder (model.type bert): the head "
+                "learns at lr, the top layer at lr x layer_decay, each layer below at "
+                "layer_decay times the one above, the embeddings lowest (Howard and Ruder "
+                "2018; 0.8 to 0.95 for fine-tuning). 1: every parameter at lr.",
+                [](const double& v) {
+                  return v > 0.0 && v <= 1.0
+                             ? std::string()
+                             : fmt::format("The value must be in (0, 1] (got {}).", v);
+                });
   t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
                 in_range(0.0, 0.9999));
   t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",

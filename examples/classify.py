@@ -20,6 +20,7 @@ import bisect
 import json
 import sys
 import re
+import unicodedata
 import zlib
 
 import torch
@@ -317,6 +318,79 @@ def tokenize(text, lowercase, split_punctuation, drop_punctuation=False, stopwor
     return tokens
 
 
+# ---- BERT's tokenizer (datasets/wordpiece.cc): basic tokenizer, then WordPiece ----------
+
+# CJK ideograph blocks, each ideograph a word of its own (BERT's _is_chinese_char).
+CJK_BLOCKS = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
+
+
+def _bert_punctuation(ch):
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True  # every ASCII symbol, as BERT splits "$" and "^" too
+    return unicodedata.category(ch).startswith("P")
+
+
+def bert_basic_tokens(text, lowercase, strip_accents, split_cjk):
+    """BERT's basic tokenizer on a str: clean, split CJK, NFC, whitespace, case and accents,
+    punctuation."""
+    out = []
+    for ch in text:
+        cp = ord(ch)
+        if cp == 0 or cp == 0xFFFD:
+            continue
+        cat = unicodedata.category(ch)
+        if ch in " \t\n\r" or cat == "Zs":
+            out.append(" ")
+        elif cat.startswith("C"):
+            continue
+        elif split_cjk and any(a <= cp <= b for a, b in CJK_BLOCKS):
+            out.append(f" {ch} ")
+        else:
+            out.append(ch)
+    words = []
+    for token in unicodedata.normalize("NFC", "".join(out)).split():
+        if lowercase:
+            token = token.lower()
+        if strip_accents:
+            token = "".join(c for c in unicodedata.normalize("NFD", token)
+                            if unicodedata.category(c) != "Mn")
+        run = ""
+        for c in token:
+            if _bert_punctuation(c):
+                if run:
+                    words.append(run)
+                run = ""
+                words.append(c)
+            else:
+                run += c
+        if run:
+            words.append(run)
+    return words
+
+
+def wordpiece_ids(word, vocab, wp):
+    """Greedy longest-match-first pieces of one word (a word that cannot be cut: [UNK])."""
+    unk = [vocab[wp["unk"]]]
+    if len(word) > wp["max_chars_per_word"]:
+        return unk
+    ids, start = [], 0
+    while start < len(word):
+        end, found = len(word), None
+        while start < end:
+            piece = (wp["continuation"] if start > 0 else "") + word[start:end]
+            if piece in vocab:
+                found = vocab[piece]
+                break
+            end -= 1
+        if found is None:
+            return unk
+        ids.append(found)
+        start = end
+    return ids
+
+
 def hash_word(token):
     """FNV-1a, 32-bit, over the UTF-8 bytes (hash_word in datasets/encoder.cc)."""
     h = 2166136261
@@ -424,7 +498,13 @@ class Classifier:
         else:
             fold = lowercase_utf8
         self.stopwords = frozenset(fold(w) if self.tok["lowercase"] else w for w in words)
-        if self.tok["type"] == "sentencepiece":
+        self.wordpiece = None
+        if self.tok["type"] == "wordpiece":  # BERT's vocab.txt: a token's id is its line
+            self.pieces = None
+            self.wordpiece = self.tok["wordpiece"]
+            tokens = extra["vocab.txt"].decode("utf-8").split("\n")
+            self.vocab = {t: i for i, t in enumerate(tokens[:-1] if tokens[-1] == "" else tokens)}
+        elif self.tok["type"] == "sentencepiece":
             import sentencepiece  # Debian: python3-sentencepiece
             self.pieces = sentencepiece.SentencePieceProcessor(
                 model_proto=extra["tokenizer.model"])
@@ -458,6 +538,15 @@ class Classifier:
         """UTF-8 bytes -> model ids (TextEncoder::encode)."""
         t = self.tok
         max_length = t["max_length"]
+        if self.wordpiece is not None:  # [CLS] pieces [SEP], at most max_length ids
+            wp = self.wordpiece
+            ids = []
+            for word in bert_basic_tokens(text.decode("utf-8", "replace"), t["lowercase"],
+                                          wp["strip_accents"], wp["split_cjk"]):
+                ids += wordpiece_ids(word, self.vocab, wp)
+            if max_length > 0:
+                ids = ids[:max(max_length - 2, 0)]
+            return [self.vocab[wp["cls"]]] + ids + [self.vocab[wp["sep"]]]
         if self.pieces is not None:
             ids = self.pieces.encode(text.decode("utf-8", "replace"), out_type=int)
             if max_length > 0:

@@ -38,6 +38,10 @@ class BertImpl : public ClassifierImpl {
   // Throws sift::Error naming the key for options it cannot build.
   BertImpl(const ModelConfig& config, const ModelShape& shape);
   torch::Tensor forward(const ModelInput& input) override;
+  int64_t depth_of(const std::string& name) const override {
+    return encoder_depth(name, layer_count(), {"head", "output"});
+  }
+  int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
 
  private:
   torch::Tensor embed(const torch::Tensor& ids);

@@ -52,6 +52,12 @@ class ClassifierImpl : public torch::nn::Module {
     return {};
   }
 
+  // train.optimizer.layer_decay: the depth of parameter `name` in a stack of layers, 0
+  // the embeddings, i + 1 layer i, layer_count() + 1 what reads the top layer (head,
+  // output); -1: this model has no stack of layers (the default).
+  virtual int64_t depth_of(const std::string& /*name*/) const { return -1; }
+  virtual int64_t layer_count() const { return 0; }
+
   // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_ = policy; }

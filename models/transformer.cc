@@ -10,6 +10,16 @@
 
 namespace sift {
 
+int64_t encoder_depth(const std::string& name, int64_t layers,
+                      std::initializer_list<const char*> above) {
+  const std::string module = name.substr(0, name.find('.'));
+  if (module == "layers") return std::stoll(name.substr(7, name.find('.', 7) - 7)) + 1;
+  for (const char* m : above) {
+    if (module == m) return layers + 1;
+  }
+  return 0;
+}
+
 namespace {
 
 // Vaswani et al.'s table: sin on even columns, cos on odd ones (odd dims allowed).

@@ -3,6 +3,9 @@
 // layers can be re-run (gradient checkpointing) and rebuilt as TorchScript source.
 #pragma once
 
+#include <initializer_list>
+#include <string>
+
 #include "models/model.h"
 
 namespace sift {
@@ -67,12 +70,22 @@ torch::Tensor run_encoder_layers(torch::nn::ModuleList& layers, const RecomputeP
 // first; "mean"/"max": over real tokens only), dropout and a Linear to the classes.
 // Padding never changes a text's logits. Texts longer than model.max_positions tokens
 // are cut to their first max_positions tokens.
+// The depth (ClassifierImpl::depth_of) of parameter `name` of an encoder whose blocks are
+// the module list "layers" ("layers.3.ff_in.weight": 4); the modules named in `above` read
+// the top block (layers + 1); the rest are embeddings (0).
+int64_t encoder_depth(const std::string& name, int64_t layers,
+                      std::initializer_list<const char*> above);
+
 class TransformerImpl : public ClassifierImpl {
  public:
   // Throws sift::Error for options it cannot build (heads not dividing dim, pooling
   // "attention", max_positions < 1).
   TransformerImpl(const ModelConfig& config, const ModelShape& shape);
   torch::Tensor forward(const ModelInput& input) override;
+  int64_t depth_of(const std::string& name) const override {
+    return encoder_depth(name, layer_count(), {"final_norm", "output"});
+  }
+  int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
 
   // Tokens kept per text (model.max_positions).
   int64_t max_tokens() const { return max_tokens_; }

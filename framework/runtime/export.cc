@@ -30,6 +30,19 @@ std::string vocab_bytes(const Vocab& vocab) {
   return out.str();
 }
 
+// BERT's vocab.txt: one token a line, its id the line's index.
+std::string wordpiece_bytes(const WordPieceVocab& vocab) {
+  std::string out;
+  for (const auto& token : vocab.tokens()) out += token + "\n";
+  return out;
+}
+
+// tokenizer.json's vocab_size: words, pieces (after the padding id) or WordPiece tokens.
+int64_t vocabulary_size(const Task& task) {
+  if (task.wordpiece) return static_cast<int64_t>(task.wordpiece->vocab().size());
+  return task.pieces ? task.pieces->size() + 1 : task.vocab->size();
+}
+
 std::string labels_text(const LabelSet& labels) {
   std::ostringstream out;
   labels.save(out);
@@ -208,21 +221,23 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
     without_cut_words(bundle, options, tensors);
   }
   torch::jit::Module module = script_tensors(bundle, std::move(tensors), options);
-  const bool pieces = bundle.task.pieces != nullptr;
   const TextEncoder encoder = make_encoder(bundle.task);
+  const auto& wordpiece = bundle.task.wordpiece;
+  const TokenizerType type = wordpiece           ? TokenizerType::wordpiece
+                             : bundle.task.pieces ? TokenizerType::sentencepiece
+                                                  : TokenizerType::word;
+  nlohmann::json tokenizer = tokenizer_json(bundle.task.encoder, type, vocabulary_size(bundle.task),
+                                            encoder.num_ids());
+  if (wordpiece) tokenizer["wordpiece"] = wordpiece_json(wordpiece->options());
   std::map<std::string, std::string> files = {
       {kExportLabelsFile, labels_text(bundle.task.labels)},
-      {kExportVocabFile, vocab_bytes(*bundle.task.vocab)},
+      {kExportVocabFile, wordpiece ? wordpiece_bytes(wordpiece->vocab()) : vocab_bytes(*bundle.task.vocab)},
       {kExportConfigFile, dump_config(bundle.config)},
-      {kExportTokenizerFile,
-       tokenizer_json(bundle.task.encoder, pieces,
-                      pieces ? bundle.task.pieces->size() + 1 : bundle.task.vocab->size(),
-                      encoder.num_ids())
-           .dump(2)},
+      {kExportTokenizerFile, tokenizer.dump(2)},
   };
-  if (pieces) {
+  if (type == TokenizerType::sentencepiece) {
     files[kExportSentencePieceFile] = read_file_bytes(bundle.task.pieces->path());
-  } else {
+  } else if (type == TokenizerType::word) {
     files[kExportUnicodeFile] = unicode_tables_json(bundle.task.encoder.tokenizer.nfkc).dump();
   }
   auto format = format_json(bundle.config.model.type, bundle.task.encoder.kind, options.quantize,

@@ -10,11 +10,11 @@
 
 namespace sift {
 
-nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
-                              int64_t vocab_size, int64_t num_ids) {
+nlohmann::json tokenizer_json(const TextEncoderOptions& o, TokenizerType type, int64_t vocab_size,
+                              int64_t num_ids) {
   const bool bag = o.kind == InputKind::bag;
   nlohmann::json j = {
-      {"type", to_string(sentencepiece ? TokenizerType::sentencepiece : TokenizerType::word)},
+      {"type", to_string(type)},
       {"lowercase", o.tokenizer.lowercase},
       {"split_punctuation", o.tokenizer.split_punctuation},
       {"drop_punctuation", o.tokenizer.drop_punctuation},
@@ -29,7 +29,8 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
       {"padding_id", 0},
       {"unknown_id", 1},
       // Word ids come from vocab.txt (line i + 1 is id i + 2 after <pad>, <unk>);
-      // SentencePiece piece p is id p + 1. N-gram buckets start after them.
+      // SentencePiece piece p is id p + 1; a WordPiece token's id is its line's index in
+      // vocab.txt (BERT's own file). N-gram buckets start after them.
       {"vocab_size", vocab_size},
       {"num_ids", num_ids},
       {"word_hash", o.fasttext_compat ? "fnv1a32_signed_char" : "fnv1a32"},
@@ -47,8 +48,18 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, bool sentencepiece,
   return j;
 }
 
+nlohmann::json wordpiece_json(const WordPieceOptions& o) {
+  return {{"strip_accents", o.strip_accents.value_or(o.lowercase)},
+          {"split_cjk", o.split_cjk},
+          {"max_chars_per_word", o.max_chars_per_word},
+          {"unk", o.unk},
+          {"cls", o.cls},
+          {"sep", o.sep},
+          {"continuation", o.continuation}};
+}
+
 TextEncoderOptions encoder_options_from_json(const std::string& text, const std::string& path,
-                                             bool* sentencepiece) {
+                                             TokenizerType* type) {
   try {
     const auto j = nlohmann::json::parse(text);
     TextEncoderOptions o;
@@ -64,9 +75,7 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.max_length = j.at("max_length").get<int64_t>();
     o.fasttext_compat = j.value("fasttext_compat", false);
     o.chars = {j.value("minn", 0), j.value("maxn", 0)};
-    const std::string type = j.at("type").get<std::string>();
-    *sentencepiece = from_string<TokenizerType>(type, "tokenizer.type") ==
-                     TokenizerType::sentencepiece;
+    *type = from_string<TokenizerType>(j.at("type").get<std::string>(), "tokenizer.type");
     return o;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: {} is not a valid tokenizer description: {}", path,

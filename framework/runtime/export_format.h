@@ -9,7 +9,9 @@
 #include <map>
 #include <string>
 
+#include "config/enums.h"
 #include "datasets/text_encoder.h"
+#include "datasets/wordpiece.h"
 
 namespace sift {
 
@@ -31,12 +33,16 @@ inline constexpr const char* kExportFormatName = "sift-export";
 inline constexpr int64_t kExportFormatVersion = 1;
 
 // tokenizer.json: everything TextEncoder does, for a reader in another language.
-nlohmann::json tokenizer_json(const TextEncoderOptions& options, bool sentencepiece,
+nlohmann::json tokenizer_json(const TextEncoderOptions& options, TokenizerType type,
                               int64_t vocab_size, int64_t num_ids);
+// tokenizer.json's "wordpiece" object of a WordPiece export: BERT's basic tokenizer's
+// settings and special tokens (vocab.txt holds the vocabulary itself).
+nlohmann::json wordpiece_json(const WordPieceOptions& options);
 // TextEncoderOptions back from tokenizer.json; sift::Error naming `path` when a field is
-// missing or has the wrong type. *sentencepiece receives whether pieces are used.
+// missing or has the wrong type. *type receives the tokenizer (word, sentencepiece or
+// wordpiece).
 TextEncoderOptions encoder_options_from_json(const std::string& text, const std::string& path,
-                                             bool* sentencepiece);
+                                             TokenizerType* type);
 
 // sift_format.json: name, version, model type, input kind, quantization and the
 // checksums of the weights and of every other extra file.

@@ -80,10 +80,14 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
   b.config = load_config(scratch.write(kExportConfigFile, files[kExportConfigFile]), overrides);
   b.task.labels = LabelSet::load(scratch.write(kExportLabelsFile, files[kExportLabelsFile]));
   const std::string vocab_path = scratch.write(kExportVocabFile, files[kExportVocabFile]);
-  b.task.vocab = std::make_shared<Vocab>(Vocab::load(vocab_path));
-  bool pieces = false;
-  b.task.encoder = encoder_options_from_json(files[kExportTokenizerFile], path, &pieces);
-  if (pieces) {
+  TokenizerType type = TokenizerType::word;
+  b.task.encoder = encoder_options_from_json(files[kExportTokenizerFile], path, &type);
+  if (type == TokenizerType::wordpiece) {  // vocab.txt is BERT's, one token a line
+    b.task.wordpiece = open_wordpiece(vocab_path, b.task.encoder.tokenizer.lowercase);
+  } else {
+    b.task.vocab = std::make_shared<Vocab>(Vocab::load(vocab_path));
+  }
+  if (type == TokenizerType::sentencepiece) {
     if (!files.count(kExportSentencePieceFile)) {
       throw Error(fmt::format("{} is incomplete: it has no {}", path, kExportSentencePieceFile));
     }

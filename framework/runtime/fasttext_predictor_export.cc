@@ -68,9 +68,9 @@ RunText run_text_of(std::map<std::string, std::string>& files, const std::string
   std::istringstream labels(files.at(kExportLabelsFile)), vocab(files.at(kExportVocabFile));
   run.labels = LabelSet::load(labels, path + ":" + kExportLabelsFile);
   run.vocab = std::make_shared<Vocab>(Vocab::load(vocab, path + ":" + kExportVocabFile));
-  bool pieces = false;
-  run.encoder = encoder_options_from_json(files.at(kExportTokenizerFile), path, &pieces);
-  if (pieces) {
+  TokenizerType type = TokenizerType::word;
+  run.encoder = encoder_options_from_json(files.at(kExportTokenizerFile), path, &type);
+  if (type == TokenizerType::sentencepiece) {
     run.pieces = SentencePieceModel::open(
         scratch.write(kExportSentencePieceFile, files.at(kExportSentencePieceFile)));
   }

@@ -30,9 +30,8 @@ void AdadeltaParamState::serialize(torch::serialize::OutputArchive& archive) con
   _TORCH_OPTIM_SERIALIZE_TORCH_ARG(acc_delta);
 }
 
-Adadelta::Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults)
-    : Optimizer({torch::optim::OptimizerParamGroup(std::move(params))},
-                std::make_unique<AdadeltaOptions>(defaults)) {}
+Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups, AdadeltaOptions defaults)
+    : Optimizer(std::move(groups), std::make_unique<AdadeltaOptions>(defaults)) {}
 
 torch::Tensor Adadelta::step(LossClosure closure) {
   torch::NoGradGuard no_grad;

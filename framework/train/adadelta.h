@@ -35,7 +35,12 @@ struct AdadeltaParamState
 
 class Adadelta : public torch::optim::Optimizer {
  public:
-  Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults);
+  // Groups without options of their own take `defaults`.
+  Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups, AdadeltaOptions defaults);
+  Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults)
+      : Adadelta(std::vector<torch::optim::OptimizerParamGroup>{
+                     torch::optim::OptimizerParamGroup(std::move(params))},
+                 std::move(defaults)) {}
   torch::Tensor step(LossClosure closure = nullptr) override;
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;

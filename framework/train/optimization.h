@@ -8,16 +8,22 @@
 
 #include "config/config.h"
 #include "framework/train/lr_schedule.h"
+#include "framework/train/param_groups.h"
 
 namespace sift {
 
 // The parameters that require gradients, in their order: what the optimizer steps.
 std::vector<torch::Tensor> trainable(const std::vector<torch::Tensor>& params);
 
-// train.optimizer over the parameters that require gradients (frozen ones are left out).
+// train.optimizer over `groups` (param_groups.h), each with its share of the learning rate
+// and, without decay, weight_decay 0.
+std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& optimizer,
+                                                          const std::vector<ParamGroup>& groups);
+// The same over the parameters that require gradients (frozen ones are left out), one group.
 std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& optimizer,
                                                           const std::vector<torch::Tensor>& params);
 
-void set_lr(torch::optim::Optimizer& optimizer, double lr);
+// The scheduled rate `lr` into each group, times its scale (lr_scales; none: 1).
+void set_lr(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& scales = {});
 
 }  // namespace sift

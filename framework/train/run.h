@@ -47,6 +47,8 @@ struct Run : RunCore {
   // resume passes the whole state through it in its ordinary layout.
   std::unique_ptr<ShardedOptimizer> shards;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  // Each parameter group's share of the scheduled learning rate (param_groups.h).
+  std::vector<double> lr_scales;
   // train.fast_path: the fused SGD step when the run takes it (null: autograd), and the
   // report's words for the path taken (fast_path.h).
   std::unique_ptr<FusedSgd> fused;

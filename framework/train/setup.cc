@@ -128,8 +128,17 @@ void prepare_training(Run& run) {
   const TrainConfig& t = run.plan.train;
   const torch::Tensor w = class_weights(t, run.task, run.plan.data.multi_label);
   if (w.defined()) run.plan.loss.class_weights = w.to(run.device);
-  run.optimizer = create_optimizer(t.optimizer, run.model->parameters());
+  const std::vector<ParamGroup> groups = param_groups(*run.model, t.optimizer);
+  run.optimizer = create_optimizer(t.optimizer, groups);
+  run.lr_scales = lr_scales(groups);
   if (run.plan.distributed.shard != ShardStage::none) {
+    if (groups.size() > 1) {
+      throw Error(fmt::format(
+          "run.shard: {} shards one group of parameters, and train.optimizer asks for {} "
+          "(layer_decay below 1, or adamw's weight decay, which biases and LayerNorm weights "
+          "go without); set run.shard: none",
+          to_string(run.plan.distributed.shard), groups.size()));
+    }
     run.shards = std::make_unique<ShardedOptimizer>(*run.dist, run.plan.distributed.shard,
                                                     t.optimizer, trainable(run.model->parameters()),
                                                     run.plan.distributed.bucket_mb);

@@ -223,7 +223,7 @@ class TorchLearner : public Learner {
       run_.grad_norm = std::nan("");  // not computed there
       return {fused_sgd_step(*run_.fused, batch, lr, run_, run_.nonfinite_in_a_row), true};
     }
-    set_lr(*run_.optimizer, lr);
+    set_lr(*run_.optimizer, lr, run_.lr_scales);
     if (run_.shards) run_.shards->set_lr(lr);
     const double loss = accumulate_batch(run_, batch);
     if (++micro_ < run_.plan.train.accumulate) return {loss, false};

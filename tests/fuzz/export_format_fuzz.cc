@@ -11,6 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const std::map<std::string, std::string> files = {{"labels.txt", "ham\nspam\n"}};
   fuzz::refusals_are_fine([&] { check_format(text, "fuzz.pt", files); });
-  bool pieces = false;
-  return fuzz::refusals_are_fine([&] { encoder_options_from_json(text, "fuzz.pt", &pieces); });
+  TokenizerType type = TokenizerType::word;
+  return fuzz::refusals_are_fine([&] { encoder_options_from_json(text, "fuzz.pt", &type); });
 }
