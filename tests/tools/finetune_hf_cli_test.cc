@@ -83,7 +83,7 @@ class FinetuneHfCli : public ::testing::Test {
                                          " " + quote(model) + " --json --top-k 9",
                                      dir_, input, dir_);
     EXPECT_EQ(r.status, 0) << r;
-    return rows(r.out, "probability");
+    return rows(r.out, "score");
   }
 
   static std::vector<std::map<std::string, double>> rows(const std::string& out,
