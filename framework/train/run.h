@@ -71,6 +71,8 @@ struct Run : RunCore {
   bool log_this_step = false;         // the step in progress gets a metrics.csv row
   double grad_norm = 0.0;             // its gradients' L2 norm (NaN: not measured or skipped)
   std::unique_ptr<Pruner> pruner;     // train.prune; null when nothing is pruned
+  // train.init_from: whether the output layer was kept or started anew (fine_tuning.h).
+  std::string init_note;
 };
 
 }  // namespace sift

@@ -13,6 +13,7 @@
 #include "framework/runtime/task.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/fine_tuning.h"
 #include "framework/train/profiler.h"
 #include "framework/train/progress.h"
 #include "framework/train/restarts.h"
@@ -71,6 +72,16 @@ class TeacherNote : public LoopObserver {
   const Run& run_;
 };
 
+// What train.init_from kept of the run it starts from (fine_tuning.h), in train.log.
+class InitNote : public LoopObserver {
+ public:
+  explicit InitNote(std::string line) : line_(std::move(line)) {}
+  void start(Progress& progress) override { progress.log(line_); }
+
+ private:
+  std::string line_;
+};
+
 // A resume's repair of best.ckpt (best_needs_repair): made last.ckpt's file again.
 void repair_best(Run& run, const Checkpoint& last) {
   if (!best_needs_repair(run, last)) return;
@@ -90,6 +101,8 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   }
   TeacherNote note(run);
   if (run.teacher) observers.push_back(&note);
+  InitNote init_note(run.init_note);
+  if (!run.init_note.empty()) observers.push_back(&init_note);
   std::unique_ptr<RestartNote> restarts;
   if (const auto r = restart_from_environment(); r && run.dist->is_primary()) {
     restarts = std::make_unique<RestartNote>(run.dir, r->attempt);
@@ -105,6 +118,9 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   start_run(run, config, options);  // resolves the config: nothing below reads it
   const RunPlan& plan = run.plan;
   run.task = build_shared_task(plan.data, *run.dist);  // the data's labels and vocabulary
+  if (!plan.train.init_from.empty()) {
+    take_label_order(run.task.labels, run.task.label_counts, plan.train.init_from);
+  }
   check_best_label(plan.train, run.task.labels);
   // The transfer set's files (train.distill.unlabeled) are refused before the run folder.
   for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
@@ -115,7 +131,9 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
     record_restart(run.dir, *r, 0);
   }
   run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
-  if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);
+  if (!plan.train.init_from.empty()) {
+    run.init_note = fine_tune_from(*run.model, plan.train.init_from, run.task.labels);
+  }
   prepare_training(run);
   return finish_run(run, "");
 }

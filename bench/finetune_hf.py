@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Fine-tuning an imported BERT: Sift against a PyTorch eager baseline, side by side.
+
+For the BERT-Mini shape (4 layers, 256 hidden, 4 heads) and the BERT-Small shape (4 x 512,
+8 heads), both with BERT's 30,522-token vocabulary and 128-token texts, batch 32: a random
+Hugging Face folder (bench/make_hf_bert.py), `sift import hf`, then `sift train` through
+train.init_from, in fp32 and bf16 with gradient checkpointing off and on, each run
+followed at once by bench/python/finetune_torch.py (the same model, batch and AdamW in
+PyTorch eager) under the same conditions: one LibTorch thread, /usr/bin/time -v for peak
+RSS, examples/s over all steps from the first (sift: report.json's train rate). Then the
+fine-tuned Mini run's export latency (fp32, bf16, int8) at batch 1 and 64, in C++
+(build/sift-latency-bench) and Python (bench/python/export_latency.py).
+
+    /usr/bin/python3 bench/finetune_hf.py [--rounds N] [--steps-mini S] [--steps-small S]
+        [--no-write]
+
+Each figure is the median over --rounds interleaved rounds (default 1: the whole bench
+takes about ten minutes of one CPU). Writes bench/results/finetune-hf.json and
+bench/RESULTS.md (unless --no-write). Run from the repository root after building
+(sift, sift-latency-bench).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PY = "/usr/bin/python3"
+BUILD = os.environ.get("BUILD", "build")
+SIFT = os.path.join(BUILD, "sift")
+SHAPES = {"mini": (4, 256, 4), "small": (4, 512, 8)}
+BATCH, LENGTH = 32, 128
+
+
+def timed(cmd, cwd=None):
+    """(stdout, peak RSS in MB) of `cmd` under /usr/bin/time -v."""
+    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, cwd=cwd,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if r.returncode != 0:
+        sys.exit(f"finetune_hf.py: {' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    return r.stdout, rss / 1024
+
+
+def texts(path, n, vocab, seed):
+    """n fastText lines of LENGTH - 2 single-token words (w{i}, i % 3 != 2), labels by parity."""
+    import random
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(vocab - 5) if i % 3 != 2]
+    with open(path, "w") as f:
+        for k in range(n):
+            line = " ".join(rng.choice(words) for _ in range(LENGTH - 2))
+            f.write(f"__label__{'pos' if k % 2 else 'neg'} {line}\n")
+
+
+def sift_run(tmp, shape, steps, precision, ckpt, name):
+    base = os.path.join(tmp, f"base_{shape}")
+    sets = {"run.dir": os.path.join(tmp, "runs"), "run.name": name, "run.threads": "1",
+            "run.overwrite": "true", "data.train.path": f"[{os.path.join(tmp, 'train.txt')}]",
+            "data.format": "fasttext", "data.valid_split": "0", "data.workers": "1",
+            "data.max_length": str(LENGTH), "train.init_from": base, "train.epochs": "1",
+            "train.max_steps": str(steps), "train.batch_size": str(BATCH),
+            "train.optimizer.type": "adamw", "train.optimizer.lr": "5e-5",
+            "train.optimizer.weight_decay": "0.01", "train.precision": precision,
+            "train.gradient_checkpointing": "all" if ckpt else "off", "train.log_every": "1000"}
+    cmd = [SIFT, "train", os.path.join(base, "config.yaml"), "--quiet"]
+    for k, v in sets.items():
+        cmd += ["--set", f"{k}={v}"]
+    _, rss = timed(cmd)
+    report = json.load(open(os.path.join(tmp, "runs", name, "report.json")))
+    return report["train"]["examples_per_second"], rss
+
+
+def torch_run(shape, steps, precision, ckpt):
+    layers, hidden, heads = SHAPES[shape]
+    cmd = [PY, "bench/python/finetune_torch.py", "--layers", str(layers), "--hidden", str(hidden),
+           "--heads", str(heads), "--batch", str(BATCH), "--length", str(LENGTH),
+           "--steps", str(steps), "--threads", "1"]
+    cmd += ["--bf16"] if precision == "bf16" else []
+    cmd += ["--checkpointing"] if ckpt else []
+    out, rss = timed(cmd)
+    return json.loads(out.strip().splitlines()[-1])["examples_per_s"], rss
+
+
+def latency(tmp, run):
+    """{variant: (file MB, C++ json, Python json)} of the run's fp32, bf16 and int8 exports."""
+    with open(os.path.join(tmp, "train.txt")) as f, open(os.path.join(tmp, "texts.txt"), "w") as o:
+        for line in list(f)[:64 * 8]:
+            o.write(line.split(" ", 1)[1])
+    rows = {}
+    for variant, flags in (("fp32", []), ("bf16", ["--dtype", "bf16"]),
+                           ("int8", ["--quantize", "int8"])):
+        out = os.path.join(tmp, f"{variant}.pt")
+        subprocess.run([SIFT, "export", run, "--out", out] + flags, check=True,
+                       capture_output=True)
+        cpp = subprocess.run([os.path.join(BUILD, "sift-latency-bench"), "--model", out, "--texts",
+                              os.path.join(tmp, "texts.txt"), "--threads", "1", "--single",
+                              "200", "--batches", "8"], check=True, capture_output=True,
+                             text=True).stdout
+        py = subprocess.run([PY, "bench/python/export_latency.py", out,
+                             os.path.join(tmp, "texts.txt"), "--threads", "1", "--single", "200",
+                             "--batches", "8"], check=True, capture_output=True, text=True,
+                            env=dict(os.environ, OPENBLAS_NUM_THREADS="1")).stdout
+        rows[variant] = (os.path.getsize(out) / 1e6, json.loads(cpp.strip().splitlines()[-1]),
+                         json.loads(py.strip().splitlines()[-1]))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--steps-mini", type=int, default=6)
+    ap.add_argument("--steps-small", type=int, default=3)
+    ap.add_argument("--no-write", action="store_true")
+    a = ap.parse_args()
+    load_before = " ".join(open("/proc/loadavg").read().split()[:3])
+    tmp = tempfile.mkdtemp(prefix="sift_finetune_bench_")
+    try:
+        steps = {"mini": a.steps_mini, "small": a.steps_small}
+        texts(os.path.join(tmp, "train.txt"), BATCH * max(steps.values()), 30522, 1)
+        for shape, (layers, hidden, heads) in SHAPES.items():
+            folder = os.path.join(tmp, f"hf_{shape}")
+            subprocess.run([PY, "bench/make_hf_bert.py", folder, "--layers", str(layers),
+                            "--hidden", str(hidden), "--heads", str(heads)], check=True)
+            subprocess.run([SIFT, "import", "hf", folder, "--labels", "neg,pos", "--out",
+                            os.path.join(tmp, f"base_{shape}")], check=True, capture_output=True)
+        results = {}
+        for _ in range(a.rounds):
+            for shape in SHAPES:
+                for precision in ("fp32", "bf16"):
+                    for ckpt in (False, True):
+                        key = (shape, precision, ckpt)
+                        name = f"{shape}_{precision}_{int(ckpt)}"
+                        s = sift_run(tmp, shape, steps[shape], precision, ckpt, name)
+                        t = torch_run(shape, steps[shape], precision, ckpt)
+                        print(key, "sift", s, "torch", t, file=sys.stderr, flush=True)
+                        results.setdefault(key, []).append((s, t))
+        lat = latency(tmp, os.path.join(tmp, "runs", "mini_fp32_0"))
+        load_after = " ".join(open("/proc/loadavg").read().split()[:3])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = lambda xs: statistics.median(xs)  # noqa: E731
+    out = ["| shape | precision | gradient checkpointing | Sift examples/s | PyTorch eager examples/s "
+           "| Sift / PyTorch | Sift peak RSS | PyTorch peak RSS |", "|---|---|---|---|---|---|---|---|"]
+    for (shape, precision, ckpt), rows in results.items():
+        se, sr = med([r[0][0] for r in rows]), med([r[0][1] for r in rows])
+        te, tr = med([r[1][0] for r in rows]), med([r[1][1] for r in rows])
+        out.append(f"| BERT-{shape.capitalize()} {'x'.join(map(str, SHAPES[shape][:2]))} | {precision} "
+                   f"| {'on' if ckpt else 'off'} | {se:.2f} | {te:.2f} | {se / te:.2f}x | {sr:.0f} MB "
+                   f"| {tr:.0f} MB |")
+    out.append("")
+    out.append(f"- Conditions: batch {BATCH} texts of {LENGTH} WordPiece tokens, vocabulary 30,522, "
+               f"AdamW (lr 5e-5, weight decay 0.01 but biases and LayerNorm), steps "
+               f"{a.steps_mini} (Mini) and {a.steps_small} (Small) timed from the first, one "
+               f"LibTorch thread each (Sift: one data worker more), median of {a.rounds} "
+               f"interleaved round(s); load average {load_before} before, {load_after} after, on a "
+               f"shared 2-core machine. Sift's rate includes writing last.ckpt at the end; "
+               f"PyTorch's batches are ids already.")
+    out.append("")
+    out.append("| export (fine-tuned BERT-Mini) | file | C++ batch 1 p50 | C++ batch 64 texts/s "
+               "| Python batch 1 p50 | Python batch 64 texts/s |")
+    out.append("|---|---|---|---|---|---|")
+    for variant, (mb, cpp, py) in lat.items():
+        out.append(f"| {variant} | {mb:.1f} MB | {cpp['p50_us'] / 1000:.1f} ms "
+                   f"| {cpp['batch64_texts_per_s']:.0f} | {py['p50_us'] / 1000:.1f} ms "
+                   f"| {py['batch64_texts_per_s']:.0f} |")
+    out.append("")
+    out.append("- Latency: 128-token texts, batch 1 over 200 texts (one call each), batch 64 over "
+               "8 batches, inputs encoded beforehand, one thread.")
+    table = "\n".join(out)
+    print(table)
+    if not a.no_write:
+        sys.path.insert(0, "bench")
+        from results_section import write_section
+        write_section("finetune-hf", "Fine-tuning an imported BERT: Sift vs PyTorch eager (#40)",
+                      table)
+
+
+if __name__ == "__main__":
+    main()
