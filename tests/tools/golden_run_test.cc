@@ -79,7 +79,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "9ba8e1988e4fbee2224a7dc1f8fb23ecc165852a5ed7989df5e7dd60e8f196bd";
+constexpr const char* kExport = "e7d17574e7e366119ad1c8e31f4c13aea7702715d66758977ff80892b433663e";
 
 class GoldenRun : public ::testing::Test {
  protected:
