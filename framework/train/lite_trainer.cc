@@ -114,6 +114,8 @@ std::string lite_refusal(const SiftConfig& config) {
   // ns seeds each batch's draws from LibTorch's generator (models/fasttext.h).
   if (t.loss == Loss::ns) return "train.loss ns";
   if (config.tokenizer.type == TokenizerType::sentencepiece) return "tokenizer.type sentencepiece";
+  // Its table starts from the uniform fill alone.
+  if (!config.model.pretrained.empty()) return "model.pretrained";
   for (const std::string& key : keys_off_default(config)) {
     const auto& honours = lite_honours();
     if (std::none_of(honours.begin(), honours.end(), [&key](const std::string& h) {
