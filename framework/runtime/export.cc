@@ -223,15 +223,16 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
   torch::jit::Module module = script_tensors(bundle, std::move(tensors), options);
   const TextEncoder encoder = make_encoder(bundle.task);
   const auto& wordpiece = bundle.task.wordpiece;
-  const TokenizerType type = wordpiece           ? TokenizerType::wordpiece
+  const TokenizerType type = wordpiece            ? TokenizerType::wordpiece
                              : bundle.task.pieces ? TokenizerType::sentencepiece
                                                   : TokenizerType::word;
-  nlohmann::json tokenizer = tokenizer_json(bundle.task.encoder, type, vocabulary_size(bundle.task),
-                                            encoder.num_ids());
+  nlohmann::json tokenizer =
+      tokenizer_json(bundle.task.encoder, type, vocabulary_size(bundle.task), encoder.num_ids());
   if (wordpiece) tokenizer["wordpiece"] = wordpiece_json(wordpiece->options());
   std::map<std::string, std::string> files = {
       {kExportLabelsFile, labels_text(bundle.task.labels)},
-      {kExportVocabFile, wordpiece ? wordpiece_bytes(wordpiece->vocab()) : vocab_bytes(*bundle.task.vocab)},
+      {kExportVocabFile,
+       wordpiece ? wordpiece_bytes(wordpiece->vocab()) : vocab_bytes(*bundle.task.vocab)},
       {kExportConfigFile, dump_config(bundle.config)},
       {kExportTokenizerFile, tokenizer.dump(2)},
   };

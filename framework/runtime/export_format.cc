@@ -103,8 +103,8 @@ nlohmann::json check_format(const std::string& text, const std::string& path,
     if (j.value("format", "") != kExportFormatName) throw std::runtime_error("wrong name");
     j.at("version").get<int64_t>();
   } catch (const std::exception&) {
-    throw Error(fmt::format("{} is not a Sift export: its {} does not name the format '{}'",
-                            path, kExportFormatFile, kExportFormatName));
+    throw Error(fmt::format("{} is not a Sift export: its {} does not name the format '{}'", path,
+                            kExportFormatFile, kExportFormatName));
   }
   const auto version = j.at("version").get<int64_t>();
   if (version > kExportFormatVersion) {
@@ -117,8 +117,10 @@ nlohmann::json check_format(const std::string& text, const std::string& path,
   for (const auto& [name, bytes] : files) {
     const auto expected = checksums.is_object() ? checksums.value(name, uint32_t{0}) : 0;
     if (expected != crc32_of(bytes)) {
-      throw Error(fmt::format("{} is corrupted: its {} does not match the checksum written at "
-                              "export", path, name));
+      throw Error(
+          fmt::format("{} is corrupted: its {} does not match the checksum written at "
+                      "export",
+                      path, name));
     }
   }
   return j;

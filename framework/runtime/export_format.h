@@ -3,10 +3,9 @@
 // reader runs before trusting the file. Torch-free.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/enums.h"

@@ -22,8 +22,7 @@ struct AdadeltaOptions : public torch::optim::OptimizerCloneableOptions<Adadelta
   void set_lr(const double lr) override { this->lr(lr); }
 };
 
-struct AdadeltaParamState
-    : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
+struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
   TORCH_ARG(torch::Tensor, square_avg);  // running mean of squared gradients
   TORCH_ARG(torch::Tensor, acc_delta);   // running mean of squared updates
   TORCH_ARG(int64_t, step) = 0;
@@ -38,8 +37,8 @@ class Adadelta : public torch::optim::Optimizer {
   // Groups without options of their own take `defaults`.
   Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups, AdadeltaOptions defaults);
   Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults)
-      : Adadelta(std::vector<torch::optim::OptimizerParamGroup>{
-                     torch::optim::OptimizerParamGroup(std::move(params))},
+      : Adadelta(std::vector<torch::optim::OptimizerParamGroup>{torch::optim::OptimizerParamGroup(
+                     std::move(params))},
                  std::move(defaults)) {}
   torch::Tensor step(LossClosure closure = nullptr) override;
   void save(torch::serialize::OutputArchive& archive) const override;

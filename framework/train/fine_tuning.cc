@@ -22,10 +22,10 @@ std::vector<std::string> run_labels(const std::string& from) {
 }
 
 std::string listed(const std::vector<std::string>& names) {
-  return names.size() <= 8 ? fmt::format("{}", fmt::join(names, ", "))
-                           : fmt::format("{}, ... ({} labels)",
-                                         fmt::join(names.begin(), names.begin() + 6, ", "),
-                                         names.size());
+  return names.size() <= 8
+             ? fmt::format("{}", fmt::join(names, ", "))
+             : fmt::format("{}, ... ({} labels)", fmt::join(names.begin(), names.begin() + 6, ", "),
+                           names.size());
 }
 
 }  // namespace
@@ -47,8 +47,7 @@ void take_label_order(LabelSet& labels, std::vector<uint64_t>& counts, const std
   counts = std::move(reordered);
 }
 
-std::string fine_tune_from(ClassifierImpl& model, const std::string& from,
-                           const LabelSet& labels) {
+std::string fine_tune_from(ClassifierImpl& model, const std::string& from, const LabelSet& labels) {
   std::map<std::string, torch::Tensor> initial;
   for (const auto& p : model.named_parameters()) {
     if (p.key().rfind(kOutputLayer, 0) == 0) initial[p.key()] = p.value().detach().clone();

@@ -38,9 +38,10 @@ std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig&
   namespace optim = torch::optim;
   switch (o.type) {
     case OptimizerType::adam:
-      return over_groups<optim::Adam>(
-          groups,
-          optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weight_decay));
+      return over_groups<optim::Adam>(groups, optim::AdamOptions(o.lr)
+                                                  .betas({o.beta1, o.beta2})
+                                                  .eps(o.eps)
+                                                  .weight_decay(o.weight_decay));
     case OptimizerType::adamw:
       return over_groups<optim::AdamW>(groups, optim::AdamWOptions(o.lr)
                                                    .betas({o.beta1, o.beta2})

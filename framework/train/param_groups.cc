@@ -39,7 +39,8 @@ std::vector<ParamGroup> param_groups(const ClassifierImpl& model, const Optimize
         "model has no stack of layers (model.type bert or transformer has); leave it at 1",
         o.layer_decay));
   }
-  const std::set<std::string> norms = by_decay ? layer_norm_parameters(model) : std::set<std::string>{};
+  const std::set<std::string> norms =
+      by_decay ? layer_norm_parameters(model) : std::set<std::string>{};
   const int64_t top = model.layer_count() + 1;
   std::vector<ParamGroup> groups;
   std::map<std::pair<int64_t, bool>, size_t> index;  // (depth, decay) -> group

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 #include <map>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "tests/hf_folder.h"
 #include "tests/tools/checkpoint_bytes.h"
@@ -31,11 +31,11 @@ const std::string kSource = SIFT_SOURCE_DIR;
 // 50 tokens, as many as the folder's embedding rows: specials, words of the task, pieces
 // that make "unaffable" three and "films" two, accented and CJK entries, punctuation.
 const std::vector<std::string> kVocab{
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",  "film",  "was",  "great", "good",
-    "fun",   "bad",   "awful", "boring", "dull",  "love", "hate",  "movie", "plot", "story",
-    "un",    "##aff", "##able", "##s",  "##ing", "##ly", "cafe",  "naive", ".",    ",",
-    "!",     "?",     "'",     "«",     "»",     "…",    "我",    "爱",    "电",   "影",
-    "don",   "t",     "stop",  "a",     "and",   "of",   "is",    "it",    "σας",  "x"};
+    "[PAD]", "[UNK]", "[CLS]",  "[SEP]",  "[MASK]", "the",  "film", "was",   "great", "good",
+    "fun",   "bad",   "awful",  "boring", "dull",   "love", "hate", "movie", "plot",  "story",
+    "un",    "##aff", "##able", "##s",    "##ing",  "##ly", "cafe", "naive", ".",     ",",
+    "!",     "?",     "'",      "«",      "»",      "…",    "我",   "爱",    "电",    "影",
+    "don",   "t",     "stop",   "a",      "and",    "of",   "is",   "it",    "σας",   "x"};
 
 // Texts that reach every part of BERT's basic tokenizer and WordPiece.
 const std::vector<std::string> kTexts{
@@ -82,9 +82,10 @@ class FinetuneHfCli : public ::testing::Test {
   std::vector<std::map<std::string, double>> classify_py(const std::string& model) {
     std::string input;
     for (const auto& t : kTexts) input += t + "\n";
-    const SiftResult r = run_command("/usr/bin/python3 " + quote(kSource + "/examples/classify.py") +
-                                         " " + quote(model) + " --json --top-k 9",
-                                     dir_, input, dir_);
+    const SiftResult r =
+        run_command("/usr/bin/python3 " + quote(kSource + "/examples/classify.py") + " " +
+                        quote(model) + " --json --top-k 9",
+                    dir_, input, dir_);
     EXPECT_EQ(r.status, 0) << r;
     return rows(r.out, "score");
   }
@@ -123,12 +124,12 @@ class FinetuneHfCli : public ::testing::Test {
   // among filler words and pieces.
   std::string labelled(const std::string& name, int lines, const std::string& third,
                        uint32_t seed) {
-    const std::vector<std::vector<std::string>> cue{
-        {"great", "good", "fun", "love"}, {"bad", "awful", "boring", "hate"},
-        {"dull", "plot", "story", "naive"}};
+    const std::vector<std::vector<std::string>> cue{{"great", "good", "fun", "love"},
+                                                    {"bad", "awful", "boring", "hate"},
+                                                    {"dull", "plot", "story", "naive"}};
     const std::vector<std::string> labels{"good", "bad", third};
-    const std::vector<std::string> filler{"the", "film", "was", "a", "and", "of", "it", "movie",
-                                          "unaffable", "cafe", "films", "!"};
+    const std::vector<std::string> filler{"the", "film",  "was",       "a",    "and",   "of",
+                                          "it",  "movie", "unaffable", "cafe", "films", "!"};
     std::mt19937 rng(seed);
     std::string text;
     for (int i = 0; i < lines; ++i) {
@@ -147,12 +148,12 @@ class FinetuneHfCli : public ::testing::Test {
 
   // `sift train` of the imported run's config.yaml, fine-tuning it (train.init_from) on
   // `train` and `valid` with `sets` on top.
-  SiftResult fine_tune(const std::string& name, const std::string& train,
-                       const std::string& valid, const std::string& sets) {
-    return sift("train " + quote(base() + "/config.yaml") + " --quiet --set run.dir=" +
-                quote(dir_) + " --set run.name=" + name + " --set run.threads=1" +
-                " --set data.format=fasttext --set data.train.path=[" + quote(train) +
-                "] --set data.valid.path=[" + quote(valid) +
+  SiftResult fine_tune(const std::string& name, const std::string& train, const std::string& valid,
+                       const std::string& sets) {
+    return sift("train " + quote(base() + "/config.yaml") +
+                " --quiet --set run.dir=" + quote(dir_) + " --set run.name=" + name +
+                " --set run.threads=1" + " --set data.format=fasttext --set data.train.path=[" +
+                quote(train) + "] --set data.valid.path=[" + quote(valid) +
                 "] --set data.valid_split=0 --set data.workers=1 --set data.bucket_window=4" +
                 " --set train.init_from=" + quote(base()) +
                 " --set train.epochs=2 --set train.batch_size=8 --set train.log_every=5" +
@@ -209,9 +210,11 @@ TEST_F(FinetuneHfCli, OtherLabelsGetANewHeadAndTheTaskIsLearnt) {
   ASSERT_EQ(sift("export " + quote(dir_ + "/ft") + " --out " + quote(dir_ + "/ft.pt")).status, 0);
   ASSERT_EQ(sift("export " + quote(base()) + " --out " + quote(dir_ + "/base.pt")).status, 0);
   const SiftResult moved = run_command(
-      "/usr/bin/python3 -c \"import torch,sys; a=dict(torch.jit.load(sys.argv[1]).named_parameters());"
+      "/usr/bin/python3 -c \"import torch,sys; "
+      "a=dict(torch.jit.load(sys.argv[1]).named_parameters());"
       " b=dict(torch.jit.load(sys.argv[2]).named_parameters());"
-      " print(sorted(k for k in a if k in b and a[k].shape==b[k].shape and not torch.equal(a[k],b[k])))\" " +
+      " print(sorted(k for k in a if k in b and a[k].shape==b[k].shape and not "
+      "torch.equal(a[k],b[k])))\" " +
           quote(dir_ + "/ft.pt") + " " + quote(dir_ + "/base.pt"),
       dir_);
   ASSERT_EQ(moved.status, 0) << moved;
@@ -242,14 +245,16 @@ TEST_F(FinetuneHfCli, TheFineTunedEncoderTeachesAFastTextStudentFromUnlabelledTe
   write_file(dir_ + "/few.txt", few);
   write_file(dir_ + "/unlabelled.txt", unlabelled);
   write_file(dir_ + "/student.yaml",
-             "run: {dir: " + dir_ + ", name: student, threads: 1}\n"
-             "data: {train: {path: few.txt}, valid: {path: valid.txt}, format: fasttext,\n"
-             "       valid_split: 0, workers: 1}\n"
-             "model: {type: fasttext, dim: 16, buckets: 10000}\n"
-             "train:\n"
-             "  epochs: 20\n  batch_size: 8\n  log_every: 5\n"
-             "  optimizer: {type: adam, lr: 0.02}\n"
-             "  distill: {teacher: " + dir_ + "/teacher, unlabeled: [unlabelled.txt]}\n");
+             "run: {dir: " + dir_ +
+                 ", name: student, threads: 1}\n"
+                 "data: {train: {path: few.txt}, valid: {path: valid.txt}, format: fasttext,\n"
+                 "       valid_split: 0, workers: 1}\n"
+                 "model: {type: fasttext, dim: 16, buckets: 10000}\n"
+                 "train:\n"
+                 "  epochs: 20\n  batch_size: 8\n  log_every: 5\n"
+                 "  optimizer: {type: adam, lr: 0.02}\n"
+                 "  distill: {teacher: " +
+                 dir_ + "/teacher, unlabeled: [unlabelled.txt]}\n");
   const SiftResult r = sift("train student.yaml --quiet --json");
   ASSERT_EQ(r.status, 0) << r;
   json summary = json::parse(r.out);
@@ -257,8 +262,9 @@ TEST_F(FinetuneHfCli, TheFineTunedEncoderTeachesAFastTextStudentFromUnlabelledTe
       << summary["train"].dump();
   const double student = summary["splits"]["valid"]["accuracy"].get<double>();
   // The same student on the 30 labelled texts alone learns less.
-  const SiftResult alone = sift("train student.yaml --quiet --json --set run.name=alone "
-                                "--set train.distill.teacher= --set train.distill.unlabeled=[]");
+  const SiftResult alone = sift(
+      "train student.yaml --quiet --json --set run.name=alone "
+      "--set train.distill.teacher= --set train.distill.unlabeled=[]");
   ASSERT_EQ(alone.status, 0) << alone;
   const double without = json::parse(alone.out)["splits"]["valid"]["accuracy"].get<double>();
   EXPECT_GE(student, 0.85) << r.out;
