@@ -226,51 +226,6 @@ TEST_F(FinetuneHfCli, OtherLabelsGetANewHeadAndTheTaskIsLearnt) {
               "fine-tuned export in Python vs run");
 }
 
-// The fine-tuned encoder teaches a fastText student (Tang et al. 2019): 30 labelled texts
-// and 480 unlabelled ones that only the teacher scores, read by each with its own
-// tokenizer (WordPiece for the teacher, words for the student).
-TEST_F(FinetuneHfCli, TheFineTunedEncoderTeachesAFastTextStudentFromUnlabelledText) {
-  const std::string train = labelled("train.txt", 480, "meh", 1);
-  const std::string valid = labelled("valid.txt", 60, "meh", 2);
-  ASSERT_EQ(fine_tune("teacher", train, valid, "").status, 0);
-  std::string unlabelled, few;
-  int n = 0;
-  for (const auto& line : testing::lines_of(slurp(train))) {
-    if (n++ < 30) {
-      few += line + "\n";
-    } else {
-      unlabelled += line.substr(line.find(' ') + 1) + "\n";  // the text without its label
-    }
-  }
-  write_file(dir_ + "/few.txt", few);
-  write_file(dir_ + "/unlabelled.txt", unlabelled);
-  write_file(dir_ + "/student.yaml",
-             "run: {dir: " + dir_ +
-                 ", name: student, threads: 1}\n"
-                 "data: {train: {path: few.txt}, valid: {path: valid.txt}, format: fasttext,\n"
-                 "       valid_split: 0, workers: 1}\n"
-                 "model: {type: fasttext, dim: 16, buckets: 10000}\n"
-                 "train:\n"
-                 "  epochs: 20\n  batch_size: 8\n  log_every: 5\n"
-                 "  optimizer: {type: adam, lr: 0.02}\n"
-                 "  distill: {teacher: " +
-                 dir_ + "/teacher, unlabeled: [unlabelled.txt]}\n");
-  const SiftResult r = sift("train student.yaml --quiet --json");
-  ASSERT_EQ(r.status, 0) << r;
-  json summary = json::parse(r.out);
-  EXPECT_GT(summary["train"]["transfer"]["unlabeled"]["rows_per_batch"].get<int64_t>(), 0)
-      << summary["train"].dump();
-  const double student = summary["splits"]["valid"]["accuracy"].get<double>();
-  // The same student on the 30 labelled texts alone learns less.
-  const SiftResult alone = sift(
-      "train student.yaml --quiet --json --set run.name=alone "
-      "--set train.distill.teacher= --set train.distill.unlabeled=[]");
-  ASSERT_EQ(alone.status, 0) << alone;
-  const double without = json::parse(alone.out)["splits"]["valid"]["accuracy"].get<double>();
-  EXPECT_GE(student, 0.85) << r.out;
-  EXPECT_GT(student, without) << alone.out;
-}
-
 // Stopped by a step limit inside epoch 1, then resumed: the uninterrupted run's weights,
 // byte for byte, with AdamW's two parameter groups and layer-wise rates in last.ckpt.
 TEST_F(FinetuneHfCli, AnInterruptedFineTuningResumesToTheUninterruptedWeights) {
