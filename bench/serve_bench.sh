@@ -246,8 +246,10 @@ soak_note = (f"Soak, same server: {soak['seconds']} s at concurrency 64, {soak['
              f"requests, {soak['errors']} errors, RSS {soak['rss0_kb'] / 1024:.1f} -> "
              f"{soak['rss1_kb'] / 1024:.1f} MB, open descriptors {soak['fd0']} -> {soak['fd1']}. "
              f"SIGTERM 2 s into 4 s of load: exit {term['exit']}, {term['requests']} requests "
-             f"answered, {term['read_errors']} wrk read/write error(s) (requests written on a "
-             "kept-alive connection that got no answer).")
+             f"answered, {term['read_errors']} wrk read/write error(s): wrk counts each reconnect "
+             "refused after the drain's Connection: close among them, so this figure does not "
+             "tell lost requests apart; ServeCli.SigtermUnderKeptAliveLoad... checks that no "
+             "request written on an open connection goes unanswered.")
 pad_note = "Padding share of the tokens the Transformer ran (both loads, /metrics): " + ", ".join(
     f"{p['padding']} {100.0 * (p['padded'] - p['tokens']) / max(p['padded'], 1):.1f}% "
     f"({p['tokens']:,} tokens, {p['padded']:,} with padding)" for p in pads) + "."
