@@ -78,10 +78,12 @@ struct LiteRun : RunCore {
 }  // namespace
 
 const std::vector<std::string>& lite_honours() {
-  // model.*: fastText's own, as validate lets through only those.
+  // model.*: fastText's own that its table takes, one by one, so that a key added to the
+  // fastText model later goes to sift-main until sift-lite takes it (model.pretrained did).
   static const std::vector<std::string> keys = [] {
     std::istringstream in(
-        "run. data. tokenizer. model. train.epochs train.batch_size train.max_steps train.loss "
+        "run. data. tokenizer. model.type model.dim model.ngrams model.buckets model.minn "
+        "model.maxn train.epochs train.batch_size train.max_steps train.loss "
         "train.loss_reduction train.log_every train.tensorboard train.checkpoint_minutes "
         "train.save_last train.on_nonfinite train.eval_every train.best_metric train.best_label "
         "train.threshold train.patience train.min_delta train.loss_scaling "
@@ -114,8 +116,6 @@ std::string lite_refusal(const SiftConfig& config) {
   // ns seeds each batch's draws from LibTorch's generator (models/fasttext.h).
   if (t.loss == Loss::ns) return "train.loss ns";
   if (config.tokenizer.type == TokenizerType::sentencepiece) return "tokenizer.type sentencepiece";
-  // Its table starts from the uniform fill alone.
-  if (!config.model.pretrained.empty()) return "model.pretrained";
   for (const std::string& key : keys_off_default(config)) {
     const auto& honours = lite_honours();
     if (std::none_of(honours.begin(), honours.end(), [&key](const std::string& h) {
