@@ -26,6 +26,7 @@ Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, cons
   shape.loss = loss.loss;
   shape.label_counts = task.label_counts;
   shape.negatives = loss.negatives;
+  shape.masked_lm = task.masked_lm;
   shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
   const Allocating weights = allocating_weights(model);
@@ -63,6 +64,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   b.task.pieces = std::move(text.pieces);
   b.task.wordpiece = std::move(text.wordpiece);
   b.task.encoder = std::move(text.encoder);
+  b.task.masked_lm = !b.config.pretrain.files.empty();
   std::string path;
   const StoredCheckpoint checkpoint = load_run_weights(run_dir, &path);
   if (checkpoint.meta.value("model", "") != b.config.model.type) {

@@ -103,7 +103,10 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
   write_run_folder(run);
   run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
-  if (!plan.train.init_from.empty()) init_from(*run.model, plan.train.init_from);
+  if (!plan.train.init_from.empty()) {
+    const std::string note = init_from(*run.model, plan.train.init_from);
+    if (!note.empty() && !run.options.quiet) fmt::print(stderr, "{}\n", note);
+  }
   prepare_training(run);
   return finish_run(run, "");
 }

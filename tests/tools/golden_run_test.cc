@@ -79,7 +79,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "2a6fc6e58b89b6c8396b50ae606d263a953e086148a407d5f84e8a80c454d7f9";
+constexpr const char* kExport = "7e5a7c164fb6d5085e18af279394d5bc96c89bc15ba965667c47df6cc6ce9d0a";
 
 class GoldenRun : public ::testing::Test {
  protected:
