@@ -142,6 +142,14 @@ std::function<std::string(const double&)> in_range(double lo, double hi) {
   };
 }
 
+std::function<std::string(const double&)> between_0_and_1() {
+  return [](const double& v) {
+    return v > 0.0 && v < 1.0
+               ? std::string()
+               : fmt::format("The value must be between 0 and 1, exclusive (got {}).", v);
+  };
+}
+
 #define SIFT_FIELD(path) \
   [](SiftConfig & c) -> auto& { return c.path; }
 
@@ -489,12 +497,7 @@ std::vector<Option> declare() {
   t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
                 "Multi-label decision threshold: a label is predicted when its sigmoid "
                 "probability exceeds this.",
-                [](const double& v) {
-                  return v > 0.0 && v < 1.0
-                             ? std::string()
-                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).",
-                                           v);
-                });
+                between_0_and_1());
   t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
                  "Stop after this many validations without improvement; 0: never stop early.",
                  at_least(0));
@@ -675,12 +678,7 @@ std::vector<Option> declare() {
   t.add<double>("pretrain.mask_rate", SIFT_FIELD(pretrain.mask_rate),
                 "Share of the tokens (with pretrain.whole_word: of the words) that are "
                 "predicted; of those 80% become [MASK], 10% a random token, 10% stay.",
-                [](const double& v) {
-                  return v > 0.0 && v < 1.0
-                             ? std::string()
-                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).",
-                                           v);
-                });
+                between_0_and_1());
   t.add<bool>("pretrain.whole_word", SIFT_FIELD(pretrain.whole_word),
               "Whole-word masking: a word is chosen with its \"##\" continuations.");
   t.add<int64_t>("pretrain.max_tokens", SIFT_FIELD(pretrain.max_tokens),
