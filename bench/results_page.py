@@ -44,6 +44,7 @@ FAMILIES = [
     ("precision", "Mixed precision and gradient checkpointing"),
     ("throughput", "Data pipeline throughput"),
     ("watching", "Where the time goes"),
+    ("reliability", "Reliability: fuzzing"),
 ]
 ALIASES = {"serve": "serving"}
 

@@ -24,7 +24,7 @@ FAMILY = {
     "throughput": "throughput", "model-zoo-accuracy": "accuracy", "precision": "precision",
     "precision-accuracy": "precision", "distributed": "distributed", "export": "export",
     "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
-    "prune": "compression", "pq_compression": "compression",
+    "prune": "compression", "pq_compression": "compression", "fuzz": "reliability",
 }
 
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/out_of_memory.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/loss.h"
@@ -20,6 +21,7 @@
 #include "framework/train/run_report.h"
 #include "framework/train/saving.h"
 #include "models/autocast.h"
+#include "models/traits.h"
 
 namespace sift {
 namespace {
@@ -71,6 +73,13 @@ torch::Tensor with_distillation(Run& run, const torch::Tensor& hard, const torch
   return loss.total;
 }
 
+// The keys that size a batch's activations: a Transformer batch of 20,000 texts of 2,000
+// tokens asked LibTorch for 4.0 GB and ended with its bare "can't allocate memory".
+std::string batch_keys(const RunPlan& plan) {
+  return plan.given.data.max_tokens > 0 ? "train.batch_size, data.max_tokens"
+                                        : "train.batch_size, data.max_length";
+}
+
 // A labelled batch's loss (with distillation's soft part), timed as copy, teacher and forward.
 torch::Tensor classification_loss(Run& run, const RawBatch& batch,
                                   std::optional<PhaseTimer>& timer) {
@@ -111,6 +120,7 @@ torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
 double accumulate_batch(Run& run, const RawBatch& batch, int64_t micro) {
   if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
   const auto& t = run.plan.train;
+  const Allocating activations("a training batch's activations", batch_keys(run.plan));
   std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
   const bool pretraining = run.masking.has_value();
   const torch::Tensor loss = pretraining ? pretraining_loss(run, batch, micro, timer)
@@ -161,7 +171,14 @@ void optimizer_step(Run& run) {
       // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
       run.grad_norm = gradient_norm(*run.model);
     }
-    run.optimizer->step();
+    {
+      // The optimizer's state is allocated at its first step (Adam: two tensors a weight).
+      const Allocating state(
+          fmt::format("{}'s state", to_string(run.plan.train.optimizer.type)),
+          fmt::format("{}, train.optimizer.type",
+                      fmt::join(traits_of(run.plan.model.type).size_keys, ", ")));
+      run.optimizer->step();
+    }
     if (run.pruner) run.pruner->apply();
     if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
   }
@@ -245,6 +262,7 @@ class TorchLearner : public Learner {
   bool fused() const override { return run_.fused != nullptr; }
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
+    const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
     if (run_.masking) {
       Evaluation e = evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
                                      run_.plan.seed, run_.device);

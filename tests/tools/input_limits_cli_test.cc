@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "run_sift.h"
@@ -76,6 +77,24 @@ TEST_F(InputLimits, AModelOverUlimitVIsRefusedNamingItsKeysBeforeAllocating) {
     EXPECT_TRUE(testing::CleanSiftError(r, {"model.buckets, model.dim", "ulimit -v 4000000 KiB"}))
         << fast_path;
   }
+}
+
+// Issue #42: allocations past the weights named nothing: a Transformer batch of 20,000
+// texts cut at 2,000 tokens asked LibTorch for 3.75 GiB and ended with its bare
+// "DefaultCPUAllocator: can't allocate memory". The step, the optimizer's first step,
+// evaluation and predict now name what they allocate and the keys that size it.
+TEST_F(InputLimits, ABatchTooLargeForMemoryNamesTheActivationsAndTheKeysThatSizeThem) {
+  const std::string config = dir_ + "/transformer.yaml";
+  std::ofstream(config) << "data:\n  train: {path: " << kSource
+                        << "/data/sms_spam/SMSSpamCollection}\n  format: tsv\n  text: 1\n"
+                           "  label: 0\nmodel: {type: transformer}\n";
+  const auto r = sift("train " + quote(config) + " --quiet --set train.epochs=1" +
+                          " --set train.batch_size=20000 --set data.max_length=2000" +
+                          " --set run.dir=" + quote(dir_),
+                      "ulimit -v 6000000 &&");
+  EXPECT_TRUE(testing::CleanSiftError(
+      r, {"out of memory allocating a training batch's activations",
+          "sized by train.batch_size, data.max_length", "ulimit -v 6000000 KiB"}));
 }
 
 }  // namespace input_limits_cli_test

@@ -12,6 +12,7 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "core/open_for_writing.h"
+#include "core/out_of_memory.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/export.h"
@@ -98,6 +99,8 @@ void run_eval(EvalArgs args) {
   if (!batches) throw Error("no data to evaluate: give --data PATH");
   LabelMode mode = label_mode(bundle.config);
   mode.top_k = args.k;
+  const Allocating activations("an evaluation batch's activations",
+                               "train.batch_size, data.max_length");
   const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind,
                                 bundle.task.labels.size(), bundle.device, mode);
   if (e.examples() == 0) throw Error(empty_split_message("test", *batches));

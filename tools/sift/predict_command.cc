@@ -1,6 +1,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/out_of_memory.h"
 #include "datasets/batch.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
@@ -28,6 +29,8 @@ void run_predict(const PredictArgs& args) {
   std::vector<int64_t> ids;
   auto flush = [&] {
     if (texts.empty()) return;
+    const Allocating activations("a prediction batch's activations (256 lines)",
+                                 "--max-line-bytes, data.max_length");
     const auto results =
         predict_batch(bundle, batch, std::vector<PredictQuery>(texts.size(), {s.k, s.threshold}));
     for (size_t i = 0; i < texts.size(); ++i) {
