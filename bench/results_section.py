@@ -25,6 +25,7 @@ FAMILY = {
     "precision-accuracy": "precision", "distributed": "distributed", "export": "export",
     "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
     "prune": "compression", "pq_compression": "compression", "fuzz": "reliability",
+    "sharding": "distributed",
 }
 
 

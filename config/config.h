@@ -21,6 +21,7 @@ struct RunConfig {
   std::string device = "cpu";
   double dist_timeout_seconds = 1800.0;  // distributed: rendezvous and collectives
   std::string dist_backend = "auto";
+  ShardStage shard = ShardStage::none;  // distributed: what each rank keeps a slice of
 };
 
 // How a split's files are laid out. `data.*` holds the shared defaults that each of

@@ -27,6 +27,10 @@ enum class SaveLast { epoch, end, automatic };
 // Whether fastText-style runs train through the fused SGD loop (train.fast_path): "auto"
 // when the config qualifies, or off (always autograd).
 enum class FastPath { automatic, off };
+// What each rank of a distributed run keeps only its slice of (run.shard; ZeRO's stages
+// 1 and 2): nothing (every rank holds everything: data parallelism), the optimizer
+// state, or the optimizer state and the gradients between steps.
+enum class ShardStage { none, optimizer, gradients };
 // What train.prune removes: single weights by magnitude (unstructured), or whole units
 // (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows,
 // RNN hidden units).
@@ -109,6 +113,7 @@ SIFT_DECLARE_ENUM_NAMES(Loss)
 SIFT_DECLARE_ENUM_NAMES(OnNonfinite)
 SIFT_DECLARE_ENUM_NAMES(SaveLast)
 SIFT_DECLARE_ENUM_NAMES(FastPath)
+SIFT_DECLARE_ENUM_NAMES(ShardStage)
 SIFT_DECLARE_ENUM_NAMES(PruneStructure)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)

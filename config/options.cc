@@ -209,6 +209,14 @@ std::vector<Option> declare() {
   t.add_choice("run.dist_backend", SIFT_FIELD(run.dist_backend), {"auto", "gloo", "nccl"},
                "Distributed training: c10d backend; auto is nccl on CUDA when LibTorch has it, "
                "else gloo.");
+  t.add_enum<ShardStage>(
+      "run.shard", SIFT_FIELD(run.shard),
+      "Distributed training: what each rank keeps only its 1/N slice of (ZeRO stages 1 "
+      "and 2; docs/distributed.md): none: everything on every rank (data parallelism); "
+      "optimizer: the optimizer state (each rank steps its slice of the parameters, then "
+      "they are all-gathered); gradients: the optimizer state and, after each step's "
+      "reduction, the gradients. The weights equal none's. Needs a distributed run (sift "
+      "launch --nproc N).");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
   for (Split split : {Split::train, Split::valid, Split::test}) {

@@ -191,6 +191,24 @@ int optimizer_state(const OptimizerConfig& o) {
   }
 }
 
+// Plain SGD on a model whose tables take sparse gradients: they are built sparse.
+bool takes_sparse_gradients(const SiftConfig& config, const ModelTraits& model) {
+  const OptimizerConfig& o = config.train.optimizer;
+  return model.sparse_gradients && o.type == OptimizerType::sgd && o.momentum == 0.0 &&
+         o.weight_decay == 0.0;
+}
+
+// run.shard slices the flat space of dense gradients; a sparse one is a batch's rows.
+void check_shard(const SiftConfig& config, const ModelTraits& model) {
+  if (config.run.shard == ShardStage::none || !takes_sparse_gradients(config, model)) return;
+  throw Error(fmt::format(
+      "run.shard: {} cannot shard the {} model under plain SGD: its embedding tables take "
+      "sparse gradients (a batch's rows), which have no optimizer state and no slice to "
+      "keep; use run.shard: none, or train.optimizer.type adam (or momentum) for dense "
+      "gradients",
+      to_string(config.run.shard), model.name));
+}
+
 std::string gib(double bytes) { return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 // The model's parameters (what its options imply: a lower bound) with their gradients and
@@ -203,8 +221,7 @@ void check_memory(const SiftConfig& config, const ModelTraits& model) {
   const OptimizerConfig& o = config.train.optimizer;
   // Sparse gradients (plain SGD on a table that takes them) are a batch's rows, not a
   // second table: sift-lite trained 4M x 200 buckets (3.2 GB) under `ulimit -v 4000000`.
-  const bool sparse = model.sparse_gradients && o.type == OptimizerType::sgd && o.momentum == 0.0 &&
-                      o.weight_decay == 0.0;
+  const bool sparse = takes_sparse_gradients(config, model);
   const int tensors = (sparse ? 1 : 2) + optimizer_state(o);
   const double bytes = parameters * 4 * tensors;
   const MemoryLimit limit = available_memory();
@@ -362,6 +379,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   check_prune(config, model);
   check_distill(config);
   check_loss(config, models, model);
+  check_shard(config, model);
   const std::string best = to_string(config.train.best_metric);
   if (metric_named(best).multi_label_only && !config.data.multi_label) {
     throw Error(

@@ -394,6 +394,24 @@ std::vector<std::string> Distributed::all_gather(const std::string& bytes) {
   return out;
 }
 
+void Distributed::all_gather_into(const torch::Tensor& mine, torch::Tensor& out) {
+  if (!impl_) {
+    out.copy_(mine);
+    return;
+  }
+  auto& impl = *impl_;
+  const int64_t n = mine.numel();
+  auto in = impl.for_backend(mine);
+  auto on = impl.for_backend(out);
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t r = 0; r < impl.env.world_size; ++r) outputs[0].push_back(on.narrow(0, r * n, n));
+  impl.run("all-gather of the shards", [&] {
+    std::vector<at::Tensor> inputs{in};
+    impl.wait(impl.group->allgather(outputs, inputs));
+  });
+  if (!on.is_same(out)) out.copy_(on);
+}
+
 std::string Distributed::share_from_primary(const std::string& key, const std::string& bytes) {
   if (!impl_) return bytes;
   const std::string full = "sift/" + key;

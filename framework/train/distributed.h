@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "config/enums.h"
 #include "framework/train/group.h"
 
 namespace sift {
@@ -34,6 +35,7 @@ struct DistributedOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::string backend = "auto";  // auto, gloo, nccl
   double bucket_mb = 25.0;       // dense gradients per all-reduce
+  ShardStage shard = ShardStage::none;  // run.shard (sharding.h)
   torch::Device device{torch::kCPU};
 };
 
@@ -78,6 +80,10 @@ class Distributed : public Group {
   bool primary_says(bool flag) override;
   // Every rank's bytes, in rank order, on every rank.
   std::vector<std::string> all_gather(const std::string& bytes) override;
+  // Every rank's `mine` (1-D, the same size and dtype on every rank), in rank order, into
+  // `out` (world_size x that size, flat). Gloo's all-gather: each rank sends its part
+  // once, (N - 1)/N of out's bytes per rank, half an all-reduce's traffic.
+  void all_gather_into(const torch::Tensor& mine, torch::Tensor& out);
   // Rank 0 publishes `bytes` under `key` in the store; the others wait for them (up to
   // the timeout; a dead rank 0 ends the wait at once, as the store lives in it).
   std::string share_from_primary(const std::string& key, const std::string& bytes);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
+#include "framework/train/training_state.h"
 
 namespace sift {
 namespace {
@@ -151,11 +152,14 @@ void reduce_evaluation(Distributed& dist, Evaluation& e) {
 
 void check_world_size(const nlohmann::json& meta, const std::string& path, int64_t world_size) {
   const int64_t saved = meta.value("world_size", int64_t{1});
-  if (saved == world_size) return;
+  // At an epoch's end no rank has a data position to continue from, and the optimizer
+  // state is saved whole (run.shard gathers it), so any number of processes goes on.
+  if (saved == world_size || epoch_complete_in(meta, path)) return;
   throw Error(
-      fmt::format("{} was written by a run of {} process(es) and this one has {}: each rank's data "
-                  "position is saved, so resume it with the same number of processes (sift launch "
-                  "--nproc {}, or WORLD_SIZE={}), or start a new run with train.init_from",
+      fmt::format("{} was written by a run of {} process(es) inside an epoch and this one has {}: "
+                  "each rank's data position is saved, so resume it with the same number of "
+                  "processes (sift launch --nproc {}, or WORLD_SIZE={}), or start a new run with "
+                  "train.init_from (a last.ckpt written at an epoch's end resumes with any number)",
                   path, saved, world_size, saved, saved));
 }
 

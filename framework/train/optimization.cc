@@ -6,12 +6,17 @@
 
 namespace sift {
 
-std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& o,
-                                                          const std::vector<torch::Tensor>& all) {
+std::vector<torch::Tensor> trainable(const std::vector<torch::Tensor>& all) {
   std::vector<torch::Tensor> params;
   for (const auto& p : all) {
     if (p.requires_grad()) params.push_back(p);
   }
+  return params;
+}
+
+std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& o,
+                                                          const std::vector<torch::Tensor>& all) {
+  const std::vector<torch::Tensor> params = trainable(all);
   if (o.type == OptimizerType::adam) {
     return std::make_unique<torch::optim::Adam>(
         params, torch::optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(

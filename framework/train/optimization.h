@@ -11,6 +11,9 @@
 
 namespace sift {
 
+// The parameters that require gradients, in their order: what the optimizer steps.
+std::vector<torch::Tensor> trainable(const std::vector<torch::Tensor>& params);
+
 // train.optimizer over the parameters that require gradients (frozen ones are left out).
 std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig& optimizer,
                                                           const std::vector<torch::Tensor>& params);

@@ -17,6 +17,7 @@
 #include "framework/train/precision.h"
 #include "framework/train/pruning.h"
 #include "framework/train/run_plan.h"
+#include "framework/train/sharding.h"
 #include "framework/train/train_loop.h"
 #include "models/model.h"
 
@@ -43,6 +44,10 @@ struct Run : RunCore {
   }
   RunPlan plan;  // the run's options, resolved once (run_plan.h)
   Classifier model{nullptr};
+  // run.shard: the optimizer state of this rank's slice, which steps instead of
+  // `optimizer` (null: none). `optimizer` then holds no state except while a save or a
+  // resume passes the whole state through it in its ordinary layout.
+  std::unique_ptr<ShardedOptimizer> shards;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   // train.fast_path: the fused SGD step when the run takes it (null: autograd), and the
   // report's words for the path taken (fast_path.h).

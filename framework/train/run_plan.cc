@@ -22,6 +22,7 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
       std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout_seconds * 1000.0));
   o.backend = config.run.dist_backend;
   o.bucket_mb = config.train.bucket_mb;
+  o.shard = config.run.shard;
   o.device = parse_device(config.run.device);
   return o;
 }

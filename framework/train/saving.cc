@@ -46,6 +46,31 @@ std::string rng_state() {
   return std::string(static_cast<const char*>(state.data_ptr()), state.numel());
 }
 
+namespace {
+
+// Rank 0's counters are in the metadata; each other rank's in its own blob. Resumed with
+// another number of processes (at an epoch's end, check_world_size): rank 0 counts the
+// examples every saved rank has seen, the others start at none.
+nlohmann::json rank_counters(const Run& run, const Checkpoint& last, const std::string& path) {
+  const nlohmann::json& meta = last.meta;
+  const int64_t rank = run.dist->rank();
+  const int64_t saved = meta.value("world_size", int64_t{1});
+  if (saved == run.dist->world_size()) {
+    return rank == 0 ? meta : nlohmann::json::parse(blob_of(last, rank_blob("state", rank), path));
+  }
+  nlohmann::json counters{{"examples_seen", int64_t{0}}};
+  if (rank != 0) return counters;
+  counters = meta;
+  for (int64_t r = 1; r < saved; ++r) {
+    const auto theirs = nlohmann::json::parse(blob_of(last, rank_blob("state", r), path));
+    counters["examples_seen"] =
+        counters.value("examples_seen", int64_t{0}) + theirs.value("examples_seen", int64_t{0});
+  }
+  return counters;
+}
+
+}  // namespace
+
 bool best_needs_repair(Run& run, const Checkpoint& last) {
   if (!run.dist->is_primary() || !run.best.is_reference) return false;
   // The best weights are last.ckpt's, so its last validation is theirs. Needed even when
@@ -91,11 +116,7 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
   if (!last.on_disk.count("model")) throw Error(fmt::format("{} holds no model state", path));
   const auto& meta = last.meta;
   check_world_size(meta, path, run.dist->world_size());
-  const int64_t rank = run.dist->rank();
-  // Rank 0's counters are in the metadata; each other rank's in its own blob.
-  const nlohmann::json counters =
-      rank == 0 ? meta : nlohmann::json::parse(blob_of(last, rank_blob("state", rank), path));
-  run.state = TrainingState::from_meta(meta, counters, path);
+  run.state = TrainingState::from_meta(meta, rank_counters(run, last, path), path);
   task_counts_from_meta(meta, path, run.task);
   if (run.state.has_best) torch_learner(run)->copy_best();
   run.best.saved = true;
@@ -110,6 +131,7 @@ std::string restore_last(Run& run, const Checkpoint& last, const std::string& pa
   // its fast path draws nothing from LibTorch's generator; both start fresh.
   if (last.blobs.count("optimizer")) {
     load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
+    if (run.shards) run.shards->scatter_state(*run.optimizer);  // keeps this rank's slices
   }
   if (last.blobs.count(rank_blob("rng", rank))) {
     set_rng_state(blob_of(last, rank_blob("rng", rank), path));

@@ -97,6 +97,13 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) 
   run.options = options;
   run.options.quiet = options.quiet || !run.dist->is_primary();
   run.device = run.plan.device;
+  const ShardStage shard = run.plan.distributed.shard;
+  if (shard != ShardStage::none && !run.dist->is_group()) {
+    throw Error(fmt::format(
+        "run.shard: {} shards across the processes of a distributed run, and this is one "
+        "process; start it with `sift launch --nproc N -- sift train ...` or set run.shard: none",
+        to_string(shard)));
+  }
 }
 
 void write_run_folder(Run& run) {
@@ -130,6 +137,12 @@ void prepare_training(Run& run) {
   const torch::Tensor w = class_weights(t, run.task, run.plan.data.multi_label);
   if (w.defined()) run.plan.loss.class_weights = w.to(run.device);
   run.optimizer = create_optimizer(t.optimizer, run.model->parameters());
+  if (run.plan.distributed.shard != ShardStage::none) {
+    run.shards = std::make_unique<ShardedOptimizer>(*run.dist, run.plan.distributed.shard,
+                                                    t.optimizer, trainable(run.model->parameters()),
+                                                    run.plan.distributed.bucket_mb);
+    run.optimizer->state().clear();  // Adagrad's is made at once; the slices hold it
+  }
   run.model->set_recompute(run.plan.precision.recompute);
   run.scaler = run.plan.precision.make_scaler();
   if (!t.distill.teacher.empty()) {  // every rank its own

@@ -18,6 +18,7 @@
 #include "framework/train/nonfinite.h"
 #include "framework/train/optimization.h"
 #include "framework/train/pretraining.h"
+#include "framework/train/rank_figures.h"
 #include "framework/train/run_report.h"
 #include "framework/train/saving.h"
 #include "models/autocast.h"
@@ -177,7 +178,11 @@ void optimizer_step(Run& run) {
           fmt::format("{}'s state", to_string(run.plan.train.optimizer.type)),
           fmt::format("{}, train.optimizer.type",
                       fmt::join(traits_of(run.plan.model.type).size_keys, ", ")));
-      run.optimizer->step();
+      if (run.shards) {
+        run.shards->step();  // this rank's slice of it
+      } else {
+        run.optimizer->step();
+      }
     }
     if (run.pruner) run.pruner->apply();
     if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
@@ -239,6 +244,7 @@ class TorchLearner : public Learner {
       return {fused_sgd_step(*run_.fused, batch, lr, run_, run_.nonfinite_in_a_row), true};
     }
     set_lr(*run_.optimizer, lr);
+    if (run_.shards) run_.shards->set_lr(lr);
     const double loss = accumulate_batch(run_, batch, micro_);
     if (++micro_ < run_.plan.train.accumulate) return {loss, false};
     micro_ = 0;
@@ -324,6 +330,8 @@ class TorchLearner : public Learner {
     run_.model->remember_fills(load_model_weights(*run_.model, c, path));
   }
   void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
+    // Collective: rank 0's optimizer gets the whole state for write(), which empties it.
+    if (run_.shards) run_.shards->gather_state(*run_.optimizer);
     blobs["rng"] = rng_state();
     // The transfer set's streams run across epochs: their positions are saved at each save.
     for (const auto& t : run_.transfer) blobs[transfer_blob(t.name)] = t.stream->save_state();
@@ -340,6 +348,7 @@ class TorchLearner : public Learner {
     if (run_.pruner) c.tensor_blobs[kPruneMasksSection] = run_.pruner->masks();
     if (what == Saved::last) {
       c.blobs["optimizer"] = optimizer_bytes(*run_.optimizer);
+      if (run_.shards) run_.optimizer->state().clear();
       if (run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
     }
     for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
@@ -358,7 +367,10 @@ class TorchLearner : public Learner {
       train["world_size"] = run_.dist->world_size();
       train["allreduce_seconds"] = run_.dist->gradient_seconds();
       train["allreduce_calls"] = run_.dist->gradient_calls();
+      train["shard"] = to_string(run_.plan.distributed.shard);
     }
+    train["ranks"] = rank_figures(run_);  // collective; one process: its own
+    if (run_.dist->is_group()) progress.log(ranks_text(train["ranks"]));
     for (const auto& transfer : run_.transfer) {
       train["transfer"][transfer.name] = {{"rows_per_batch", transfer_rows(run_, transfer.name)},
                                           {"epoch", transfer.stream->epoch()}};

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../free_port.h"
+#include "framework/runtime/checkpoint_file.h"
 #include "tests/test_files.h"
 
 extern char** environ;
@@ -121,10 +122,29 @@ class Dist : public ::testing::Test {
            " --set model.buckets=100000 --set run.threads=1 --set data.workers=1" + extra;
   }
 
+  void killed_rank_ends_the_other(const std::string& shard);
+
+  // `sift launch --nproc N -- train ...` of SMS spam under Adam for a few steps; the run
+  // must succeed.
+  nlohmann::json launch(int nproc, const std::string& name, const std::string& extra) {
+    const Result r = run("launch --nproc " + std::to_string(nproc) + " -- " +
+                         train_args(name, " --json --set train.scheduler.type=constant" + extra));
+    EXPECT_EQ(r.status, 0) << r;
+    return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  }
+
+  // The weights in a run's last.ckpt, byte for byte.
+  std::string weights(const std::string& name) const {
+    return read_checkpoint(dir_ + "/" + name + "/last.ckpt").blobs.at("model");
+  }
+
   std::string dir_;
   int count_ = 0;
   Clock::time_point started_;
 };
+
+const std::string kAdam =
+    " --set train.optimizer.type=adam --set train.optimizer.lr=0.01 --set train.max_steps=25";
 
 bool has_trace(const std::string& err) {
   for (const char* trace : {"terminate called", "Exception raised from", "frame #"}) {
@@ -165,7 +185,7 @@ TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
   EXPECT_NE(single.status, 0);
   EXPECT_FALSE(has_trace(single.err)) << single;
   EXPECT_NE(single.err.find("sift: error: " + dir_ + "/parts/last.ckpt was written by a run of 2 "
-                            "process(es) and this one has 1"),
+                            "process(es) inside an epoch and this one has 1"),
             std::string::npos)
       << single;
   const Result resumed = run("launch --nproc 2 -- train --resume " + dir_ +
@@ -178,14 +198,24 @@ TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
             whole["splits"]["valid"]["loss"].get<double>());
 }
 
-// A rank killed mid-training: the other stops with one clear error within the timeout.
+// A rank killed mid-training: the other stops with one clear error within the timeout,
+// with every rank holding everything and with each holding its slice (run.shard).
 TEST_F(Dist, KilledRankEndsTheOtherWithAnErrorWithinTheTimeout) {
+  for (const std::string shard : {"none", "gradients"}) {
+    SCOPED_TRACE("run.shard " + shard);
+    killed_rank_ends_the_other(shard);
+  }
+}
+
+void Dist::killed_rank_ends_the_other(const std::string& shard) {
   const std::string port = "MASTER_PORT=" + std::to_string(free_port());
-  const std::string args =
-      train_args("killed", " --set train.epochs=200 --set run.dist_timeout_seconds=5");
+  const std::string name = "killed_" + shard;
+  const std::string args = train_args(
+      name, " --set train.epochs=200 --set run.dist_timeout_seconds=5 --set run.shard=" + shard +
+                (shard == "none" ? "" : " --set train.optimizer.type=adam --set train.optimizer.lr=0.01"));
   Process rank0 = start(args, {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", port});
   Process rank1 = start(args, {"RANK=1", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", port});
-  ASSERT_TRUE(wait_for(dir_ + "/killed/vocab.txt", 30)) << "the ranks never started training";
+  ASSERT_TRUE(wait_for(dir_ + "/" + name + "/vocab.txt", 30)) << "the ranks never started training";
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill(rank1.pid, SIGKILL);
   started_ = Clock::now();
@@ -249,6 +279,143 @@ TEST_F(Dist, UnreachableMasterIsAClearErrorWithinTheTimeout) {
   EXPECT_NE(r.err.find("sift: error: rank 1 cannot reach the master at 127.0.0.1:"),
             std::string::npos)
       << r;
+}
+
+
+// ---- run.shard (ZeRO stages 1 and 2) ------------------------------------------------------
+
+// Each rank's optimizer state is its slice: about 1/N of data parallelism's, all of it
+// together; under `gradients` no gradient is held between steps.
+void expect_sliced_state(const nlohmann::json& ddp, const nlohmann::json& sharded, int nproc,
+                         const std::string& stage) {
+  const auto& whole = ddp["train"]["ranks"];
+  const auto& ranks = sharded["train"]["ranks"];
+  ASSERT_EQ(ranks.size(), static_cast<size_t>(nproc));
+  const int64_t all = whole[0]["optimizer_state_bytes"].get<int64_t>();
+  int64_t sum = 0;
+  for (const auto& r : ranks) {
+    const int64_t mine = r["optimizer_state_bytes"].get<int64_t>();
+    sum += mine;
+    // Cuts fall on 64-element steps inside a tensor: 2 moments x 64 x 4 bytes of slack.
+    EXPECT_LE(mine, all / nproc + 2 * 64 * 4) << r;
+    if (stage == "gradients") {
+      EXPECT_EQ(r["gradient_bytes"].get<int64_t>(), 0) << r;
+    }
+    EXPECT_GT(r["allgather_seconds"].get<double>(), 0.0) << r;
+  }
+  EXPECT_EQ(sum, all);
+  EXPECT_EQ(sharded["train"]["shard"], stage);
+}
+
+// 2 and 3 ranks (3 cuts SMS spam's tables unevenly), each stage: Adam's weights are
+// data parallelism's bit for bit.
+TEST_F(Dist, ShardedAdamAtTwoAndThreeRanksGivesDataParallelWeightsBitForBit) {
+  for (const int nproc : {2, 3}) {
+    const std::string n = std::to_string(nproc);
+    const auto ddp = launch(nproc, "ddp" + n, kAdam);
+    for (const std::string stage : {"optimizer", "gradients"}) {
+      SCOPED_TRACE(n + " ranks, run.shard " + stage);
+      const auto sharded = launch(nproc, stage + n, kAdam + " --set run.shard=" + stage);
+      ASSERT_FALSE(sharded.is_null());
+      EXPECT_TRUE(weights(stage + n) == weights("ddp" + n));
+      expect_sliced_state(ddp, sharded, nproc, stage);
+      EXPECT_EQ(sharded["splits"]["valid"], ddp["splits"]["valid"]);
+    }
+  }
+}
+
+// Every other optimizer that keeps state, at 3 ranks under `gradients`.
+TEST_F(Dist, EveryOptimizerWithStateShardedGivesDataParallelWeightsBitForBit) {
+  for (const std::string optimizer :
+       {"adamw", "adagrad", "adadelta", "rmsprop --set train.optimizer.momentum=0.9",
+        "sgd --set train.optimizer.momentum=0.9"}) {
+    SCOPED_TRACE(optimizer);
+    const std::string name = optimizer.substr(0, optimizer.find(' '));
+    const std::string set = " --set train.max_steps=20 --set train.optimizer.type=" + optimizer;
+    const auto ddp = launch(3, name, set);
+    const auto sharded = launch(3, name + "_sharded", set + " --set run.shard=gradients");
+    ASSERT_FALSE(sharded.is_null());
+    EXPECT_TRUE(weights(name + "_sharded") == weights(name));
+    expect_sliced_state(ddp, sharded, 3, "gradients");
+  }
+}
+
+// The Transformer (attention, layer norms, learned positions, dropout, clipping by the
+// global norm) under AdamW: the same.
+TEST_F(Dist, ShardedTransformerGivesDataParallelWeightsBitForBit) {
+  const std::string config = dir_ + "/transformer.yaml";
+  std::ofstream(config) << "data:\n  train:\n    path: " << kSmsData
+                        << "\n  format: tsv\n  text: 1\n  label: 0\n  max_length: 32\n"
+                           "model:\n  type: transformer\n  dim: 32\n  layers: 1\n  heads: 2\n"
+                           "  ff_dim: 64\n  positions: learned\n  max_positions: 32\n"
+                           "train:\n  epochs: 1\n  max_steps: 15\n  batch_size: 16\n"
+                           "  clip_norm: 1.0\n  optimizer:\n    type: adamw\n    lr: 0.001\n";
+  const std::string args = "train " + config + " --quiet --json --set run.dir=" + dir_ +
+                           " --set run.threads=1 --set data.workers=1 --set run.name=";
+  const Result ddp = run("launch --nproc 3 -- " + args + "ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const Result sharded = run("launch --nproc 3 -- " + args + "sharded --set run.shard=gradients");
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  EXPECT_TRUE(weights("sharded") == weights("ddp"));
+  expect_sliced_state(nlohmann::json::parse(ddp.out), nlohmann::json::parse(sharded.out), 3,
+                      "gradients");
+}
+
+// last.ckpt holds the whole optimizer state whatever the sharding: a sharded run saved
+// at 3 ranks resumes at 2 (sharded) and at 1 exactly as data parallelism's checkpoint does.
+TEST_F(Dist, ShardedRunSavedAtThreeRanksResumesAtTwoAndAtOne) {
+  const std::string epoch = " --set train.epochs=1 --set train.optimizer.type=adam "
+                            "--set train.optimizer.lr=0.01";
+  launch(3, "ddp", epoch);
+  launch(3, "sharded", epoch + " --set run.shard=optimizer");
+  ASSERT_TRUE(weights("sharded") == weights("ddp"));
+  for (const std::string name : {"ddp", "sharded"}) {
+    fs::copy(dir_ + "/" + name, dir_ + "/" + name + "_1", fs::copy_options::recursive);
+  }
+  const std::string more = " --quiet --set train.epochs=2";
+  for (const std::string name : {"ddp", "sharded"}) {
+    const Result two = run("launch --nproc 2 -- train --resume " + dir_ + "/" + name + more);
+    ASSERT_EQ(two.status, 0) << two;
+    const Result one = run("train --resume " + dir_ + "/" + name + "_1" + more +
+                           " --set run.shard=none");
+    ASSERT_EQ(one.status, 0) << one;
+  }
+  const auto report = nlohmann::json::parse(read_file(dir_ + "/sharded/report.json"));
+  EXPECT_EQ(report["train"]["world_size"], 2);
+  EXPECT_EQ(report["train"]["shard"], "optimizer");
+  EXPECT_GT(report["splits"]["valid"]["accuracy"].get<double>(), 0.9);
+  EXPECT_TRUE(weights("sharded") == weights("ddp")) << "resumed at 2";
+  EXPECT_TRUE(weights("sharded_1") == weights("ddp_1")) << "resumed at 1";
+  EXPECT_FALSE(weights("sharded_1") == weights("sharded"));
+}
+
+// Stopped inside an epoch and resumed with the same number of ranks: the weights of the
+// uninterrupted run, bit for bit.
+TEST_F(Dist, ShardedRunResumedInsideAnEpochAtTheSameWorldSizeIsBitExact) {
+  const std::string set = " --set train.epochs=1 --set run.shard=gradients "
+                          "--set train.optimizer.type=adam --set train.optimizer.lr=0.01";
+  launch(2, "whole", set);
+  launch(2, "parts", set + " --set train.max_steps=30");
+  const Result resumed = run("launch --nproc 2 -- train --resume " + dir_ +
+                             "/parts --quiet --set train.max_steps=0");
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_TRUE(weights("parts") == weights("whole"));
+}
+
+TEST_F(Dist, ShardingIsRefusedInOneProcessAndForSparseGradientsNamingTheKey) {
+  const Result alone = run(train_args("alone", kAdam + " --set run.shard=optimizer"));
+  EXPECT_NE(alone.status, 0) << alone;
+  EXPECT_FALSE(has_trace(alone.err)) << alone;
+  EXPECT_NE(alone.err.find("sift: error: run.shard: optimizer shards across the processes of a "
+                           "distributed run, and this is one process"),
+            std::string::npos)
+      << alone;
+  const Result sparse = run(train_args("sparse", " --set run.shard=gradients"));
+  EXPECT_NE(sparse.status, 0) << sparse;
+  EXPECT_NE(sparse.err.find("sift: error: run.shard: gradients cannot shard the fasttext model "
+                            "under plain SGD"),
+            std::string::npos)
+      << sparse;
 }
 
 }  // namespace distributed_cli_test

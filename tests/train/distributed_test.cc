@@ -320,15 +320,21 @@ TEST(DistributedEnvironment, ReadsTorchrunVariablesAndRefusesBadOnes) {
   for (const char* v : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) unsetenv(v);
 }
 
-TEST(DistributedResume, RefusesAnotherWorldSizeNamingBoth) {
-  EXPECT_NO_THROW(check_world_size({{"world_size", 2}}, "run/last.ckpt", 2));
-  EXPECT_NO_THROW(check_world_size(nlohmann::json::object(), "run/last.ckpt", 1));
+// Inside an epoch each rank's data position is saved; at an epoch's end nothing ties the
+// checkpoint to its number of processes.
+TEST(DistributedResume, RefusesAnotherWorldSizeInsideAnEpochNamingBoth) {
+  const nlohmann::json inside{{"world_size", 2}, {"epoch_complete", false}};
+  EXPECT_NO_THROW(check_world_size(inside, "run/last.ckpt", 2));
+  EXPECT_NO_THROW(check_world_size({{"epoch_complete", false}}, "run/last.ckpt", 1));
+  EXPECT_NO_THROW(check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 2));
+  EXPECT_NO_THROW(check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 1));
   try {
-    check_world_size({{"world_size", 2}}, "run/last.ckpt", 1);
+    check_world_size(inside, "run/last.ckpt", 1);
     ADD_FAILURE() << "resumed 2 ranks' checkpoint with 1";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("run/last.ckpt was written by a run of 2 process(es) and this one has 1"),
+    EXPECT_NE(m.find("run/last.ckpt was written by a run of 2 process(es) inside an epoch and "
+                     "this one has 1"),
               std::string::npos)
         << m;
   }

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""run.shard (ZeRO stages 1 and 2) against data parallelism, 1, 2 and 4 ranks over Gloo.
+
+  python3 bench/sharding.py              # writes bench/RESULTS.md (section Distributed)
+  python3 bench/sharding.py --no-write --steps 4
+
+Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
+4 layers, 512 wide, 8 heads, 2048 feed-forward; SMS spam's vocabulary) and the fastText
+model with a large bucket table (model.buckets 1M x model.dim 50). Every run trains
+--steps optimizer steps (the ranks share this machine's cores: memory is the figure,
+time secondary) with one compute thread and one data worker per rank. Per rank, from
+report.json's train.ranks (rank_figures.cc): optimizer_state_bytes, gradient_bytes (held
+between steps), gradient_peak_bytes (the backward's), weights_bytes and peak_rss_bytes;
+examples/s from train.examples / train.seconds; the validation accuracy. Figures are
+rank 0's (the others differ by at most one 64-element cut); "x DDP" divides by the
+data-parallel run at the same number of ranks.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_section import write_section  # noqa: E402
+
+SIFT = os.environ.get("SIFT", "build/sift")
+ADAM = ["train.optimizer.type=adam", "train.optimizer.lr=0.001", "train.epochs=1",
+        "train.scheduler.type=constant", "run.threads=1", "data.workers=1"]
+ENCODER = """data:
+  train:
+    path: data/sms_spam/SMSSpamCollection
+  format: tsv
+  text: 1
+  label: 0
+  max_length: 64
+model:
+  type: transformer
+  dim: 512
+  layers: 4
+  heads: 8
+  ff_dim: 2048
+  positions: learned
+  max_positions: 64
+train:
+  batch_size: 8
+"""
+MODELS = [
+    ("BERT-Small-shaped encoder", ENCODER, []),
+    ("fastText, 1M x 50 buckets", "configs/sms_spam.yaml",
+     ["model.buckets=1000000", "model.dim=50", "train.batch_size=32"]),
+]
+SETUPS = [(1, "none"), (2, "none"), (2, "optimizer"), (2, "gradients"),
+          (4, "none"), (4, "optimizer"), (4, "gradients")]
+
+
+def train(tmp, name, config, settings, nproc, shard):
+    cmd = [SIFT]
+    if nproc > 1:
+        cmd += ["launch", "--nproc", str(nproc), "--"]
+    cmd += ["train", config, "--quiet", "--json", "--set", f"run.dir={tmp}",
+            "--set", f"run.name={name}", "--set", f"run.shard={shard}"]
+    for s in settings:
+        cmd += ["--set", s]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    shutil.rmtree(os.path.join(tmp, name))
+    return json.loads(out)
+
+
+def mib(b):
+    return b / (1 << 20)
+
+
+def options():
+    p = argparse.ArgumentParser(description="run.shard against data parallelism")
+    p.add_argument("--steps", type=int, default=12, help="optimizer steps of every run")
+    p.add_argument("--no-write", action="store_true", help="print only; no RESULTS.md")
+    return p.parse_args()
+
+
+def main():
+    a, tables = options(), []
+    tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
+    for label, config, extra in MODELS:
+        if not config.endswith(".yaml"):
+            path = os.path.join(tmp, "encoder.yaml")
+            with open(path, "w") as f:
+                f.write(config.replace("data/", os.path.abspath("data") + "/"))
+            config = path
+        settings = extra + ADAM + [f"train.max_steps={a.steps}"]
+        rows, ddp = [], {}
+        for nproc, shard in SETUPS:
+            s = train(tmp, f"{nproc}{shard}", config, settings, nproc, shard)
+            t = s["train"]
+            r = t["ranks"][0]
+            state, grads, peak, weights = (r["optimizer_state_bytes"], r["gradient_bytes"],
+                                           r["gradient_peak_bytes"], r["weights_bytes"])
+            total = state + grads + weights
+            if shard == "none":
+                ddp[nproc] = (state, total)
+            row = (f"| {nproc} | {shard} | {mib(weights):.1f} | {mib(grads):.1f} "
+                   f"(peak {mib(peak):.1f}) | {mib(state):.1f} ({state / ddp[nproc][0]:.3f}x) | "
+                   f"{mib(total):.1f} ({total / ddp[nproc][1]:.3f}x) | "
+                   f"{mib(r['peak_rss_bytes']):.0f} | {t['examples'] / t['seconds']:.1f} | "
+                   f"{s['splits']['valid']['accuracy']:.4f} |")
+            rows.append(row)
+            print(row, flush=True)
+        tables.append("\n".join([
+            f"{label} under Adam, {a.steps} steps; per rank (rank 0):", "",
+            "| ranks | run.shard | weights MiB | gradients MiB between steps | optimizer state "
+            "MiB (x DDP) | weights + gradients + state MiB (x DDP) | peak RSS MiB | examples/s "
+            "| valid accuracy |",
+            "|---|---|---|---|---|---|---|---|---|", *rows]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    load = open("/proc/loadavg").read().split()[:3]
+    text = "\n\n".join([
+        f"- run: `python3 bench/sharding.py --steps {a.steps}`; load average {' '.join(load)} "
+        "at the end (this 2-core machine is shared: examples/s are indicative only)",
+        *tables,
+        "Stage 3 (parameters sharded) is not built: weights stay whole on every rank. The "
+        "gradient peak is whole on every rank too (all-reduce, no reduce-scatter in Gloo "
+        "1.13; docs/distributed.md)."])
+    print(text)
+    if not a.no_write:
+        write_section("sharding", "Sharding: run.shard (ZeRO 1-2) against data parallelism", text)
+
+
+if __name__ == "__main__":
+    main()

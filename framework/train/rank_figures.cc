@@ -1,0 +1,74 @@
+#include "framework/train/rank_figures.h"
+
+#include <fmt/format.h>
+
+#include "framework/train/optimization.h"
+#include "framework/train/phases.h"
+
+namespace sift {
+namespace {
+
+int64_t bytes_of(const std::vector<torch::Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const auto& t : tensors) {
+    if (!t.defined()) continue;
+    // A sparse gradient (fastText's tables under plain SGD): its rows and their indices.
+    bytes += static_cast<int64_t>(t.is_sparse() ? t._indices().nbytes() + t._values().nbytes()
+                                                : t.nbytes());
+  }
+  return bytes;
+}
+
+nlohmann::json my_figures(Run& run) {
+  const auto params = run.model->parameters();
+  const auto steps = trainable(params);
+  std::vector<torch::Tensor> grads;
+  int64_t elements = 0;
+  for (const auto& p : steps) {
+    grads.push_back(p.grad());
+    elements += p.numel();
+  }
+  const bool sharded = run.shards != nullptr;
+  return {{"rank", run.dist->rank()},
+          {"weights_bytes", bytes_of(params)},
+          {"gradient_bytes", bytes_of(grads)},
+          // Reduced as a whole after the backward (no reduce-scatter inside it here).
+          {"gradient_peak_bytes", bytes_of(steps)},
+          {"optimizer_state_bytes", sharded ? run.shards->state_bytes()
+                                            : optimizer_state_bytes(run.plan.train.optimizer,
+                                                                    *run.optimizer)},
+          {"slice_elements", sharded ? run.shards->slice_elements() : elements},
+          {"peak_rss_bytes", peak_rss_bytes()},
+          {"allreduce_seconds", run.dist->gradient_seconds()},
+          {"allgather_seconds", sharded ? run.shards->gather_seconds() : 0.0}};
+}
+
+std::string mib(const nlohmann::json& j, const char* key) {
+  return fmt::format("{:.2f} MiB", static_cast<double>(j[key].get<int64_t>()) / (1 << 20));
+}
+
+}  // namespace
+
+nlohmann::json rank_figures(Run& run) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& bytes : run.dist->all_gather(my_figures(run).dump())) {
+    all.push_back(nlohmann::json::parse(bytes));
+  }
+  return all;
+}
+
+std::string ranks_text(const nlohmann::json& ranks) {
+  std::string text;
+  for (const auto& r : ranks) {
+    text += fmt::format(
+        "{}rank {}: weights {}, gradients {} (peak {}), optimizer state {}, peak RSS {}; "
+        "all-reduce {:.2f} s, all-gather {:.2f} s",
+        text.empty() ? "" : "\n", r["rank"].get<int64_t>(), mib(r, "weights_bytes"),
+        mib(r, "gradient_bytes"), mib(r, "gradient_peak_bytes"), mib(r, "optimizer_state_bytes"),
+        mib(r, "peak_rss_bytes"), r["allreduce_seconds"].get<double>(),
+        r["allgather_seconds"].get<double>());
+  }
+  return text;
+}
+
+}  // namespace sift

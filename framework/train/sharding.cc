@@ -1,0 +1,340 @@
+#include "framework/train/sharding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "core/error.h"
+#include "framework/train/adadelta.h"
+#include "framework/train/optimization.h"
+
+namespace sift {
+
+// A part of the flat space held by one 1-D tensor: elements [start, start + numel).
+struct Segment {
+  int64_t start;
+  torch::Tensor flat;
+};
+
+namespace {
+
+using ParamState = torch::optim::OptimizerParamState;
+
+// A cut inside a tensor is a multiple of this many elements from its start: ATen's CPU
+// loops take 2 x 8 floats (AVX2) or 2 x 16 (AVX-512) at a time and the rest one by one,
+// and the two may round differently where the compiler fuses a multiply-add in one.
+constexpr int64_t kCutAlign = 64;
+
+// One parameter's state as the sharding moves it: its step count (null: the type keeps
+// none) and the tensors the config makes it keep, in a fixed order.
+struct StateRefs {
+  int64_t* step = nullptr;
+  std::vector<torch::Tensor*> tensors;
+};
+
+template <class S>
+S& state_as(ParamState& s) {
+  return static_cast<S&>(s);
+}
+
+StateRefs state_refs(const OptimizerConfig& o, ParamState& s) {
+  switch (o.type) {
+    case OptimizerType::adam: {
+      auto& a = state_as<torch::optim::AdamParamState>(s);
+      return {&a.step(), {&a.exp_avg(), &a.exp_avg_sq()}};
+    }
+    case OptimizerType::adamw: {
+      auto& a = state_as<torch::optim::AdamWParamState>(s);
+      return {&a.step(), {&a.exp_avg(), &a.exp_avg_sq()}};
+    }
+    case OptimizerType::adagrad: {
+      auto& a = state_as<torch::optim::AdagradParamState>(s);
+      return {&a.step(), {&a.sum()}};
+    }
+    case OptimizerType::rmsprop: {
+      auto& a = state_as<torch::optim::RMSpropParamState>(s);
+      StateRefs r{&a.step(), {&a.square_avg()}};
+      if (o.momentum > 0) r.tensors.push_back(&a.momentum_buffer());
+      return r;
+    }
+    case OptimizerType::adadelta: {
+      auto& a = state_as<AdadeltaParamState>(s);
+      return {&a.step(), {&a.square_avg(), &a.acc_delta()}};
+    }
+    case OptimizerType::sgd:
+      break;
+  }
+  auto& a = state_as<torch::optim::SGDParamState>(s);
+  return {nullptr, o.momentum > 0 ? std::vector<torch::Tensor*>{&a.momentum_buffer()}
+                                  : std::vector<torch::Tensor*>{}};
+}
+
+std::unique_ptr<ParamState> new_state(OptimizerType type) {
+  switch (type) {
+    case OptimizerType::adam:
+      return std::make_unique<torch::optim::AdamParamState>();
+    case OptimizerType::adamw:
+      return std::make_unique<torch::optim::AdamWParamState>();
+    case OptimizerType::adagrad:
+      return std::make_unique<torch::optim::AdagradParamState>();
+    case OptimizerType::rmsprop:
+      return std::make_unique<torch::optim::RMSpropParamState>();
+    case OptimizerType::adadelta:
+      return std::make_unique<AdadeltaParamState>();
+    case OptimizerType::sgd:
+      break;
+  }
+  return std::make_unique<torch::optim::SGDParamState>();
+}
+
+std::string state_key(const torch::Tensor& p) {
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+}
+
+// Calls f(the part of a segment inside [begin, end), its offset from begin).
+template <class F>
+void overlap(const std::vector<Segment>& segments, int64_t begin, int64_t end, F f) {
+  for (const auto& s : segments) {
+    const int64_t a = std::max(begin, s.start);
+    const int64_t b = std::min(end, s.start + s.flat.numel());
+    if (a < b) f(s.flat.narrow(0, a - s.start, b - a), a - begin);
+  }
+}
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+std::vector<int64_t> shard_cuts(const std::vector<int64_t>& numels, int64_t ranks) {
+  int64_t total = 0;
+  for (const int64_t n : numels) total += n;
+  std::vector<int64_t> cuts{0};
+  for (int64_t r = 1; r < ranks; ++r) {
+    const int64_t target = static_cast<int64_t>(static_cast<__int128>(total) * r / ranks);
+    int64_t start = 0;
+    for (const int64_t n : numels) {
+      if (target < start + n) break;
+      start += n;
+    }
+    const int64_t cut = start + (target - start) / kCutAlign * kCutAlign;
+    cuts.push_back(std::max(cut, cuts.back()));
+  }
+  cuts.push_back(total);
+  return cuts;
+}
+
+struct ShardedOptimizer::Impl {
+  Distributed& dist;
+  ShardStage stage;
+  OptimizerConfig config;
+  std::vector<torch::Tensor> params;
+  std::vector<Segment> whole;   // every parameter, flat
+  std::vector<int64_t> cuts;    // slice r: [cuts[r], cuts[r + 1])
+  std::vector<Segment> pieces;  // this rank's slice: views of the parameters
+  std::vector<size_t> piece_param;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;  // over the pieces; null: none
+  int64_t bucket = 0;                                  // elements per all-gather
+  double gather_seconds = 0;
+  int64_t gather_calls = 0;
+
+  Impl(Distributed& d, ShardStage s, const OptimizerConfig& o) : dist(d), stage(s), config(o) {}
+
+  int64_t me() const { return dist.rank(); }
+  int64_t slice_length(int64_t r) const { return cuts[r + 1] - cuts[r]; }
+
+  // The slices of `mine` (this rank's, as segments) from every rank into `into`'s
+  // segments (null: received and dropped), a bucket of each slice at a time.
+  void all_gather(const std::vector<Segment>& mine, const std::vector<Segment>* into,
+                  bool skip_own) {
+    int64_t longest = 0;
+    for (int64_t r = 0; r + 1 < static_cast<int64_t>(cuts.size()); ++r)
+      longest = std::max(longest, slice_length(r));
+    const int64_t world = dist.world_size();
+    const auto options = params.front().options();
+    for (int64_t from = 0; from < longest; from += bucket) {
+      const int64_t n = std::min(bucket, longest - from);
+      auto in = torch::zeros({n}, options);
+      const int64_t a = cuts[me()] + from, b = std::min(cuts[me() + 1], a + n);
+      overlap(mine, a, b, [&](const torch::Tensor& t, int64_t at) {
+        in.narrow(0, at, t.numel()).copy_(t);
+      });
+      auto out = torch::empty({world * n}, options);
+      dist.all_gather_into(in, out);
+      if (into == nullptr) continue;
+      for (int64_t r = 0; r < world; ++r) {
+        if (skip_own && r == me()) continue;
+        const int64_t ra = cuts[r] + from, rb = std::min(cuts[r + 1], ra + n);
+        overlap(*into, ra, rb, [&](const torch::Tensor& t, int64_t at) {
+          t.copy_(out.narrow(0, r * n + at, t.numel()));
+        });
+      }
+    }
+  }
+
+  std::vector<Segment> piece_states(size_t field) const {
+    std::vector<Segment> out;
+    for (const auto& piece : pieces) {
+      auto& s = *optimizer->state().at(state_key(piece.flat));
+      out.push_back({piece.start, *state_refs(config, s).tensors[field]});
+    }
+    return out;
+  }
+};
+
+ShardedOptimizer::ShardedOptimizer(Distributed& dist, ShardStage stage,
+                                   const OptimizerConfig& config,
+                                   std::vector<torch::Tensor> params, double bucket_mb)
+    : impl_(std::make_unique<Impl>(dist, stage, config)) {
+  auto& impl = *impl_;
+  if (params.empty()) throw Error("run.shard: the model has no trainable parameters to shard");
+  std::vector<int64_t> numels;
+  int64_t start = 0;
+  for (const auto& p : params) {
+    if (!p.is_contiguous() || p.scalar_type() != params.front().scalar_type()) {
+      throw Error(fmt::format("run.shard: a parameter of shape {} is {}; sharding needs "
+                              "contiguous parameters of one dtype",
+                              fmt::join(p.sizes(), "x"),
+                              p.is_contiguous() ? "of another dtype" : "not contiguous"));
+    }
+    impl.whole.push_back({start, p.detach().view(-1)});
+    numels.push_back(p.numel());
+    start += p.numel();
+  }
+  impl.params = std::move(params);
+  impl.cuts = shard_cuts(numels, dist.world_size());
+  for (int64_t r = 0; r < dist.world_size(); ++r) {
+    if (impl.slice_length(r) > 0) continue;
+    throw Error(fmt::format("run.shard: the model's {} trainable values leave rank {} of {} no "
+                            "slice; use fewer processes or run.shard: none",
+                            start, r, dist.world_size()));
+  }
+  const int64_t a = impl.cuts[impl.me()], b = impl.cuts[impl.me() + 1];
+  std::vector<torch::Tensor> leaves;
+  for (size_t i = 0; i < impl.whole.size(); ++i) {
+    overlap({impl.whole[i]}, a, b, [&](const torch::Tensor& t, int64_t at) {
+      // A view of the parameter, stepped in place; marked trainable for create_optimizer.
+      auto leaf = t.requires_grad_(true);
+      impl.pieces.push_back({a + at, leaf});
+      impl.piece_param.push_back(i);
+      leaves.push_back(leaf);
+    });
+  }
+  const int64_t element = static_cast<int64_t>(impl.params.front().element_size());
+  impl.bucket = std::max<int64_t>(kCutAlign, static_cast<int64_t>(bucket_mb * 1024 * 1024) / element);
+  if (!leaves.empty()) {
+    impl.optimizer = create_optimizer(config, leaves);  // Adagrad's state: made here
+  }
+}
+
+ShardedOptimizer::~ShardedOptimizer() = default;
+
+void ShardedOptimizer::set_lr(double lr) {
+  if (impl_->optimizer) sift::set_lr(*impl_->optimizer, lr);
+}
+
+void ShardedOptimizer::step() {
+  auto& impl = *impl_;
+  torch::NoGradGuard no_grad;
+  for (size_t k = 0; k < impl.pieces.size(); ++k) {
+    const auto& p = impl.params[impl.piece_param[k]];
+    const auto& g = p.grad();
+    if (g.defined() && g.is_sparse()) {
+      throw Error("run.shard: a parameter's gradient is sparse; sharding slices dense ones");
+    }
+    const int64_t offset = impl.pieces[k].start - impl.whole[impl.piece_param[k]].start;
+    auto slice = g.defined() ? g.reshape(-1).narrow(0, offset, impl.pieces[k].flat.numel())
+                             : torch::zeros_like(impl.pieces[k].flat);
+    // gradients: a copy of the slice, so that the whole gradient can go now.
+    impl.pieces[k].flat.mutable_grad() =
+        impl.stage == ShardStage::gradients ? slice.clone() : slice;
+  }
+  if (impl.stage == ShardStage::gradients) {
+    for (auto& p : impl.params) p.mutable_grad() = torch::Tensor();
+  }
+  if (impl.optimizer) impl.optimizer->step();
+  for (auto& piece : impl.pieces) piece.flat.mutable_grad() = torch::Tensor();
+  const auto start = Clock::now();
+  impl.all_gather(impl.pieces, &impl.whole, /*skip_own=*/true);
+  impl.gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  ++impl.gather_calls;
+}
+
+void ShardedOptimizer::gather_state(torch::optim::Optimizer& full) {
+  auto& impl = *impl_;
+  torch::NoGradGuard no_grad;
+  const size_t fields = state_refs(impl.config, *new_state(impl.config.type)).tensors.size();
+  // The same on every rank: whether the pieces have stepped (a state exists).
+  std::vector<int64_t> stepped{impl.optimizer && !impl.optimizer->state().empty() ? 1 : 0};
+  impl.dist.sum(stepped);
+  if (fields == 0 || stepped[0] != impl.dist.world_size()) return;  // no state yet (or none kept)
+  std::vector<int64_t> step{0};
+  if (impl.me() == 0) {
+    auto& first = *impl.optimizer->state().at(state_key(impl.pieces.front().flat));
+    const auto refs = state_refs(impl.config, first);
+    if (refs.step) step[0] = *refs.step;
+  }
+  impl.dist.sum(step);  // rank 0's count on every rank (all pieces step together)
+  std::vector<std::unique_ptr<ParamState>> states;
+  std::vector<Segment> into;
+  for (size_t f = 0; f < fields; ++f) {
+    into.clear();
+    for (size_t i = 0; i < impl.params.size() && impl.me() == 0; ++i) {
+      if (f == 0) states.push_back(new_state(impl.config.type));
+      const auto refs = state_refs(impl.config, *states[i]);
+      if (refs.step) *refs.step = step[0];
+      *refs.tensors[f] = torch::zeros_like(impl.params[i]);
+      into.push_back({impl.whole[i].start, refs.tensors[f]->view(-1)});
+    }
+    impl.all_gather(impl.piece_states(f), impl.me() == 0 ? &into : nullptr, false);
+  }
+  for (size_t i = 0; i < states.size(); ++i)
+    full.state()[state_key(impl.params[i])] = std::move(states[i]);
+}
+
+void ShardedOptimizer::scatter_state(torch::optim::Optimizer& full) {
+  auto& impl = *impl_;
+  torch::NoGradGuard no_grad;
+  const size_t fields = state_refs(impl.config, *new_state(impl.config.type)).tensors.size();
+  if (full.state().empty() || fields == 0 || !impl.optimizer) {
+    full.state().clear();
+    return;
+  }
+  for (size_t k = 0; k < impl.pieces.size(); ++k) {
+    const size_t i = impl.piece_param[k];
+    const auto it = full.state().find(state_key(impl.params[i]));
+    if (it == full.state().end()) continue;
+    auto from = state_refs(impl.config, *it->second);
+    auto piece = new_state(impl.config.type);
+    auto to = state_refs(impl.config, *piece);
+    if (to.step) *to.step = *from.step;
+    const int64_t offset = impl.pieces[k].start - impl.whole[i].start;
+    for (size_t f = 0; f < fields; ++f) {
+      *to.tensors[f] =
+          from.tensors[f]->reshape(-1).narrow(0, offset, impl.pieces[k].flat.numel()).clone();
+    }
+    impl.optimizer->state()[state_key(impl.pieces[k].flat)] = std::move(piece);
+  }
+  full.state().clear();
+}
+
+int64_t ShardedOptimizer::state_bytes() const {
+  return impl_->optimizer ? optimizer_state_bytes(impl_->config, *impl_->optimizer) : 0;
+}
+
+int64_t ShardedOptimizer::slice_elements() const { return impl_->slice_length(impl_->me()); }
+double ShardedOptimizer::gather_seconds() const { return impl_->gather_seconds; }
+int64_t ShardedOptimizer::gather_calls() const { return impl_->gather_calls; }
+
+int64_t optimizer_state_bytes(const OptimizerConfig& config, torch::optim::Optimizer& optimizer) {
+  int64_t bytes = 0;
+  for (auto& entry : optimizer.state()) {
+    for (const torch::Tensor* t : state_refs(config, *entry.second).tensors) {
+      if (t->defined()) bytes += static_cast<int64_t>(t->nbytes());
+    }
+  }
+  return bytes;
+}
+
+}  // namespace sift

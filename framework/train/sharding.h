@@ -1,0 +1,65 @@
+// ZeRO's stages 1 and 2 (run.shard) over a process group. The trainable parameters, in
+// module order, form one flat space that is cut into world_size contiguous slices of
+// nearly equal size; a cut falls inside a tensor, so one large table (fastText's buckets)
+// is split evenly too. Each rank keeps the optimizer state of its own slice only: an
+// optimizer of the configured type over one view per piece of the slice (a piece: the
+// part of one parameter inside the slice). A step gives each piece its part of the
+// averaged gradient, steps them (the parameters' own memory changes), and all-gathers
+// the parameters from their owners. Every optimizer here is elementwise, so the weights
+// are DDP's (docs/distributed.md says when bit for bit).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "config/config.h"
+#include "framework/train/distributed.h"
+
+namespace sift {
+
+// The slices of a flat space of `numels` (each parameter's element count, in order)
+// over `ranks`: slice r is [cuts[r], cuts[r + 1]). A cut inside a parameter is a multiple
+// of 64 elements from its start, so that a slice's elementwise kernels split a tensor
+// where the whole tensor's vector loops do.
+std::vector<int64_t> shard_cuts(const std::vector<int64_t>& numels, int64_t ranks);
+
+class ShardedOptimizer {
+ public:
+  // `params`: the trainable parameters in the order create_optimizer takes them, equal
+  // on every rank (broadcast first). A parameter that is not contiguous, or of another
+  // dtype than the first, is an Error naming run.shard.
+  ShardedOptimizer(Distributed& dist, ShardStage stage, const OptimizerConfig& config,
+                   std::vector<torch::Tensor> params, double bucket_mb);
+  ~ShardedOptimizer();
+
+  void set_lr(double lr);
+  // After the gradients are averaged (unscaled, clipped): steps this rank's slice and
+  // all-gathers the parameters. Under `gradients` it then frees every gradient.
+  void step();
+
+  // Collective. The whole state in the ordinary layout, into `full` (an optimizer of the
+  // same type over the same parameters, holding no state) on rank 0; the others' stays
+  // empty. Rank 0 serialises it, then calls clear_full.
+  void gather_state(torch::optim::Optimizer& full);
+  // `full` holds the whole state (read from a checkpoint): keeps this rank's slices of
+  // it, then empties `full`.
+  void scatter_state(torch::optim::Optimizer& full);
+
+  // report.json's figures of this rank: its optimizer state's bytes, its slice's
+  // elements, and the time and calls of the parameters' all-gather.
+  int64_t state_bytes() const;
+  int64_t slice_elements() const;
+  double gather_seconds() const;
+  int64_t gather_calls() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The bytes of the state an optimizer of `config`'s type holds now.
+int64_t optimizer_state_bytes(const OptimizerConfig& config, torch::optim::Optimizer& optimizer);
+
+}  // namespace sift
