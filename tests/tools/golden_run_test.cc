@@ -79,7 +79,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "ea28844b638af6dabc75d4062c9b92890973172cec25eeddf430f0686e42e3fe";
+constexpr const char* kExport = "df725ae60de5415711da9ffe3bde701e90de67cb761bbfab57eb76df3ab86754";
 
 class GoldenRun : public ::testing::Test {
  protected:
