@@ -127,7 +127,8 @@ def write_section(name, heading, table, path=None, command=None):
     fields["load"] = fields["load"] or this_load()
     consumed = re.compile(r"(run|date|machine): ")
     tables[0]["notes"] = [s for s in setup if not consumed.match(s)] + tables[0]["notes"]
-    out = {"family": FAMILY.get(name, name), "heading": heading, "tables": []}
+    family = FAMILY.get(name, "fasttext" if name.startswith("fasttext-") else name)
+    out = {"family": family, "heading": heading, "tables": []}
     json_path = os.path.join(results_dir, f"{name}.json")
     if os.path.exists(json_path):
         with open(json_path, encoding="utf-8") as f:

@@ -65,7 +65,11 @@ inline int64_t fold_of(uint64_t hash, int64_t count) {
 bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed,
              Folds folds);
 inline bool in_part(const std::string& text, HashPart part, uint64_t threshold, uint64_t seed) {
-  return part == HashPart::all || (part == HashPart::valid) == (record_hash(text, seed) < threshold);
+  if (part == HashPart::all) return true;
+  // Nothing held out (the fastText model's default valid_split 0): no hash to take. It was
+  // 4.7% of a 1M-line run's samples, taken for every line of every pass.
+  if (threshold == 0) return part != HashPart::valid;
+  return (part == HashPart::valid) == (record_hash(text, seed) < threshold);
 }
 
 }  // namespace sift

@@ -185,13 +185,29 @@ PqTable pq_encode(const torch::Tensor& table, const PqOptions& options) {
 }
 
 torch::Tensor pq_decode(const PqTable& pq) {
-  const int64_t subs = pq.codes.size(1);
-  const auto index = pq.codes.to(torch::kLong) + torch::arange(subs) * kPqCentroids;
-  torch::Tensor rows = torch::embedding(pq.centroids, index).flatten(1);
-  if (pq.norm_codes.defined()) {
-    rows = rows * torch::embedding(pq.norm_centroids, pq.norm_codes.to(torch::kLong)).flatten(1);
-  }
-  return rows;
+  // A loop over the rows rather than two gathers: those built a 64-bit index of every code
+  // (8 bytes a code) and a second table for the norms.
+  const torch::Tensor codes = pq.codes.contiguous(), centroids = pq.centroids.contiguous();
+  const int64_t rows = codes.size(0), subs = codes.size(1), dsub = centroids.size(1);
+  torch::Tensor out = torch::empty({rows, subs * dsub}, torch::kFloat);
+  const uint8_t* code = codes.data_ptr<uint8_t>();
+  const float* c = centroids.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  const bool qnorm = pq.norm_codes.defined();
+  const torch::Tensor norm_codes = qnorm ? pq.norm_codes.contiguous() : torch::Tensor();
+  const torch::Tensor norms = qnorm ? pq.norm_centroids.contiguous() : torch::Tensor();
+  at::parallel_for(0, rows, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* row = o + r * subs * dsub;
+      for (int64_t m = 0; m < subs; ++m) {
+        std::copy_n(c + (m * kPqCentroids + code[r * subs + m]) * dsub, dsub, row + m * dsub);
+      }
+      if (!qnorm) continue;
+      const float norm = norms.data_ptr<float>()[norm_codes.data_ptr<uint8_t>()[r]];
+      for (int64_t j = 0; j < subs * dsub; ++j) row[j] *= norm;
+    }
+  });
+  return out;
 }
 
 }  // namespace sift

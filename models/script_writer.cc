@@ -139,7 +139,12 @@ void ScriptWriter::product_quantize(const std::string& name, const PqOptions& op
   if (module_.hasattr(attr)) {
     throw Error(fmt::format("export: '{}' is already stored unquantized", name));
   }
-  const PqTable pq = pq_encode(tensor(name), options);
+  const bool known = pq_request_ && pq_request_->given.count(name) != 0;
+  const PqTable pq = known ? pq_request_->given.at(name) : pq_encode(tensor(name), options);
+  if (pq.codes.size(0) != tensor(name).size(0)) {
+    throw Error(fmt::format("export: the codes of '{}' have {} rows, the table {}", name,
+                            pq.codes.size(0), tensor(name).size(0)));
+  }
   const int64_t subs = pq.codes.size(1);
   module_.register_buffer(attr + "_codes", pq.codes);
   module_.register_buffer(attr + "_centroids", pq.centroids);

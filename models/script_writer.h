@@ -41,6 +41,9 @@ inline constexpr int64_t kInt8AnchorMaxValues = int64_t{1} << 17;
 struct PqRequest {
   PqOptions table;      // the embedding table
   bool output = false;  // --qout: the output matrix too (same dsub and qnorm)
+  // Tables whose codes are known already, by name (an imported fastText .ftz): stored as
+  // they are instead of quantized again; their rows must be the table's.
+  std::map<std::string, PqTable> given;
 };
 
 class ScriptWriter {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "config/loader.h"
+#include "config/options.h"
 #include "datasets/encoder_config.h"
 
 namespace sift {
@@ -142,6 +143,19 @@ std::vector<TransferSource> transfer_sources(const SiftConfig& config,
   return out;
 }
 
+// The options the vocabulary pass's result may depend on (task_cache.h): listed from the
+// option table by prefix, so that a new data.* or tokenizer.* option is part of the key
+// without anyone remembering to add it.
+std::string options_identity(const SiftConfig& config) {
+  std::string out;
+  for (const Option& o : all_options()) {
+    const bool counted = o.name.rfind("data.", 0) == 0 || o.name.rfind("tokenizer.", 0) == 0 ||
+                         o.name == "model.type" || o.name == "run.seed";
+    if (counted) out += o.name + "=" + emitted(o, config) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::optional<SplitSource>& DataPlan::source(Split split) const {
@@ -168,7 +182,11 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   const bool pieces = p.tokenizer != TokenizerType::word;
   if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
   p.transfer = transfer_sources(config, p.train, p.train_stream);
+<<<<<<< HEAD
   if (!config.pretrain.files.empty()) resolve_pretraining(config, p);
+=======
+  p.options_identity = options_identity(config);
+>>>>>>> main
   return p;
 }
 

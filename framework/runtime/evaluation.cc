@@ -24,9 +24,22 @@ void count_multi_label(const torch::Tensor& logits, const RawBatch& batch, doubl
   for (int64_t i = 0; i < batch.size(); ++i) counts.add(t + i * classes, p + i * classes);
 }
 
-void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Evaluation& result) {
+// The labels of `top` whose probability is under the threshold, as -1 (not predicted).
+torch::Tensor above_threshold(torch::Tensor top, const torch::Tensor& probabilities,
+                              double threshold) {
+  if (threshold <= 0) return top;
+  return torch::where(probabilities >= threshold, top, torch::full_like(top, -1));
+}
+
+void count_top_k(const torch::Tensor& logits, const RawBatch& batch, Loss loss,
+                 Evaluation& result) {
   const int64_t k = std::min<int64_t>(result.top_k, logits.size(1));
-  auto top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1)).to(torch::kCPU).contiguous();
+  torch::Tensor top = std::get<1>(logits.to(torch::kFloat32).topk(k, 1));
+  if (result.top_k_threshold > 0) {
+    const torch::Tensor p = probabilities(logits.to(torch::kFloat32), false, loss).gather(1, top);
+    top = above_threshold(top, p, result.top_k_threshold);
+  }
+  top = top.to(torch::kCPU).contiguous();
   count_top_k(top.data_ptr<int64_t>(), k, batch, result);
 }
 
@@ -46,7 +59,11 @@ bool count_by_search(ClassifierImpl& model, const ModelInput& input, const RawBa
   if (!losses.defined() || labels.size(1) < k) return false;
   loss_sum += losses.sum().item<double>();
   labels = labels.contiguous();
-  if (result.top_k > 0) count_top_k(labels.data_ptr<int64_t>(), k, batch, result);
+  if (result.top_k > 0) {
+    const torch::Tensor top =
+        above_threshold(labels, probabilities, result.top_k_threshold).to(torch::kCPU).contiguous();
+    count_top_k(top.data_ptr<int64_t>(), k, batch, result);
+  }
   const torch::Tensor predicted = labels.select(1, 0).contiguous();
   const torch::Tensor confidence = probabilities.select(1, 0).to(torch::kFloat64).contiguous();
   count_predictions(predicted.data_ptr<int64_t>(), confidence.data_ptr<double>(), batch, result,
@@ -71,6 +88,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   loss_options.loss = mode.loss;
   loss_options.sum = true;
   result.top_k = mode.top_k;
+  result.top_k_threshold = mode.top_k_threshold;
   double loss_sum = 0.0;
   RawBatch batch;
   batches.start_epoch(1);
@@ -81,7 +99,7 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
     }
     auto logits = model->forward(input);
     loss_sum += batch_loss(logits, batch, loss_options).item<double>();
-    if (mode.top_k > 0) count_top_k(logits, batch, result);
+    if (mode.top_k > 0) count_top_k(logits, batch, mode.loss, result);
     if (mode.multi_label) {
       count_multi_label(logits, batch, mode.threshold, result.multi);
       continue;

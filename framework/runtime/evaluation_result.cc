@@ -86,10 +86,11 @@ void count_top_k(const int64_t* top, int64_t k, const RawBatch& batch, Evaluatio
         lists ? batch.label_lists.data() + batch.label_starts[i] : &batch.labels[i];
     const int64_t gold_count = lists ? batch.label_list_end(i) - batch.label_starts[i] : 1;
     for (int64_t j = 0; j < k; ++j) {
+      if (top[i * k + j] < 0) continue;  // under the threshold: not predicted
+      ++result.top_k_predicted;
       if (std::find(gold, gold + gold_count, top[i * k + j]) != gold + gold_count)
         ++result.top_k_correct;
     }
-    result.top_k_predicted += k;
     result.gold_labels += gold_count;
   }
 }

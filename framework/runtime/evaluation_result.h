@@ -21,10 +21,16 @@ namespace sift {
 struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
+<<<<<<< HEAD
   int64_t top_k = 0;          // > 0: also count precision@k and recall@k as `fasttext test -k` does
   Loss loss = Loss::softmax;  // train.loss: ns and ova score by sigmoid
   // Masked-token pretraining (pretrain.files): the masked tokens' loss and accuracy.
   bool masked_lm = false;
+=======
+  int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
+  double top_k_threshold = 0.0;  // with top_k: only labels of at least this probability (its th)
+  Loss loss = Loss::softmax;     // train.loss: ns and ova score by sigmoid
+>>>>>>> main
 };
 LabelMode label_mode(const SiftConfig& config);
 
@@ -35,10 +41,13 @@ struct Evaluation {
   double loss = 0.0;        // mean loss per example (cross-entropy, or BCE summed over labels)
   Calibration calibration;  // single-label: top probability against correctness
   // With LabelMode::top_k: fastText's P@k and R@k. Every example predicts its min(k, classes)
-  // most probable labels; a prediction is correct when it is one of the example's gold labels.
+  // most probable labels, those of probability at least top_k_threshold; a prediction is
+  // correct when it is one of the example's gold labels.
   int64_t top_k = 0;
+  double top_k_threshold = 0.0;
   int64_t top_k_correct = 0;    // correct predictions among the top k, over all examples
-  int64_t top_k_predicted = 0;  // predictions made: min(k, classes) x examples
+  int64_t top_k_predicted = 0;  // predictions made: min(k, classes) x examples, less those
+                                // under the threshold
   int64_t gold_labels = 0;      // gold labels, over all examples
   double precision_at_k() const {
     return top_k_predicted ? static_cast<double>(top_k_correct) / top_k_predicted : 0.0;

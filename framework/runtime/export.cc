@@ -166,7 +166,7 @@ torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
   if (!cut_table.empty()) cut_off(bundle, options, cut_table, tensors);
   ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
   writer.set_loss(bundle.config.train.loss, bundle.config.data.multi_label);
-  if (pq) writer.request_pq({{options.dsub, options.qnorm}, options.qout});
+  if (pq) writer.request_pq({{options.dsub, options.qnorm}, options.qout, options.pq_given});
   if (!spec.script) {
     throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));
   }

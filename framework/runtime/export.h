@@ -5,6 +5,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ExportOptions {
   // The rows --cutoff keeps (bool [rows]) when chosen beforehand: --retrain picks them,
   // then trains, and the export must keep the same ones. Undefined: chosen at export.
   torch::Tensor kept_rows;
+  // pq: tables already product-quantized, by name (an imported fastText .ftz), stored as
+  // they are; their rows are the table's after --cutoff.
+  std::map<std::string, PqTable> pq_given;
   // How the run was retrained on the kept rows, for the file's description ("": not).
   std::string retrained;
   std::string dtype = "fp32";  // "fp32" or "bf16" (weights and computation; fp32 logits)

@@ -13,6 +13,7 @@
 #include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
 #include "framework/runtime/run_folder.h"
+#include "framework/runtime/task_cache.h"
 
 namespace sift {
 
@@ -161,7 +162,10 @@ void check_best_label(const TrainConfig& train, const LabelSet& labels) {
                           printable(label), printable(some_labels(labels.names()))));
 }
 
-Task build_task(const DataPlan& plan) {
+namespace {
+
+// The vocabulary pass: reads the training part once, counting words, labels and records.
+Task count_task(const DataPlan& plan) {
   Task task;
   const bool pieces = plan.tokenizer == TokenizerType::sentencepiece;
   if (pieces) {
@@ -241,6 +245,20 @@ Task build_task(const DataPlan& plan) {
   } else {
     task.vocab = std::make_shared<Vocab>(builder.build(plan.vocab.min_count, plan.vocab.max_size));
   }
+  return task;
+}
+
+}  // namespace
+
+Task build_task(const DataPlan& plan) {
+  const std::string identity = task_identity(plan);
+  if (std::optional<Task> cached = load_cached_task(plan, identity)) {
+    // The training files are the ones counted; the held-out files are read as always.
+    check_held_out_labels(plan, cached->labels);
+    return std::move(*cached);
+  }
+  Task task = count_task(plan);
+  if (store_cached_task(task, identity)) task.vocabulary_cache = "written";
   return task;
 }
 

@@ -29,8 +29,14 @@ struct Task {
   // for the report. Not in the checkpoints: 0 after a resume.
   uint64_t train_empty_texts = 0;
   std::vector<uint64_t> label_counts;  // training records per label id
+<<<<<<< HEAD
   // Masked-token pretraining (pretrain.files): no labels; the encoder has its masked-token head.
   bool masked_lm = false;
+=======
+  // The vocabulary pass's cache (task_cache.h): "read" (counted by an earlier run),
+  // "written" (counted now and kept) or empty (not cached).
+  std::string vocabulary_cache;
+>>>>>>> main
 };
 
 // The files of a split and how to read them, or nothing when the plan has no data for
@@ -87,7 +93,9 @@ void check_best_label(const TrainConfig& train, const LabelSet& labels);
 std::string some_labels(const std::vector<std::string>& names);
 
 // One streaming pass over the training part: counts words into a bounded vocabulary,
-// collects labels (unless data.labels declares them) and counts records.
+// collects labels (unless data.labels declares them) and counts records. Read back from
+// the vocabulary cache instead when an earlier run counted the same files with the same
+// options (task_cache.h).
 Task build_task(const DataPlan& plan);
 
 // A new run's text files in `dir`: config.yaml (`given`, as loaded), the labels, the

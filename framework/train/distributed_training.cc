@@ -9,56 +9,13 @@
 #include "core/error.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
+#include "framework/runtime/task_cache.h"
 #include "framework/train/training_state.h"
 
 namespace sift {
 namespace {
 
 constexpr char kFailed[] = "\x01sift-error\x01";
-
-std::string task_bytes(const Task& task) {
-  nlohmann::json j;
-  j["labels"] = task.labels.names();
-  j["train_records"] = task.train_records;
-  j["train_skipped"] = task.train_skipped;
-  j["train_empty_texts"] = task.train_empty_texts;
-  j["label_counts"] = task.label_counts;
-  std::vector<std::string> words;
-  std::vector<uint64_t> counts;
-  for (int64_t id = Vocab::kUnk + 1; id < task.vocab->size(); ++id) {
-    words.push_back(task.vocab->word(id));
-    counts.push_back(task.vocab->count(id));
-  }
-  j["words"] = std::move(words);
-  j["counts"] = std::move(counts);
-  return j.dump();
-}
-
-Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
-  const auto j = nlohmann::json::parse(bytes);
-  Task task;
-  task.labels = LabelSet(j["labels"].get<std::vector<std::string>>(), "the first rank's labels");
-  task.train_records = j["train_records"].get<uint64_t>();
-  task.train_skipped = j["train_skipped"].get<uint64_t>();
-  task.train_empty_texts = j["train_empty_texts"].get<uint64_t>();
-  task.label_counts = j["label_counts"].get<std::vector<uint64_t>>();
-  auto vocab = std::make_shared<Vocab>();
-  const auto& words = j["words"];
-  const auto& counts = j["counts"];
-  for (size_t i = 0; i < words.size(); ++i) {
-    vocab->add(words[i].get<std::string>(), counts[i].get<uint64_t>());
-  }
-  task.vocab = std::move(vocab);
-  task.encoder = plan.encoder;
-  task.masked_lm = plan.masked_lm.has_value();
-  if (plan.tokenizer == TokenizerType::sentencepiece) {
-    task.pieces = SentencePieceModel::open(plan.tokenizer_model);
-  }
-  if (plan.tokenizer == TokenizerType::wordpiece) {
-    task.wordpiece = open_wordpiece(plan.tokenizer_model, plan.encoder.tokenizer.lowercase);
-  }
-  return task;
-}
 
 }  // namespace
 

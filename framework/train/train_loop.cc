@@ -362,6 +362,7 @@ nlohmann::json train_summary(Loop& l, double seconds) {
           {"seconds", seconds},
           {"examples_per_second", per_second},
           {"records", task.train_records},
+          {"vocabulary_cache", task.vocabulary_cache.empty() ? "off" : task.vocabulary_cache},
           {"skipped_records", task.train_skipped},
           {"empty_texts", task.train_empty_texts},
           {"workers", l.run.data->train_stream.workers},

@@ -233,13 +233,21 @@ class FastTextParity : public ::testing::Test {
   // with -loss ns, and line 52 of trec_test with ova, tie with rank 3 in fastText).
   void expect_same_top_k(const std::string& model, const std::string& data, int k,
                          double tolerance) const {
-    const std::string run = import(model);
+    expect_top_k_of(model + ".bin", import(model), data, k, tolerance);
+  }
+  // The same for fastText's model file `ft_model` and Sift's model (a run folder or an
+  // export) `ours`; `env` goes before the sift command (SIFT_LITE=0: sift-main's predict).
+  void expect_top_k_of(const std::string& ft_model, const std::string& ours,
+                       const std::string& data, int k, double tolerance,
+                       const std::string& env = "") const {
     const std::string printed = std::to_string(k + 1);
-    const SiftResult ft = fasttext("predict-prob " + quote(path(model + ".bin")) + " " +
-                                   quote(path(data)) + " " + printed);
+    const SiftResult ft =
+        fasttext("predict-prob " + quote(path(ft_model)) + " " + quote(path(data)) + " " + printed);
     ASSERT_EQ(ft.status, 0) << ft;
-    const SiftResult mine = sift("predict --json --top-k " + printed + " --model " + quote(run) +
-                                 " --input " + quote(path(data)));
+    const SiftResult mine =
+        run_command(env + quote(SIFT_BINARY) + " predict --json --top-k " + printed + " --model " +
+                        quote(ours) + " --input " + quote(path(data)),
+                    *dir_, "", *dir_);
     ASSERT_EQ(mine.status, 0) << mine;
     const auto expected = lines_of(ft.out), got = lines_of(mine.out);
     ASSERT_EQ(got.size(), expected.size());
@@ -410,6 +418,37 @@ TEST_F(FastTextParity, EvalKMatchesFastTextTest) {
   }
 }
 
+// fastText's `test MODEL FILE k th` and `predict-prob MODEL FILE k th` against Sift's
+// on the same imported model and file: the same three lines (with the threshold, P@k
+// counts only the labels predicted), the same labels above the threshold on every line.
+TEST_F(FastTextParity, TestAndPredictProbWithAThresholdGiveFastTextsOutput) {
+  const std::string run = import("trec");
+  for (const std::string k_th : {"3 0.2", "2 0.05", "5 0.5"}) {
+    SCOPED_TRACE(k_th);
+    const SiftResult ft = fasttext("test trec.bin trec_test.txt " + k_th);
+    ASSERT_EQ(ft.status, 0) << ft;
+    const SiftResult mine = sift("test " + quote(run) + " trec_test.txt " + k_th);
+    ASSERT_EQ(mine.status, 0) << mine;
+    EXPECT_EQ(mine.out, ft.out);
+    const auto theirs = lines_of(fasttext("predict-prob trec.bin trec_test.txt " + k_th).out);
+    const auto ours = lines_of(sift("predict-prob " + quote(run) + " trec_test.txt " + k_th).out);
+    ASSERT_EQ(ours.size(), theirs.size());
+    ASSERT_EQ(ours.size(), 100u);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      std::istringstream a(ours[i]), b(theirs[i]);
+      std::string la, lb;
+      double pa = 0, pb = 0;
+      while (b >> lb >> pb) {
+        ASSERT_TRUE(static_cast<bool>(a >> la >> pa))
+            << "line " << i + 1 << ": " << ours[i] << " | " << theirs[i];
+        EXPECT_EQ(la, lb) << "line " << i + 1;
+        EXPECT_NEAR(pa, pb, 1e-4) << "line " << i + 1;
+      }
+      EXPECT_FALSE(static_cast<bool>(a >> la)) << "line " << i + 1 << ": " << ours[i];
+    }
+  }
+}
+
 TEST_F(FastTextParity, EvalReadsStandardInputAndReportsKInJson) {
   const std::string run = import("sms2");
   const std::string data = slurp(path("sms_test.txt"));
@@ -512,10 +551,93 @@ TEST_F(FastTextParity, FineTunesFromAnImportedRun) {
   EXPECT_GT(nlohmann::json::parse(e.out)["splits"]["test"].dump().size(), 10u);
 }
 
-TEST_F(FastTextParity, RefusesQuantizedAndUnsupervisedModels) {
-  ASSERT_EQ(fasttext("quantize -input sms_train.txt -output sms1 -qnorm -cutoff 1000").status, 0);
-  const SiftResult q = sift("import fasttext " + quote(path("sms1.ftz")) + " --out q_run");
-  EXPECT_TRUE(CleanSiftError(q, {"quantized"}));
+// fastText's `quantize` with each of its options: the .ftz imports as a pq export holding
+// its codes, and predicts as fastText predicts from the .ftz (labels and probabilities
+// within 1e-4), through sift-lite and through sift-main.
+TEST_F(FastTextParity, ImportedFtzModelsPredictAsFastTextWithEachQuantizeOption) {
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"plain", ""},
+      {"qnorm", "-qnorm"},
+      // dim 10 in sub-vectors of 3: fastText's last one has 1 dim.
+      {"cut", "-cutoff 1000 -qnorm -dsub 3"},
+      {"retrained", "-cutoff 500 -retrain -epoch 1 -lr 0.1"}};
+  for (const auto& [name, flags] : variants) {
+    SCOPED_TRACE(name);
+    std::filesystem::copy_file(path("sms2.bin"), path("q_" + name + ".bin"),
+                               std::filesystem::copy_options::overwrite_existing);
+    ASSERT_EQ(
+        fasttext("quantize -input sms_train.txt -output q_" + name + " -verbose 0 " + flags).status,
+        0);
+    const std::string out = path("q_" + name + ".pt");
+    const SiftResult r = sift("import fasttext " + quote(path("q_" + name + ".ftz")) + " --out " +
+                              quote(out) + " --force");
+    ASSERT_EQ(r.status, 0) << r;
+    EXPECT_NE(r.out.find("a pq export"), std::string::npos) << r;
+    expect_top_k_of("q_" + name + ".ftz", out, "sms_test.txt", 1, 1e-4);
+    expect_top_k_of("q_" + name + ".ftz", out, "sms_test.txt", 1, 1e-4, "SIFT_LITE=0 ");
+  }
+  const SiftResult cut = sift("import fasttext " + quote(path("q_cut.ftz")) + " --out " +
+                              quote(path("q_cut.pt")) + " --force");
+  EXPECT_NE(cut.out.find("stored as sub-vectors of 1"), std::string::npos) << cut;
+  EXPECT_NE(cut.out.find("n-gram buckets kept"), std::string::npos) << cut;
+  // A .ftz imports as an export file: a folder, or an existing file without --force, is
+  // refused.
+  const SiftResult folder =
+      sift("import fasttext " + quote(path("q_plain.ftz")) + " --out " + quote(*dir_));
+  EXPECT_TRUE(CleanSiftError(folder, {"a folder", "export file"}));
+  const SiftResult exists =
+      sift("import fasttext " + quote(path("q_plain.ftz")) + " --out " + quote(path("q_plain.pt")));
+  EXPECT_TRUE(CleanSiftError(exists, {"--force"}));
+}
+
+// 300 labels, each with its own words (`fasttext quantize -qout` needs 256 output rows).
+std::string many_label_lines() {
+  std::string out;
+  uint64_t state = 7;
+  const auto next = [&state](uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  for (int i = 0; i < 6000; ++i) {
+    const uint64_t label = next(300);
+    out += "__label__L" + std::to_string(label);
+    for (int w = 0; w < 5; ++w) out += " w" + std::to_string((label * 7 + next(6)) % 2000);
+    for (int w = 0; w < 2; ++w) out += " w" + std::to_string(next(2000));
+    out += "\n";
+  }
+  return out;
+}
+
+// -qout (the output matrix quantized too), with softmax and with hs, character n-grams,
+// and a cutoff: the same probabilities as fastText's from the .ftz.
+TEST_F(FastTextParity, ImportedFtzWithAQuantizedOutputPredictsAsFastText) {
+  write_file(path("many.txt"), many_label_lines());
+  const std::string lines = many_label_lines();
+  size_t end = 0;
+  for (int i = 0; i < 500; ++i) end = lines.find('\n', end) + 1;
+  write_file(path("many_test.txt"), lines.substr(0, end));
+  for (const std::string loss : {"softmax", "hs"}) {
+    SCOPED_TRACE(loss);
+    ASSERT_EQ(fasttext("supervised -input many.txt -output many_" + loss +
+                       " -dim 12 -epoch 5 -lr 0.5 -wordNgrams 2 -bucket 5000 -minn 2 -maxn 3 "
+                       "-thread 1 -verbose 0 -loss " +
+                       loss)
+                  .status,
+              0);
+    ASSERT_EQ(fasttext("quantize -input many.txt -output many_" + loss +
+                       " -qout -qnorm -cutoff 3000 -dsub 4 -verbose 0")
+                  .status,
+              0);
+    const std::string out = path("many_" + loss + ".pt");
+    const SiftResult r = sift("import fasttext " + quote(path("many_" + loss + ".ftz")) +
+                              " --out " + quote(out) + " --force");
+    ASSERT_EQ(r.status, 0) << r;
+    EXPECT_NE(r.out.find("qout"), std::string::npos) << r;
+    expect_top_k_of("many_" + loss + ".ftz", out, "many_test.txt", 2, 1e-4);
+  }
+}
+
+TEST_F(FastTextParity, RefusesUnsupervisedModelsAndOtherFiles) {
   ASSERT_EQ(fasttext("skipgram -input sms_train.txt -output words -dim 5 -epoch 1 -minCount 1 "
                      "-minn 0 -maxn 0 -thread 1 -verbose 0")
                 .status,
@@ -524,6 +646,16 @@ TEST_F(FastTextParity, RefusesQuantizedAndUnsupervisedModels) {
   EXPECT_TRUE(CleanSiftError(u, {"unsupervised"}));
   const SiftResult junk = sift("import fasttext " + quote(path("sms_train.txt")) + " --out j_run");
   EXPECT_TRUE(CleanSiftError(junk, {"not a fastText model"}));
+  // A .ftz cut short inside its codes: one sentence naming what it was reading.
+  std::filesystem::copy_file(path("sms1.bin"), path("short.bin"),
+                             std::filesystem::copy_options::overwrite_existing);
+  ASSERT_EQ(fasttext("quantize -input sms_train.txt -output short -verbose 0").status, 0);
+  const std::string ftz = slurp(path("short.ftz"));
+  write_file(path("short.ftz"), ftz.substr(0, ftz.size() - 5000));
+  const SiftResult cut =
+      sift("import fasttext " + quote(path("short.ftz")) + " --out " + quote(path("short.pt")));
+  EXPECT_TRUE(CleanSiftError(cut, {"short.ftz", "file ends inside the product quantizer"}));
+  EXPECT_FALSE(std::filesystem::exists(path("short.pt")));
 }
 
 // Usage errors: exit status 2, and a near miss of a command name gets a suggestion.

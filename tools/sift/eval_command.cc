@@ -34,6 +34,7 @@ struct EvalArgs {
   std::vector<std::string> overrides;
   bool json = false;
   int64_t k = 0;
+  double k_threshold = 0.0;      // with --k: only labels of at least this probability
   bool fasttext_output = false;  // `sift test`: fastText's N, P@k and R@k lines only
 };
 
@@ -81,6 +82,9 @@ std::vector<std::string> test_overrides(const EvalArgs& a) {
 
 void run_eval(EvalArgs args) {
   if (args.k < 0) throw UsageError("--k: the number of top labels must be >= 1.");
+  if (args.k_threshold > 0 && args.k < 1) {
+    throw UsageError("--k-threshold: applies to the top labels of --k K; give --k");
+  }
   if (args.fasttext_output && args.k < 1) {
     throw UsageError("--fasttext-output: give --k K (fastText's P@K and R@K)");
   }
@@ -99,6 +103,7 @@ void run_eval(EvalArgs args) {
   if (!batches) throw Error("no data to evaluate: give --data PATH");
   LabelMode mode = label_mode(bundle.config);
   mode.top_k = args.k;
+  mode.top_k_threshold = args.k_threshold;
   const Allocating activations("an evaluation batch's activations",
                                "train.batch_size, data.max_length");
   const Evaluation e = evaluate(bundle.model, *batches, bundle.task.encoder.kind,
@@ -148,6 +153,10 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--k", args->k,
                   "Also report precision@k and recall@k as `fasttext test` does: the top k "
                   "labels of every example against its gold labels");
+  cmd->add_option("--k-threshold", args->k_threshold,
+                  "With --k: predict only the top labels of probability at least P, as "
+                  "`fasttext test MODEL FILE k th` does (P@k counts the labels predicted)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--fasttext-output", args->fasttext_output,
                 "Print only `fasttext test`'s lines (N, P@K, R@K; needs --k): what `sift test "
                 "MODEL FILE K` prints");

@@ -54,7 +54,12 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
        {Use::refused,
         "the fastText model starts from random vectors (model.pretrained is "
         "the TextCNN's, RNN's and Transformer's)"}},
-      {"-saveOutput", {Use::refused, "the output matrix is in the run's checkpoint", false}},
+      {"-saveOutput",
+       {Use::refused,
+        "fastText writes the output matrix as text to PATH.output; Sift writes no such "
+        "file: the matrix is the tensor output.weight of the run's best.ckpt (and of its "
+        "`sift export`)",
+        false}},
       {"-autotune-validation", {Use::refused, "use `sift tune` with data.valid.path"}},
       {"-autotune-metric", {Use::refused, "use `sift tune --metric`"}},
       {"-autotune-predictions", {Use::refused, "use `sift tune --metric`"}},
@@ -193,11 +198,10 @@ Positional positional(const Args& args) {
 
 Args test(const Args& args) {
   const Positional p = positional(args);
-  if (!p.threshold.empty() && p.threshold != "0" && p.threshold != "0.0") {
-    throw UsageError("test: a threshold is not supported; P@k and R@k count the top k");
-  }
-  return {"eval",     "--model",  p.model, "--data", p.input,
-          "--format", "fasttext", "--k",   p.k,      "--fasttext-output"};
+  Args sift = {"eval",     "--model",  p.model, "--data", p.input,
+               "--format", "fasttext", "--k",   p.k,      "--fasttext-output"};
+  if (!p.threshold.empty()) sift.insert(sift.end(), {"--k-threshold", p.threshold});
+  return sift;
 }
 
 Args predict(const Args& args, bool probabilities) {
@@ -243,7 +247,9 @@ void add_fasttext_commands(CLI::App& app) {
            table,
        "fastText's flags and the Sift keys they set:\n" + flag_lines(supervised_flags())},
       {"test",
-       "fastText's `test MODEL FILE [k]`: N, P@k and R@k (sift eval --fasttext-output)." + table,
+       "fastText's `test MODEL FILE [k] [th]`: N, P@k and R@k (sift eval --fasttext-output "
+       "--k k --k-threshold th)." +
+           table,
        ""},
       {"predict-prob",
        "fastText's `predict-prob MODEL FILE [k] [th]`: __label__A 0.87 lines (sift predict "

@@ -1,5 +1,5 @@
 // fastText's command line on Sift: `sift supervised -input train.txt -output model`,
-// `sift test MODEL FILE [k]`, `sift predict MODEL FILE [k] [th]`, `sift predict-prob
+// `sift test MODEL FILE [k] [th]`, `sift predict MODEL FILE [k] [th]`, `sift predict-prob
 // MODEL FILE [k] [th]` and `sift quantize -output MODEL ...` are rewritten into the Sift
 // command that does the same (train, eval, predict, export) before the command line is
 // parsed, so that each job is still done by one command. Torch-free: sift-lite rewrites
