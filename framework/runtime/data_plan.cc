@@ -149,8 +149,10 @@ std::vector<TransferSource> transfer_sources(const SiftConfig& config,
 std::string options_identity(const SiftConfig& config) {
   std::string out;
   for (const Option& o : all_options()) {
+    // pretrain.*: a pretraining run counts its unlabelled files, not data.*'s.
     const bool counted = o.name.rfind("data.", 0) == 0 || o.name.rfind("tokenizer.", 0) == 0 ||
-                         o.name == "model.type" || o.name == "run.seed";
+                         o.name.rfind("pretrain.", 0) == 0 || o.name == "model.type" ||
+                         o.name == "run.seed";
     if (counted) out += o.name + "=" + emitted(o, config) + "\n";
   }
   return out;
@@ -182,11 +184,8 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   const bool pieces = p.tokenizer != TokenizerType::word;
   if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
   p.transfer = transfer_sources(config, p.train, p.train_stream);
-<<<<<<< HEAD
   if (!config.pretrain.files.empty()) resolve_pretraining(config, p);
-=======
   p.options_identity = options_identity(config);
->>>>>>> main
   return p;
 }
 

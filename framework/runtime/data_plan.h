@@ -68,15 +68,12 @@ struct DataPlan {
   // empty: built from the training data.
   std::string vocabulary_from;
   std::vector<TransferSource> transfer;  // empty without train.distill.unlabeled/augment
-<<<<<<< HEAD
   // pretrain.files: the training split is those unlabelled texts (and validation
   // pretrain.valid's), and training predicts masked tokens; absent: classification.
   std::optional<MaskedLmPlan> masked_lm;
-=======
   // Every option the count of the training data may depend on, as "key=value" lines (every
   // data.* and tokenizer.* option, model.type, run.seed): the vocabulary cache's key.
   std::string options_identity;
->>>>>>> main
 
   const std::optional<SplitSource>& source(Split split) const;
 };

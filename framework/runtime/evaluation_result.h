@@ -21,16 +21,11 @@ namespace sift {
 struct LabelMode {
   bool multi_label = false;
   double threshold = 0.5;
-<<<<<<< HEAD
-  int64_t top_k = 0;          // > 0: also count precision@k and recall@k as `fasttext test -k` does
-  Loss loss = Loss::softmax;  // train.loss: ns and ova score by sigmoid
-  // Masked-token pretraining (pretrain.files): the masked tokens' loss and accuracy.
-  bool masked_lm = false;
-=======
   int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
   double top_k_threshold = 0.0;  // with top_k: only labels of at least this probability (its th)
   Loss loss = Loss::softmax;     // train.loss: ns and ova score by sigmoid
->>>>>>> main
+  // Masked-token pretraining (pretrain.files): the masked tokens' loss and accuracy.
+  bool masked_lm = false;
 };
 LabelMode label_mode(const SiftConfig& config);
 
