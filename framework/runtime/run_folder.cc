@@ -31,8 +31,8 @@ std::string run_file(const std::string& run_dir, const std::string& name) {
 bool is_run_folder_file(const std::string& name) {
   for (const char* f :
        {kConfigFile, kLabelsFile, kVocabFile, kTokenizerModelFile, kStopwordsFile, kMetricsFile,
-        kStepLogFile, kTrainLogFile, kBestCheckpointFile, kLastCheckpointFile, kReportJsonFile,
-        kReportTextFile, kReportHtmlFile, kCrossValidationFile, kLockFile}) {
+        kStepLogFile, kTrainLogFile, kRestartsFile, kBestCheckpointFile, kLastCheckpointFile,
+        kReportJsonFile, kReportTextFile, kReportHtmlFile, kCrossValidationFile, kLockFile}) {
     if (name == f) return true;
   }
   return false;
@@ -74,8 +74,8 @@ namespace {
 // off their default, so that every run saved before them keeps its hash and still loads.
 bool added_later(const std::string& key) {
   return key == "model.token_types" || key == "model.embedding_dim" ||
-         key == "model.layer_norm_eps" || key == "model.head_activation" ||
-         key == "model.minn" || key == "model.maxn";
+         key == "model.layer_norm_eps" || key == "model.head_activation" || key == "model.minn" ||
+         key == "model.maxn";
 }
 
 // The config's options that fix the model: name=value lines.

@@ -21,6 +21,9 @@ inline constexpr const char* kMetricsFile = "metrics.jsonl";    // one JSON line
 inline constexpr const char* kStepLogFile = "metrics.csv";
 // Every log line of training, timestamped (a resume appends).
 inline constexpr const char* kTrainLogFile = "train.log";
+// One JSON line per restart by `sift launch --max-restarts` (restarts.h): when, why, and the
+// step it resumed from.
+inline constexpr const char* kRestartsFile = "restarts.jsonl";
 // train.tensorboard: a folder of TensorBoard event files (tensorboard.h).
 inline constexpr const char* kTensorBoardFolder = "tb";
 // train.profile: the profiler's Chrome trace of the steps it recorded (profiler.h).

@@ -6,15 +6,22 @@
 #endif
 #include "framework/train/distributed.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
-#include <unordered_set>
-
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unordered_set>
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -24,6 +31,13 @@
 #include "core/error.h"
 
 namespace sift {
+
+// Who a rank is, as it says at the rendezvous (a member of Distributed::Impl).
+struct RankNode {
+  std::string host;
+  std::string address;  // "" when unknown
+};
+
 namespace {
 
 // LibTorch 2.0 made ProcessGroupGloo and ProcessGroupNCCL c10d::Backend subclasses (a
@@ -43,8 +57,8 @@ int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
   char* end = nullptr;
   const long long x = std::strtoll(v, &end, 10);
   if (*end != '\0' || x < lo || x > hi) {
-    throw Error(fmt::format("environment variable {}='{}' is not a whole number in [{}, {}]",
-                            name, v, lo, hi));
+    throw Error(fmt::format("environment variable {}='{}' is not a whole number in [{}, {}]", name,
+                            v, lo, hi));
   }
   return x;
 }
@@ -53,7 +67,8 @@ int64_t env_int(const char* name, int64_t fallback, int64_t lo, int64_t hi) {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string message_of(const std::exception& e) {
-  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return first_line(c->what_without_backtrace());
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e))
+    return first_line(c->what_without_backtrace());
   return first_line(e.what());
 }
 
@@ -74,6 +89,72 @@ std::unordered_set<const void*> sparse_weights(torch::nn::Module& module) {
   return out;
 }
 
+// The IPv4 address of interface `name`, or "".
+std::string interface_address(const std::string& name) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string out;
+  for (ifaddrs* a = list; a != nullptr && out.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || name != a->ifa_name)
+      continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) out = text;
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+// This process's host name, and the address the others reach it at as far as it knows:
+// GLOO_SOCKET_IFNAME's, else MASTER_ADDR for rank 0.
+RankNode this_node(const DistributedEnv& env) {
+  char host[256] = {};
+  RankNode n;
+  n.host = ::gethostname(host, sizeof(host) - 1) == 0 ? host : "?";
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+    n.address = interface_address(ifname);
+  }
+  if (n.address.empty() && env.rank == 0) n.address = env.master_addr;
+  return n;
+}
+
+std::string describe_node(int64_t rank, const RankNode& n) {
+  return n.address.empty() ? fmt::format("rank {} at {}", rank, n.host)
+                           : fmt::format("rank {} at {} ({})", rank, n.host, n.address);
+}
+
+// "key=value" lines as a map.
+std::map<std::string, std::string> option_lines(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
+}
+
+// The first option whose value differs between two ranks: "key is X there and Y here".
+std::string first_difference(const std::string& theirs, const std::string& mine) {
+  const auto a = option_lines(theirs), b = option_lines(mine);
+  for (const auto& [key, value] : b) {
+    const auto it = a.find(key);
+    const std::string other = it == a.end() ? "(not an option there)" : it->second;
+    if (other != value) return fmt::format("{} is {} there and {} here", key, other, value);
+  }
+  for (const auto& [key, value] : a) {
+    if (!b.count(key)) return fmt::format("{} is {} there and not an option here", key, value);
+  }
+  return "";
+}
+
+std::string node_key(int64_t rank) { return fmt::format("sift/node/{}", rank); }
+
+// How many other ranks have read rank 0's hello: rank 0 hosts the store and, before it
+// refuses a peer, waits for them, so that each refused rank reads why rather than a
+// broken pipe (CI, stop 49: rank 1 lost that race in 2 of 13 multihost tests).
+const char* const kRank0Read = "sift/node/0/read";
+
 }  // namespace
 
 std::optional<DistributedEnv> distributed_env_from_environment() {
@@ -82,9 +163,10 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
   DistributedEnv env;
   env.world_size = world;
   if (std::getenv("RANK") == nullptr) {
-    throw Error(fmt::format("WORLD_SIZE is {} but RANK is not set (launch with `sift launch` "
-                            "or torchrun, which set both)",
-                            world));
+    throw Error(
+        fmt::format("WORLD_SIZE is {} but RANK is not set (launch with `sift launch` "
+                    "or torchrun, which set both)",
+                    world));
   }
   env.rank = env_int("RANK", 0, 0, world - 1);
   env.local_rank = env_int("LOCAL_RANK", env.rank, 0, world - 1);
@@ -101,22 +183,49 @@ struct Distributed::Impl {
   std::string backend;
   c10::intrusive_ptr<c10d::TCPStore> store;
   c10::intrusive_ptr<GroupBackend> group;
+  std::vector<RankNode> nodes;  // every rank's, from the rendezvous (this one's before it)
   std::unordered_set<const void*> sparse;
   bool sparse_known = false;
   double gradient_seconds = 0.0;
   int64_t gradient_calls = 0;
 
-  // Runs a collective; a peer that died or timed out becomes one clear sift::Error.
+  std::string who(int64_t rank) const {
+    return rank < static_cast<int64_t>(nodes.size()) ? describe_node(rank, nodes[rank])
+                                                     : fmt::format("rank {}", rank);
+  }
+
+  // The ranks this one waited for: the one whose address the message names, else all
+  // the others (at most four named).
+  std::string waited_for(const std::string& message) const {
+    for (size_t r = 0; r < nodes.size(); ++r) {
+      const std::string& a = nodes[r].address;
+      if (static_cast<int64_t>(r) != env.rank && !a.empty() &&
+          message.find("[" + a + "]") != std::string::npos) {
+        return who(static_cast<int64_t>(r));
+      }
+    }
+    std::vector<std::string> others;
+    for (int64_t r = 0; r < env.world_size && others.size() < 4; ++r) {
+      if (r != env.rank) others.push_back(who(r));
+    }
+    const bool more = env.world_size - 1 > static_cast<int64_t>(others.size());
+    return fmt::format("{}{}", fmt::join(others, ", "), more ? ", ..." : "");
+  }
+
+  // Runs a collective; a peer that died or timed out becomes one clear sift::Error that
+  // names this rank's node and the ranks it waited for.
   template <class F>
   void run(const char* what, F&& f) {
     try {
       f();
     } catch (const std::exception& e) {
-      throw Error(fmt::format("distributed {} failed on rank {} of {}: {} (another rank stopped "
-                              "or died, or did not answer within run.dist_timeout_seconds = {} s; "
-                              "see its output)",
-                              what, env.rank, env.world_size, message_of(e),
-                              options.timeout.count() / 1000.0));
+      const std::string why = message_of(e);
+      throw Error(
+          fmt::format("distributed {} failed on {} of {}, waiting for {}: {} (another "
+                      "rank stopped or died, its link went down, or it did not answer "
+                      "within run.dist_timeout_seconds = {} s; see its output)",
+                      what, who(env.rank), env.world_size, waited_for(why), why,
+                      options.timeout.count() / 1000.0));
     }
   }
 
@@ -184,6 +293,9 @@ struct Distributed::Impl {
   }
 
   void connect();
+  void introduce();
+  void check_peer(int64_t rank, const nlohmann::json& hello) const;
+  void let_peers_read_rank0(Clock::time_point deadline);
   void average_dense(std::vector<torch::Tensor>& grads);
   torch::Tensor average_sparse(const torch::Tensor& param, const torch::Tensor& grad);
 };
@@ -198,24 +310,26 @@ void Distributed::Impl::connect() {
   o.waitWorkers = false;  // waited for below, so that a missing rank is not a bind error
   o.timeout = options.timeout;
   const std::string where = fmt::format("{}:{}", env.master_addr, env.master_port);
+  nodes.assign(static_cast<size_t>(env.world_size), RankNode{});
+  nodes[static_cast<size_t>(env.rank)] = this_node(env);
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
   } catch (const std::exception& e) {
     const std::string why = message_of(e);
     if (env.rank == 0) {
-      throw Error(fmt::format("rank 0 cannot serve the rendezvous at {} (MASTER_ADDR, "
-                              "MASTER_PORT): {}; is the port in use? pick another with "
-                              "`sift launch --master-port` or MASTER_PORT",
-                              where, why));
+      throw Error(
+          fmt::format("{} cannot serve the rendezvous at {} (MASTER_ADDR, "
+                      "MASTER_PORT): {}; is the port in use? pick another with "
+                      "`sift launch --master-port` or MASTER_PORT",
+                      who(0), where, why));
     }
-    throw Error(fmt::format("rank {} cannot reach the master at {} (MASTER_ADDR, MASTER_PORT) "
-                            "within run.dist_timeout_seconds = {} s: {}; is rank 0 running "
-                            "and the address reachable from here?",
-                            env.rank, where, options.timeout.count() / 1000.0, why));
+    throw Error(
+        fmt::format("{} cannot reach the master at {} (MASTER_ADDR, MASTER_PORT) "
+                    "within run.dist_timeout_seconds = {} s: {}; is rank 0 running "
+                    "and the address reachable from here?",
+                    who(env.rank), where, options.timeout.count() / 1000.0, why));
   }
-  run("rendezvous", [&] {
-    store->waitForWorkers();  // every rank checks in; rank 0 waits for all
-  });
+  introduce();
   const bool cuda = options.device.is_cuda();
   backend = options.backend == "auto" ? (cuda ? "nccl" : "gloo") : options.backend;
 #ifdef USE_C10D_NCCL
@@ -228,10 +342,12 @@ void Distributed::Impl::connect() {
     return;
   }
 #else
-  if (backend == "nccl" && options.backend == "auto") backend = "gloo";  // gloo handles CUDA tensors too
+  if (backend == "nccl" && options.backend == "auto")
+    backend = "gloo";  // gloo handles CUDA tensors too
   if (backend == "nccl") {
-    throw Error("run.dist_backend: nccl needs a LibTorch built with NCCL (a CUDA build); this "
-                "one has none: use gloo");
+    throw Error(
+        "run.dist_backend: nccl needs a LibTorch built with NCCL (a CUDA build); this "
+        "one has none: use gloo");
   }
 #endif
   auto gloo = c10d::ProcessGroupGloo::Options::create(options.timeout);
@@ -246,6 +362,92 @@ void Distributed::Impl::connect() {
     }
     group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, gloo);
   });
+}
+
+// Every rank publishes who it is, its world size and its options, then reads every other
+// rank's in rank order, so that a rank of another world size or config is refused as soon
+// as the first rank it differs from arrives, and a rank that never comes is named.
+void Distributed::Impl::introduce() {
+  const RankNode& me = nodes[static_cast<size_t>(env.rank)];
+  const nlohmann::json hello{{"host", me.host},
+                             {"address", me.address},
+                             {"world_size", env.world_size},
+                             {"options", options.agreed_options}};
+  const std::string bytes = hello.dump();
+  run("rendezvous",
+      [&] { store->set(node_key(env.rank), std::vector<uint8_t>(bytes.begin(), bytes.end())); });
+  const auto deadline = Clock::now() + options.timeout;
+  for (int64_t r = 0; r < env.world_size; ++r) {
+    if (r == env.rank) continue;
+    bool arrived = false;
+    // Polled: a timed-out TCPStore::wait leaves its answer on the socket.
+    while (true) {
+      run("rendezvous", [&] { arrived = store->check({node_key(r)}); });
+      if (arrived || Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!arrived) {
+      std::vector<int64_t> missing;
+      for (int64_t m = r; m < env.world_size; ++m) {
+        bool here = m == env.rank;
+        if (!here) run("rendezvous", [&] { here = store->check({node_key(m)}); });
+        if (!here) missing.push_back(m);
+      }
+      throw Error(fmt::format(
+          "distributed rendezvous at {}:{} failed on {} of {}: rank{} {} did not arrive within "
+          "run.dist_timeout_seconds = {} s (started? with WORLD_SIZE={}, MASTER_ADDR and "
+          "MASTER_PORT naming rank 0, and able to reach it?)",
+          env.master_addr, env.master_port, who(env.rank), env.world_size,
+          missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
+          options.timeout.count() / 1000.0, env.world_size));
+    }
+    std::vector<uint8_t> got;
+    run("rendezvous", [&] { got = store->get(node_key(r)); });
+    if (r == 0) run("rendezvous", [&] { store->add(kRank0Read, 1); });
+    const auto theirs = nlohmann::json::parse(std::string(got.begin(), got.end()));
+    nodes[static_cast<size_t>(r)] = {theirs.at("host").get<std::string>(),
+                                     theirs.at("address").get<std::string>()};
+    try {
+      check_peer(r, theirs);
+    } catch (const Error&) {
+      if (env.rank == 0) let_peers_read_rank0(deadline);
+      throw;
+    }
+  }
+}
+
+// Waits (at most until `deadline`) until every rank that has published its hello has read
+// rank 0's; a failure of the store here is left to the refusal that follows.
+void Distributed::Impl::let_peers_read_rank0(Clock::time_point deadline) {
+  try {
+    while (Clock::now() < deadline) {
+      int64_t arrived = 0;
+      for (int64_t r = 1; r < env.world_size; ++r) arrived += store->check({node_key(r)}) ? 1 : 0;
+      if (store->add(kRank0Read, 0) >= arrived) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+// Refuses a rank of another world size or config, naming both ranks' nodes.
+void Distributed::Impl::check_peer(int64_t rank, const nlohmann::json& hello) const {
+  const int64_t world = hello.at("world_size").get<int64_t>();
+  if (world != env.world_size) {
+    throw Error(
+        fmt::format("distributed rendezvous: {} was started with WORLD_SIZE={} and {} "
+                    "with WORLD_SIZE={}: start every rank with the same WORLD_SIZE",
+                    who(rank), world, who(env.rank), env.world_size));
+  }
+  const std::string why =
+      first_difference(hello.at("options").get<std::string>(), options.agreed_options);
+  if (!why.empty()) {
+    throw Error(
+        fmt::format("distributed rendezvous: {} trains another config than {}: {}; every "
+                    "rank must train the same config (only run.threads, run.device, "
+                    "data.workers and run.dist_timeout_seconds may differ)",
+                    who(rank), who(env.rank), why));
+  }
 }
 
 Distributed::Distributed(const DistributedEnv& env, const DistributedOptions& options)
@@ -267,6 +469,9 @@ const std::string& Distributed::backend() const {
 }
 double Distributed::gradient_seconds() const { return impl_ ? impl_->gradient_seconds : 0.0; }
 int64_t Distributed::gradient_calls() const { return impl_ ? impl_->gradient_calls : 0; }
+std::string Distributed::who(int64_t rank) const {
+  return impl_ ? impl_->who(rank) : fmt::format("rank {}", rank);
+}
 
 void Distributed::broadcast_parameters(torch::nn::Module& module) {
   if (!impl_) return;
@@ -321,7 +526,8 @@ torch::Tensor Distributed::Impl::average_sparse(const torch::Tensor& param,
     indices = g._indices().t().contiguous();  // rows first, to pad and gather by row
     values = g._values().contiguous();
   } else {
-    indices = torch::zeros({0, 1}, torch::TensorOptions().dtype(torch::kInt64).device(param.device()));
+    indices =
+        torch::zeros({0, 1}, torch::TensorOptions().dtype(torch::kInt64).device(param.device()));
     auto shape = param.sizes().vec();
     shape[0] = 0;
     values = torch::zeros(shape, param.options());

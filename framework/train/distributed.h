@@ -37,6 +37,9 @@ struct DistributedOptions {
   double bucket_mb = 25.0;       // dense gradients per all-reduce
   ShardStage shard = ShardStage::none;  // run.shard (sharding.h)
   torch::Device device{torch::kCPU};
+  // "key=value" lines of the options every rank must share (agreed_options, run_plan.h):
+  // compared at the rendezvous, so a node started with another config is refused there.
+  std::string agreed_options;
 };
 
 // What the ranks agreed before a micro-batch: whether any still has data, and how many
@@ -90,6 +93,9 @@ class Distributed : public Group {
 
   // Whether other processes take part (false for a group of one).
   bool is_group() const override { return impl_ != nullptr; }
+  // "rank R at HOST (ADDRESS)": who a message names, as that rank introduced itself at
+  // the rendezvous (its host name, and the address of GLOO_SOCKET_IFNAME or MASTER_ADDR).
+  std::string who(int64_t rank) const;
 
   // Time spent in average_gradients so far and how many calls it made.
   double gradient_seconds() const;

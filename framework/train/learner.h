@@ -108,6 +108,8 @@ double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore
 class LoopObserver {
  public:
   virtual ~LoopObserver() = default;
+  // The loop starts (train.log is open), before the first step.
+  virtual void start(Progress& /*progress*/) {}
   virtual void before_step(int64_t /*step*/) {}
   // After a step, before the progress line is updated.
   virtual void after_step(Progress& /*progress*/) {}

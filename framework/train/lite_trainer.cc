@@ -107,6 +107,10 @@ std::string lite_refusal(const SiftConfig& config) {
   const char* world = std::getenv("WORLD_SIZE");
   c.distributed = world != nullptr && std::string(world) != "1";
   if (std::string why = fast_path_refusal(t, c); !why.empty()) return why;
+  // A restart resumes the run folder (train_command.cc), which only sift-main does.
+  if (const char* r = std::getenv("SIFT_MAX_RESTARTS"); r != nullptr && std::string(r) != "0") {
+    return "sift launch --max-restarts";
+  }
   // ns seeds each batch's draws from LibTorch's generator (models/fasttext.h).
   if (t.loss == Loss::ns) return "train.loss ns";
   if (config.tokenizer.type == TokenizerType::sentencepiece) return "tokenizer.type sentencepiece";

@@ -1,5 +1,6 @@
 #include "framework/train/run_plan.h"
 
+#include "config/options.h"
 #include "config/validate.h"
 #include "framework/runtime/device.h"
 #include "models/model.h"
@@ -24,10 +25,26 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
   o.bucket_mb = config.train.bucket_mb;
   o.shard = config.run.shard;
   o.device = parse_device(config.run.device);
+  o.agreed_options = agreed_options(config);
   return o;
 }
 
 }  // namespace
+
+bool node_option(const std::string& key) {
+  return key == "run.threads" || key == "run.device" || key == "data.workers" ||
+         key == "run.dist_timeout_seconds";
+}
+
+std::string agreed_options(const SiftConfig& config) {
+  std::string out;
+  for (const auto& option : all_options()) {
+    const std::string& key = option.name;
+    if (node_option(key) || key.rfind("run.overwrite", 0) == 0) continue;
+    out += key + "=" + emitted(option, config) + "\n";
+  }
+  return out;
+}
 
 RunPlan resolve_run(const SiftConfig& config) {
   validate(config, model_traits());

@@ -46,4 +46,12 @@ struct RunPlan {
 
 RunPlan resolve_run(const SiftConfig& config);
 
+// The options a node may set for itself in a group: run.threads, run.device, data.workers
+// and run.dist_timeout_seconds.
+bool node_option(const std::string& key);
+
+// The options every rank of a group must share, as "key=value" lines: all but the node's
+// own (node_option) and rank 0's alone (run.overwrite*).
+std::string agreed_options(const SiftConfig& config);
+
 }  // namespace sift

@@ -394,6 +394,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     l.learner.teacher_encoder() != nullptr);
   run.step_log.restore_window(run.state.row_window);
+  for (auto* o : l.observers) o->start(progress);
   bool resume_mid_epoch = !data_state.empty();
   if (resume_mid_epoch && trains_hogwild(l)) {
     throw Error(fmt::format(

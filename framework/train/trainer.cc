@@ -15,10 +15,12 @@
 #include "framework/train/distributed_training.h"
 #include "framework/train/profiler.h"
 #include "framework/train/progress.h"
+#include "framework/train/restarts.h"
 #include "framework/train/run.h"
 #include "framework/train/run_report.h"
 #include "framework/train/saving.h"
 #include "framework/train/setup.h"
+#include "framework/train/shared_run_folder.h"
 #include "framework/train/torch_learner.h"
 #include "framework/train/train_loop.h"
 
@@ -88,6 +90,11 @@ nlohmann::json finish_run(Run& run, const std::string& data_state) {
   }
   TeacherNote note(run);
   if (run.teacher) observers.push_back(&note);
+  std::unique_ptr<RestartNote> restarts;
+  if (const auto r = restart_from_environment(); r && run.dist->is_primary()) {
+    restarts = std::make_unique<RestartNote>(run.dir, r->attempt);
+    observers.push_back(restarts.get());
+  }
   return train_and_report(run, *learner, encoder, data_state, observers);
 }
 
@@ -102,6 +109,11 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   // The transfer set's files (train.distill.unlabeled) are refused before the run folder.
   for (const auto& t : plan.data.transfer) expand_paths(t.source.patterns, t.source.key);
   write_run_folder(run);
+  check_shared_run_folder(*run.dist, run.dir);
+  // A restart before the first last.ckpt starts the run again (train_command.cc).
+  if (const auto r = restart_from_environment(); r && r->attempt > 0 && run.dist->is_primary()) {
+    record_restart(run.dir, *r, 0);
+  }
   run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
   if (!plan.train.init_from.empty()) {
     const std::string note = init_from(*run.model, plan.train.init_from);
@@ -149,12 +161,14 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   restore_missing_best(run_dir);  // every rank alike: the same bytes, renamed atomically
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
+  check_run_folder_visible(run_dir, last_path);
   const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
   check_run_file_hashes(run_dir, last.meta, last_path);
   Run run;
   start_run(run, saved.config, options);
   run.dir = run_dir;
   if (run.dist->is_primary()) run.lock = std::make_unique<RunFolderLock>(run_dir);
+  check_shared_run_folder(*run.dist, run_dir);
   run.task = saved.task;
   run.model = saved.model;  // holds best.ckpt's weights: they are the best so far
   // Unless last.ckpt's are: best.ckpt may be from before the save a crash cut short.
@@ -163,6 +177,9 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
     run.model->remember_fills(load_model_weights(*run.model, last, last_path));
   }
   restore_counters(run, last, last_path);
+  if (const auto r = restart_from_environment(); r && r->attempt > 0 && run.dist->is_primary()) {
+    record_restart(run.dir, *r, run.state.step);
+  }
   if (const std::string why = nothing_left(run); !why.empty()) {
     if (run.dist->is_primary()) run.file_hashes = run_file_hashes(run.dir);
     repair_best(run, last);

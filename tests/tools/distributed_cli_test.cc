@@ -59,9 +59,7 @@ std::ostream& operator<<(std::ostream& os, const Result& r) {
 
 class Dist : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = sift::testing::make_temp_dir("sift_dist_cli");
-  }
+  void SetUp() override { dir_ = sift::testing::make_temp_dir("sift_dist_cli"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Starts `sift ARGS` with extra environment variables, output to files.
@@ -157,9 +155,9 @@ bool has_trace(const std::string& err) {
 // (rank 0's), with the validation figures of both ranks' parts together.
 TEST_F(Dist, LaunchTwoRanksOnUnevenShardsTrainsOnEveryExample) {
   const std::string data = uneven_shards();
-  const Result r = run("launch --nproc 2 -- " +
-                       train_args("two", " --json --set train.epochs=2 --set data.train.path='" +
-                                             data + "'"));
+  const Result r =
+      run("launch --nproc 2 -- " +
+          train_args("two", " --json --set train.epochs=2 --set data.train.path='" + data + "'"));
   ASSERT_EQ(r.status, 0) << r;
   const auto summary = nlohmann::json::parse(r.out);  // exactly one JSON document
   const auto& t = summary["train"];
@@ -179,7 +177,8 @@ TEST_F(Dist, LaunchTwoRanksOnUnevenShardsTrainsOnEveryExample) {
 TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
   const std::string common = " --set train.epochs=1 --set train.scheduler.type=constant";
   ASSERT_EQ(run("launch --nproc 2 -- " + train_args("whole", common)).status, 0);
-  const Result part = run("launch --nproc 2 -- " + train_args("parts", common + " --set train.max_steps=40"));
+  const Result part =
+      run("launch --nproc 2 -- " + train_args("parts", common + " --set train.max_steps=40"));
   ASSERT_EQ(part.status, 0) << part;
   const Result single = run("train --resume " + dir_ + "/parts --quiet");
   EXPECT_NE(single.status, 0);
@@ -188,8 +187,8 @@ TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
                             "process(es) inside an epoch and this one has 1"),
             std::string::npos)
       << single;
-  const Result resumed = run("launch --nproc 2 -- train --resume " + dir_ +
-                             "/parts --quiet --set train.max_steps=0");
+  const Result resumed =
+      run("launch --nproc 2 -- train --resume " + dir_ + "/parts --quiet --set train.max_steps=0");
   ASSERT_EQ(resumed.status, 0) << resumed;
   const auto whole = nlohmann::json::parse(read_file(dir_ + "/whole/report.json"));
   const auto parts = nlohmann::json::parse(read_file(dir_ + "/parts/report.json"));
@@ -226,7 +225,9 @@ void Dist::killed_rank_ends_the_other(const std::string& shard) {
   EXPECT_LT(r.seconds, 5.0 + 5.0) << r;  // the timeout, and slack for a loaded machine
   EXPECT_FALSE(has_trace(r.err)) << r;
   EXPECT_NE(r.err.find("sift: error: distributed"), std::string::npos) << r;
-  EXPECT_NE(r.err.find("failed on rank 0 of 2"), std::string::npos) << r;
+  // The node each rank is on: its host name (and rank 0's MASTER_ADDR).
+  EXPECT_NE(r.err.find("failed on rank 0 at "), std::string::npos) << r;
+  EXPECT_NE(r.err.find(" (127.0.0.1) of 2, waiting for rank 1 at "), std::string::npos) << r;
 }
 
 // `sift launch` sees a child die, stops the others and names the rank.
@@ -263,8 +264,8 @@ TEST_F(Dist, PortInUseIsAClearError) {
   ::close(fd);
   EXPECT_NE(r.status, 0) << r;
   EXPECT_FALSE(has_trace(r.err)) << r;
-  EXPECT_NE(r.err.find("sift: error: rank 0 cannot serve the rendezvous at 127.0.0.1:"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("sift: error: rank 0 at "), std::string::npos) << r;
+  EXPECT_NE(r.err.find("(127.0.0.1) cannot serve the rendezvous at 127.0.0.1:"), std::string::npos)
       << r;
   EXPECT_NE(r.err.find("is the port in use?"), std::string::npos) << r;
 }
@@ -276,9 +277,8 @@ TEST_F(Dist, UnreachableMasterIsAClearErrorWithinTheTimeout) {
   EXPECT_NE(r.status, 0) << r;
   EXPECT_LT(r.seconds, 2.0 + 8.0) << r;
   EXPECT_FALSE(has_trace(r.err)) << r;
-  EXPECT_NE(r.err.find("sift: error: rank 1 cannot reach the master at 127.0.0.1:"),
-            std::string::npos)
-      << r;
+  EXPECT_NE(r.err.find("sift: error: rank 1 at "), std::string::npos) << r;
+  EXPECT_NE(r.err.find(" cannot reach the master at 127.0.0.1:"), std::string::npos) << r;
 }
 
 
