@@ -9,7 +9,7 @@ Trains `fasttext supervised -wordNgrams 2 -minn 2 -maxn 4` on data/ag_news's 10,
 readers, times each giving the input matrix's rows as floats
 (build/sift-fasttext-reader-bench, built where libfasttext-dev is installed) and checks
 that the rows agree; and times `sift import fasttext` itself (/usr/bin/time: wall, peak
-RSS). Prints the table (docs/fasttext.md holds it).
+RSS). Writes bench/results/fasttext-readers.json, then bench/RESULTS.md.
 """
 import argparse
 import json
@@ -95,8 +95,7 @@ def main():
                   "writes a run folder for the .bin and a pq export for a .ftz; its time "
                   "includes LibTorch's start."],
     }
-    # bench/RESULTS.md is at its 480-line limit: the table is in docs/fasttext.md.
-    print(json.dumps(dict(page, load=f"{load_before} before, {results_section.loadavg()} after"), indent=1))
+    results_section.write_page("fasttext-readers", page, load_before)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,6 @@ def main():
     ])
     table += "\n\n" + restart_table(restart_rows)
     print(table)
-    # bench/RESULTS.md is at its line limit: the figures are kept in docs/distributed.md.
     if a.write:
         write_section("multihost", "Two machines over a veth link, and restarts", table)
 

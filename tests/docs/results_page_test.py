@@ -64,8 +64,10 @@ class ResultsPageTest(unittest.TestCase):
                        "Memory against data size", "Export precisions", "Distillation",
                        "Distributed training", "Serving"):
             self.assertTrue(any(s.startswith(family) for s in sections), family)
-        # Short enough to read: 2,579 lines once; each table adds about 15.
-        self.assertLessEqual(text.count("\n"), 480)
+        # Short enough to read: 2,579 lines once; each table adds about 15. 480 until this
+        # round's families (multi-host, fastText readers, pretrained fine-tuning, pretraining,
+        # sharding) came: 640 holds them at one or two tables each.
+        self.assertLessEqual(text.count("\n"), 640)
 
     def test_no_row_appears_in_two_tables(self):
         text = open(results_page.PAGE, encoding="utf-8").read()
