@@ -16,7 +16,10 @@ MaskedLmHeadImpl::MaskedLmHeadImpl(const ModelConfig& config, int64_t width, int
 
 torch::Tensor MaskedLmHeadImpl::forward(const torch::Tensor& states,
                                         const torch::Tensor& embeddings) {
-  auto h = norm_->forward(torch::gelu(dense_->forward(states)));
+  // Under bf16 autocast the dense layer's output is bf16; LayerNorm on the CPU refuses an
+  // input of another dtype than its weight ("expected scalar type BFloat16 but found Float").
+  const auto dense = torch::gelu(dense_->forward(states));
+  const auto h = norm_->forward(dense.to(norm_->weight.scalar_type()));
   return torch::addmm(bias_.to(h.dtype()), h, embeddings.to(h.dtype()).t());
 }
 

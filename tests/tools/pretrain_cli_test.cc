@@ -95,19 +95,9 @@ pretrain:
   return dir;
 }
 
-TEST(PretrainCli, MaskedTokenAccuracyRisesFarAboveChanceAndFineTuningStartsFromTheEncoder) {
-  const std::string dir = pretraining_folder("sift_pretrain");
-  const SiftResult pre = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
-  ASSERT_EQ(pre.status, 0) << pre;
-  const nlohmann::json summary = nlohmann::json::parse(pre.out);
-  // 24 words: chance is 1/24 (measured: 0.81 after 20 epochs, 0.11 after 4).
-  EXPECT_GT(summary["splits"]["valid"]["masked_accuracy"].get<double>(), 0.5) << pre.out;
-  const std::string csv = slurp(dir + "/runs/pre/metrics.csv");
-  EXPECT_NE(csv.find("valid_masked_accuracy"), std::string::npos) << csv;
-  EXPECT_NE(slurp(dir + "/runs/pre/report.html").find("masked-token accuracy"), std::string::npos);
-  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary()) << "the run carries its vocabulary";
-
-  write_file(dir + "/finetune.yaml", std::string(R"(run:
+// Fine-tuning the encoder of runs/pre on labelled.tsv as runs/fine.
+std::string finetune_yaml() {
+  return std::string(R"(run:
   dir: runs
   name: fine
   seed: 3
@@ -126,14 +116,31 @@ data:
   optimizer:
     type: adamw
     lr: 0.001
-)");
+)";
+}
+
+TEST(PretrainCli, MaskedTokenAccuracyRisesFarAboveChanceAndFineTuningStartsFromTheEncoder) {
+  const std::string dir = pretraining_folder("sift_pretrain");
+  const SiftResult pre = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(pre.status, 0) << pre;
+  const nlohmann::json summary = nlohmann::json::parse(pre.out);
+  // 24 words: chance is 1/24 (measured: 0.81 after 20 epochs, 0.11 after 4).
+  EXPECT_GT(summary["splits"]["valid"]["masked_accuracy"].get<double>(), 0.5) << pre.out;
+  const std::string csv = slurp(dir + "/runs/pre/metrics.csv");
+  EXPECT_NE(csv.find("valid_masked_accuracy"), std::string::npos) << csv;
+  EXPECT_NE(slurp(dir + "/runs/pre/report.html").find("masked-token accuracy"), std::string::npos);
+  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary()) << "the run carries its vocabulary";
+
+  write_file(dir + "/finetune.yaml", finetune_yaml());
   const SiftResult fine = run_sift("train finetune.yaml --json", dir, "", dir);
   ASSERT_EQ(fine.status, 0) << fine;
   EXPECT_NE(fine.err.find("train.init_from: runs/pre/best.ckpt fits but for output.weight, "
                           "output.bias, mlm."),
             std::string::npos)
       << fine.err;
-  EXPECT_GT(nlohmann::json::parse(fine.out)["splits"]["valid"]["accuracy"].get<double>(), 0.0);
+  // Two classes (measured: 0.77 after 2 epochs).
+  EXPECT_GT(nlohmann::json::parse(fine.out)["splits"]["valid"]["accuracy"].get<double>(), 0.6)
+      << fine.out;
 }
 
 TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsBytes) {
@@ -154,6 +161,18 @@ TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsByt
       << "last.ckpt differs from the uninterrupted run's";
 }
 
+// `sift pretrain` of config `yaml` in `dir` ends in one line, `sift: error: ` and `message`.
+::testing::AssertionResult refused(const std::string& dir, const std::string& yaml,
+                                   const std::string& message) {
+  write_file(dir + "/refused.yaml", yaml);
+  const SiftResult r = run_sift("pretrain refused.yaml", dir, "", dir);
+  if (r.status == 1 && r.err.rfind("sift: error: " + message, 0) == 0 &&
+      testing::lines_of(r.err).size() == 1) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << r;
+}
+
 TEST(PretrainCli, RefusalsAreOneLineNamingTheKey) {
   const std::string dir = pretraining_folder("sift_pretrain_refuse");
   const SiftResult none = run_sift("pretrain pretrain.yaml --set pretrain.files=[]", dir, "", dir);
@@ -172,37 +191,77 @@ model: {type: fasttext, dim: 4}
 train: {epochs: 1}
 )");
   ASSERT_EQ(run_sift("train ft.yaml --quiet", dir, "", dir).status, 0);
-  write_file(dir + "/continue.yaml", "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/ft}\n");
-  const SiftResult fasttext = run_sift("pretrain continue.yaml", dir, "", dir);
-  EXPECT_EQ(fasttext.status, 1) << fasttext;
-  EXPECT_EQ(fasttext.err.rfind("sift: error: train.init_from: runs/ft holds a 'fasttext' model, "
-                               "not an encoder",
-                               0),
+  EXPECT_TRUE(refused(dir, "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/ft}\n",
+                      "train.init_from: runs/ft holds a 'fasttext' model, not an encoder"));
+  // Nor does fine-tuning an encoder start from it.
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const SiftResult fine = run_sift("train finetune.yaml --set train.init_from=runs/ft", dir, "", dir);
+  EXPECT_EQ(fine.status, 1) << fine;
+  EXPECT_EQ(fine.err.rfind("sift: error: train.init_from: runs/ft holds a 'fasttext' model, and "
+                           "this config trains 'bert'",
+                           0),
             0u)
-      << fasttext;
+      << fine;
+  EXPECT_FALSE(fs::exists(dir + "/runs/fine")) << "refused before the run folder";
 
   // Continuing an encoder with another vocabulary.
   ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=2", dir, "", dir).status, 0);
   write_file(dir + "/other_vocab.txt", vocabulary() + "extra\n");
-  write_file(dir + "/continue.yaml",
-             "pretrain: {files: [unlabelled.txt]}\ntokenizer: {model: other_vocab.txt}\n"
-             "train: {init_from: runs/pre}\n");
-  const SiftResult vocab = run_sift("pretrain continue.yaml", dir, "", dir);
-  EXPECT_EQ(vocab.status, 1) << vocab;
-  EXPECT_EQ(vocab.err.rfind("sift: error: tokenizer.model: other_vocab.txt holds 30 tokens, but "
-                            "the encoder in runs/pre (train.init_from) was trained on 29",
-                            0),
-            0u)
-      << vocab;
+  const std::string continued = "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/pre}\n";
+  EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: other_vocab.txt}\n",
+                      "tokenizer.model: other_vocab.txt holds 30 tokens, but the encoder in "
+                      "runs/pre (train.init_from) was trained on 29"));
+  // As many tokens, one of them another: the embedding rows would be read as other words.
+  std::string swapped = vocabulary();
+  swapped.replace(swapped.find("w1\n"), 3, "xx\n");
+  write_file(dir + "/swapped_vocab.txt", swapped);
+  EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: swapped_vocab.txt}\n",
+                      "tokenizer.model: swapped_vocab.txt:7 is 'xx', but the encoder in runs/pre "
+                      "(train.init_from) has 'w1' at that id"));
 
   // A model that is not an encoder cannot pretrain.
-  write_file(dir + "/textcnn.yaml",
-             "pretrain: {files: [unlabelled.txt]}\nmodel: {type: textcnn}\n"
-             "tokenizer: {type: wordpiece, model: vocab.txt}\n");
-  const SiftResult textcnn = run_sift("pretrain textcnn.yaml", dir, "", dir);
-  EXPECT_EQ(textcnn.status, 1) << textcnn;
-  EXPECT_EQ(textcnn.err.rfind("sift: error: model.type: 'textcnn' is not an encoder", 0), 0u)
-      << textcnn;
+  EXPECT_TRUE(refused(dir,
+                      "pretrain: {files: [unlabelled.txt]}\nmodel: {type: textcnn}\n"
+                      "tokenizer: {type: wordpiece, model: vocab.txt}\n",
+                      "model.type: 'textcnn' is not an encoder"));
+}
+
+// The masked-token accuracy on held_out.txt of a `sift pretrain` summary.
+double masked_accuracy(const SiftResult& r) {
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
+  return summary["splits"]["valid"]["masked_accuracy"].get<double>();
+}
+
+TEST(PretrainCli, TwoRanksUnderSiftLaunchPretrainOneEncoderEachOnItsPartOfTheTexts) {
+  const std::string dir = pretraining_folder("sift_pretrain_ddp");
+  const SiftResult r = run_sift("launch --nproc 2 -- pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(r.status, 0) << r;
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(summary["train"]["world_size"], 2) << r.out;
+  // Each rank reads half of the 300 texts: 12 epochs of about 150 texts at 16 a step.
+  EXPECT_LE(summary["train"]["steps"].get<int64_t>(), 12 * 10 + 12) << r.out;
+  EXPECT_GT(masked_accuracy(r), 0.5) << r.out;
+  EXPECT_NE(slurp(dir + "/runs/pre/metrics.csv").find("valid_masked_accuracy"), std::string::npos);
+  // The encoder the two ranks trained fine-tunes as one process's does.
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const SiftResult fine = run_sift("train finetune.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(fine.status, 0) << fine;
+}
+
+TEST(PretrainCli, Bf16WithGradientCheckpointingPretrainsAsFp32Does) {
+  const std::string dir = pretraining_folder("sift_pretrain_bf16");
+  const SiftResult fp32 = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(fp32.status, 0) << fp32;
+  const SiftResult bf16 = run_sift(
+      "pretrain pretrain.yaml --quiet --json --set run.name=bf16 --set train.precision=bf16 "
+      "--set train.gradient_checkpointing=all",
+      dir, "", dir);
+  ASSERT_EQ(bf16.status, 0) << bf16;
+  auto summary = nlohmann::json::parse(bf16.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(summary["train"]["precision"], "bf16") << bf16.out;
+  EXPECT_EQ(summary["train"]["gradient_checkpointing"], "all") << bf16.out;
+  EXPECT_GT(masked_accuracy(bf16), 0.5) << bf16.out;
+  EXPECT_NEAR(masked_accuracy(bf16), masked_accuracy(fp32), 0.15) << fp32.out << bf16.out;
 }
 
 }  // namespace pretrain_cli_test
