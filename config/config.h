@@ -45,6 +45,7 @@ struct DataConfig : FormatConfig {
   std::vector<std::string> labels;  // label names, or one names file (a single path)
   bool multi_label = false;         // several labels per record: sigmoid + BCE, threshold
   std::string label_separator;      // splits a tsv/csv/label_first label field into a list
+  std::string label_prefix = "__label__";  // marks a label token of the fasttext format
   double valid_split = 0.1;         // hashed share of train used as validation when no valid.path
   int64_t folds = 0;                // cross-validation: folds of the training data by hash; 0: off
   int64_t fold = 0;                 // the held-out fold, the test split

@@ -237,6 +237,16 @@ std::vector<Option> declare() {
   t.add<std::string>("data.label_separator", SIFT_FIELD(data.label_separator),
                      "Splits the label field of tsv, csv and label_first records into a list "
                      "of labels (e.g. \",\" or \"|\"); empty: the field is one label.");
+  t.add<std::string>("data.label_prefix", SIFT_FIELD(data.label_prefix),
+                     "The prefix that marks a label token in the fasttext format (fastText's "
+                     "-label); predict ignores such tokens in its input and writes it before "
+                     "each label in --format fasttext.",
+                     [](const std::string& v) -> std::string {
+                       if (v.empty()) return "a label prefix must not be empty";
+                       if (v.find_first_of(" \t\r\n\v\f") != std::string::npos)
+                         return "a label prefix must not contain whitespace";
+                       return "";
+                     });
   t.add<double>("data.valid_split", SIFT_FIELD(data.valid_split),
                 "Share of training records (chosen by hash) used for validation when "
                 "data.valid.path is empty.",

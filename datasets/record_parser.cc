@@ -13,7 +13,6 @@
 namespace sift {
 namespace {
 
-constexpr std::string_view kLabelPrefix = "__label__";
 constexpr std::string_view kWhitespace = " \t\r\n\v\f";
 
 std::string_view trim(std::string_view s) {
@@ -158,15 +157,16 @@ std::string RecordParser::parse_fasttext(std::string_view record, Example& out) 
   size_t labels = 0;
   size_t i = 0;
   size_t run_begin = 0, run_end = 0;  // words not yet appended: record[run_begin, run_end)
+  const std::string_view prefix = format_.label_prefix;
   while (i < record.size()) {
     while (i < record.size() && is_ascii_space(record[i])) ++i;
     size_t start = i;
     while (i < record.size() && !is_ascii_space(record[i])) ++i;
     std::string_view token = record.substr(start, i - start);
     if (token.empty()) break;
-    if (token.substr(0, kLabelPrefix.size()) == kLabelPrefix) {
-      if (token.size() == kLabelPrefix.size()) return "empty label";
-      set_label(out, labels++, token.substr(kLabelPrefix.size()));
+    if (token.substr(0, prefix.size()) == prefix) {
+      if (token.size() == prefix.size()) return "empty label";
+      set_label(out, labels++, token.substr(prefix.size()));
     } else if (run_end > run_begin && start == run_end + 1 && record[run_end] == ' ') {
       run_end = i;  // one space after the run: the run grows
     } else {
@@ -179,7 +179,7 @@ std::string RecordParser::parse_fasttext(std::string_view record, Example& out) 
   out.labels.resize(labels);
   // A label with no text is a record (fastText, Hugging Face and scikit-learn train on
   // it; MPQA has 3, CR 4): the text stays empty and the reader counts it.
-  if (labels == 0) return "no __label__ token";
+  if (labels == 0) return "no " + format_.label_prefix + " token";
   return {};
 }
 

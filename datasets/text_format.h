@@ -18,6 +18,7 @@ struct TextFormat {
   // Splits the label field of tsv, csv and label_first records into several labels
   // (multi-label data); empty: the field is one label.
   std::string label_separator;
+  std::string label_prefix = "__label__";  // marks a label token of the fasttext format
   bool header = false;       // first line of every file is a header (tsv, csv)
   TextEncoding encoding = TextEncoding::utf8;
   bool unescape = false;     // turn the escapes \n \t \\ inside text into space, space, backslash

@@ -25,6 +25,7 @@ TextFormat text_format(const SiftConfig& config, Split split) {
   t.on_bad_line = config.data.on_bad_line;
   t.truncate_long_lines = config.data.truncate_long_lines;
   t.label_separator = config.data.label_separator;
+  t.label_prefix = config.data.label_prefix;
   return t;
 }
 

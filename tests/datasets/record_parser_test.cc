@@ -28,6 +28,19 @@ TextFormat plain(FileFormat f) {
   return t;
 }
 
+// fastText's -label (data.label_prefix): only tokens with that prefix are labels.
+TEST(RecordParser, FasttextLabelsAreTheTokensWithTheGivenPrefix) {
+  TextFormat f = plain(FileFormat::fasttext);
+  f.label_prefix = "#";
+  RecordParser p(f);
+  Example ex;
+  EXPECT_EQ(p.parse("#pos __label__x great #neg film", ex), "");
+  EXPECT_EQ(ex.text, "__label__x great film");
+  EXPECT_EQ(ex.labels, (Labels{"pos", "neg"}));
+  EXPECT_EQ(p.parse("__label__a text", ex), "no # token");
+  EXPECT_EQ(p.parse("# text", ex), "empty label");
+}
+
 TEST(RecordParser, FasttextMultiLabel) {
   RecordParser p(plain(FileFormat::fasttext));
   Example ex;

@@ -3,6 +3,7 @@
 // paths alone trains with, and usage errors' exit status 2.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -129,9 +130,9 @@ TEST_F(FastTextCli, UnknownAndUnsupportedFlagsAreUsageErrorsThatSayWhy) {
   const SiftResult typo = sift("supervised -input train.txt -output m -wordNgram 2");
   EXPECT_EQ(typo.status, 2) << typo;
   EXPECT_TRUE(CleanSiftError(typo, {"-wordNgram", "did you mean -wordNgrams?"}));
-  const SiftResult label = sift("supervised -input train.txt -output m -label __lbl__");
+  const SiftResult label = sift("supervised -input train.txt -output m -minCountLabel 2");
   EXPECT_EQ(label.status, 2) << label;
-  EXPECT_TRUE(CleanSiftError(label, {"-label", "not supported"}));
+  EXPECT_TRUE(CleanSiftError(label, {"-minCountLabel", "not supported"}));
   const SiftResult missing = sift("supervised -input train.txt");
   EXPECT_EQ(missing.status, 2) << missing;
   EXPECT_TRUE(CleanSiftError(missing, {"-output"}));
@@ -139,6 +140,100 @@ TEST_F(FastTextCli, UnknownAndUnsupportedFlagsAreUsageErrorsThatSayWhy) {
   const SiftResult bin = sift("test ft.bin test.txt");
   EXPECT_EQ(bin.status, 2) << bin;
   EXPECT_TRUE(CleanSiftError(bin, {"sift import fasttext ft.bin"}));
+}
+
+// The first word of each line of `out` (a label of predict or predict-prob).
+std::vector<std::string> first_words(const std::string& out) {
+  std::vector<std::string> words;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) words.push_back(line.substr(0, line.find(' ')));
+  return words;
+}
+
+// fastText's -label: the files mark labels with another prefix; both programs train on
+// them, Sift's predict writes that prefix, and a fastText model trained with it imports
+// once `--label` names it (its file does not keep it).
+TEST_F(FastTextCli, ALabelPrefixOfItsOwnTrainsPredictsAndImportsAsFastTextDoes) {
+  for (const std::string name : {"train", "test"}) {
+    std::ifstream in(path(name + ".txt"));
+    std::ofstream out(path(name + "_lbl.txt"));
+    std::string line;
+    while (std::getline(in, line)) out << "__lbl__" << line.substr(9) << "\n";
+  }
+  const std::string flags = " -label __lbl__ -verbose 0 -thread 1" + kFlags;
+  ASSERT_EQ(fasttext("supervised -input train_lbl.txt -output ft" + flags).status, 0);
+  const SiftResult trained = sift("supervised -input train_lbl.txt -output runs/lbl" + flags);
+  ASSERT_EQ(trained.status, 0) << trained;
+  const auto a = test_lines(fasttext("test ft.bin test_lbl.txt 1").out);
+  const SiftResult ours = sift("test runs/lbl test_lbl.txt 1");
+  ASSERT_EQ(ours.status, 0) << ours;
+  const auto b = test_lines(ours.out);
+  EXPECT_EQ(b.at("N"), 100);
+  EXPECT_NEAR(b.at("P@1"), a.at("P@1"), 0.06) << ours.out;
+  const SiftResult predicted = sift("predict runs/lbl test_lbl.txt 1");
+  ASSERT_EQ(predicted.status, 0) << predicted;
+  const auto labels = first_words(predicted.out);
+  ASSERT_EQ(labels.size(), 100u);
+  for (const auto& l : labels) EXPECT_TRUE(std::regex_match(l, std::regex("__lbl__[0-9]"))) << l;
+
+  const SiftResult unnamed = sift("import fasttext ft.bin --out imported");
+  EXPECT_EQ(unnamed.status, 1) << unnamed;
+  EXPECT_TRUE(CleanSiftError(unnamed, {"does not start with __label__", "--label"}));
+  const SiftResult imported = sift("import fasttext ft.bin --out imported --force --label __lbl__");
+  ASSERT_EQ(imported.status, 0) << imported;
+  const SiftResult theirs = fasttext("predict-prob ft.bin test_lbl.txt 1");
+  const SiftResult mine = sift("predict-prob imported test_lbl.txt 1");
+  ASSERT_EQ(mine.status, 0) << mine;
+  EXPECT_EQ(first_words(mine.out), first_words(theirs.out));
+}
+
+// fastText's autotune flags run `sift tune`: -output is the search folder, whose tune.json
+// names the winning model; the search keeps to -autotune-duration. The validation file is
+// the training sample's last 100 questions (the test file is never searched on).
+TEST_F(FastTextCli, AutotuneFlagsSearchWithinTheDurationAndNameTheWinningModel) {
+  {
+    std::ifstream in(path("train.txt"));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::ofstream train(path("fit.txt")), valid(path("valid.txt"));
+    for (size_t i = 0; i < lines.size(); ++i)
+      (i + 100 < lines.size() ? train : valid) << lines[i] << "\n";
+  }
+  const SiftResult alone = sift("supervised -input fit.txt -output s -autotune-duration 10");
+  EXPECT_EQ(alone.status, 2) << alone;
+  EXPECT_TRUE(CleanSiftError(alone, {"-autotune-validation"}));
+  const auto start = std::chrono::steady_clock::now();
+  const SiftResult searched = sift(
+      "supervised -input fit.txt -output search -autotune-validation valid.txt "
+      "-autotune-duration 15 -verbose 0");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(searched.status, 0) << searched;
+  EXPECT_LT(seconds, 15 * 1.05 + 5) << "the search overran -autotune-duration";
+  std::ifstream summary_file(path("search/tune.json"));
+  const auto summary = nlohmann::json::parse(summary_file);
+  const std::string model = summary.at("best").at("model").get<std::string>();
+  EXPECT_EQ(summary.at("budget_seconds").get<double>(), 15.0) << summary.dump(2);
+  const SiftResult tested = sift("test " + model + " test.txt 1");
+  ASSERT_EQ(tested.status, 0) << tested;
+  EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
+}
+
+// fastText's quantize: -input, -epoch and -lr are -retrain's (its data, epochs and rate);
+// without -retrain they are read and ignored, as fastText does.
+TEST_F(FastTextCli, QuantizeRetrainsWithItsInputEpochAndLr) {
+  ASSERT_EQ(sift("supervised -input train.txt -output runs/q -verbose 0" + kFlags).status, 0);
+  const SiftResult plain = sift("quantize -output runs/q -cutoff 500 -epoch 3 -lr 0.1");
+  ASSERT_EQ(plain.status, 0) << plain;
+  EXPECT_EQ(plain.out.find("retrained"), std::string::npos) << plain;
+  const SiftResult retrained =
+      sift("quantize -output runs/q -input train.txt -cutoff 500 -retrain -epoch 3 -lr 0.1");
+  ASSERT_EQ(retrained.status, 0) << retrained;
+  EXPECT_CONTAINS(retrained.out + retrained.err, "output layer and kept rows for 3 epochs");
+  const SiftResult tested = sift("test runs/q.ftz test.txt 1");
+  ASSERT_EQ(tested.status, 0) << tested;
+  EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
 }
 
 // Label and probability pairs of `fasttext predict-prob` lines.

@@ -79,7 +79,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "df725ae60de5415711da9ffe3bde701e90de67cb761bbfab57eb76df3ab86754";
+constexpr const char* kExport = "aafdfa5259d75c81a68ad700f5b421779a2338be695706ed7a8934417e0c0304";
 
 class GoldenRun : public ::testing::Test {
  protected:

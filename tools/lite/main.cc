@@ -67,8 +67,9 @@ void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   const sift::cli::PredictSettings s =
       sift::cli::resolve_predict(args, run.labels.size(), model.multi_label(),
                                  run.config.train.threshold, run.config.data.max_line_bytes);
-  const sift::cli::PredictOutput output = sift::cli::predict_output(args);
-  sift::cli::TextInput in(args.input, s.max_line_bytes);
+  sift::cli::PredictOutput output = sift::cli::predict_output(args);
+  output.label_prefix = run.config.data.label_prefix;
+  sift::cli::TextInput in(args.input, s.max_line_bytes, output.label_prefix);
   std::vector<int64_t> ids;
   std::string line;
   while (in.next(line)) {

@@ -19,8 +19,8 @@ struct ExportArgs {
   std::string run_dir;
   std::string out;
   ExportOptions options;
-  bool retrain = false;         // output layer and kept rows, as fastText
-  bool retrain_output = false;  // the output layer only
+  bool retrain = false;           // output layer and kept rows, as fastText
+  bool retrain_output = false;    // the output layer only
   std::vector<std::string> data;  // --data: the training files --retrain reads instead
   std::vector<std::string> sets;  // --set KEY=VALUE: the run's config changed for --retrain
 };
@@ -111,8 +111,10 @@ void run_export(ExportArgs args) {
   }
   const int64_t bytes = export_run(bundle, args.out, args.options);
   const std::string weights = weights_words(args.options);
-  std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB)\n", args.out,
-                           bundle.config.model.type, weights, static_cast<double>(bytes) / 1e6);
+  const std::string& retrained = args.options.retrained;
+  std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB{})\n", args.out,
+                           bundle.config.model.type, weights, static_cast<double>(bytes) / 1e6,
+                           retrained.empty() ? "" : "; retrained the " + retrained);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ enum class Use {
   key,        // the value goes to a config key (`to`)
   flag,       // a flag without a value: the Sift flag `to`
   no_effect,  // read and ignored, as `fasttext supervised` ignores it
-  refused     // not supported: `to` says why
+  refused,    // not supported: `to` says why
+  autotune    // makes the command `sift tune`: the key or flag `to` of the search
 };
 
 struct FastTextFlag {
@@ -49,7 +50,7 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
       {"-minn", {Use::key, "model.minn"}},
       {"-maxn", {Use::key, "model.maxn"}},
       {"-minCountLabel", {Use::refused, "labels are kept whatever their count"}},
-      {"-label", {Use::refused, "the label prefix is __label__"}},
+      {"-label", {Use::key, "data.label_prefix"}},
       {"-pretrainedVectors",
        {Use::refused,
         "the fastText model starts from random vectors (model.pretrained is "
@@ -60,11 +61,12 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
         "file: the matrix is the tensor output.weight of the run's best.ckpt (and of its "
         "`sift export`)",
         false}},
-      {"-autotune-validation", {Use::refused, "use `sift tune` with data.valid.path"}},
-      {"-autotune-metric", {Use::refused, "use `sift tune --metric`"}},
-      {"-autotune-predictions", {Use::refused, "use `sift tune --metric`"}},
-      {"-autotune-duration", {Use::refused, "use `sift tune --budget`"}},
-      {"-autotune-modelsize", {Use::refused, "use `sift export --quantize pq` after `sift tune`"}},
+      {"-autotune-validation", {Use::autotune, "data.valid.path"}},
+      {"-autotune-metric", {Use::autotune, "--metric"}},
+      {"-autotune-predictions",
+       {Use::refused, "sift tune scores each validation line's top label (k = 1)"}},
+      {"-autotune-duration", {Use::autotune, "--budget"}},
+      {"-autotune-modelsize", {Use::autotune, "--max-model-size"}},
       {"-dump-config", {Use::flag, "--dump-config"}},
   };
   return flags;
@@ -73,14 +75,14 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
 const std::map<std::string, FastTextFlag>& quantize_flags() {
   static const std::map<std::string, FastTextFlag> flags = {
       {"-output", {Use::key, "run"}},
-      {"-input", {Use::no_effect, "-retrain reads the run's own training data"}},
+      {"-input", {Use::flag, "--data"}},
       {"-cutoff", {Use::flag, "--cutoff"}},
       {"-dsub", {Use::flag, "--dsub"}},
       {"-qnorm", {Use::flag, "--qnorm", false}},
       {"-qout", {Use::flag, "--qout", false}},
       {"-retrain", {Use::flag, "--retrain", false}},
-      {"-epoch", {Use::refused, "-retrain trains the run's own train.epochs"}},
-      {"-lr", {Use::refused, "-retrain trains at the run's own train.optimizer.lr"}},
+      {"-epoch", {Use::key, "train.epochs"}},
+      {"-lr", {Use::key, "train.optimizer.lr"}},
       {"-thread", {Use::no_effect, "the run's threads"}},
       {"-verbose", {Use::no_effect, "quantizing prints nothing"}},
   };
@@ -125,11 +127,39 @@ void add_output(Args& sift, const std::string& output) {
               {"--set", "run.dir=" + dir, "--set", "run.name=" + path.filename().string()});
 }
 
+// fastText's autotune flags as `sift tune`'s: the validation file, the budget (fastText's
+// default 300 s), the metric (fastText's f1 over single labels at k = 1 is accuracy,
+// tune's default) and the model size.
+void add_autotune(Args& sift, const std::map<std::string, std::string>& given) {
+  if (!given.count("-autotune-validation")) {
+    throw UsageError(
+        "supervised: the -autotune-* flags need -autotune-validation FILE, as fastText's do");
+  }
+  if (given.count("-dump-config")) {
+    throw UsageError("supervised -dump-config: not with -autotune-*; the search writes best.yaml");
+  }
+  sift.front() = "tune";
+  sift.insert(sift.end(), {"--set", "data.valid.path=" + given.at("-autotune-validation")});
+  const auto duration = given.find("-autotune-duration");
+  sift.insert(
+      sift.end(),
+      {"--budget", (duration == given.end() ? std::string("300") : duration->second) + "s"});
+  const auto metric = given.find("-autotune-metric");
+  if (metric != given.end() && metric->second != "f1") {
+    sift.insert(sift.end(), {"--metric", metric->second});
+  }
+  const auto size = given.find("-autotune-modelsize");
+  if (size != given.end()) sift.insert(sift.end(), {"--max-model-size", size->second});
+}
+
 Args supervised(const Args& args) {
   const auto given = read_flags(args, supervised_flags());
   if (!given.count("-input") || !given.count("-output")) {
     throw UsageError("supervised: give -input FILE and -output PATH, as fastText needs them");
   }
+  const bool autotune = std::any_of(given.begin(), given.end(), [](const auto& g) {
+    return supervised_flags().at(g.first).use == Use::autotune;
+  });
   // fastText's reading and its defaults where the fastText model's differ: every line
   // trains (no validation split), text split as fastText splits it.
   Args sift = {"train",
@@ -143,9 +173,11 @@ Args supervised(const Args& args) {
                "model.type=fasttext"};
   for (const auto& [name, value] : given) {
     const FastTextFlag& flag = supervised_flags().at(name);
-    if (flag.use == Use::no_effect) continue;
+    if (flag.use == Use::no_effect || flag.use == Use::autotune) continue;
     if (flag.use == Use::flag) {
       sift.insert(sift.end(), {flag.to, value});
+    } else if (flag.to == "run" && autotune) {
+      sift.insert(sift.end(), {"--out", value});  // the search folder
     } else if (flag.to == "run") {
       add_output(sift, value);
     } else if (flag.to == "verbose") {
@@ -155,6 +187,7 @@ Args supervised(const Args& args) {
       sift.insert(sift.end(), {"--set", flag.to + "=" + v});
     }
   }
+  if (autotune) add_autotune(sift, given);
   return sift;
 }
 
@@ -163,9 +196,16 @@ Args quantize(const Args& args) {
   if (!given.count("-output")) throw UsageError("quantize: give -output PATH (the run folder)");
   const std::string run = given.at("-output");
   Args sift = {"export", run, "--quantize", "pq", "--out", run + ".ftz"};
+  // -input, -epoch and -lr are read by -retrain alone, as by fastText.
+  const bool retrain = given.count("-retrain") > 0;
   for (const auto& [name, value] : given) {
     const FastTextFlag& flag = quantize_flags().at(name);
-    if (flag.use != Use::flag) continue;
+    const bool for_retrain = name == "-input" || (flag.use == Use::key && flag.to != "run");
+    if (flag.use == Use::no_effect || flag.to == "run" || (for_retrain && !retrain)) continue;
+    if (flag.use == Use::key) {
+      sift.insert(sift.end(), {"--set", flag.to + "=" + value});
+      continue;
+    }
     sift.push_back(flag.to);
     if (flag.takes_value) sift.push_back(value);
   }
@@ -223,6 +263,7 @@ std::string flag_lines(const std::map<std::string, FastTextFlag>& flags) {
   for (const auto& [name, flag] : flags) {
     const char* what = flag.use == Use::key         ? "-> "
                        : flag.use == Use::flag      ? "-> "
+                       : flag.use == Use::autotune  ? "-> sift tune "
                        : flag.use == Use::no_effect ? "no effect: "
                                                     : "not supported: ";
     out +=

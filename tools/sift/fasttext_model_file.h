@@ -22,6 +22,9 @@ struct FastTextArgs {
   int32_t dim, ws, epoch, min_count, neg, word_ngrams, loss, model, bucket, minn, maxn,
       lr_update_rate;
   double t;
+  // fastText's -label: not in the file (Args::save leaves it out), so the reader's caller
+  // says it (`sift import fasttext --label`).
+  std::string label = "__label__";
 };
 
 // fastText's loss_name values in its args.

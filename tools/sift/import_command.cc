@@ -24,7 +24,8 @@ struct ImportArgs {
   std::string model;
   std::string out;
   bool force = false;
-  std::vector<std::string> labels;  // hf: a new head's labels, for a folder without one
+  std::vector<std::string> labels;         // hf: a new head's labels, for a folder without one
+  std::string label_prefix = "__label__";  // fasttext: its -label
 };
 
 // The labels of a Hugging Face folder's head, or a new head's from --labels.
@@ -119,11 +120,15 @@ void add_import_command(CLI::App& app) {
                   "Run folder to write; for a .ftz, the export file to write (model.pt)")
       ->required();
   cmd->add_flag("--force", args->force, "Replace the model in an existing run folder");
+  cmd->add_option("--label", args->label_prefix,
+                  "fasttext: the label prefix the model was trained with (fastText's -label; "
+                  "its file does not keep it)")
+      ->capture_default_str();
   cmd->callback([args] {
     if (args->format == "hf") {
       run_import_hf(*args);
     } else {
-      import_fasttext(args->model, args->out, args->force);
+      import_fasttext(args->model, args->out, args->force, args->label_prefix);
     }
   });
 }

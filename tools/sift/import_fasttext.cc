@@ -24,8 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFastTextLabelPrefix = "__label__";  // fastText's default -label
-constexpr int64_t kSpecials = Vocab::kUnk + 1;             // Sift's <pad> and <unk>
+constexpr int64_t kSpecials = Vocab::kUnk + 1;  // Sift's <pad> and <unk>
 
 // The dense matrices of a .bin, read straight into the checkpoint's tensors: the input
 // rows after Sift's <pad> and <unk>.
@@ -41,15 +40,15 @@ struct DenseTensors {
   }
 };
 
-// The labels without fastText's prefix.
+// The labels without their -label prefix.
 std::vector<std::string> label_names(const FastTextModel& m, const std::string& path) {
-  const std::string prefix = kFastTextLabelPrefix;
+  const std::string& prefix = m.args.label;
   std::vector<std::string> labels;
   for (const FastTextEntry& e : m.labels) {
     if (e.word.compare(0, prefix.size(), prefix) != 0 || e.word.size() == prefix.size()) {
       throw Error(
-          fmt::format("{}: label '{}' does not start with {} (models trained with another "
-                      "-label prefix are not supported)",
+          fmt::format("{}: label '{}' does not start with {}: give the prefix the model was "
+                      "trained with (fastText's -label) as --label",
                       path, e.word, prefix));
     }
     labels.push_back(e.word.substr(prefix.size()));
@@ -91,6 +90,7 @@ SiftConfig imported_config(const FastTextModel& m, const std::string& path) {
       fmt::format("train.loss={}", fasttext_loss_name(args.loss)),
   };
   for (const auto& o : overrides) apply_override(config, o);
+  config.data.label_prefix = args.label;  // as given: no YAML reading of its characters
   if (args.loss == kFastTextLossNs) apply_override(config, fmt::format("train.neg={}", args.neg));
   check_options(config);
   return config;
@@ -289,12 +289,14 @@ void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& 
 
 }  // namespace
 
-void import_fasttext(const std::string& model, const std::string& out, bool force) {
+void import_fasttext(const std::string& model, const std::string& out, bool force,
+                     const std::string& label_prefix) {
   DenseTensors dense;
-  const FastTextModel m =
+  FastTextModel m =
       read_fasttext_model(model, [&dense](const char* matrix, int64_t rows, int64_t cols) {
         return dense.target(matrix, rows, cols);
       });
+  m.args.label = label_prefix;
   if (m.input.quantized) {
     import_ftz(m, dense, model, out, force);
   } else {

@@ -9,6 +9,8 @@ namespace sift::cli {
 // Reads `model` and writes `out`: a run folder for a .bin, an export file for a .ftz
 // (told apart by the file's quantization flag, not its name). Refuses to replace a model
 // unless `force`.
-void import_fasttext(const std::string& model, const std::string& out, bool force);
+// `label_prefix`: fastText's -label of the model (not in its file).
+void import_fasttext(const std::string& model, const std::string& out, bool force,
+                     const std::string& label_prefix);
 
 }  // namespace sift::cli

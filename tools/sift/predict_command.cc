@@ -15,13 +15,14 @@ namespace {
 
 void run_predict(const PredictArgs& args) {
   if (!args.quantized_engine.empty()) use_quantized_engine(args.quantized_engine);
-  const PredictOutput output = predict_output(args);
+  PredictOutput output = predict_output(args);
   ModelBundle bundle = load_model(args.model);
+  output.label_prefix = bundle.config.data.label_prefix;
   apply_threads(bundle.config.run.threads);
   const PredictSettings s =
       resolve_predict(args, bundle.task.labels.size(), bundle.config.data.multi_label,
                       bundle.config.train.threshold, bundle.config.data.max_line_bytes);
-  sift::cli::TextInput in(args.input, s.max_line_bytes);
+  sift::cli::TextInput in(args.input, s.max_line_bytes, bundle.config.data.label_prefix);
   TextEncoder encoder = make_encoder(bundle.task);
   torch::NoGradGuard no_grad;
   RawBatch batch;

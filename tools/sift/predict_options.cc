@@ -75,9 +75,8 @@ PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool mu
 namespace {
 
 // datasets/record_parser.cc recognises labels by the same prefix.
-void drop_label_tokens(std::string& line) {
-  static constexpr std::string_view kPrefix = "__label__";
-  if (line.find(kPrefix) == std::string::npos) return;
+void drop_label_tokens(std::string& line, std::string_view prefix) {
+  if (line.find(prefix) == std::string::npos) return;
   std::string out;
   size_t i = 0;
   while (i < line.size()) {
@@ -86,7 +85,7 @@ void drop_label_tokens(std::string& line) {
     size_t word = i;
     while (i < line.size() && !is_ascii_space(line[i])) ++i;
     std::string_view token(line.data() + word, i - word);
-    if (token.substr(0, kPrefix.size()) == kPrefix) continue;  // the token and the space before it
+    if (token.substr(0, prefix.size()) == prefix) continue;  // the token and the space before it
     out.append(line, start, i - start);
   }
   size_t b = out.find_first_not_of(" \t");
@@ -95,10 +94,11 @@ void drop_label_tokens(std::string& line) {
 
 }  // namespace
 
-TextInput::TextInput(const std::string& input, uint64_t max_line_bytes)
+TextInput::TextInput(const std::string& input, uint64_t max_line_bytes, std::string label_prefix)
     : in_(&std::cin),
       name_(input == "-" ? "standard input" : input),
-      max_line_bytes_(max_line_bytes) {
+      max_line_bytes_(max_line_bytes),
+      label_prefix_(std::move(label_prefix)) {
   if (input == "-") return;
   file_.open(input);
   if (!file_) throw Error(fmt::format("cannot open {}: {}", input, std::strerror(errno)));
@@ -134,7 +134,7 @@ bool TextInput::next(std::string& line) {
   if (!any) return false;
   ++line_number_;
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  drop_label_tokens(line);
+  drop_label_tokens(line, label_prefix_);
   return true;
 }
 
@@ -176,11 +176,12 @@ std::string tsv_line(const Predictions& predictions, bool labels_only) {
 }
 
 // fastText writes a probability with ostream's default: 6 significant digits.
-std::string fasttext_line(const Predictions& predictions, bool with_probabilities) {
+std::string fasttext_line(const Predictions& predictions, const std::string& prefix,
+                          bool with_probabilities) {
   std::string line;
   for (size_t j = 0; j < predictions.size(); ++j) {
     if (j) line += ' ';
-    line += "__label__" + predictions[j].first;
+    line += prefix + predictions[j].first;
     if (with_probabilities) line += fmt::format(" {:.6g}", predictions[j].second);
   }
   return line;
@@ -195,7 +196,8 @@ std::string prediction_line(const std::string& text, const Predictions& predicti
       return tsv_line(predictions, output.labels_only);
     case PredictFormat::fasttext:
     case PredictFormat::fasttext_prob:
-      return fasttext_line(predictions, output.format == PredictFormat::fasttext_prob);
+      return fasttext_line(predictions, output.label_prefix,
+                           output.format == PredictFormat::fasttext_prob);
     case PredictFormat::json:
       break;
   }

@@ -53,9 +53,10 @@ PredictSettings resolve_predict(const PredictArgs& args, int64_t labels, bool mu
 // (a 210 MB line took 2.6 GB in sift-lite and 5.7 GB in sift-main before, issue #42).
 class TextInput {
  public:
-  // sift::Error naming the file when it cannot be opened.
-  TextInput(const std::string& input, uint64_t max_line_bytes);
-  // The next text: a line without its CR and its __label__ tokens (fastText's predict
+  // sift::Error naming the file when it cannot be opened. `label_prefix`: the run's
+  // data.label_prefix.
+  TextInput(const std::string& input, uint64_t max_line_bytes, std::string label_prefix);
+  // The next text: a line without its CR and its label tokens (fastText's predict
   // ignores them: a labelled line scores as its text); false at the end.
   bool next(std::string& line);
 
@@ -64,6 +65,7 @@ class TextInput {
   std::istream* in_;
   std::string name_;
   uint64_t max_line_bytes_;
+  std::string label_prefix_;
   int64_t line_number_ = 0;
 };
 
@@ -78,6 +80,7 @@ Predictions labels_over(const float* probabilities, const std::vector<std::strin
 struct PredictOutput {
   PredictFormat format = PredictFormat::tsv;
   bool labels_only = false;
+  std::string label_prefix = "__label__";  // before each label in the fasttext formats
 };
 PredictOutput predict_output(const PredictArgs& args);
 

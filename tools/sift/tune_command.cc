@@ -91,8 +91,8 @@ void add_tune_command(CLI::App& app) {
     o.quiet = args->quiet;
     o.print_summary = !args->json;
     o.refit = !args->no_refit;
-    if (o.config.empty() && args->resume.empty()) {
-      throw CLI::RequiredError("a config file or --resume TUNE_DIR");
+    if (o.config.empty() && args->resume.empty() && o.overrides.empty()) {
+      throw CLI::RequiredError("a config file, --set keys or --resume TUNE_DIR");
     }
     const double budget = args->budget.empty() ? 0.0 : parse_duration(args->budget);
     o.stop_signal = catch_stop_signals();

@@ -33,6 +33,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The config file's stem, or "sift" for a search given by --set keys alone.
+std::string config_name(const TuneOptions& o) {
+  return o.config.empty() ? std::string("sift") : fs::path(o.config).stem().string();
+}
+
 // Trials stop this long before the deadline (SIGTERM: they save and exit) and are
 // killed half of it later; the other half is for the winner's test evaluation. 4% of the
 // budget, at least 4 s, so that a search ends within the budget + 5%.
@@ -245,7 +250,8 @@ int64_t cores() { return std::max<int64_t>(1, std::thread::hardware_concurrency(
 std::vector<std::string> Search::trial_argv(const std::string& folder, const std::string& name,
                                             const std::map<std::string, std::string>& values,
                                             int64_t threads) const {
-  std::vector<std::string> argv = {program_, "train", o_.config, "--quiet"};
+  std::vector<std::string> argv = {program_, "train", "--quiet"};
+  if (!o_.config.empty()) argv.push_back(o_.config);  // otherwise the --set keys alone
   std::vector<std::string> sets = o_.overrides;
   for (const auto& [k, v] : values) sets.push_back(k + "=" + v);
   sets.push_back("run.dir=" + yaml_quoted(folder));
@@ -523,7 +529,7 @@ nlohmann::json Search::run(double budget) {
   check_own_folder(o_.out, "--out", /*create=*/true);
   check_own_folder(run_file(o_.out, kTrialsFolder), "--out", /*create=*/true);
   write_state();
-  say(fmt::format("sift tune: {} for {:.0f} s, {} at a time, searching {}", o_.config, budget,
+  say(fmt::format("sift tune: {} for {:.0f} s, {} at a time, searching {}", config_name(o_), budget,
                   o_.parallel, fmt::join(keys_of(params_), ", ")));
   while (true) {
     if (o_.stop_signal != nullptr && o_.stop_signal->load() != 0) interrupt(o_.stop_signal->load());
@@ -660,7 +666,7 @@ Error Search::no_winner() const {
 nlohmann::json Search::winner_summary(const TrialRecord& winner) {
   SiftConfig best = config_with(winner.values);
   for (const auto& set : metric_overrides(o_.metric)) apply_override(best, set);
-  best.run.name = fs::path(o_.config).stem().string() + "-tuned";
+  best.run.name = config_name(o_) + "-tuned";
   write_file_atomically(run_file(o_.out, kBestConfigFile), dump_config(best));
   nlohmann::json b = {{"trial", winner.number},
                       {"metric", winner.metric},
@@ -792,8 +798,7 @@ void check_validation_data(const SiftConfig& base) {
 }
 
 std::string default_out(const TuneOptions& o, const SiftConfig& base) {
-  const std::string name =
-      base.run.name.empty() ? fs::path(o.config).stem().string() : base.run.name;
+  const std::string name = base.run.name.empty() ? config_name(o) : base.run.name;
   return (fs::path(base.run.dir) / (name + "-tune")).string();
 }
 
