@@ -78,6 +78,8 @@ def parse_args(doc):
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--work", default="", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
+    p.add_argument("--from", dest="from_json", default="",
+                   help="the table from the measurements a run kept (WORK/pretrain_few_labels.json)")
     return p.parse_args()
 
 
@@ -210,7 +212,7 @@ def pretrain(args, work, batch):
 
 def run_set(args, name, seeds):
     labelled, valid, test, more = SETS[name](args.data, args.labels)
-    work = os.path.join(args.work or tempfile.mkdtemp(prefix="pretrain-bench-"), name)
+    work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     write_lines(f"{work}/labelled.tsv", [f"{clean(t)}\t{l}" for t, l in labelled])
     write_lines(f"{work}/valid.tsv", [f"{clean(t)}\t{l}" for t, l in valid])
@@ -300,10 +302,19 @@ def main():
     args.sift = os.path.abspath(args.sift)
     args.data = os.path.abspath(args.data)
     seeds = [int(s) for s in args.seeds.split(",")]
-    load_before = results_section.loadavg()
-    start = time.monotonic()
-    results = {name: run_set(args, name, seeds) for name in args.sets.split(",")}
-    minutes = (time.monotonic() - start) / 60
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            kept = json.load(f)
+        load_before, results, minutes = kept["load_before"], kept["results"], kept["minutes"]
+    else:
+        load_before = results_section.loadavg()
+        start = time.monotonic()
+        args.work = args.work or tempfile.mkdtemp(prefix="pretrain-bench-")
+        results = {name: run_set(args, name, seeds) for name in args.sets.split(",")}
+        minutes = (time.monotonic() - start) / 60
+        with open(os.path.join(args.work, "pretrain_few_labels.json"), "w", encoding="utf-8") as f:
+            json.dump({"load_before": load_before, "load_after": results_section.loadavg(),
+                       "results": results, "minutes": minutes}, f, indent=1)
     rows, notes = table(args, results)
     notes = [
         "(b) is TextCNN, the best from-scratch zoo model on TREC and AG News in the model zoo "
