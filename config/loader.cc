@@ -10,6 +10,7 @@
 #include <map>
 
 #include "config/options.h"
+#include "config/yaml_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 
@@ -95,7 +96,9 @@ void read_node(SiftConfig& config, const YAML::Node& node, const std::string& pr
   }
 }
 
-YAML::Node parse_file(const std::string& path) {
+}  // namespace
+
+YAML::Node read_yaml_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("cannot open config file {}: {}", path, std::strerror(errno)));
   try {
@@ -106,7 +109,6 @@ YAML::Node parse_file(const std::string& path) {
   }
 }
 
-}  // namespace
 
 std::string yaml_quoted(const std::string& value) {
   YAML::Emitter out;
@@ -145,7 +147,7 @@ SiftConfig load_config(const std::string& path, const std::vector<std::string>& 
   SiftConfig config;
   config.source = path;
   if (!path.empty()) {
-    const YAML::Node root = parse_file(path);
+    const YAML::Node root = read_yaml_file(path);
     if (!root.IsNull()) {
       if (!root.IsMap()) throw Error(fmt::format("{}: the config must be a YAML mapping", path));
       read_node(config, root, "", path);

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "datasets/line_reader.h"
 #include "core/error.h"
+#include "datasets/line_reader.h"
 #include "models/init.h"
 
 namespace sift {
@@ -56,7 +56,7 @@ std::string ascii_lower(std::string_view s) {
 }  // namespace
 
 torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int64_t dim,
-                                int64_t* found) {
+                                int64_t* found, std::vector<bool>* has_vector) {
   std::unique_ptr<LineReader> reader;
   try {
     reader = std::make_unique<LineReader>(path);
@@ -113,6 +113,10 @@ torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int
     *found = 0;
     for (uint8_t s : source) *found += s != kRandom;
   }
+  if (has_vector) {
+    has_vector->assign(source.size(), false);
+    for (size_t id = 0; id < source.size(); ++id) (*has_vector)[id] = source[id] != kRandom;
+  }
   return table;
 }
 
@@ -134,8 +138,9 @@ torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelS
     embedding->weight.copy_(load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found));
     // No match at all is a wrong file (language, casing), not a usable start.
     if (found == 0) {
-      throw Error(fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
-                              shape.vocab->size() - 2, config.pretrained));
+      throw Error(
+          fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
+                      shape.vocab->size() - 2, config.pretrained));
     }
   }
   embedding->weight[Vocab::kPad].zero_();
@@ -148,6 +153,33 @@ torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torc
   return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1);
 }
 
+namespace {
+
+// fastText's -pretrainedVectors: the rows of the vocabulary's words found in the file
+// take their vectors; the other words and the n-gram buckets keep the uniform fill.
+// A checkpoint stores rows that differ from the fill, so these travel with the run.
+void copy_pretrained_words(torch::Tensor& weight, const ModelConfig& config,
+                           const ModelShape& shape) {
+  if (!shape.vocab || shape.vocab->size() > shape.num_ids) {
+    throw Error(
+        "model.pretrained: word vectors are matched to the words of the vocabulary, so they "
+        "need tokenizer.type word");
+  }
+  int64_t found = 0;
+  std::vector<bool> has_vector;
+  const torch::Tensor vectors =
+      load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found, &has_vector);
+  if (found == 0) {
+    throw Error(fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
+                            shape.vocab->size() - 2, config.pretrained));
+  }
+  for (size_t id = 0; id < has_vector.size(); ++id) {
+    if (has_vector[id]) weight[static_cast<int64_t>(id)].copy_(vectors[static_cast<int64_t>(id)]);
+  }
+}
+
+}  // namespace
+
 torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape,
                                        UniformFill& fill) {
   torch::nn::EmbeddingBag table(torch::nn::EmbeddingBagOptions(shape.num_ids, config.dim)
@@ -158,6 +190,7 @@ torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelSha
   const double bound = 1.0 / static_cast<double>(config.dim);
   // A contiguous float CPU tensor, created above: the fill is always recomputable.
   fill = fast_uniform_(table->weight, -bound, bound).value();
+  if (!config.pretrained.empty()) copy_pretrained_words(table->weight, config, shape);
   return table;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "datasets/vocab.h"
 #include "models/model.h"
@@ -20,9 +21,10 @@ namespace sift {
 // "the" only when the file has no "the"). *found (when given) receives the number of
 // vocabulary words that got a vector. Throws sift::Error for a missing file, a header
 // whose dimension is not `dim`, or a line with the wrong number of values or a value
-// that is not a finite number, naming PATH:LINE.
+// that is not a finite number, naming PATH:LINE. *has_vector (when given) receives, per
+// vocabulary id, whether the file gave that word a vector.
 torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int64_t dim,
-                                int64_t* found);
+                                int64_t* found, std::vector<bool>* has_vector = nullptr);
 
 // The token embedding of a sequence model: shape.num_ids x config.dim, padding row 0
 // zero and never updated. Rows start uniform in [-0.25, 0.25], or from the vectors of
@@ -31,7 +33,8 @@ torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int
 torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelShape& shape);
 
 // The bag table of the fastText and MLP models: shape.num_ids x config.dim, mean bags,
-// sparse gradients when shape.sparse_gradients, rows uniform in +-1/dim as fastText's.
+// sparse gradients when shape.sparse_gradients, rows uniform in +-1/dim as fastText's;
+// with model.pretrained, the words found in that file start from their vectors.
 // The table is created without EmbeddingBag's own normal_ fill, which the uniform fill
 // overwrote: for 2M x 10 buckets that fill took 0.32 s, a fifth of a 1.7 s TREC run.
 // `fill` receives the uniform fill, for the model's ClassifierImpl::remember_fill.

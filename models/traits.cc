@@ -87,7 +87,7 @@ std::vector<ModelTraits> model_traits() {
   r.push_back(tuned(sized({"fasttext",
                            "mean of word and hashed n-gram embeddings, then a linear layer",
                            {"model.dim", "model.ngrams", "model.buckets", "model.minn",
-                            "model.maxn"},
+                            "model.maxn", "model.pretrained"},
                            /*recomputation=*/false,
                            /*bf16=*/true,
                            /*fp16=*/true,

@@ -434,7 +434,7 @@ void Distributed::Impl::let_peers_read_rank0(Clock::time_point deadline) {
 void Distributed::Impl::check_peer(int64_t rank, const nlohmann::json& hello) const {
   const int64_t world = hello.at("world_size").get<int64_t>();
   if (world != env.world_size) {
-    throw Error(
+    throw UsageError(
         fmt::format("distributed rendezvous: {} was started with WORLD_SIZE={} and {} "
                     "with WORLD_SIZE={}: start every rank with the same WORLD_SIZE",
                     who(rank), world, who(env.rank), env.world_size));
@@ -442,7 +442,7 @@ void Distributed::Impl::check_peer(int64_t rank, const nlohmann::json& hello) co
   const std::string why =
       first_difference(hello.at("options").get<std::string>(), options.agreed_options);
   if (!why.empty()) {
-    throw Error(
+    throw UsageError(
         fmt::format("distributed rendezvous: {} trains another config than {}: {}; every "
                     "rank must train the same config (only run.threads, run.device, "
                     "data.workers and run.dist_timeout_seconds may differ)",

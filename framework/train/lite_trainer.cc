@@ -78,10 +78,12 @@ struct LiteRun : RunCore {
 }  // namespace
 
 const std::vector<std::string>& lite_honours() {
-  // model.*: fastText's own, as validate lets through only those.
+  // model.*: fastText's own that its table takes, one by one, so that a key added to the
+  // fastText model later goes to sift-main until sift-lite takes it (model.pretrained did).
   static const std::vector<std::string> keys = [] {
     std::istringstream in(
-        "run. data. tokenizer. model. train.epochs train.batch_size train.max_steps train.loss "
+        "run. data. tokenizer. model.type model.dim model.ngrams model.buckets model.minn "
+        "model.maxn train.epochs train.batch_size train.max_steps train.loss "
         "train.loss_reduction train.log_every train.tensorboard train.checkpoint_minutes "
         "train.save_last train.on_nonfinite train.eval_every train.best_metric train.best_label "
         "train.threshold train.patience train.min_delta train.loss_scaling "

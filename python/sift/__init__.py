@@ -10,13 +10,33 @@ model from a YAML config or a dict; tokenize as training does.
 Predictions are `sift predict`'s: the same labels and scores for the same model and
 text. Errors from Sift (a bad config key, a missing file) raise sift.Error with Sift's
 one-line message; Ctrl-C during sift.train saves last.ckpt and raises KeyboardInterrupt.
+
+sift.torch_export reads an export in PyTorch alone (its tokenizer in Python), without
+the native module sift._sift that the rest needs.
 """
 
 import json
 import os
 
-from ._sift import Error, __version__
-from . import _sift
+try:
+    from ._sift import Error, __version__
+    from . import _sift
+except ImportError as _why:  # the source tree, or a copy of the pure-Python part
+    _sift = None
+    _MISSING = _why
+    __version__ = "unknown"
+
+    class Error(Exception):
+        """Sift's one-line error message."""
+
+
+def _native():
+    if _sift is None:
+        raise ImportError(
+            "sift's native module (sift._sift) is not built here: build the package "
+            "(cmake --build build --target sift_python) and put build/python on PYTHONPATH; "
+            f"sift.torch_export reads exports without it ({_MISSING})")
+    return _sift
 
 __all__ = ["Error", "Model", "load", "train", "tokenize", "__version__"]
 
@@ -25,7 +45,7 @@ class Model:
     """A trained model: `sift.load(path)`."""
 
     def __init__(self, path):
-        self._model = _sift.Model(os.fspath(path))
+        self._model = _native().Model(os.fspath(path))
 
     @property
     def labels(self):
@@ -100,7 +120,7 @@ def train(config=None, *, quiet=False, resume=None, allow_data_change=False, **o
         path = os.fspath(config)
     for key, value in overrides.items():
         assignments.append(f"{key.replace('__', '.')}={_yaml_value(value)}")
-    report = _sift.train(path, assignments, quiet, allow_data_change,
+    report = _native().train(path, assignments, quiet, allow_data_change,
                          os.fspath(resume) if resume is not None else "")
     return json.loads(report)
 
@@ -108,4 +128,4 @@ def train(config=None, *, quiet=False, resume=None, allow_data_change=False, **o
 def tokenize(text, lowercase=True, split_punctuation=True, drop_punctuation=False, nfkc=False):
     """The word tokens of `text` as Sift's word tokenizer splits them (the defaults are
     tokenizer.lowercase's and tokenizer.split_punctuation's)."""
-    return _sift.tokenize(text, lowercase, split_punctuation, drop_punctuation, nfkc)
+    return _native().tokenize(text, lowercase, split_punctuation, drop_punctuation, nfkc)

@@ -129,6 +129,26 @@ def test_a_textcnn_run_and_its_torchscript_export_predict_what_sift_predict_prin
                             cli_predict(export, QUESTIONS, tmp_path, 2))
 
 
+def test_the_pure_python_reader_of_an_export_predicts_as_the_native_package(
+        textcnn_run, tmp_path):
+    """sift.torch_export (PyTorch alone, the tokenizer in Python) against sift.load, and
+    examples/classify.py, its command line, from the source tree without the native module."""
+    from sift.torch_export import Classifier
+    export = tmp_path / "cnn_py.pt"
+    subprocess.run([str(SIFT), "export", str(textcnn_run[0]), "--out", str(export)],
+                   check=True, capture_output=True)
+    native = sift.load(export).predict(QUESTIONS, k=2)
+    assert_same_predictions(Classifier(str(export)).predict(QUESTIONS, k=2), native)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(["/usr/bin/python3", str(SOURCE / "examples" / "classify.py"),
+                           str(export), "--top-k", "2", "--json"],
+                          input="\n".join(QUESTIONS) + "\n", capture_output=True, text=True,
+                          env=env, check=True)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert_same_predictions([[(p["label"], p["score"]) for p in line["predictions"]]
+                             for line in lines], native)
+
+
 def test_train_reads_a_yaml_path_with_keyword_overrides(tmp_path):
     config = tmp_path / "trec.yaml"
     # JSON is YAML: the same settings as a file.

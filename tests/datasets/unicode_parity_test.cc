@@ -1,4 +1,5 @@
-// examples/classify.py tokenizes as WordTokenizer does, from the tables of unicode.json
+// The package's pure-Python export reader (python/sift/torch_export.py, examples/
+// classify.py's) tokenizes as WordTokenizer does, from the tables of unicode.json
 // alone (unicode_tables_json), whatever Python's own Unicode version: every option
 // combination on multilingual text and on seeded random strings of awkward characters
 // (combining marks, Hangul jamo, joiners, emoji, compatibility characters, invalid bytes).
@@ -137,8 +138,8 @@ TEST(UnicodeParity, PythonExampleTokenizesLikeWordTokenizerFromTheExportedTables
   }
   const std::string script = temp_path("check.py");
   std::ofstream(script) << "import json, sys\n"
-                           "sys.path.insert(0, '" << kSource << "/examples')\n"
-                           "import classify\n"
+                           "sys.path.insert(0, '" << kSource << "/python')\n"
+                           "from sift import torch_export as classify\n"
                            "t = classify.UnicodeTables(json.load(open(sys.argv[1])))\n"
                            "lines = [bytes.fromhex(l.strip()) for l in open(sys.argv[2])]\n"
                            "combos = [(1,1,0,0), (1,1,0,1), (0,0,0,0), (1,0,1,1), (0,1,0,1),"

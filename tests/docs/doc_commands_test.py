@@ -220,6 +220,13 @@ def check_yaml(sift, body, where, problems):
     if not isinstance(doc, dict):
         return
     for top, value in doc.items():
+        if top == "serve":  # `sift serve --config`: each key is a flag of sift serve
+            text = sift.help(("serve",)) or ""
+            for key in (value or {}):
+                flag = key.replace("_", "-")
+                if not any(re.search(rf"--{f}(?![\w-])", text) for f in (flag, "no-" + flag, flag[:-1])):
+                    problems.append(f"{where}: serve: {key} is not a sift serve option")
+            continue
         if top == "tune":  # its keys are option names, each with a space
             for key in (value or {}):
                 if key not in sift.options:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "models/init.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -60,7 +61,7 @@ TEST(WordVectors, KeepsTheVocabularysWordsAndRandomisesTheRest) {
   EXPECT_EQ(row(table, 3), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(row(table, 4), (std::vector<float>{4, 5, 6}));
   EXPECT_EQ(row(table, 0), (std::vector<float>{0, 0, 0}));  // padding
-  for (int64_t id : {1, 5}) {  // <unk> and dog: random, Kim's range
+  for (int64_t id : {1, 5}) {                               // <unk> and dog: random, Kim's range
     const auto r = table[id];
     EXPECT_LE(r.abs().max().item<float>(), 0.25f);
     EXPECT_GT(r.abs().max().item<float>(), 0.0f);
@@ -68,7 +69,8 @@ TEST(WordVectors, KeepsTheVocabularysWordsAndRandomisesTheRest) {
 }
 
 TEST(WordVectors, WorksWithoutAHeader) {
-  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "dog 1 2\nthe 3 4\n");
+  const std::string path =
+      write_file(make_temp_dir("sift_embeddings") + "/v.vec", "dog 1 2\nthe 3 4\n");
   int64_t found = 0;
   const auto table = load_word_vectors(path, *vocab(), 2, &found);
   EXPECT_EQ(found, 2);
@@ -100,17 +102,20 @@ TEST(WordVectors, ReadsGzip) {
 }
 
 TEST(WordVectors, HeaderWithAnotherDimensionIsAnError) {
-  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "2 300\nthe 1 2 3\n");
+  const std::string path =
+      write_file(make_temp_dir("sift_embeddings") + "/v.vec", "2 300\nthe 1 2 3\n");
   EXPECT_EQ(error_of(path, 100), path + ":1: the vectors have 300 dimensions, model.dim is 100");
 }
 
 TEST(WordVectors, LineWithTooFewValuesIsAnErrorEvenForAnUnknownWord) {
-  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "the 1 2 3\nzebra 1 2\n");
+  const std::string path =
+      write_file(make_temp_dir("sift_embeddings") + "/v.vec", "the 1 2 3\nzebra 1 2\n");
   EXPECT_EQ(error_of(path, 3), path + ":2: expected 3 values after the word, found 2");
 }
 
 TEST(WordVectors, ValueThatIsNotANumberIsAnError) {
-  const std::string path = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "1 3\ncat 1 x 3\n");
+  const std::string path =
+      write_file(make_temp_dir("sift_embeddings") + "/v.vec", "1 3\ncat 1 x 3\n");
   EXPECT_EQ(error_of(path, 3), path + ":2: value 2 of 'cat' is not a number: 'x'");
   const std::string nan = write_file(make_temp_dir("sift_embeddings") + "/n.vec", "cat 1 2 nan\n");
   EXPECT_EQ(error_of(nan, 3), nan + ":1: value 3 of 'cat' is not a number: 'nan'");
@@ -167,6 +172,30 @@ TEST(WordEmbedding, PretrainedNeedsWordIdsAndAtLeastOneMatch) {
   EXPECT_THROW(make_word_embedding(c, pieces), Error);
   pieces.vocab = nullptr;
   EXPECT_THROW(make_word_embedding(c, pieces), Error);
+}
+
+// fastText's -pretrainedVectors: the bag table's word rows found in the file take their
+// vectors; the other words and the n-gram buckets (ids past the vocabulary) keep the
+// uniform fill in +-1/dim, which stays the fill the checkpoint compares rows with.
+TEST(BagTable, PretrainedWordsStartFromTheirVectorsAndTheBucketsFromTheFill) {
+  ModelConfig c;
+  c.dim = 2;
+  c.pretrained = write_file(make_temp_dir("sift_embeddings") + "/v.vec", "2 2\ncat 1 2\nDog 3 4\n");
+  ModelShape s = shape_of(vocab());
+  s.num_ids = vocab()->size() + 100;  // 100 n-gram buckets after the words
+  UniformFill fill;
+  auto table = make_bag_table(c, s, fill);
+  const torch::Tensor w = table->weight.detach();
+  EXPECT_EQ(row(w, 3), (std::vector<float>{1, 2}));  // cat
+  EXPECT_EQ(row(w, 5), (std::vector<float>{3, 4}));  // dog, from Dog
+  EXPECT_LE(w[2].abs().max().item<float>(), 0.5f);   // the: not in the file
+  EXPECT_LE(w.narrow(0, vocab()->size(), 100).abs().max().item<float>(), 0.5f);
+  torch::Tensor refilled = torch::empty_like(w);
+  refill_(refilled, fill);
+  EXPECT_TRUE(torch::equal(refilled[2], w[2]));
+  EXPECT_FALSE(torch::equal(refilled[3], w[3]));
+  c.pretrained = write_file(make_temp_dir("sift_embeddings") + "/z.vec", "zebra 1 2\n");
+  EXPECT_THROW(make_bag_table(c, s, fill), Error);
 }
 
 }  // namespace embeddings_test

@@ -147,6 +147,9 @@ TEST_F(Faults, ANodeWithAnotherConfigIsRefusedAtTheRendezvousByBoth) {
   expect_one_error(e1, kRank0 + " trains another config than " + kRank1,
                    "model.dim is 10 there and 20 here");
   EXPECT_LT(e0.seconds, kTimeout) << "refused at once, not after the timeout: " << e0;
+  // A usage error's status: an agent does not restart what would be refused again.
+  EXPECT_EQ(e0.status, 2) << e0;
+  EXPECT_EQ(e1.status, 2) << e1;
 }
 
 TEST_F(Faults, ANodeWithAnotherWorldSizeIsRefusedAtTheRendezvousByBoth) {
@@ -161,6 +164,7 @@ TEST_F(Faults, ANodeWithAnotherWorldSizeIsRefusedAtTheRendezvousByBoth) {
                    kRank0 + " was started with WORLD_SIZE=2 and " + kRank1 + " with WORLD_SIZE=3",
                    "start every rank with the same WORLD_SIZE");
   EXPECT_LT(e0.seconds, kTimeout) << e0;
+  EXPECT_EQ(e0.status, 2) << e0;
 }
 
 // node1's own disk at the run folder's path (a bind mount in its mount namespace): an

@@ -109,6 +109,21 @@ TEST_F(Restarts, RanksThatKeepFailingAtTheSameStepStopAfterMaxRestarts) {
   EXPECT_EQ(second["restart"], 2);
 }
 
+// A refused command (exit status 2: here an unknown --set key) would be refused again:
+// the launch stops at once, names it, and restarts nothing.
+TEST_F(Restarts, ARefusedCommandIsNotRestarted) {
+  const Ended e = wait(start_here("launch --nproc 2 --max-restarts 2 -- " +
+                                  train_args("refused", " --set model.dimm=3")),
+                       60);
+  EXPECT_EQ(e.status, 1) << e;
+  EXPECT_EQ(e.err.find("restart 1 of"), std::string::npos) << e;
+  const auto lines = error_lines(e.err);
+  ASSERT_FALSE(lines.empty()) << e;
+  EXPECT_CONTAINS(lines.back(), "exited with status 2: its command or config was refused");
+  EXPECT_CONTAINS(lines.back(), "not restarted (--max-restarts 2)");
+  EXPECT_FALSE(fs::exists(dir_ + "/refused/restarts.jsonl"));
+}
+
 // One agent per node; node1's rank is killed; both agents restart their ranks, which meet
 // again on port 29501 and finish with the weights of two ranks that were never stopped.
 TEST_F(Restarts, AgentsOnTwoNodesRestartTogetherToTheWeightsOfAnUninterruptedRun) {

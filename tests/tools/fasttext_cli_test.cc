@@ -236,6 +236,31 @@ TEST_F(FastTextCli, QuantizeRetrainsWithItsInputEpochAndLr) {
   EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
 }
 
+// fastText's -pretrainedVectors: the words found start from their vectors and the run
+// trains and predicts (in sift-main: LiteOptions.AKeyNotHonouredIsTheReason); a file of
+// another dimension is refused naming it.
+TEST_F(FastTextCli, PretrainedVectorsStartTheWordsFoundAndAWrongDimensionIsNamed) {
+  {
+    std::ofstream vec(path("v.vec"));
+    vec << "3 10\n";
+    for (const char* word : {"What", "Who", "How"}) {
+      vec << word;
+      for (int i = 0; i < 10; ++i) vec << " " << (i % 3 == 0 ? 0.5 : -0.25);
+      vec << "\n";
+    }
+  }
+  const SiftResult trained =
+      sift("supervised -input train.txt -output runs/pv -pretrainedVectors v.vec" + kFlags);
+  ASSERT_EQ(trained.status, 0) << trained;
+  const SiftResult tested = sift("test runs/pv test.txt 1");
+  ASSERT_EQ(tested.status, 0) << tested;
+  EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
+  const SiftResult wrong =
+      sift("supervised -input train.txt -output runs/pv5 -pretrainedVectors v.vec -dim 5");
+  EXPECT_NE(wrong.status, 0) << wrong;
+  EXPECT_TRUE(CleanSiftError(wrong, {"v.vec:1", "10 dimensions, model.dim is 5"}));
+}
+
 // Label and probability pairs of `fasttext predict-prob` lines.
 std::vector<std::vector<std::pair<std::string, double>>> prob_lines(const std::string& out) {
   std::vector<std::vector<std::pair<std::string, double>>> lines;

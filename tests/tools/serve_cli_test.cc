@@ -19,163 +19,11 @@
 
 #include "process.h"
 #include "run_sift.h"
+#include "serve_server.h"
 #include "tools/serve/request_json.h"
 
 namespace sift {
-namespace serve_cli_test {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
-using testing::quote;
-using Result = testing::SiftResult;
-using testing::operator<<;
-
-const std::string kSource = SIFT_SOURCE_DIR;
-const std::string kTrec = kSource + "/tests/data/trec/";
-
-// A tiny Transformer on the TREC sample (about a second to train).
-const char* const kTransformerYaml = R"(run:
-  threads: 1
-data:
-  format: label_first
-  encoding: latin-1
-  valid_split: 0
-  max_length: 32
-model:
-  type: transformer
-  dim: 32
-  layers: 1
-  heads: 2
-  ff_dim: 64
-  max_positions: 32
-train:
-  epochs: 1
-  batch_size: 16
-  optimizer:
-    type: adamw
-    lr: 0.002
-)";
-
-// A `sift serve` process on a free port, killed (if still running) when dropped.
-class Server {
- public:
-  Server(const std::string& dir, std::vector<std::string> args) : dir_(dir) {
-    fs::remove(dir + "/port");
-    args.insert(args.begin(), "serve");
-    for (const char* a : {"--port", "0", "--port-file", "port"}) args.emplace_back(a);
-    pid_ = testing::start_sift(dir, args);
-    testing::wait_for_file(dir + "/port");
-    port_ = std::atoi(testing::slurp(dir + "/port").c_str());
-  }
-  ~Server() {
-    if (pid_ > 0 && ::kill(pid_, SIGKILL) == 0) testing::wait_for(pid_);
-  }
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  // The exit status after `sig`.
-  int stop(int sig) {
-    ::kill(pid_, sig);
-    const int status = testing::wait_for(pid_);
-    pid_ = -1;
-    return status;
-  }
-  std::string err() const { return testing::slurp(dir_ + "/err"); }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_read_timeout(30);
-    c.set_tcp_nodelay(true);  // else Nagle holds the body behind the headers for 40 ms
-    return c;
-  }
-  // POST `body` to `path`: (status, body); status -1 when no answer came.
-  std::pair<int, std::string> post(const std::string& path, const std::string& body) const {
-    auto c = client();
-    auto r = c.Post(path.c_str(), body, "application/json");
-    return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
-  }
-  std::pair<int, std::string> get(const std::string& path) const {
-    auto c = client();
-    auto r = c.Get(path.c_str());
-    return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
-  }
-
- private:
-  std::string dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-std::string texts_body(const std::vector<std::string>& texts, const std::string& more = "") {
-  std::string body = json({{"texts", texts}}).dump();
-  body.pop_back();  // the closing brace, after `more`
-  return body + more + "}";
-}
-
-// (label, score) rows of a /v1 answer.
-std::vector<std::vector<std::pair<std::string, double>>> rows_of(const std::string& body) {
-  std::vector<std::vector<std::pair<std::string, double>>> out;
-  const json answer = json::parse(body);
-  for (const auto& row : answer.at("predictions")) {
-    out.emplace_back();
-    for (const auto& p : row) out.back().emplace_back(p.at("label"), p.at("score"));
-  }
-  return out;
-}
-
-class ServeCli : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = testing::make_temp_dir("sift_serve"); }
-  Result sift(const std::string& args, const std::string& env = "") {
-    return testing::run_command(env + " " + quote(SIFT_BINARY) + " " + args, dir_, "", kSource);
-  }
-  // configs/trec.yaml's fastText model on the TREC sample.
-  std::string train_fasttext(const std::string& name = "ft") {
-    const Result r = sift(
-        "train configs/trec.yaml --quiet --set run.dir=" + quote(dir_) + " --set run.name=" + name +
-        " --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
-        " --set data.test.path=" + quote(kTrec + "TREC.test.sample") + " --set train.epochs=5");
-    EXPECT_EQ(r.status, 0) << r;
-    return dir_ + "/" + name;
-  }
-  std::string train_transformer() {
-    testing::write_file(dir_ + "/tf.yaml", kTransformerYaml);
-    const Result r =
-        sift("train " + quote(dir_ + "/tf.yaml") + " --quiet --set run.dir=" + quote(dir_) +
-             " --set run.name=tf --set data.train.path=" + quote(kTrec + "TREC.train.sample") +
-             " --set data.test.path=" + quote(kTrec + "TREC.test.sample"));
-    EXPECT_EQ(r.status, 0) << r;
-    return dir_ + "/tf";
-  }
-  // The TREC sample's questions (label dropped), one per text.
-  std::vector<std::string> questions(size_t n) {
-    std::vector<std::string> out;
-    for (const auto& line : testing::lines_of(testing::slurp(kTrec + "TREC.test.sample"))) {
-      const size_t space = line.find(' ');
-      if (space != std::string::npos) out.push_back(line.substr(space + 1));
-      if (out.size() == n) break;
-    }
-    return out;
-  }
-  // `sift predict --json` of `model` for `texts`: (label, score) rows.
-  std::vector<std::vector<std::pair<std::string, double>>> predicted(
-      const std::string& model, const std::vector<std::string>& texts, const std::string& options) {
-    std::string input;
-    for (const auto& t : texts) input += t + "\n";
-    testing::write_file(dir_ + "/texts.txt", input);
-    const Result r = sift("predict --json --model " + quote(model) + " --input " +
-                          quote(dir_ + "/texts.txt") + " " + options);
-    EXPECT_EQ(r.status, 0) << r;
-    std::vector<std::vector<std::pair<std::string, double>>> out;
-    for (const auto& line : testing::lines_of(r.out)) {
-      out.emplace_back();
-      const json printed = json::parse(line);
-      for (const auto& p : printed.at("predictions")) {
-        out.back().emplace_back(p.at("label"), p.at("score"));
-      }
-    }
-    return out;
-  }
-  std::string dir_;
-};
+namespace serve_test {
 
 TEST_F(ServeCli, EveryRouteAnswersAndFastTextRunsWithoutLibTorch) {
   Server s(dir_, {"--model", "trec=" + train_fasttext()});
@@ -366,8 +214,9 @@ TEST_F(ServeCli, ThirtyTwoConcurrentClientsEachGetTheAnswerToTheirOwnTexts) {
 }
 
 TEST_F(ServeCli, SigtermAnswersEveryAcceptedRequestThenExitsZero) {
-  // Batches wait 400 ms for company: the requests are still queued when SIGTERM comes.
-  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-delay-us", "400000", "--max-batch",
+  // Batches wait 400 ms for company: the requests are still queued when SIGTERM comes (the
+  // Transformer: fastText's texts run on the request's own thread, never queued).
+  Server s(dir_, {"--model", "trec=" + train_transformer(), "--max-delay-us", "400000", "--max-batch",
                   "1000", "--drain-seconds", "5", "--wait-full-delay"});
   std::vector<int> status(16, 0);
   std::vector<std::thread> clients;
@@ -426,7 +275,9 @@ TEST_F(ServeCli, ReloadSwapsVersionsAndAFailedReloadKeepsTheOldModelServing) {
 }
 
 TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
-  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--queue-texts", "4", "--max-batch", "100",
+  // The Transformer: fastText's texts run on the request's own thread, never queued.
+  const std::string run = train_transformer();
+  Server s(dir_, {"--model", "trec=" + run, "--queue-texts", "4", "--max-batch", "100",
                   "--max-delay-us", "600000", "--timeout-ms", "3000", "--wait-full-delay"});
   int first = 0;
   std::thread waiting([&] {
@@ -449,7 +300,7 @@ TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
   EXPECT_EQ(s.stop(SIGTERM), 0);
 
   // A batch that closes after the request's deadline: 504, and the server answers on.
-  Server late(dir_, {"--model", "trec=" + train_fasttext("ft2"), "--max-delay-us", "500000",
+  Server late(dir_, {"--model", "trec=" + run, "--max-delay-us", "500000",
                      "--wait-full-delay", "--max-batch", "100", "--timeout-ms", "100"});
   const auto [status, body] = late.post("/v1/models/trec/predict", R"({"texts": ["a"]})");
   EXPECT_EQ(status, 504) << body;
@@ -548,6 +399,109 @@ TEST_F(ServeCli, FuzzedBodiesAlwaysGetAJsonAnswerAndNeverBringTheServerDown) {
   EXPECT_EQ(s.stop(SIGTERM), 0);
 }
 
+TEST_F(ServeCli, AConnectionOverTheLimitIsAnswered503AtOnceAndClosed) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-connections", "2"});
+  const std::string predict = "/v1/models/trec/predict", body = R"({"texts": ["Who is it ?"]})";
+  // Two kept-alive connections hold both connection threads.
+  std::vector<httplib::Client> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(s.client());
+    held.back().set_keep_alive(true);
+    auto r = held.back().Post(predict.c_str(), body, "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto r = s.client().Post(predict.c_str(), body, "application/json");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_LT(seconds, 1.0) << "the refusal waited";
+  EXPECT_EQ(r->get_header_value("Connection"), "close");
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  ASSERT_TRUE(json::accept(r->body)) << r->body;
+  EXPECT_NE(json::parse(r->body).at("error").get<std::string>().find("--max-connections"),
+            std::string::npos)
+      << r->body;
+  // One held connection closes: its thread is free again.
+  held.front().stop();
+  int status = 0;
+  for (int tries = 0; tries < 100 && status != 200; ++tries) {
+    auto again = s.client().Post(predict.c_str(), body, "application/json");
+    status = again ? again->status : -1;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+TEST_F(ServeCli, RequestHeadersOverTheLimitsGetAJsonError) {
+  Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-header-bytes", "4096"});
+  auto c = s.client();
+  // Many lines, each short: over --max-header-bytes in all.
+  httplib::Headers many;
+  for (int i = 0; i < 8; ++i) many.emplace("X-Fill-" + std::to_string(i), std::string(600, 'a'));
+  auto r = c.Get("/v2/health/live", many);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 431) << r->body;
+  ASSERT_TRUE(json::accept(r->body)) << r->body;
+  EXPECT_NE(r->body.find("--max-header-bytes (4096 bytes)"), std::string::npos) << r->body;
+  // One line over cpp-httplib's 8 KiB a line.
+  auto one = c.Get("/v2/health/live", {{"X-Long", std::string(9000, 'a')}});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, 400) << one->body;
+  EXPECT_TRUE(json::accept(one->body)) << one->body;
+  // Under both: answered.
+  EXPECT_EQ(c.Get("/v2/health/live", {{"X-Short", std::string(2000, 'a')}})->status, 200);
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+// Clients on kept-alive connections send request after request; SIGTERM comes in the
+// middle. A request a client wrote on a connection the server had accepted must be
+// answered: the only failure allowed is a refused new connection once the drain has begun.
+TEST_F(ServeCli, SigtermUnderKeptAliveLoadAnswersEveryRequestWrittenOnAnOpenConnection) {
+  const std::string run = train_fasttext();
+  for (int round = 0; round < 2; ++round) {
+    Server s(dir_, {"--model", "trec=" + run, "--no-access-log", "--drain-seconds", "5"});
+    std::atomic<int> answered{0}, closing{0}, refused{0}, lost{0};
+    std::atomic<bool> signalled{false};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 16; ++c) {
+      clients.emplace_back([&] {
+        auto client = s.client();
+        client.set_keep_alive(true);
+        for (;;) {
+          auto r = client.Post("/v1/models/trec/predict", R"({"texts": ["Who wrote Hamlet ?"]})",
+                               "application/json");
+          if (r && r->status == 200) {
+            ++answered;
+            if (r->get_header_value("Connection") == "close") ++closing;
+            continue;
+          }
+          if (!r && r.error() == httplib::Error::Connection && signalled.load()) {
+            ++refused;  // a new connection after the listener closed: nothing was sent
+          } else {
+            ++lost;
+            ADD_FAILURE() << (r ? std::to_string(r->status) + " " + r->body
+                                : httplib::to_string(r.error()));
+          }
+          return;
+        }
+      });
+    }
+    while (answered.load() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    signalled.store(true);
+    ::kill(s.pid(), SIGTERM);
+    for (auto& c : clients) c.join();
+    EXPECT_EQ(lost.load(), 0) << "round " << round;
+    EXPECT_EQ(refused.load(), 16) << "round " << round;
+    EXPECT_GT(closing.load(), 0) << "no answer during the drain said Connection: close";
+    EXPECT_EQ(s.stop(0), 0);
+    EXPECT_NE(s.err().find("every accepted request answered"), std::string::npos) << s.err();
+  }
+}
+
 TEST(ServeUtf8, FindsTheFirstByteThatIsNotValidUtf8) {
   EXPECT_EQ(serve::invalid_utf8_at("plain ascii"), std::string::npos);
   EXPECT_EQ(serve::invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
@@ -558,5 +512,5 @@ TEST(ServeUtf8, FindsTheFirstByteThatIsNotValidUtf8) {
   EXPECT_EQ(serve::invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
 }
 
-}  // namespace serve_cli_test
+}  // namespace serve_test
 }  // namespace sift

@@ -71,6 +71,8 @@ TEST(LiteOptions, EveryOptionSetOffItsDefaultIsHonouredOrRefused) {
 TEST(LiteOptions, AKeyNotHonouredIsTheReason) {
   EXPECT_EQ(lite_refusal(lite_config("train.profile=true")), "train.profile");
   EXPECT_EQ(lite_refusal(lite_config("train.optimizer.beta1=0.8")), "train.optimizer.beta1");
+  // A model.* key, honoured as a group, that sift-lite's table does not take.
+  EXPECT_EQ(lite_refusal(lite_config("model.pretrained=v.vec")), "model.pretrained");
   // The one loop validates and writes TensorBoard files for every learner.
   EXPECT_EQ(lite_refusal(lite_config("train.eval_every=10")), "");
   EXPECT_EQ(lite_refusal(lite_config("train.tensorboard=true")), "");

@@ -25,6 +25,7 @@
 #include "framework/train/lite_trainer.h"
 #include "models/traits.h"
 #include "tools/serve/fasttext_backend.h"
+#include "tools/serve/serve_config.h"
 #include "tools/serve/serve_main.h"
 #include "tools/sift/fasttext_cli.h"
 #include "tools/sift/predict_options.h"
@@ -153,17 +154,17 @@ int predict(int argc, char** argv) {
 // refuses a model that is no longer a fastText one: sift-lite cannot serve it).
 int serve(int argc, char** argv) {
   auto args = std::make_unique<sift::serve::ServeArgs>();
-  {
-    CLI::App app{"", "sift"};
-    sift::serve::add_serve_options(*app.add_subcommand("serve", ""), *args);
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::Error&) {
-      hand_to_sift_main(argv, "not a serve command sift-lite reads");
-    }
+  CLI::App app{"", "sift"};
+  CLI::App* cmd = app.add_subcommand("serve", "");
+  sift::serve::add_serve_options(*cmd, *args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Error&) {
+    hand_to_sift_main(argv, "not a serve command sift-lite reads");
   }
   std::map<std::string, std::unique_ptr<sift::serve::ModelBackend>> opened;
   try {
+    sift::serve::apply_serve_config(*cmd, *args);
     for (const auto& spec : sift::serve::model_specs(*args)) {
       std::string why;
       auto model = sift::serve::open_fasttext_backend(spec.path, &why);

@@ -1,6 +1,7 @@
 #include "tools/serve/batch_queue.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <utility>
 
@@ -41,7 +42,7 @@ void Job::done_one() {
 }
 
 BatchQueue::BatchQueue(std::shared_ptr<const ModelBackend> backend, BatchLimits limits,
-                       std::function<void(size_t)> on_batch)
+                       BatchObserver on_batch)
     : backend_(std::move(backend)), limits_(limits), on_batch_(std::move(on_batch)) {
   for (int64_t w = 0; w < limits_.workers; ++w) workers_.emplace_back([this] { work(); });
 }
@@ -64,21 +65,33 @@ void BatchQueue::left() {
 }
 
 BatchQueue::Admit BatchQueue::submit(const std::shared_ptr<Job>& job) {
+  const Clock::time_point now = Clock::now();
+  std::vector<Item> items;
+  for (size_t i = 0; i < job->size(); ++i) {
+    items.push_back(
+        Item{job, i, std::max<int64_t>(1, static_cast<int64_t>(job->ids_[i].size())), now});
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     arriving_.fetch_sub(1);
     if (stopping_) return Admit::stopped;
-    const auto n = static_cast<int64_t>(job->size());
-    if (static_cast<int64_t>(queue_.size()) + n > limits_.queue_texts) return Admit::full;
-    const Clock::time_point now = Clock::now();
-    for (size_t i = 0; i < job->size(); ++i) {
-      const auto tokens = std::max<int64_t>(1, static_cast<int64_t>(job->ids_[i].size()));
-      queue_.push_back(Item{job, i, tokens, now});
-      queued_tokens_ += tokens;
+    if (backend_->one_at_a_time()) {
+      // Run here: a worker would only add two thread hand-offs per request.
+    } else if (static_cast<int64_t>(queue_.size() + items.size()) > limits_.queue_texts) {
+      return Admit::full;
+    } else {
+      for (auto& item : items) {
+        queued_tokens_ += item.tokens;
+        queue_.push_back(std::move(item));
+      }
+      depth_.store(static_cast<int64_t>(queue_.size()));
     }
-    depth_.store(static_cast<int64_t>(queue_.size()));
   }
-  changed_.notify_all();
+  if (backend_->one_at_a_time()) {
+    run(items);
+  } else {
+    changed_.notify_all();
+  }
   return Admit::accepted;
 }
 
@@ -86,7 +99,6 @@ void BatchQueue::work() {
   for (;;) {
     std::vector<Item> batch = next_batch();
     if (batch.empty()) return;
-    if (on_batch_) on_batch_(batch.size());
     run(batch);
   }
 }
@@ -104,18 +116,58 @@ std::vector<BatchQueue::Item> BatchQueue::next_batch() {
              queued_tokens_ >= limits_.max_batch_tokens;
     });
     if (queue_.empty()) continue;  // another worker took them
-    std::vector<Item> batch;
-    int64_t tokens = 0;
-    while (!queue_.empty() && static_cast<int64_t>(batch.size()) < limits_.max_batch &&
-           (batch.empty() || tokens + queue_.front().tokens <= limits_.max_batch_tokens)) {
-      tokens += queue_.front().tokens;
-      batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    queued_tokens_ -= tokens;
+    std::vector<Item> batch = limits_.length_buckets && backend_->padded()
+                                  ? take_nearest_lengths()
+                                  : take_in_order();
+    for (const Item& item : batch) queued_tokens_ -= item.tokens;
     depth_.store(static_cast<int64_t>(queue_.size()));
     return batch;
   }
+}
+
+std::vector<BatchQueue::Item> BatchQueue::take_in_order() {
+  std::vector<Item> batch;
+  int64_t tokens = 0;
+  while (!queue_.empty() && static_cast<int64_t>(batch.size()) < limits_.max_batch &&
+         (batch.empty() || tokens + queue_.front().tokens <= limits_.max_batch_tokens)) {
+    tokens += queue_.front().tokens;
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return batch;
+}
+
+std::vector<BatchQueue::Item> BatchQueue::take_nearest_lengths() {
+  // The queue's positions by distance to the oldest text's length (ties: the older first).
+  const int64_t anchor = queue_.front().tokens;
+  std::vector<size_t> order(queue_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::abs(queue_[a].tokens - anchor) < std::abs(queue_[b].tokens - anchor);
+  });
+  // Taken while the padded batch (texts x the longest) stays within the token budget.
+  std::vector<bool> taken(queue_.size(), false);
+  size_t count = 0;
+  int64_t longest = 0;
+  for (size_t i : order) {
+    if (static_cast<int64_t>(count) >= limits_.max_batch) break;
+    const int64_t widest = std::max(longest, queue_[i].tokens);
+    if (count > 0 && static_cast<int64_t>(count + 1) * widest > limits_.max_batch_tokens) continue;
+    taken[i] = true;
+    longest = widest;
+    ++count;
+  }
+  std::vector<Item> batch;
+  std::deque<Item> rest;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (taken[i]) {
+      batch.push_back(std::move(queue_[i]));
+    } else {
+      rest.push_back(std::move(queue_[i]));
+    }
+  }
+  queue_.swap(rest);
+  return batch;
 }
 
 void BatchQueue::run(std::vector<Item>& batch) const {
@@ -149,6 +201,15 @@ void BatchQueue::run_chunk(const std::vector<Item>& chunk) const {
   for (const auto& item : chunk) {
     queries.push_back(TextQuery{&item.job->ids_[item.index], item.job->k_, item.job->threshold_});
   }
+  BatchRun figures{chunk.size(), 0, 0};
+  int64_t longest = 0;
+  for (const auto& item : chunk) {
+    figures.tokens += item.tokens;
+    longest = std::max(longest, item.tokens);
+  }
+  figures.padded_tokens =
+      backend_->padded() ? static_cast<int64_t>(chunk.size()) * longest : figures.tokens;
+  if (on_batch_) on_batch_(figures);
   std::vector<cli::Predictions> out;
   try {
     out = backend_->predict(queries);

@@ -4,11 +4,13 @@
 // comes first (Triton's max_queue_delay_microseconds, TEI's --max-batch-tokens), or as
 // soon as no request is on its way in (being read and tokenized): waiting then only adds
 // latency (one client alone: 309 requests/s for the Transformer with a 2 ms delay, 1,268
-// without; bench/serve_bench.sh). A closed
-// batch is sorted by length and cut where a padded model's padding would pass the token
-// budget, so texts of one length run together. A request whose texts do not all fit is
-// refused whole (429), never queued without bound; a text still queued at its request's
-// deadline is skipped.
+// without; bench/serve_bench.sh). For a padded model the batch is the oldest text and the
+// queued texts nearest its length (length buckets across the queue; the oldest text
+// anchors each batch, so none waits behind others for long); the batch is then sorted by
+// length and cut where its padding would pass the token budget. A request whose texts do
+// not all fit is refused whole (429), never queued without bound; a text still queued at
+// its request's deadline is skipped. A model whose forward runs one text at a time
+// (fastText) gains nothing from a batch: its texts run on the request's own thread.
 #pragma once
 
 #include <atomic>
@@ -41,7 +43,18 @@ struct BatchLimits {
   // Wait the whole max_delay_us for company even when no request is on its way in
   // (Triton's rule): fuller batches under light load, at the cost of its latency.
   bool wait_full_delay = false;
+  // A padded model's batch takes the queued texts nearest the oldest one's length (false:
+  // in arrival order; for comparison, bench/serve_bench.sh).
+  bool length_buckets = true;
 };
+
+// What the model ran at once: texts, their tokens, and the tokens with padding (a padded
+// model runs every text at the longest one's length).
+struct BatchRun {
+  size_t texts = 0;
+  int64_t tokens = 0, padded_tokens = 0;
+};
+using BatchObserver = std::function<void(const BatchRun&)>;
 
 // One request's texts and their results; the request's thread waits on it.
 class Job {
@@ -78,9 +91,9 @@ class Job {
 class BatchQueue {
  public:
   enum class Admit { accepted, full, stopped };
-  // `on_batch` is told the size of every batch run (the metrics' histogram).
+  // `on_batch` is told of every batch run (the metrics).
   BatchQueue(std::shared_ptr<const ModelBackend> backend, BatchLimits limits,
-             std::function<void(size_t)> on_batch);
+             BatchObserver on_batch);
   // Runs every text still queued (those past their deadline are skipped), then joins.
   ~BatchQueue();
   BatchQueue(const BatchQueue&) = delete;
@@ -104,12 +117,16 @@ class BatchQueue {
   void work();
   // Waits for a batch to close and takes it; empty when stopping with nothing queued.
   std::vector<Item> next_batch();
+  // The closed batch, under the lock: in arrival order, or the oldest text and those nearest
+  // its length (length_buckets, padded models).
+  std::vector<Item> take_in_order();
+  std::vector<Item> take_nearest_lengths();
   void run(std::vector<Item>& batch) const;
   void run_chunk(const std::vector<Item>& chunk) const;
 
   std::shared_ptr<const ModelBackend> backend_;
   BatchLimits limits_;
-  std::function<void(size_t)> on_batch_;
+  BatchObserver on_batch_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Item> queue_;

@@ -35,6 +35,7 @@ class FastTextBackend : public ModelBackend {
   bool multi_label() const override { return model_->multi_label(); }
   double train_threshold() const override { return model_->run().config.train.threshold; }
   bool padded() const override { return false; }
+  bool one_at_a_time() const override { return true; }
   void encode(std::string_view text, std::vector<int64_t>& ids) const override {
     encoders_.encode(text, ids);
   }

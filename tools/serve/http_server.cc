@@ -22,10 +22,63 @@ namespace {
 // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's
 // library): 32 clients connecting at once overflowed it, and some saw their connection
 // dropped. listen() again on the bound socket raises it.
-class BacklogServer : public httplib::Server {
+//
+// Its stop() ends each connection after the request it is answering, without reading one
+// that a kept-alive client has already written (under wrk, one request in 50,000 went
+// unanswered at SIGTERM). stop_accepting() only shuts the listening socket: accept() fails,
+// listen() stops taking connections and waits for the open ones, which go on reading and
+// answering (drain: Connection: close) until their client closes or idles past the
+// keep-alive. end_connections() then makes each end after its current request.
+class DrainingServer : public httplib::Server {
  public:
   void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  void stop_accepting() { ::shutdown(svr_sock_, SHUT_RDWR); }
+  void end_connections() { svr_sock_.store(INVALID_SOCKET); }
 };
+
+// This thread is answering a connection over --max-connections: its request gets 503.
+thread_local bool over_limit = false;
+
+// The connection threads: up to `limit` connections are served at once. httplib's own pool
+// queues the next one until a thread is free, which under a flood means waiting without
+// bound; here it goes to one of a few refusal threads instead, which read its request and
+// answer 503 with Connection: close at once.
+class ConnectionPool : public httplib::TaskQueue {
+ public:
+  explicit ConnectionPool(size_t limit) : serving_(limit), refusing_(kRefusers), limit_(limit) {}
+  void enqueue(std::function<void()> fn) override {
+    if (busy_.fetch_add(1) >= limit_) {
+      busy_.fetch_sub(1);
+      refusing_.enqueue([fn = std::move(fn)] {
+        over_limit = true;
+        fn();
+        over_limit = false;
+      });
+      return;
+    }
+    serving_.enqueue([this, fn = std::move(fn)] {
+      fn();
+      busy_.fetch_sub(1);
+    });
+  }
+  void shutdown() override {
+    serving_.shutdown();
+    refusing_.shutdown();
+  }
+
+ private:
+  static constexpr size_t kRefusers = 4;
+  httplib::ThreadPool serving_, refusing_;
+  const size_t limit_;
+  std::atomic<size_t> busy_{0};
+};
+
+// The request's header lines, as read (name, ": ", value, CRLF).
+size_t header_bytes(const Request& req) {
+  size_t n = 0;
+  for (const auto& [name, value] : req.headers) n += name.size() + value.size() + 4;
+  return n;
+}
 
 // What the access log and the metrics say of the request this thread is answering.
 struct RequestNote {
@@ -84,9 +137,9 @@ HttpServer::HttpServer(HttpSettings settings, std::vector<std::unique_ptr<ModelS
     : settings_(std::move(settings)),
       models_(models),
       metrics_(metrics),
-      server_(std::make_unique<BacklogServer>()) {
+      server_(std::make_unique<DrainingServer>()) {
   const auto threads = static_cast<size_t>(settings_.max_connections);
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->new_task_queue = [threads] { return new ConnectionPool(threads); };
   server_->set_payload_max_length(static_cast<size_t>(settings_.max_body_bytes));
   server_->set_keep_alive_max_count(1000000);
   server_->set_keep_alive_timeout(settings_.keep_alive_seconds);
@@ -107,7 +160,7 @@ int HttpServer::bind() {
     throw Error(fmt::format("cannot listen on {}:{} (address in use, or not this machine's)",
                             settings_.host, settings_.port));
   }
-  static_cast<BacklogServer&>(*server_).raise_backlog();
+  static_cast<DrainingServer&>(*server_).raise_backlog();
   return port;
 }
 
@@ -117,9 +170,12 @@ void HttpServer::drain(double seconds) {
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(seconds));
   drain_deadline_ns_.store(until.time_since_epoch().count());
+  auto& server = static_cast<DrainingServer&>(*server_);
+  server.stop_accepting();  // open connections are still read, and answered with Connection: close
   draining_.store(true);
-  server_->stop();  // closes the listening socket; open connections end after their request
 }
+
+void HttpServer::end_connections() { static_cast<DrainingServer&>(*server_).end_connections(); }
 
 void HttpServer::reload_all() {
   for (auto& slot : models_) {
@@ -173,7 +229,21 @@ void HttpServer::add_routes() {
   };
   s.set_pre_routing_handler([this](const Request& req, Response& res) {
     note = RequestNote{Clock::now()};
-    if (draining()) res.set_header("Connection", "close");
+    if (draining() || over_limit) res.set_header("Connection", "close");
+    if (over_limit) {
+      note.route = "(over --max-connections)";
+      res.set_header("Retry-After", "1");
+      refuse(res, 503,
+             fmt::format("too many connections: {} are open (--max-connections); retry later",
+                         settings_.max_connections));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (header_bytes(req) > static_cast<size_t>(settings_.max_header_bytes)) {
+      refuse(res, 431,
+             fmt::format("the request's headers are over --max-header-bytes ({} bytes)",
+                         settings_.max_header_bytes));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
                                 : httplib::Server::HandlerResponse::Handled;
   });

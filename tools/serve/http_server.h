@@ -29,6 +29,8 @@ struct HttpSettings {
   std::string token;  // "" : no Authorization asked
   RequestLimits limits;
   int64_t max_body_bytes = 1 << 20;
+  // Every header line together; httplib itself bounds each line at 8 KiB (compiled in).
+  int64_t max_header_bytes = 16384;
   int64_t max_connections = 128;
   int64_t timeout_ms = 10000;
   int64_t keep_alive_seconds = 5;
@@ -44,8 +46,11 @@ class HttpServer {
   int bind();
   // Serves until drain() and the end of every open connection.
   void listen();
-  // Stops accepting; what was accepted is answered until `seconds` have passed (503 after).
+  // Stops accepting; what was accepted, and what open connections send, is answered (with
+  // Connection: close) until `seconds` have passed (503 after).
   void drain(double seconds);
+  // After the drain: each open connection ends after the request it is answering.
+  void end_connections();
   // Reloads every model (SIGHUP); each failure is logged, the old version kept.
   void reload_all();
 

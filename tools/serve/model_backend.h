@@ -36,6 +36,9 @@ class ModelBackend {
   virtual double load_seconds() const = 0;
   // Whether texts are bags of ids (fastText: no padding) or padded sequences.
   virtual bool padded() const = 0;
+  // Whether the forward runs one text at a time, so that a batch saves nothing (fastText on
+  // plain arrays): the server then runs a request's texts on its own thread.
+  virtual bool one_at_a_time() const { return false; }
   // The text's ids, as training reads it (thread-safe: the backend keeps an encoder per
   // caller).
   virtual void encode(std::string_view text, std::vector<int64_t>& ids) const = 0;

@@ -58,7 +58,8 @@ std::vector<std::unique_ptr<ModelSlot>> load_models(const ServeArgs& args,
   return slots;
 }
 
-// Waits for SIGHUP (reload), SIGTERM or SIGINT (drain) until `done`.
+// Waits for SIGHUP (reload), SIGTERM or SIGINT (drain) until `done`. A drain past its
+// seconds ends each open connection after its current request.
 void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<bool>& done) {
   while (!done.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -71,6 +72,12 @@ void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<b
       std::fprintf(stderr, "sift serve: %s: draining (at most %.1f s)\n",
                    last_stop_signal.load() == SIGINT ? "SIGINT" : "SIGTERM", drain_seconds);
       server.drain(drain_seconds);
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration<double>(drain_seconds);
+      while (!done.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      server.end_connections();
       return;
     }
   }

@@ -38,6 +38,14 @@ ServeMetrics::ServeMetrics()
                  .Name("sift_batch_texts")
                  .Help("Texts per batch a model ran")
                  .Register(*registry_)),
+      tokens_(prometheus::BuildCounter()
+                  .Name("sift_batch_tokens_total")
+                  .Help("Tokens of the texts a model ran")
+                  .Register(*registry_)),
+      padded_(prometheus::BuildCounter()
+                  .Name("sift_batch_padded_tokens_total")
+                  .Help("Tokens a model ran, padding included (texts x the batch's longest)")
+                  .Register(*registry_)),
       depth_(prometheus::BuildGauge()
                  .Name("sift_queue_texts")
                  .Help("Texts waiting in a model's queue")
@@ -60,9 +68,15 @@ void ServeMetrics::request(const std::string& route, int status, double seconds)
   latency_.Add({{"route", route}}, latency_buckets()).Observe(seconds);
 }
 
-std::function<void(size_t)> ServeMetrics::batch_observer(const std::string& model) {
+BatchObserver ServeMetrics::batch_observer(const std::string& model) {
   Histogram* h = &batch_.Add({{"model", model}}, batch_buckets());
-  return [h](size_t texts) { h->Observe(static_cast<double>(texts)); };
+  prometheus::Counter* tokens = &tokens_.Add({{"model", model}});
+  prometheus::Counter* padded = &padded_.Add({{"model", model}});
+  return [h, tokens, padded](const BatchRun& run) {
+    h->Observe(static_cast<double>(run.texts));
+    tokens->Increment(static_cast<double>(run.tokens));
+    padded->Increment(static_cast<double>(run.padded_tokens));
+  };
 }
 
 void ServeMetrics::loaded(const std::string& model, int64_t version, double seconds) {

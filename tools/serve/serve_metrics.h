@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "tools/serve/batch_queue.h"
+
 namespace sift::serve {
 
 class ServeMetrics {
@@ -22,8 +24,8 @@ class ServeMetrics {
   // One answered request: its route pattern (never the raw path: the label set stays
   // bounded), its status and its latency.
   void request(const std::string& route, int status, double seconds);
-  // Observes the texts of each batch `model` runs.
-  std::function<void(size_t)> batch_observer(const std::string& model);
+  // Counts the texts, tokens and padded tokens of each batch `model` runs.
+  BatchObserver batch_observer(const std::string& model);
   void loaded(const std::string& model, int64_t version, double seconds);
   void load_failed(const std::string& model);
   void queue_depth(const std::string& model, int64_t texts);
@@ -34,6 +36,8 @@ class ServeMetrics {
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
   prometheus::Family<prometheus::Histogram>& batch_;
+  prometheus::Family<prometheus::Counter>& tokens_;
+  prometheus::Family<prometheus::Counter>& padded_;
   prometheus::Family<prometheus::Gauge>& depth_;
   prometheus::Family<prometheus::Gauge>& load_seconds_;
   prometheus::Family<prometheus::Gauge>& version_;

@@ -5,7 +5,7 @@
 namespace sift::serve {
 
 ModelSlot::ModelSlot(std::string name, std::string path, ModelLoader loader, BatchLimits limits,
-                     std::function<void(size_t)> on_batch)
+                     BatchObserver on_batch)
     : name_(std::move(name)),
       path_(std::move(path)),
       loader_(std::move(loader)),

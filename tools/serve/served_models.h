@@ -30,7 +30,7 @@ class ModelSlot {
  public:
   // Loads the first version; throws what the loader throws.
   ModelSlot(std::string name, std::string path, ModelLoader loader, BatchLimits limits,
-            std::function<void(size_t)> on_batch);
+            BatchObserver on_batch);
   const std::string& name() const { return name_; }
   std::shared_ptr<LoadedModel> current() const { return std::atomic_load(&current_); }
   // Loads the path again beside the current version and swaps; returns the new version.
@@ -43,7 +43,7 @@ class ModelSlot {
   std::string name_, path_;
   ModelLoader loader_;
   BatchLimits limits_;
-  std::function<void(size_t)> on_batch_;
+  BatchObserver on_batch_;
   std::mutex reloading_;
   std::shared_ptr<LoadedModel> current_;
 };

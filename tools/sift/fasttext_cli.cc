@@ -51,10 +51,7 @@ const std::map<std::string, FastTextFlag>& supervised_flags() {
       {"-maxn", {Use::key, "model.maxn"}},
       {"-minCountLabel", {Use::refused, "labels are kept whatever their count"}},
       {"-label", {Use::key, "data.label_prefix"}},
-      {"-pretrainedVectors",
-       {Use::refused,
-        "the fastText model starts from random vectors (model.pretrained is "
-        "the TextCNN's, RNN's and Transformer's)"}},
+      {"-pretrainedVectors", {Use::key, "model.pretrained"}},
       {"-saveOutput",
        {Use::refused,
         "fastText writes the output matrix as text to PATH.output; Sift writes no such "

@@ -62,6 +62,10 @@ std::string describe(int status) {
 
 bool failed(int status) { return !WIFEXITED(status) || WEXITSTATUS(status) != 0; }
 
+// Exit status 2: the command or its config was refused (a usage error, or ranks that
+// disagree on WORLD_SIZE or the config), which every restart would repeat.
+bool refused(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 2; }
+
 struct Launch {
   int nproc = 2;   // on this node
   int nnodes = 1;  // agents, one per machine
@@ -217,6 +221,12 @@ void run_launch(Launch l) {
     if (l.max_restarts == 0) {
       throw Error(fmt::format("launch: {}; stopped the other {} rank(s) of this node", a.reason,
                               l.nproc - 1));
+    }
+    if (refused(o.status)) {
+      throw Error(fmt::format(
+          "launch: {}: its command or config was refused (see its error above), which a "
+          "restart would repeat; not restarted (--max-restarts {})",
+          a.reason, l.max_restarts));
     }
     if (a.number == l.max_restarts) {
       throw Error(

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "framework/runtime/compute_threads.h"
+#include "tools/serve/serve_config.h"
 #include "tools/serve/serve_main.h"
 #include "tools/serve/torch_backend.h"
 #include "tools/sift/commands.h"
@@ -29,7 +30,10 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve",
                                  "Serve models over HTTP (JSON; KServe v2) with dynamic batching.");
   serve::add_serve_options(*cmd, *args);
-  cmd->callback([args] { run(*args); });
+  cmd->callback([cmd, args] {
+    serve::apply_serve_config(*cmd, *args);
+    run(*args);
+  });
 }
 
 }  // namespace sift::cli

@@ -1,0 +1,129 @@
+// `sift serve` serves every export kind of every model family as `sift predict` reads it:
+// fp32, bf16, int8, pq and pruned exports of fastText, TextCNN, the Transformer and BERT,
+// each answer equal to `sift predict`'s for the same texts and file.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "serve_server.h"
+
+namespace sift {
+namespace serve_test {
+
+const char* const kTextCnnYaml = R"(run:
+  threads: 1
+data:
+  format: label_first
+  encoding: latin-1
+  valid_split: 0
+  max_length: 32
+model:
+  type: textcnn
+  dim: 16
+  widths: [2, 3]
+  filters: 8
+train:
+  epochs: 1
+  batch_size: 16
+  optimizer:
+    type: adam
+    lr: 0.002
+)";
+
+// kTransformerYaml's sizes as BERT (post-LN, token types, a pooled head).
+const char* const kBertYaml = R"(run:
+  threads: 1
+data:
+  format: label_first
+  encoding: latin-1
+  valid_split: 0
+  max_length: 32
+model:
+  type: bert
+  dim: 32
+  layers: 1
+  heads: 2
+  ff_dim: 64
+  max_positions: 32
+  pooling: cls
+train:
+  epochs: 1
+  batch_size: 16
+  optimizer:
+    type: adamw
+    lr: 0.002
+)";
+
+// Attention heads and feed-forward units pruned to half between steps 5 and 30 (of 38).
+const char* const kPruneHeads =
+    " --set train.prune.structure=[heads,ffn] --set train.prune.sparsity=0.5"
+    " --set train.prune.start_step=5 --set train.prune.end_step=30 --set train.prune.every=5";
+// fastText's embedding rows pruned to half (autograd, not the fast path).
+const char* const kPruneRows =
+    " --set train.prune.structure=[rows] --set train.prune.sparsity=0.5"
+    " --set train.prune.start_step=50 --set train.prune.end_step=400 --set train.prune.every=50";
+
+TEST_F(ServeCli, EveryExportKindOfEveryModelFamilyAnswersAsSiftPredict) {
+  const std::string ft = train_fasttext();
+  const std::string ft_pruned = train_yaml("ftp", testing::slurp(kSource + "/configs/trec.yaml"),
+                                           " --set train.epochs=2" + std::string(kPruneRows));
+  const std::string cnn = train_yaml("cnn", kTextCnnYaml);
+  const std::string tf = train_transformer();
+  const std::string tf_pruned = train_yaml("tfp", kTransformerYaml, kPruneHeads);
+  const std::string bert = train_yaml("bert", kBertYaml);
+  // name -> (run, export options)
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> kinds = {
+      {"ft_fp32", {ft, ""}},
+      {"ft_pq", {ft, "--quantize pq --dsub 2"}},
+      {"ft_int8", {ft, "--quantize int8"}},
+      {"ft_bf16", {ft, "--dtype bf16"}},
+      {"ft_pruned", {ft_pruned, ""}},
+      {"cnn_fp32", {cnn, ""}},
+      {"cnn_int8", {cnn, "--quantize int8"}},
+      {"cnn_bf16", {cnn, "--dtype bf16"}},
+      {"tf_int8", {tf, "--quantize int8"}},
+      {"tf_bf16", {tf, "--dtype bf16"}},
+      {"tf_pruned", {tf_pruned, ""}},
+      {"bert_fp32", {bert, ""}},
+      {"bert_int8", {bert, "--quantize int8"}},
+  };
+  std::vector<std::string> args;
+  for (const auto& [name, how] : kinds) {
+    const std::string file = dir_ + "/" + name + ".pt";
+    const Result e = sift("export " + quote(how.first) + " --out " + quote(file) + " " + how.second);
+    ASSERT_EQ(e.status, 0) << name << ": " << e;
+    args.insert(args.end(), {"--model", name + "=" + file});
+  }
+  Server s(dir_, args);
+  ASSERT_GT(s.port(), 0) << s.err();
+  // All six labels of each text, so near ties cannot reorder a shortened list.
+  const auto texts = questions(30);
+  for (const auto& [name, how] : kinds) {
+    const auto want = predicted(dir_ + "/" + name + ".pt", texts, "--top-k 6");
+    // One request: the server runs the texts as one batch, as predict does (int8's dynamic
+    // input scale and bf16's sums see the same rows).
+    const auto [status, body] =
+        s.post("/v1/models/" + name + "/predict", texts_body(texts, R"(, "top_k": 6)"));
+    ASSERT_EQ(status, 200) << name << ": " << body;
+    const auto got = rows_of(body);
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].size(), want[i].size()) << name << ": " << texts[i];
+      for (size_t j = 0; j < got[i].size(); ++j) {
+        EXPECT_EQ(got[i][j].first, want[i][j].first) << name << ": " << texts[i];
+        EXPECT_NEAR(got[i][j].second, want[i][j].second, 1e-6) << name << ": " << texts[i];
+      }
+    }
+  }
+  // Each runs as its family.
+  const std::string err = s.err();
+  EXPECT_NE(err.find("model ft_fp32: fasttext"), std::string::npos) << err;
+  EXPECT_NE(err.find("model bert_fp32: bert"), std::string::npos) << err;
+  EXPECT_NE(err.find("model cnn_int8: textcnn"), std::string::npos) << err;
+  EXPECT_EQ(s.stop(SIGTERM), 0);
+}
+
+}  // namespace serve_test
+}  // namespace sift
