@@ -53,6 +53,15 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
 
 }  // namespace
 
+void check_classifier(const ModelBundle& bundle) {
+  if (!bundle.task.masked_lm) return;
+  throw Error(fmt::format(
+      "{} is a `sift pretrain` run: an encoder without classes, which does not predict, "
+      "evaluate or export; fine-tune it (`sift train` with train.init_from: {}) and use that "
+      "run",
+      bundle.run_dir, bundle.run_dir));
+}
+
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
   RunText text = load_run_text(run_dir, overrides,
                                [](const std::string& type) { return find_model(type).input; });

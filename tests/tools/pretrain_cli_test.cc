@@ -206,6 +206,16 @@ train: {epochs: 1}
 
   // Continuing an encoder with another vocabulary.
   ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=2", dir, "", dir).status, 0);
+  // The encoder has no classes to predict, evaluate or export.
+  write_file(dir + "/texts.txt", texts(3, 5, false));
+  for (const std::string command : {"predict --model runs/pre --input texts.txt",
+                                    "eval --model runs/pre --data valid.tsv",
+                                    "export runs/pre --out pre.pt"}) {
+    const SiftResult r = run_sift(command, dir, "", dir);
+    EXPECT_TRUE(testing::CleanSiftError(r, {"runs/pre is a `sift pretrain` run", "train.init_from"}))
+        << command;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/pre.pt"));
   write_file(dir + "/other_vocab.txt", vocabulary() + "extra\n");
   const std::string continued = "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/pre}\n";
   EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: other_vocab.txt}\n",
