@@ -210,12 +210,23 @@ struct TrainConfig {
   PruneConfig prune;
 };
 
+// pretrain: masked-token pretraining of an encoder (`sift pretrain`, issue #43). A config
+// with pretrain.files pretrains; the data.* splits are then not read.
+struct PretrainConfig {
+  std::vector<std::string> files;  // unlabelled texts, one a line (patterns, as data.train.path)
+  std::vector<std::string> valid;  // held-out unlabelled texts for masked-token accuracy
+  double mask_rate = 0.15;         // share of the tokens (or words) predicted
+  bool whole_word = false;         // choose words with their "##" continuations
+  int64_t max_tokens = 128;        // packed sequence length
+};
+
 struct SiftConfig {
   RunConfig run;
   DataConfig data;
   TokenizerConfig tokenizer;
   ModelConfig model;
   TrainConfig train;
+  PretrainConfig pretrain;
 
   // Where each explicitly given key came from ("file.yaml:12" or "--set"); keys not
   // here hold their defaults.

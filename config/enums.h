@@ -37,7 +37,7 @@ enum class ShardStage { none, optimizer, gradients };
 enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
 // train.best_metric: the metric table's rows that can choose best.ckpt, in its order
 // (config/metric_table.h); label_f1 is the F1 of train.best_label.
-enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1 };
+enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1, masked_accuracy };
 enum class TokenizerType { word, sentencepiece, wordpiece };
 
 enum class FileFormat {

@@ -287,9 +287,10 @@ void apply_model_defaults(SiftConfig& config, const std::vector<ModelTraits>& mo
     for (const auto& [key, value] : model.defaults) {
       if (config.origin.count(key) != 0) continue;
       // An optimizer or schedule given by type keeps the table's values for its other
-      // keys: the model's Adam rate is not for the user's SGD.
+      // keys: the model's Adam rate is not for the user's SGD. (model.type names the model
+      // whose defaults these are.)
       const std::string group = key.substr(0, key.rfind('.'));
-      if (group != "train" && is_set(config, group + ".type")) continue;
+      if (group != "train" && group != "model" && is_set(config, group + ".type")) continue;
       set_value(config, key, YAML::Load(value), fmt::format("{} ({})", kModelDefault, model.name));
     }
   }

@@ -20,7 +20,10 @@ const std::vector<MetricName>& metric_table() {
       {"recall_at_k", "recall at k", "recall at k", false, false, true, false, false},
       {"loss", "loss", "loss", false, true, false, true, false},
       // The F1 of train.best_label (fastText's -autotune-metric f1:LABEL).
-      {"label_f1", "label F1", "label F1", false, false, false, true, false}};
+      {"label_f1", "label F1", "label F1", false, false, false, true, false},
+      // Masked-token pretraining (`sift pretrain`): the masked tokens predicted right.
+      {"masked_accuracy", "masked-token accuracy", "masked-token accuracy", false, false, true,
+       true, false}};
   return table;
 }
 

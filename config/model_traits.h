@@ -47,6 +47,10 @@ struct ModelTraits {
   // This model's own defaults (key, YAML value), where the file and --set say nothing:
   // the settings a config of data paths alone learns with (apply_model_defaults).
   std::vector<std::pair<std::string, std::string>> defaults = {};
+  // An encoder with token states and tied input embeddings: masked-token pretraining
+  // (`sift pretrain`) trains it. (Last: the registry's entries set the fields above by
+  // position.)
+  bool masked_lm = false;
 };
 
 }  // namespace sift

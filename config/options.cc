@@ -142,6 +142,14 @@ std::function<std::string(const double&)> in_range(double lo, double hi) {
   };
 }
 
+std::function<std::string(const double&)> between_0_and_1() {
+  return [](const double& v) {
+    return v > 0.0 && v < 1.0
+               ? std::string()
+               : fmt::format("The value must be between 0 and 1, exclusive (got {}).", v);
+  };
+}
+
 #define SIFT_FIELD(path) \
   [](SiftConfig & c) -> auto& { return c.path; }
 
@@ -507,12 +515,7 @@ std::vector<Option> declare() {
   t.add<double>("train.threshold", SIFT_FIELD(train.threshold),
                 "Multi-label decision threshold: a label is predicted when its sigmoid "
                 "probability exceeds this.",
-                [](const double& v) {
-                  return v > 0.0 && v < 1.0
-                             ? std::string()
-                             : fmt::format("The value must be between 0 and 1, exclusive (got {}).",
-                                           v);
-                });
+                between_0_and_1());
   t.add<int64_t>("train.patience", SIFT_FIELD(train.patience),
                  "Stop after this many validations without improvement; 0: never stop early.",
                  at_least(0));
@@ -691,6 +694,28 @@ std::vector<Option> declare() {
       "train.prune.params", SIFT_FIELD(train.prune.params),
       "Unstructured pruning: the parameters pruned, by name pattern (shell wildcards: "
       "\"layers.*.weight\"); each parameter gets its own mask.");
+  // pretrain.*: masked-token pretraining of an encoder (issue #43, docs/pretraining.md).
+  t.add<std::vector<std::string>>(
+      "pretrain.files", SIFT_FIELD(pretrain.files),
+      "`sift pretrain`: files (patterns, folders or lists, as data.train.path) of unlabelled "
+      "texts, one per line, plain, .gz or .zst, read by the streaming dataset. A config that "
+      "sets them pretrains the encoder (masked-token prediction) instead of classifying; "
+      "data.* paths are not read.");
+  t.add<std::vector<std::string>>(
+      "pretrain.valid", SIFT_FIELD(pretrain.valid),
+      "`sift pretrain`: held-out unlabelled texts whose masked-token loss and accuracy each "
+      "validation reports (and train.best_metric masked_accuracy follows). Empty: none.");
+  t.add<double>("pretrain.mask_rate", SIFT_FIELD(pretrain.mask_rate),
+                "Share of the tokens (with pretrain.whole_word: of the words) that are "
+                "predicted; of those 80% become [MASK], 10% a random token, 10% stay.",
+                between_0_and_1());
+  t.add<bool>("pretrain.whole_word", SIFT_FIELD(pretrain.whole_word),
+              "Whole-word masking: a word is chosen with its \"##\" continuations.");
+  t.add<int64_t>("pretrain.max_tokens", SIFT_FIELD(pretrain.max_tokens),
+                 "Length of the packed sequences: each batch's texts are laid end to end and "
+                 "cut every max_tokens tokens (no padding but in a batch's last sequence); at "
+                 "most model.max_positions.",
+                 at_least(2));
   return t.take();
 }
 

@@ -19,6 +19,8 @@ void for_each_path(SiftConfig& c, const std::function<void(const std::string&, s
   for (auto& p : c.train.distill.unlabeled) f("train.distill.unlabeled", p);
   f("train.distill.teacher", c.train.distill.teacher);
   f("train.init_from", c.train.init_from);
+  for (auto& p : c.pretrain.files) f("pretrain.files", p);
+  for (auto& p : c.pretrain.valid) f("pretrain.valid", p);
 }
 
 // `path` with a leading '@' (a list file) set apart; "" for a value that names no file

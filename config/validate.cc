@@ -110,7 +110,51 @@ void check_best_label(const TrainConfig& t) {
   }
 }
 
+// pretrain.files: an encoder's masked-token pretraining over WordPiece ids, with no labels.
+void check_pretrain(const SiftConfig& config, const ModelTraits& model) {
+  const PretrainConfig& p = config.pretrain;
+  const std::string best = to_string(config.train.best_metric);
+  if (p.files.empty()) {
+    if (config.train.best_metric == BestMetric::masked_accuracy) {
+      throw Error(
+          "train.best_metric: masked_accuracy is masked-token pretraining's (pretrain.files); "
+          "a classifier chooses by accuracy, macro_f1 or loss");
+    }
+    return;
+  }
+  if (!model.masked_lm) {
+    throw Error(fmt::format(
+        "model.type: '{}' is not an encoder that masked-token pretraining trains (pretrain.files "
+        "needs model.type bert)",
+        model.name));
+  }
+  if (config.tokenizer.type != TokenizerType::wordpiece) {
+    throw Error(fmt::format(
+        "tokenizer.type: masked-token pretraining reads WordPiece ids (tokenizer.type wordpiece "
+        "with tokenizer.model a vocab.txt holding [MASK]), not {}",
+        to_string(config.tokenizer.type)));
+  }
+  if (config.train.best_metric != BestMetric::masked_accuracy &&
+      config.train.best_metric != BestMetric::loss) {
+    throw Error(fmt::format(
+        "train.best_metric: a pretraining run (pretrain.files) has no labels; choose "
+        "masked_accuracy or loss, not {}",
+        best));
+  }
+  if (p.max_tokens > config.model.max_positions) {
+    throw Error(fmt::format(
+        "pretrain.max_tokens: packed sequences of {} tokens exceed the encoder's "
+        "model.max_positions {}",
+        p.max_tokens, config.model.max_positions));
+  }
+  if (!config.train.distill.teacher.empty() || config.data.multi_label) {
+    throw Error(fmt::format("{}: a pretraining run (pretrain.files) reads unlabelled text only",
+                            config.data.multi_label ? "data.multi_label" : "train.distill.teacher"));
+  }
+}
+
 void check_data(const SiftConfig& config) {
+  if (!config.pretrain.files.empty()) return;  // pretraining reads pretrain.files instead
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
   }
@@ -344,6 +388,7 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
                     best));
   }
   check_best_label(config.train);
+  check_pretrain(config, model);
   check_data(config);
   if (config.train.fast_path_threads > 1 && config.train.eval_every > 0) {
     throw Error(fmt::format(

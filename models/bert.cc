@@ -68,6 +68,7 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
   for (int64_t i = 0; i < config.layers; ++i) layers_->push_back(BertLayer(config));
   head_ = register_module("head", torch::nn::Linear(config.dim, config.dim));
   output_ = register_module("output", torch::nn::Linear(config.dim, shape.num_classes));
+  if (shape.masked_lm) mlm_ = register_module("mlm", MaskedLmHead(config, width, shape.num_ids));
 
   // BERT's initialisation: N(0, 0.02) weights, zero biases; imports replace them.
   torch::NoGradGuard no_grad;
@@ -91,16 +92,30 @@ torch::Tensor BertImpl::embed(const torch::Tensor& ids) {
   return dropout_->forward(x);
 }
 
-torch::Tensor BertImpl::forward(const ModelInput& input) {
+torch::Tensor BertImpl::token_states(const ModelInput& input, torch::Tensor& valid,
+                                     torch::Tensor& lengths) {
   torch::Tensor ids = input.ids;
   if (ids.size(1) > max_tokens_) ids = ids.narrow(1, 0, max_tokens_);
   const int64_t length = ids.size(1);
-  torch::Tensor lengths = input.lengths.to(torch::kInt64).clamp(1, length);
-  auto valid = valid_positions(lengths, length, ids.device());
-  auto x = embed(ids);
+  lengths = input.lengths.to(torch::kInt64).clamp(1, length);
+  valid = valid_positions(lengths, length, ids.device());
   // Each text keeps at least one real key (lengths >= 1).
-  x = run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(), x,
-                                        key_padding_bias(valid));
+  return run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(), embed(ids),
+                                           key_padding_bias(valid));
+}
+
+torch::Tensor BertImpl::masked_token_logits(const ModelInput& input,
+                                            const torch::Tensor& positions) {
+  if (!mlm_) return {};
+  torch::Tensor valid, lengths;
+  const torch::Tensor x = token_states(input, valid, lengths);
+  const torch::Tensor states = x.reshape({-1, x.size(2)}).index_select(0, positions);
+  return mlm_->forward(states, embedding_->weight);
+}
+
+torch::Tensor BertImpl::forward(const ModelInput& input) {
+  torch::Tensor valid, lengths;
+  const torch::Tensor x = token_states(input, valid, lengths);
   torch::Tensor pooled;
   if (pooling_ == "cls") {
     pooled = x.select(1, 0);

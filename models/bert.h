@@ -12,6 +12,7 @@
 // ff_in, ff_out), so its pruning units and TorchScript pieces serve both.
 #pragma once
 
+#include "models/masked_lm_head.h"
 #include "models/model.h"
 #include "models/transformer.h"
 
@@ -38,13 +39,18 @@ class BertImpl : public ClassifierImpl {
   // Throws sift::Error naming the key for options it cannot build.
   BertImpl(const ModelConfig& config, const ModelShape& shape);
   torch::Tensor forward(const ModelInput& input) override;
+  torch::Tensor masked_token_logits(const ModelInput& input,
+                                    const torch::Tensor& positions) override;
   int64_t depth_of(const std::string& name) const override {
-    return encoder_depth(name, layer_count(), {"head", "output"});
+    return encoder_depth(name, layer_count(), {"head", "output", "mlm"});
   }
   int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
 
  private:
   torch::Tensor embed(const torch::Tensor& ids);
+  // Each token's final state [batch, length, dim]; `valid` [batch, length]: real tokens.
+  torch::Tensor token_states(const ModelInput& input, torch::Tensor& valid,
+                             torch::Tensor& lengths);
 
   std::string pooling_;
   std::string activation_;
@@ -58,6 +64,7 @@ class BertImpl : public ClassifierImpl {
   torch::nn::ModuleList layers_{nullptr};
   torch::nn::Linear head_{nullptr};
   torch::nn::Linear output_{nullptr};
+  MaskedLmHead mlm_{nullptr};  // only when built for pretraining (ModelShape::masked_lm)
 };
 TORCH_MODULE(Bert);
 

@@ -52,6 +52,14 @@ class ClassifierImpl : public torch::nn::Module {
     return {};
   }
 
+  // Encoders (traits masked_lm) built with ModelShape::masked_lm: the scores over every id
+  // [n, ids] of the n positions `positions` (flat indices into input.ids [batch, length])
+  // from the masked-token head tied to the input embeddings. Undefined: no such head.
+  virtual torch::Tensor masked_token_logits(const ModelInput& /*input*/,
+                                            const torch::Tensor& /*positions*/) {
+    return {};
+  }
+
   // train.optimizer.layer_decay: the depth of parameter `name` in a stack of layers, 0
   // the embeddings, i + 1 layer i, layer_count() + 1 what reads the top layer (head,
   // output); -1: this model has no stack of layers (the default).
@@ -96,7 +104,15 @@ struct ModelShape {
   Loss loss = Loss::softmax;
   std::vector<uint64_t> label_counts;
   int64_t negatives = 5;
+  // Masked-token pretraining (pretrain.files): an encoder adds its masked-token head
+  // (module "mlm", models/masked_lm_head.h).
+  bool masked_lm = false;
 };
+
+// The parameter names of the classifier's output layer ("output.weight", ...), which a
+// fine-tuning run with other labels starts anew, and of an encoder's masked-token head.
+inline constexpr const char* kOutputLayerPrefix = "output.";
+inline constexpr const char* kMaskedLmHeadPrefix = "mlm.";
 
 class ScriptWriter;  // models/script_writer.h
 

@@ -208,9 +208,11 @@ std::vector<ModelTraits> model_traits() {
        {"train.batch_size", {}},
        {"train.epochs", SearchSpace::integer(2, 6)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
+  r.back().masked_lm = true;
   // BERT's fine-tuning recipe (Devlin et al. 2019: 2e-5 to 5e-5, 2 to 4 epochs).
   r.back().defaults =
-      with(kAdamWWarmup, {{"train.optimizer.lr", "0.00005"}, {"train.epochs", "3"}});
+      with(kAdamWWarmup,
+           {{"train.optimizer.lr", "0.00005"}, {"train.epochs", "3"}, {"model.pooling", "cls"}});
   return r;
 }
 

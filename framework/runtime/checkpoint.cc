@@ -83,9 +83,29 @@ UniformFill load_changed_rows(Reader& reader, torch::Tensor& target, const Tenso
   return stored.fill;
 }
 
+// Reads past a record's values (WeightsLeeway: a tensor the model leaves).
+template <class Reader>
+void skip_record(Reader& reader, const TensorRecordHead& head, const std::string& path) {
+  if (head.changed_rows) {
+    read_changed_rows(reader, head, path);
+    return;
+  }
+  std::vector<char> scratch(head.bytes);
+  reader.read_into(scratch.data(), head.bytes);
+}
+
+// Whether the leeway lets record `head` pass by the model's tensors `wanted`.
+bool left_out(const WeightsLeeway& leeway, const std::map<std::string, torch::Tensor>& wanted,
+              const TensorRecordHead& head) {
+  if (!leeway.may_differ || !leeway.may_differ(head.name)) return false;
+  const auto it = wanted.find(head.name);
+  return it == wanted.end() || it->second.sizes().vec() != head.shape;
+}
+
 // Reads module_bytes' layout from a Cursor or a FileCursor into the module's tensors.
 template <class Reader>
-TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path) {
+TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path,
+                         const WeightsLeeway& leeway = {}) {
   std::map<std::string, torch::Tensor> wanted;
   for (auto& [name, tensor] : named_tensors(module)) wanted.emplace(name, tensor);
   const auto count = reader.template get<uint32_t>();
@@ -97,6 +117,12 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
     const auto dtype = static_cast<torch::ScalarType>(head.dtype);
     const std::vector<int64_t>& shape = head.shape;
     const uint64_t bytes = head.bytes;
+    if (left_out(leeway, wanted, head)) {
+      skip_record(reader, head, path);
+      if (leeway.left) leeway.left->push_back(name);
+      wanted.erase(name);
+      continue;
+    }
     auto it = wanted.find(name);
     if (it == wanted.end()) {
       throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
@@ -121,9 +147,12 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
     }
     wanted.erase(it);
   }
-  if (!wanted.empty()) {
-    throw Error(fmt::format("{}: the weights do not fit this model: '{}' is missing", path,
-                            wanted.begin()->first));
+  for (const auto& [name, tensor] : wanted) {
+    if (!leeway.may_differ || !leeway.may_differ(name)) {
+      throw Error(
+          fmt::format("{}: the weights do not fit this model: '{}' is missing", path, name));
+    }
+    if (leeway.left) leeway.left->push_back(name);
   }
   return fills;
 }
@@ -142,11 +171,13 @@ TensorFills load_module_section(torch::nn::Module& module, const SectionRef& sec
 }
 
 TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
-                               const std::string& path) {
+                               const std::string& path, const WeightsLeeway& leeway) {
   if (auto it = checkpoint.on_disk.find("model"); it != checkpoint.on_disk.end()) {
-    return load_module_section(module, it->second);
+    FileCursor cursor(it->second);
+    return load_tensors(cursor, module, it->second.path, leeway);
   } else if (auto blob = checkpoint.blobs.find("model"); blob != checkpoint.blobs.end()) {
-    return load_module_bytes(module, blob->second, path);
+    Cursor cursor(blob->second, path);
+    return load_tensors(cursor, module, path, leeway);
   } else {
     throw Error(fmt::format("{} holds no model weights", path));
   }

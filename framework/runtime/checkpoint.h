@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -50,10 +51,19 @@ TensorFills load_module_bytes(torch::nn::Module& module, const std::string& byte
 // The same from a section left on disk: each tensor is read straight into the module's
 // own, so a large table is never held twice.
 TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section);
+// Fine-tuning's leeway (train.init_from): the tensors that may differ between a checkpoint
+// and the model loading it (a new output layer for other labels, a pretraining head the
+// classifier lacks). A record of such a name that the model lacks or shapes otherwise is
+// read past, and a tensor of the model that the checkpoint lacks keeps its initialisation;
+// their names are added to `left`. Empty: every tensor must fit.
+struct WeightsLeeway {
+  std::function<bool(const std::string& name)> may_differ;
+  std::vector<std::string>* left = nullptr;
+};
 // The checkpoint's "model" section, in memory or on disk, into `module`; `path` names
 // the file in errors (one without weights is refused).
 TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
-                               const std::string& path);
+                               const std::string& path, const WeightsLeeway& leeway = {});
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
 

@@ -71,6 +71,37 @@ StreamOptions stream_options(const SiftConfig& config, bool training) {
   return o;
 }
 
+// Files of texts without labels: the training data's encoding, line limit and bad-line
+// policy; the rest is one text per line (a plain format: no csv quotes spanning lines, no
+// header, no escapes).
+TextFormat text_only_format(const SiftConfig& config) {
+  const TextFormat data = text_format(config, Split::train);
+  TextFormat t;
+  t.text_only = true;
+  t.encoding = data.encoding;
+  t.max_line_bytes = data.max_line_bytes;
+  t.on_bad_line = data.on_bad_line;
+  t.truncate_long_lines = data.truncate_long_lines;
+  return t;
+}
+
+// pretrain.*: the training split is pretrain.files, validation pretrain.valid, no test
+// split; records carry no label.
+void resolve_pretraining(const SiftConfig& config, DataPlan& p) {
+  const PretrainConfig& c = config.pretrain;
+  p.train = SplitSource{c.files, "pretrain.files", text_only_format(config)};
+  p.valid = std::nullopt;
+  if (!c.valid.empty()) p.valid = SplitSource{c.valid, "pretrain.valid", text_only_format(config)};
+  p.test = std::nullopt;
+  p.train_stream.unlabeled = p.eval_stream.unlabeled = true;
+  p.train_stream.max_tokens = 0;  // batches of train.batch_size texts, then packed
+  MaskedLmPlan m;
+  m.masking.rate = c.mask_rate;
+  m.masking.whole_word = c.whole_word;
+  m.sequence_tokens = c.max_tokens;
+  p.masked_lm = m;
+}
+
 // Rows per labelled batch: round(share x batch_size), at least 1.
 int64_t rows_per_batch(double share, int64_t batch_size) {
   return std::max<int64_t>(1, std::llround(share * static_cast<double>(batch_size)));
@@ -94,14 +125,7 @@ std::vector<TransferSource> transfer_sources(const SiftConfig& config,
     t.name = "unlabeled";
     t.source.patterns = d.unlabeled;
     t.source.key = "train.distill.unlabeled";
-    // The training data's encoding, line limit and bad-line policy; the rest is one text
-    // per line (a plain format: no csv quotes spanning lines, no header, no escapes).
-    const TextFormat data = text_format(config, Split::train);
-    t.source.format.text_only = true;
-    t.source.format.encoding = data.encoding;
-    t.source.format.max_line_bytes = data.max_line_bytes;
-    t.source.format.on_bad_line = data.on_bad_line;
-    t.source.format.truncate_long_lines = data.truncate_long_lines;
+    t.source.format = text_only_format(config);
     t.stream = base;
     t.stream.order_salt = 0x756E6C6162656C64ULL;  // "unlabeld"
     t.stream.batch_size = rows_per_batch(d.unlabeled_ratio, config.train.batch_size);
@@ -126,8 +150,10 @@ std::vector<TransferSource> transfer_sources(const SiftConfig& config,
 std::string options_identity(const SiftConfig& config) {
   std::string out;
   for (const Option& o : all_options()) {
+    // pretrain.*: a pretraining run counts its unlabelled files, not data.*'s.
     const bool counted = o.name.rfind("data.", 0) == 0 || o.name.rfind("tokenizer.", 0) == 0 ||
-                         o.name == "model.type" || o.name == "run.seed";
+                         o.name.rfind("pretrain.", 0) == 0 || o.name == "model.type" ||
+                         o.name == "run.seed";
     if (counted) out += o.name + "=" + emitted(o, config) + "\n";
   }
   return out;
@@ -159,6 +185,7 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   const bool pieces = p.tokenizer != TokenizerType::word;
   if (!from.empty() && !pieces && std::filesystem::is_directory(from)) p.vocabulary_from = from;
   p.transfer = transfer_sources(config, p.train, p.train_stream);
+  if (!config.pretrain.files.empty()) resolve_pretraining(config, p);
   p.options_identity = options_identity(config);
   return p;
 }

@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "datasets/example_stream.h"
+#include "datasets/masked_lm.h"
 #include "datasets/sharded_stream.h"
 #include "datasets/text_encoder.h"
 #include "datasets/text_format.h"
@@ -45,6 +46,13 @@ struct TransferSource {
   StreamOptions stream;  // unlabeled, augment, order_salt, batch_size set; rank on opening
 };
 
+// Masked-token pretraining (pretrain.*): each batch's texts packed into sequences of
+// `sequence_tokens` and masked (datasets/masked_lm.h).
+struct MaskedLmPlan {
+  MaskingOptions masking;
+  int64_t sequence_tokens = 128;
+};
+
 struct DataPlan {
   std::optional<SplitSource> train, valid, test;  // absent: the config gives no data
   // Stream options of training (shuffled, train.batch_size) and of evaluation (file
@@ -60,6 +68,9 @@ struct DataPlan {
   // empty: built from the training data.
   std::string vocabulary_from;
   std::vector<TransferSource> transfer;  // empty without train.distill.unlabeled/augment
+  // pretrain.files: the training split is those unlabelled texts (and validation
+  // pretrain.valid's), and training predicts masked tokens; absent: classification.
+  std::optional<MaskedLmPlan> masked_lm;
   // Every option the count of the training data may depend on, as "key=value" lines (every
   // data.* and tokenizer.* option, model.type, run.seed): the vocabulary cache's key.
   std::string options_identity;

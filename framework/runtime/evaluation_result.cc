@@ -11,10 +11,12 @@ LabelMode label_mode(const SiftConfig& config) {
   mode.multi_label = config.data.multi_label;
   mode.loss = config.train.loss;
   mode.threshold = config.train.threshold;
+  mode.masked_lm = !config.pretrain.files.empty();
   return mode;
 }
 
 nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
+  if (masked_lm) return {{"examples", masked_tokens}, {"masked_accuracy", masked_accuracy()}};
   nlohmann::json j = multi_label ? multi.to_json(names) : confusion.to_json(names);
   if (!multi_label && calibration.examples() > 0) j["calibration"] = calibration.to_json();
   if (top_k > 0) {
@@ -26,6 +28,10 @@ nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const 
 }
 
 std::string Evaluation::to_text(const std::vector<std::string>& names) const {
+  if (masked_lm) {
+    return fmt::format("masked tokens {}, masked-token accuracy {:.4f}, loss {:.4f}\n",
+                       masked_tokens, masked_accuracy(), loss);
+  }
   std::string text = multi_label ? multi.to_text(names) : confusion.to_text(names);
   return top_k > 0 ? text + fasttext_test_lines() : text;
 }
@@ -37,6 +43,7 @@ std::string Evaluation::fasttext_test_lines() const {
 }
 
 nlohmann::json Evaluation::summary() const {
+  if (masked_lm) return {{"loss", loss}, {"masked_accuracy", masked_accuracy()}};
   if (!multi_label) {
     return {{"loss", loss}, {"accuracy", confusion.accuracy()}, {"macro_f1", confusion.macro_f1()}};
   }
@@ -48,10 +55,12 @@ nlohmann::json Evaluation::summary() const {
 }
 
 nlohmann::json Evaluation::per_class(const std::vector<std::string>& names) const {
+  if (masked_lm) return nlohmann::json::array();
   return per_class_json(names, multi_label ? multi.class_scores() : confusion.class_scores());
 }
 
 std::string Evaluation::headline() const {
+  if (masked_lm) return fmt::format("masked-token accuracy {:.4f}, loss {:.4f}", masked_accuracy(), loss);
   const nlohmann::json s = summary();
   std::string line = fmt::format("accuracy {:.4f}, macro-F1 {:.4f}", s["accuracy"].get<double>(),
                                  s["macro_f1"].get<double>());
@@ -62,6 +71,7 @@ std::string Evaluation::headline() const {
 std::vector<std::string> validation_columns(const LabelMode& labels, BestMetric best) {
   Evaluation e;
   e.multi_label = labels.multi_label;
+  e.masked_lm = labels.masked_lm;
   const nlohmann::json summary = e.summary();
   std::vector<std::string> names;
   for (auto it = summary.begin(); it != summary.end(); ++it) names.push_back(it.key());

@@ -24,6 +24,8 @@ struct LabelMode {
   int64_t top_k = 0;  // > 0: also count precision@k and recall@k as `fasttext test -k` does
   double top_k_threshold = 0.0;  // with top_k: only labels of at least this probability (its th)
   Loss loss = Loss::softmax;     // train.loss: ns and ova score by sigmoid
+  // Masked-token pretraining (pretrain.files): the masked tokens' loss and accuracy.
+  bool masked_lm = false;
 };
 LabelMode label_mode(const SiftConfig& config);
 
@@ -49,7 +51,17 @@ struct Evaluation {
     return gold_labels ? static_cast<double>(top_k_correct) / gold_labels : 0.0;
   }
 
-  int64_t examples() const { return multi_label ? multi.examples() : confusion.total(); }
+  // Masked-token pretraining: predicted positions, those predicted right; no confusion.
+  bool masked_lm = false;
+  int64_t masked_tokens = 0;
+  int64_t masked_correct = 0;
+  double masked_accuracy() const {
+    return masked_tokens ? static_cast<double>(masked_correct) / masked_tokens : 0.0;
+  }
+
+  int64_t examples() const {
+    return masked_lm ? masked_tokens : multi_label ? multi.examples() : confusion.total();
+  }
   // The split's report: metrics, per-class table (and the confusion matrix, and the
   // reliability diagram's bins).
   nlohmann::json to_json(const std::vector<std::string>& names) const;

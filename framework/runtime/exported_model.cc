@@ -102,8 +102,10 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
 }
 
 ModelBundle load_model(const std::string& path, const std::vector<std::string>& overrides) {
-  if (fs::is_directory(path)) return load_run(path, overrides);
-  return load_export(path, overrides);
+  if (!fs::is_directory(path)) return load_export(path, overrides);
+  ModelBundle run = load_run(path, overrides);
+  check_classifier(run);
+  return run;
 }
 
 }  // namespace sift

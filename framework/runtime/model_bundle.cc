@@ -26,6 +26,7 @@ Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, cons
   shape.loss = loss.loss;
   shape.label_counts = task.label_counts;
   shape.negatives = loss.negatives;
+  shape.masked_lm = task.masked_lm;
   shape.sparse_gradients = spec.traits.sparse_gradients && o.type == OptimizerType::sgd &&
                            o.momentum == 0.0 && o.weight_decay == 0.0;
   const Allocating weights = allocating_weights(model);
@@ -52,6 +53,15 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
 
 }  // namespace
 
+void check_classifier(const ModelBundle& bundle) {
+  if (!bundle.task.masked_lm) return;
+  throw Error(fmt::format(
+      "{} is a `sift pretrain` run: an encoder without classes, which does not predict, "
+      "evaluate or export; fine-tune it (`sift train` with train.init_from: {}) and use that "
+      "run",
+      bundle.run_dir, bundle.run_dir));
+}
+
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {
   RunText text = load_run_text(run_dir, overrides,
                                [](const std::string& type) { return find_model(type).input; });
@@ -63,6 +73,7 @@ ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>&
   b.task.pieces = std::move(text.pieces);
   b.task.wordpiece = std::move(text.wordpiece);
   b.task.encoder = std::move(text.encoder);
+  b.task.masked_lm = !b.config.pretrain.files.empty();
   std::string path;
   const StoredCheckpoint checkpoint = load_run_weights(run_dir, &path);
   if (checkpoint.meta.value("model", "") != b.config.model.type) {

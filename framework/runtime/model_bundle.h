@@ -29,6 +29,10 @@ struct ModelBundle {
 // best) from a run folder. `overrides` are --set assignments applied to its config.
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
+// Throws sift::Error when `bundle` is a `sift pretrain` run (an encoder without classes),
+// which predict, eval, serve, a teacher and export cannot use; resume and init_from can.
+void check_classifier(const ModelBundle& bundle);
+
 // Builds the model `model` and the task describe (weights freshly initialised), with
 // sparse embedding gradients when the model has them and `optimizer` is plain SGD, and
 // the output layer `loss` names (train.loss, train.neg; hs and ns read task.label_counts).

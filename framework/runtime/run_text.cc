@@ -25,7 +25,8 @@ RunText load_run_text(const std::string& run_dir, const std::vector<std::string>
   }
   t.config = load_config(config_path, overrides);
   resolve_paths_against(t.config, run_dir);
-  t.labels = LabelSet::load(run_file(run_dir, kLabelsFile));
+  // A pretraining run (pretrain.files) has no labels: its labels.txt is empty.
+  if (t.config.pretrain.files.empty()) t.labels = LabelSet::load(run_file(run_dir, kLabelsFile));
   t.vocab = std::make_shared<Vocab>(Vocab::load(run_file(run_dir, kVocabFile)));
   SiftConfig encoder_config = t.config;
   // The run keeps the stop words it was trained with: the original file may be gone.

@@ -234,7 +234,8 @@ Task count_task(const DataPlan& plan) {
   if (collect_labels) task.labels.sort();
   task.label_counts.assign(static_cast<size_t>(task.labels.size()), 0);
   for (const auto& [name, count] : counts) task.label_counts[task.labels.id(name)] += count;
-  if (task.labels.size() < 2) {
+  task.masked_lm = plan.masked_lm.has_value();
+  if (task.labels.size() < 2 && !task.masked_lm) {
     throw Error(fmt::format("the training data has {} label(s); a classifier needs at least 2",
                             task.labels.size()));
   }

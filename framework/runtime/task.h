@@ -29,6 +29,8 @@ struct Task {
   // for the report. Not in the checkpoints: 0 after a resume.
   uint64_t train_empty_texts = 0;
   std::vector<uint64_t> label_counts;  // training records per label id
+  // Masked-token pretraining (pretrain.files): no labels; the encoder has its masked-token head.
+  bool masked_lm = false;
   // The vocabulary pass's cache (task_cache.h): "read" (counted by an earlier run),
   // "written" (counted now and kept) or empty (not cached).
   std::string vocabulary_cache;

@@ -83,6 +83,7 @@ Task task_from_bytes(const DataPlan& plan, const std::string& bytes) {
   }
   task.vocab = std::move(vocab);
   task.encoder = plan.encoder;
+  task.masked_lm = plan.masked_lm.has_value();
   if (plan.tokenizer == TokenizerType::sentencepiece) {
     task.pieces = SentencePieceModel::open(plan.tokenizer_model);
   }

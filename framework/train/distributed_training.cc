@@ -85,7 +85,12 @@ void reduce_evaluation(Distributed& dist, Evaluation& e) {
   if (!dist.is_group()) return;  // keeps a single process's loss bit for bit
   std::vector<double> loss{e.loss * static_cast<double>(e.examples())};
   dist.sum(loss);
-  if (e.multi_label) {
+  if (e.masked_lm) {
+    std::vector<int64_t> counts{e.masked_tokens, e.masked_correct};
+    dist.sum(counts);
+    e.masked_tokens = counts[0];
+    e.masked_correct = counts[1];
+  } else if (e.multi_label) {
     std::vector<int64_t> counts = e.multi.counts();
     dist.sum(counts);
     e.multi = MultiLabelCounts::from_counts(e.multi.classes(), counts);

@@ -52,11 +52,15 @@ std::string fine_tune_from(ClassifierImpl& model, const std::string& from, const
   for (const auto& p : model.named_parameters()) {
     if (p.key().rfind(kOutputLayer, 0) == 0) initial[p.key()] = p.value().detach().clone();
   }
-  init_from(model, from);
+  // What the loader left out or started anew (a pretraining run's masked-token head, an
+  // output layer of another shape), on a line of its own.
+  std::string loaded = init_from(model, from);
+  if (!loaded.empty()) loaded += "\n";
   const std::vector<std::string> theirs = run_labels(from);
-  if (theirs.empty()) return "";
+  if (theirs.empty()) return loaded;
   if (theirs == labels.names()) {
-    return fmt::format("train.init_from: {}'s classification head is kept (the same labels: {})",
+    return loaded +
+           fmt::format("train.init_from: {}'s classification head is kept (the same labels: {})",
                        from, listed(theirs));
   }
   torch::NoGradGuard no_grad;
@@ -66,10 +70,11 @@ std::string fine_tune_from(ClassifierImpl& model, const std::string& from, const
     params[name].copy_(values);
     names.push_back(name);
   }
-  return fmt::format(
-      "train.init_from: the labels ({}) are not {}'s ({}): a new classification head ({}) "
-      "starts from the model's initialisation",
-      listed(labels.names()), from, listed(theirs), fmt::join(names, ", "));
+  return loaded +
+         fmt::format(
+             "train.init_from: the labels ({}) are not {}'s ({}): a new classification head ({}) "
+             "starts from the model's initialisation",
+             listed(labels.names()), from, listed(theirs), fmt::join(names, ", "));
 }
 
 }  // namespace sift

@@ -19,7 +19,8 @@ void take_label_order(LabelSet& labels, std::vector<uint64_t>& counts, const std
 
 // Loads train.init_from into `model` (setup.h's init_from), then gives the output layer
 // back its initial values when `labels` are not the run folder's. Returns the line for
-// train.log: the head kept or started anew ("" for a checkpoint file, which names no labels).
+// train.log: what the loader left out, then the head kept or started anew (the latter not
+// for a checkpoint file, which names no labels); lines end with '\n' between them.
 std::string fine_tune_from(ClassifierImpl& model, const std::string& from, const LabelSet& labels);
 
 }  // namespace sift

@@ -7,9 +7,11 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "config/config.h"
+#include "datasets/masked_lm.h"
 #include "framework/runtime/checkpoint.h"
 #include "framework/train/distributed.h"
 #include "framework/train/precision.h"
@@ -71,6 +73,9 @@ struct Run : RunCore {
   bool log_this_step = false;         // the step in progress gets a metrics.csv row
   double grad_norm = 0.0;             // its gradients' L2 norm (NaN: not measured or skipped)
   std::unique_ptr<Pruner> pruner;     // train.prune; null when nothing is pruned
+  // Masked-token pretraining (pretrain.files): the vocabulary's special, continuation and
+  // [MASK] ids; absent: classification.
+  std::optional<MaskingVocab> masking;
   // train.init_from: whether the output layer was kept or started anew (fine_tuning.h).
   std::string init_note;
 };

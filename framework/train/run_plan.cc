@@ -1,8 +1,15 @@
 #include "framework/train/run_plan.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "config/loader.h"
 #include "config/options.h"
 #include "config/validate.h"
+#include "core/error.h"
 #include "framework/runtime/device.h"
+#include "framework/runtime/run_folder.h"
 #include "models/model.h"
 
 namespace sift {
@@ -29,6 +36,21 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
   return o;
 }
 
+// A run folder's weights fit only a model of its own type: refused before the run folder
+// is made (the checkpoint's shapes would be named, not the key).
+void check_init_from(const SiftConfig& config) {
+  const std::string& from = config.train.init_from;
+  if (from.empty() || !std::filesystem::is_directory(from)) return;
+  const std::string path = run_file(from, kConfigFile);
+  if (!std::filesystem::exists(path)) return;  // load_run_weights names what is missing
+  const std::string type = load_config(path).model.type;
+  if (type == config.model.type) return;
+  throw Error(fmt::format(
+      "train.init_from: {} holds a '{}' model, and this config trains '{}': a run's weights "
+      "fit only a model of its own type",
+      from, type, config.model.type));
+}
+
 }  // namespace
 
 bool node_option(const std::string& key) {
@@ -48,6 +70,7 @@ std::string agreed_options(const SiftConfig& config) {
 
 RunPlan resolve_run(const SiftConfig& config) {
   validate(config, model_traits());
+  check_init_from(config);
   RunPlan p;
   p.given = config;
   p.data = resolve_data(config);

@@ -114,14 +114,22 @@ void write_run_folder(Run& run) {
   run.file_hashes = run_file_hashes(run.dir);
 }
 
-void init_from(ClassifierImpl& model, const std::string& from) {
+std::string init_from(ClassifierImpl& model, const std::string& from) {
   std::string path = from;
   const StoredCheckpoint c =
       fs::is_directory(from) ? load_run_weights(from, &path) : read_checkpoint(from, {"model"});
-  model.remember_fills(load_model_weights(model, c, path));
+  std::vector<std::string> left;
+  const auto may_differ = [](const std::string& name) {
+    return name.rfind(kOutputLayerPrefix, 0) == 0 || name.rfind(kMaskedLmHeadPrefix, 0) == 0;
+  };
+  model.remember_fills(load_model_weights(model, c, path, {may_differ, &left}));
+  if (left.empty()) return "";
+  return fmt::format("train.init_from: {} fits but for {}, which start anew or are left out",
+                     path, fmt::join(left, ", "));
 }
 
 void prepare_training(Run& run) {
+  if (run.plan.data.masked_lm) run.masking = masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model");
   freeze(*run.model, run.plan.train.freeze);
   run.model->to(run.device);
   run.dist->broadcast_parameters(*run.model);

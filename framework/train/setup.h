@@ -22,8 +22,10 @@ void start_run(Run& run, const SiftConfig& config, const TrainOptions& options);
 // and stop words.
 void write_run_folder(Run& run);
 
-// train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint.
-void init_from(ClassifierImpl& model, const std::string& from);
+// train.init_from: a checkpoint file, or a run folder's best (else last) checkpoint. The
+// output layer (other labels) and a pretraining head may differ: those stay initialised,
+// and the returned line says so ("" when every tensor was loaded).
+std::string init_from(ClassifierImpl& model, const std::string& from);
 
 // Freezing, the model on its device, class weights, the optimizer, recomputation, the
 // loss scaler and the training path (fast_path.h): what both a new and a resumed run need before

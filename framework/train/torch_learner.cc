@@ -17,6 +17,7 @@
 #include "framework/train/max_norm.h"
 #include "framework/train/nonfinite.h"
 #include "framework/train/optimization.h"
+#include "framework/train/pretraining.h"
 #include "framework/train/rank_figures.h"
 #include "framework/train/run_report.h"
 #include "framework/train/saving.h"
@@ -80,13 +81,9 @@ std::string batch_keys(const RunPlan& plan) {
                                         : "train.batch_size, data.max_length";
 }
 
-// One batch's forward and backward (gradients accumulate); returns its mean loss per
-// example.
-double accumulate_batch(Run& run, const RawBatch& batch) {
-  if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
-  const auto& t = run.plan.train;
-  const Allocating activations("a training batch's activations", batch_keys(run.plan));
-  std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
+// A labelled batch's loss (with distillation's soft part), timed as copy, teacher and forward.
+torch::Tensor classification_loss(Run& run, const RawBatch& batch,
+                                  std::optional<PhaseTimer>& timer) {
   const ModelInput input = to_input(batch, run.task.encoder.kind, run.device);
   torch::Tensor teacher;
   if (run.teacher) {
@@ -106,13 +103,36 @@ double accumulate_batch(Run& run, const RawBatch& batch) {
     loss = batch_loss(logits, batch, run.plan.loss);
     if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
   }
+  return loss;
+}
+
+// Masked-token pretraining's loss of unlabelled batch `micro` of the coming step.
+torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
+                               std::optional<PhaseTimer>& timer) {
+  const uint64_t seed = masking_seed(run.plan.seed, run.state.step, micro, run.dist->rank());
+  const MaskedBatch b = masked_batch(batch, *run.plan.data.masked_lm, *run.masking, seed, run.device);
+  timer.emplace(run.phases, Phase::forward);
+  AutocastGuard autocast(run.plan.precision.autocast, run.device);
+  return masked_lm_loss(*run.model, b, nullptr);
+}
+
+// One batch's forward and backward (gradients accumulate); returns its mean loss per
+// example (pretraining: per masked token).
+double accumulate_batch(Run& run, const RawBatch& batch, int64_t micro) {
+  if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
+  const auto& t = run.plan.train;
+  const Allocating activations("a training batch's activations", batch_keys(run.plan));
+  std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
+  const bool pretraining = run.masking.has_value();
+  const torch::Tensor loss = pretraining ? pretraining_loss(run, batch, micro, timer)
+                                         : classification_loss(run, batch, timer);
   timer.emplace(run.phases, Phase::backward);
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
   const double value = loss.item<double>();  // on a GPU: waits for the backward
   run.losses_finite = run.losses_finite && std::isfinite(value);
-  return value / (run.plan.loss.sum ? batch.size() : 1);
+  return value / (run.plan.loss.sum && !pretraining ? batch.size() : 1);
 }
 
 // The gradients' global L2 norm, as clip_grad_norm_ computes it (sparse ones too).
@@ -225,7 +245,7 @@ class TorchLearner : public Learner {
     }
     set_lr(*run_.optimizer, lr, run_.lr_scales);
     if (run_.shards) run_.shards->set_lr(lr);
-    const double loss = accumulate_batch(run_, batch);
+    const double loss = accumulate_batch(run_, batch, micro_);
     if (++micro_ < run_.plan.train.accumulate) return {loss, false};
     micro_ = 0;
     run_.log_this_step = logs;
@@ -249,6 +269,13 @@ class TorchLearner : public Learner {
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
     const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
+    if (run_.masking) {
+      Evaluation e = evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
+                                     run_.plan.seed, run_.device);
+      reduce_evaluation(*run_.dist, e);
+      run_.model->train();
+      return e;
+    }
     Evaluation e = sift::evaluate(run_.model, stream, run_.task.encoder.kind,
                                   run_.task.labels.size(), run_.device, run_.plan.labels, confused);
     reduce_evaluation(*run_.dist, e);

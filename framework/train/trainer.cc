@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/loader.h"
 #include "config/run_paths.h"
 #include "core/atomic_file.h"
@@ -76,7 +78,13 @@ class TeacherNote : public LoopObserver {
 class InitNote : public LoopObserver {
  public:
   explicit InitNote(std::string line) : line_(std::move(line)) {}
-  void start(Progress& progress) override { progress.log(line_); }
+  void start(Progress& progress) override {
+    for (size_t at = 0; at < line_.size();) {
+      const size_t end = std::min(line_.find('\n', at), line_.size());
+      progress.log(line_.substr(at, end - at));
+      at = end + 1;
+    }
+  }
 
  private:
   std::string line_;

@@ -103,7 +103,8 @@ TEST(Enums, BestMetricValuesAreTheMetricTableRowsThatChooseBestInOrder) {
   EXPECT_EQ(to_string(BestMetric::micro_f1), "micro_f1");
   EXPECT_EQ(to_string(BestMetric::loss), "loss");
   EXPECT_EQ(to_string(BestMetric::label_f1), "label_f1");
-  EXPECT_EQ(enum_names<BestMetric>().size(), 5u);
+  EXPECT_EQ(to_string(BestMetric::masked_accuracy), "masked_accuracy");
+  EXPECT_EQ(enum_names<BestMetric>().size(), 6u);
   EXPECT_TRUE(metric_named("loss").lower_is_better);
   EXPECT_EQ(metric_keys(&MetricName::score),
             (std::vector<std::string>{"accuracy", "macro_f1", "micro_f1"}));

@@ -116,6 +116,41 @@ TEST(Bert, PaddingNeverChangesATextsLogits) {
   EXPECT_LT((model->forward(alone)[0] - model->forward(in)[1]).abs().max().item<double>(), 1e-5);
 }
 
+// Built for pretraining, the encoder's masked-token scores are BERT's prediction head
+// (dense, GELU, LayerNorm) against the input embedding table itself plus a bias: the head
+// holds no [ids, width] matrix of its own, and the scores follow the table.
+TEST(Bert, TheMaskedTokenHeadScoresAgainstTheInputEmbeddings) {
+  const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
+  ModelShape shape;
+  shape.num_ids = hf.vocab_size;
+  shape.num_classes = 0;
+  shape.masked_lm = true;
+  Bert model(hf.model, shape);
+  model->eval();
+  for (const auto& p : model->named_parameters()) {
+    if (p.key().rfind("mlm.", 0) != 0) continue;
+    EXPECT_NE(p.value().sizes().vec(), (std::vector<int64_t>{hf.vocab_size, 16})) << p.key();
+  }
+  torch::NoGradGuard no_grad;
+  const ModelInput in = batch();
+  const torch::Tensor positions = torch::tensor({1, 2, 8}, torch::kInt64);
+  const torch::Tensor scores = model->masked_token_logits(in, positions);
+  ASSERT_EQ(scores.sizes().vec(), (std::vector<int64_t>{3, hf.vocab_size}));
+  // Row 40 of the input table, which no input id reads, moves score 40 alone.
+  // (Not a constant: the head's LayerNorm states sum to zero.)
+  model->named_parameters()["embedding.weight"][40].add_(torch::arange(16).to(torch::kFloat32));
+  const torch::Tensor after = model->masked_token_logits(in, positions);
+  const auto others = torch::arange(hf.vocab_size).ne(40);
+  EXPECT_TRUE(torch::equal(after.index({torch::indexing::Slice(), others}),
+                           scores.index({torch::indexing::Slice(), others})));
+  EXPECT_GT((after.select(1, 40) - scores.select(1, 40)).abs().min().item<double>(), 1e-4);
+  // A classifier has no such head.
+  ModelShape plain = shape;
+  plain.masked_lm = false;
+  plain.num_classes = 2;
+  EXPECT_FALSE(Bert(hf.model, plain)->masked_token_logits(in, positions).defined());
+}
+
 TEST(HfModel, UnsupportedTypesAndMissingPiecesAreRefusedNamingThem) {
   const std::string folder = hf_folder("bert");
   json config = json::parse(slurp(folder + "/config.json"));

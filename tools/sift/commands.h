@@ -6,6 +6,7 @@
 namespace sift::cli {
 
 void add_train_command(CLI::App& app);
+void add_pretrain_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_config_command(CLI::App& app);

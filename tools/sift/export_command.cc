@@ -102,6 +102,7 @@ std::string weights_words(const ExportOptions& o) {
 void run_export(ExportArgs args) {
   const auto lock = check_export_target(args);
   ModelBundle bundle = load_run(args.run_dir, retrain_overrides(args));
+  check_classifier(bundle);
   bundle.model->to(torch::kCPU);
   check_pq_options(bundle, args.options);
   if (args.retrain || args.retrain_output) {

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   app.set_version_flag(
       "--version", std::string("sift ") + sift::kSiftVersion + " (" + sift::build_commit() + ")");
   sift::cli::add_train_command(app);
+  sift::cli::add_pretrain_command(app);
   sift::cli::add_eval_command(app);
   sift::cli::add_predict_command(app);
   sift::cli::add_config_command(app);

@@ -1,9 +1,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "core/atomic_file.h"
 #include "datasets/sentencepiece.h"
+#include "datasets/wordpiece_trainer.h"
 #include "config/loader.h"
 #include "core/error.h"
 #include "framework/runtime/task.h"
@@ -12,9 +15,37 @@
 namespace sift::cli {
 namespace {
 
+// tokenizer.type wordpiece: a vocab.txt from a uniform sample of the training texts (with
+// pretrain.files: of the unlabelled ones), for an encoder pretrained from scratch.
+void train_wordpiece(const SiftConfig& config) {
+  const auto& t = config.tokenizer;
+  if (t.model.empty()) {
+    throw Error("tokenizer.model: The path to write the WordPiece vocabulary (vocab.txt) to must be given.");
+  }
+  const std::string sample = t.model + ".sample.txt";
+  const uint64_t lines =
+      sample_training_text(resolve_data(config), static_cast<uint64_t>(t.sample_lines), sample);
+  std::vector<std::string> texts;
+  {
+    std::ifstream in(sample);
+    for (std::string line; std::getline(in, line);) texts.push_back(line);
+  }
+  std::filesystem::remove(sample);
+  WordPieceOptions options;
+  options.lowercase = t.lowercase;
+  const auto tokens = train_wordpiece_vocab(texts, static_cast<size_t>(t.vocab_size), options);
+  write_file_atomically(t.model, fmt::format("{}\n", fmt::join(tokens, "\n")));
+  std::cout << fmt::format("wrote {} ({} WordPiece tokens, from {} sampled lines)\n", t.model,
+                           tokens.size(), lines);
+}
+
 void train_tokenizer(const std::string& config_path, const std::vector<std::string>& overrides) {
   const SiftConfig config = load_config(config_path, overrides);
   const auto& t = config.tokenizer;
+  if (t.type == TokenizerType::wordpiece) {
+    train_wordpiece(config);
+    return;
+  }
   if (t.model.empty()) {
     throw Error("tokenizer.model: The path to write the SentencePiece model to must be given.");
   }
@@ -52,7 +83,8 @@ void add_tokenizer_command(CLI::App& app) {
   cmd->require_subcommand(1);
   auto* train = cmd->add_subcommand(
       "train",
-      "Train a SentencePiece model (tokenizer.model) on a uniform sample of the training data.");
+      "Train a SentencePiece model (tokenizer.model) on a uniform sample of the training data, "
+      "or with tokenizer.type wordpiece a WordPiece vocabulary (vocab.txt).");
   train->add_option("config", args->config, "YAML config file")->required();
   train->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
   train->callback([args] { train_tokenizer(args->config, args->overrides); });

@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "config/loader.h"
@@ -38,30 +39,37 @@ nlohmann::json train_or_restart(SiftConfig config, const std::vector<std::string
 
 }  // namespace
 
+void run_training(const TrainArgs& args,
+                  const std::function<SiftConfig(const std::vector<std::string>&)>& load) {
+  TrainOptions options;
+  options.quiet = args.quiet;
+  options.stop_signal = catch_stop_signals();
+  options.allow_data_change = args.allow_data_change;
+  const std::vector<std::string> overrides = train_overrides(args);
+  nlohmann::json report;
+  if (args.resume.empty()) {
+    const SiftConfig config = load(overrides);
+    if (!args.dump_config.empty()) {
+      write_file_atomically(args.dump_config, dump_config(config, /*origins=*/true));
+    }
+    report = train_or_restart(config, overrides, options);
+  } else {
+    if (!args.dump_config.empty()) throw UsageError("--dump-config: not with --resume");
+    report = resume(args.resume, overrides, options);
+  }
+  const auto dist = distributed_env_from_environment();
+  if (dist && dist->rank != 0) return;  // rank 0 reports for the group
+  print_train_report(report, args.json);
+}
+
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "Train a classifier from a YAML config.");
   add_train_options(*cmd, *args);
   cmd->callback([args] {
-    TrainOptions options;
-    options.quiet = args->quiet;
-    options.stop_signal = catch_stop_signals();
-    options.allow_data_change = args->allow_data_change;
-    const std::vector<std::string> overrides = train_overrides(*args);
-    nlohmann::json report;
-    if (args->resume.empty()) {
-      const SiftConfig config = load_config(args->config, overrides, model_traits());
-      if (!args->dump_config.empty()) {
-        write_file_atomically(args->dump_config, dump_config(config, /*origins=*/true));
-      }
-      report = train_or_restart(config, overrides, options);
-    } else {
-      if (!args->dump_config.empty()) throw UsageError("--dump-config: not with --resume");
-      report = resume(args->resume, overrides, options);
-    }
-    const auto dist = distributed_env_from_environment();
-    if (dist && dist->rank != 0) return;  // rank 0 reports for the group
-    print_train_report(report, args->json);
+    run_training(*args, [args](const std::vector<std::string>& overrides) {
+      return load_config(args->config, overrides, model_traits());
+    });
   });
 }
 

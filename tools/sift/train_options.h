@@ -5,9 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "config/config.h"
 
 namespace sift::cli {
 
@@ -21,6 +24,11 @@ struct TrainArgs {
   bool allow_data_change = false;  // --resume with other data files, split or folds
   std::string dump_config;         // write the resolved config here before training
 };
+
+// `sift train` and `sift pretrain` (sift-main, train_command.cc): a new run from the config
+// `load` gives for the --set overrides, or --resume; prints the summary.
+void run_training(const TrainArgs& args,
+                  const std::function<SiftConfig(const std::vector<std::string>&)>& load);
 
 // Declares the options of `train` on `cmd`, into `args`.
 void add_train_options(CLI::App& cmd, TrainArgs& args);

@@ -1,0 +1,81 @@
+#include "framework/train/pretraining.h"
+
+#include "core/error.h"
+#include "core/splitmix.h"
+
+namespace sift {
+namespace {
+
+constexpr uint64_t kTrainingSalt = 0x6D61736B5F74726EULL;  // "mask_trn"
+constexpr uint64_t kValidSalt = 0x6D61736B5F766C64ULL;     // "mask_vld"
+
+torch::Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64_t> shape,
+                           torch::Device device) {
+  return torch::from_blob(const_cast<int64_t*>(values.data()), shape, torch::kInt64)
+      .clone()
+      .to(device);
+}
+
+}  // namespace
+
+MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan,
+                         const MaskingVocab& vocab, uint64_t seed, torch::Device device) {
+  const PackedSequences packed = pack_sequences(batch, plan.sequence_tokens);
+  const MaskedSequences masked = mask_tokens(packed, vocab, plan.masking, seed);
+  std::vector<int64_t> positions, targets;
+  for (size_t i = 0; i < masked.targets.size(); ++i) {
+    if (masked.targets[i] < 0) continue;
+    positions.push_back(static_cast<int64_t>(i));
+    targets.push_back(masked.targets[i]);
+  }
+  MaskedBatch b;
+  b.input.ids = int64_tensor(masked.inputs, {packed.rows(), packed.length}, device);
+  b.input.lengths = int64_tensor(packed.lengths, {packed.rows()}, device);
+  b.positions = int64_tensor(positions, {static_cast<int64_t>(positions.size())}, device);
+  b.targets = int64_tensor(targets, {static_cast<int64_t>(targets.size())}, device);
+  return b;
+}
+
+uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank) {
+  const uint64_t place = (static_cast<uint64_t>(step) << 20) ^ (static_cast<uint64_t>(micro) << 8) ^
+                         static_cast<uint64_t>(rank);
+  return splitmix64_nth(seed ^ kTrainingSalt, place + 1);
+}
+
+torch::Tensor masked_lm_loss(ClassifierImpl& model, const MaskedBatch& b, torch::Tensor* logits) {
+  torch::Tensor scores = model.masked_token_logits(b.input, b.positions);
+  if (!scores.defined()) {
+    throw Error("model.type: the model has no masked-token head (pretrain.files needs an encoder)");
+  }
+  scores = scores.to(torch::kFloat32);
+  if (logits) *logits = scores;
+  return torch::nn::functional::cross_entropy(scores, b.targets);
+}
+
+Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const MaskedLmPlan& plan,
+                           const MaskingVocab& vocab, uint64_t seed, torch::Device device) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  Evaluation e;
+  e.masked_lm = true;
+  double loss_sum = 0.0;
+  RawBatch batch;
+  stream.start_epoch(1);
+  for (uint64_t index = 1; stream.next(batch); ++index) {
+    const MaskedBatch b = masked_batch(batch, plan, vocab, splitmix64_nth(seed ^ kValidSalt, index),
+                                       device);
+    if (b.targets.numel() == 0) continue;
+    torch::Tensor logits;
+    const double loss = masked_lm_loss(model, b, &logits).item<double>();
+    const auto n = b.targets.numel();
+    loss_sum += loss * static_cast<double>(n);
+    e.masked_tokens += n;
+    e.masked_correct += logits.argmax(1).eq(b.targets).sum().item<int64_t>();
+  }
+  if (e.masked_tokens > 0) e.loss = loss_sum / static_cast<double>(e.masked_tokens);
+  if (was_training) model.train();
+  return e;
+}
+
+}  // namespace sift

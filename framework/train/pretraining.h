@@ -1,0 +1,43 @@
+// Masked-token pretraining's objective for the LibTorch learner (torch_learner.cc): a
+// batch of unlabelled texts packed and masked (datasets/masked_lm.h), its loss over the
+// masked positions through the encoder's tied head, and a validation pass that counts the
+// masked tokens predicted right. Every mask is drawn from a seed of the run's seed and the
+// batch's place (the optimizer step and micro-batch; a validation batch's index), so a
+// resumed run masks as the uninterrupted one did.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "datasets/masked_lm.h"
+#include "datasets/sharded_stream.h"
+#include "framework/runtime/data_plan.h"
+#include "framework/runtime/evaluation_result.h"
+#include "models/model.h"
+
+namespace sift {
+
+// A masked batch on the device: the packed sequences, the flat indices of the chosen
+// positions and their original ids.
+struct MaskedBatch {
+  ModelInput input;
+  torch::Tensor positions;
+  torch::Tensor targets;
+};
+MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan,
+                         const MaskingVocab& vocab, uint64_t seed, torch::Device device);
+
+// The seed of training batch `micro` of optimizer step `step` (from 0) of a run seeded `seed`.
+uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank);
+
+// The mean cross-entropy over the masked positions (in fp32, whatever autocast computed);
+// `logits` gets the scores. Throws sift::Error when the model has no masked-token head.
+torch::Tensor masked_lm_loss(ClassifierImpl& model, const MaskedBatch& b, torch::Tensor* logits);
+
+// One pass over `stream` (from its first epoch): the masked tokens' mean loss and accuracy,
+// each batch masked by the seed of its index.
+Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const MaskedLmPlan& plan,
+                           const MaskingVocab& vocab, uint64_t seed, torch::Device device);
+
+}  // namespace sift

@@ -1,0 +1,278 @@
+// `sift pretrain` (issue #43): a tiny BERT-family encoder pretrained by masked-token
+// prediction on unlabelled texts that the test writes, whose masked-token accuracy rises far
+// above chance and is in metrics.csv and report.html; its run folder fine-tuned by
+// `sift train` with train.init_from; a run killed with SIGKILL and resumed ending with the
+// uninterrupted run's bytes; and the refusals, each one line naming the key.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkpoint_bytes.h"
+#include "process.h"
+#include "run_sift.h"
+
+namespace sift {
+namespace pretrain_cli_test {
+
+namespace fs = std::filesystem;
+using testing::checkpoint_view;
+using testing::make_temp_dir;
+using testing::run_sift;
+using testing::SiftResult;
+using testing::slurp;
+using testing::write_file;
+
+constexpr int kWords = 24;
+
+std::string word(int i) { return "w" + std::to_string(i % kWords); }
+
+// [PAD] [UNK] [CLS] [SEP] [MASK], then w0 ... w23.
+std::string vocabulary() {
+  std::string v = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+  for (int i = 0; i < kWords; ++i) v += word(i) + "\n";
+  return v;
+}
+
+// Texts of 20 to 27 copies of one word: in a packed sequence of 16 tokens the other
+// tokens give a masked word away. `labelled`: "lo" or "hi" by the word first (label_first).
+std::string texts(int count, int seed, bool labelled) {
+  std::string out;
+  for (int t = 0; t < count; ++t) {
+    const int w = (t * 7 + seed * 13) % kWords, n = 20 + (t * 5 + seed) % 8;
+    if (labelled) out += std::string(w < kWords / 2 ? "lo" : "hi") + " ";
+    for (int i = 0; i < n; ++i) out += (i ? " " : "") + word(w);
+    out += "\n";
+  }
+  return out;
+}
+
+const char* kModel = R"(model:
+  type: bert
+  dim: 32
+  layers: 2
+  heads: 4
+  ff_dim: 64
+  max_positions: 32
+  dropout: 0.0
+tokenizer:
+  type: wordpiece
+  model: vocab.txt
+)";
+
+// A folder with vocab.txt, unlabelled.txt, held_out.txt, labelled.tsv and pretrain.yaml.
+std::string pretraining_folder(const std::string& name) {
+  const std::string dir = make_temp_dir(name);
+  write_file(dir + "/vocab.txt", vocabulary());
+  write_file(dir + "/unlabelled.txt", texts(300, 1, false));
+  write_file(dir + "/held_out.txt", texts(30, 2, false));
+  write_file(dir + "/labelled.tsv", texts(200, 3, true));
+  write_file(dir + "/valid.tsv", texts(60, 4, true));
+  write_file(dir + "/pretrain.yaml", std::string(R"(run:
+  dir: runs
+  name: pre
+  seed: 3
+  threads: 1
+data:
+  workers: 1
+  shuffle_buffer: 64
+pretrain:
+  files: [unlabelled.txt]
+  valid: [held_out.txt]
+  max_tokens: 16
+)") + kModel + R"(train:
+  epochs: 12
+  batch_size: 16
+  eval_every: 40
+  optimizer:
+    type: adamw
+    lr: 0.003
+  scheduler:
+    type: linear
+)");
+  return dir;
+}
+
+// Fine-tuning the encoder of runs/pre on labelled.tsv as runs/fine.
+std::string finetune_yaml() {
+  return std::string(R"(run:
+  dir: runs
+  name: fine
+  seed: 3
+  threads: 1
+data:
+  train:
+    path: labelled.tsv
+  valid:
+    path: valid.tsv
+  format: label_first
+  workers: 1
+)") + kModel + R"(train:
+  epochs: 2
+  batch_size: 16
+  init_from: runs/pre
+  optimizer:
+    type: adamw
+    lr: 0.001
+)";
+}
+
+TEST(PretrainCli, MaskedTokenAccuracyRisesFarAboveChanceAndFineTuningStartsFromTheEncoder) {
+  const std::string dir = pretraining_folder("sift_pretrain");
+  const SiftResult pre = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(pre.status, 0) << pre;
+  const nlohmann::json summary = nlohmann::json::parse(pre.out);
+  // 24 words: chance is 1/24 (measured: 0.81 after 20 epochs, 0.11 after 4).
+  EXPECT_GT(summary["splits"]["valid"]["masked_accuracy"].get<double>(), 0.5) << pre.out;
+  const std::string csv = slurp(dir + "/runs/pre/metrics.csv");
+  EXPECT_NE(csv.find("valid_masked_accuracy"), std::string::npos) << csv;
+  EXPECT_NE(slurp(dir + "/runs/pre/report.html").find("masked-token accuracy"), std::string::npos);
+  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary()) << "the run carries its vocabulary";
+
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const SiftResult fine = run_sift("train finetune.yaml --json", dir, "", dir);
+  ASSERT_EQ(fine.status, 0) << fine;
+  EXPECT_NE(fine.err.find("train.init_from: runs/pre/best.ckpt fits but for output.weight, "
+                          "output.bias, mlm."),
+            std::string::npos)
+      << fine.err;
+  // Two classes (measured: 0.77 after 2 epochs).
+  EXPECT_GT(nlohmann::json::parse(fine.out)["splits"]["valid"]["accuracy"].get<double>(), 0.6)
+      << fine.out;
+}
+
+TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsBytes) {
+  const std::vector<std::string> args{"pretrain", "pretrain.yaml", "--quiet", "--set",
+                                      "train.checkpoint_minutes=0", "--set", "train.epochs=2"};
+  const std::string reference = pretraining_folder("sift_pretrain_ref");
+  ASSERT_EQ(testing::wait_for(testing::start_sift(reference, args)), 0) << slurp(reference + "/err");
+  const std::string dir = pretraining_folder("sift_pretrain_kill");
+  const pid_t pid = testing::start_sift(dir, args);
+  testing::wait_for_file(dir + "/runs/pre/last.ckpt");
+  ::kill(pid, SIGKILL);
+  ASSERT_EQ(testing::wait_for(pid), 128 + SIGKILL);
+  ASSERT_TRUE(fs::exists(dir + "/runs/pre/last.ckpt"));
+  const SiftResult resumed = run_sift("pretrain --resume runs/pre --quiet", dir, "", dir);
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_TRUE(checkpoint_view(dir + "/runs/pre/last.ckpt") ==
+              checkpoint_view(reference + "/runs/pre/last.ckpt"))
+      << "last.ckpt differs from the uninterrupted run's";
+}
+
+// `sift pretrain` of config `yaml` in `dir` ends in one line, `sift: error: ` and `message`.
+::testing::AssertionResult refused(const std::string& dir, const std::string& yaml,
+                                   const std::string& message) {
+  write_file(dir + "/refused.yaml", yaml);
+  const SiftResult r = run_sift("pretrain refused.yaml", dir, "", dir);
+  if (r.status == 1 && r.err.rfind("sift: error: " + message, 0) == 0 &&
+      testing::lines_of(r.err).size() == 1) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << r;
+}
+
+TEST(PretrainCli, RefusalsAreOneLineNamingTheKey) {
+  const std::string dir = pretraining_folder("sift_pretrain_refuse");
+  const SiftResult none = run_sift("pretrain pretrain.yaml --set pretrain.files=[]", dir, "", dir);
+  EXPECT_EQ(none.status, 1) << none;
+  EXPECT_EQ(none.err.rfind("sift: error: pretrain.files: no unlabelled text files", 0), 0u) << none;
+  EXPECT_EQ(testing::lines_of(none.err).size(), 1u) << none;
+
+  const SiftResult missing = run_sift("pretrain pretrain.yaml --set pretrain.files=[gone*.txt]", dir, "", dir);
+  EXPECT_EQ(missing.status, 1) << missing;
+  EXPECT_NE(missing.err.find("pretrain.files"), std::string::npos) << missing;
+
+  // A fastText run is no encoder to continue.
+  write_file(dir + "/ft.yaml", R"(run: {dir: runs, name: ft}
+data: {train: {path: labelled.tsv}, format: label_first}
+model: {type: fasttext, dim: 4}
+train: {epochs: 1}
+)");
+  ASSERT_EQ(run_sift("train ft.yaml --quiet", dir, "", dir).status, 0);
+  EXPECT_TRUE(refused(dir, "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/ft}\n",
+                      "train.init_from: runs/ft holds a 'fasttext' model, not an encoder"));
+  // Nor does fine-tuning an encoder start from it.
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const SiftResult fine = run_sift("train finetune.yaml --set train.init_from=runs/ft", dir, "", dir);
+  EXPECT_EQ(fine.status, 1) << fine;
+  EXPECT_EQ(fine.err.rfind("sift: error: train.init_from: runs/ft holds a 'fasttext' model, and "
+                           "this config trains 'bert'",
+                           0),
+            0u)
+      << fine;
+  EXPECT_FALSE(fs::exists(dir + "/runs/fine")) << "refused before the run folder";
+
+  // Continuing an encoder with another vocabulary.
+  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=2", dir, "", dir).status, 0);
+  // The encoder has no classes to predict, evaluate or export.
+  write_file(dir + "/texts.txt", texts(3, 5, false));
+  for (const std::string command : {"predict --model runs/pre --input texts.txt",
+                                    "eval --model runs/pre --data valid.tsv",
+                                    "export runs/pre --out pre.pt"}) {
+    const SiftResult r = run_sift(command, dir, "", dir);
+    EXPECT_TRUE(testing::CleanSiftError(r, {"runs/pre is a `sift pretrain` run", "train.init_from"}))
+        << command;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/pre.pt"));
+  write_file(dir + "/other_vocab.txt", vocabulary() + "extra\n");
+  const std::string continued = "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/pre}\n";
+  EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: other_vocab.txt}\n",
+                      "tokenizer.model: other_vocab.txt holds 30 tokens, but the encoder in "
+                      "runs/pre (train.init_from) was trained on 29"));
+  // As many tokens, one of them another: the embedding rows would be read as other words.
+  std::string swapped = vocabulary();
+  swapped.replace(swapped.find("w1\n"), 3, "xx\n");
+  write_file(dir + "/swapped_vocab.txt", swapped);
+  EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: swapped_vocab.txt}\n",
+                      "tokenizer.model: swapped_vocab.txt:7 is 'xx', but the encoder in runs/pre "
+                      "(train.init_from) has 'w1' at that id"));
+
+  // A model that is not an encoder cannot pretrain.
+  EXPECT_TRUE(refused(dir,
+                      "pretrain: {files: [unlabelled.txt]}\nmodel: {type: textcnn}\n"
+                      "tokenizer: {type: wordpiece, model: vocab.txt}\n",
+                      "model.type: 'textcnn' is not an encoder"));
+}
+
+// The masked-token accuracy on held_out.txt of a `sift pretrain` summary.
+double masked_accuracy(const SiftResult& r) {
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
+  return summary["splits"]["valid"]["masked_accuracy"].get<double>();
+}
+
+TEST(PretrainCli, TwoRanksUnderSiftLaunchPretrainOneEncoderEachOnItsPartOfTheTexts) {
+  const std::string dir = pretraining_folder("sift_pretrain_ddp");
+  const SiftResult r = run_sift("launch --nproc 2 -- pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(r.status, 0) << r;
+  auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(summary["train"]["world_size"], 2) << r.out;
+  // Each rank reads half of the 300 texts: 12 epochs of about 150 texts at 16 a step.
+  EXPECT_LE(summary["train"]["steps"].get<int64_t>(), 12 * 10 + 12) << r.out;
+  EXPECT_GT(masked_accuracy(r), 0.5) << r.out;
+  EXPECT_NE(slurp(dir + "/runs/pre/metrics.csv").find("valid_masked_accuracy"), std::string::npos);
+  // The encoder the two ranks trained fine-tunes as one process's does.
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const SiftResult fine = run_sift("train finetune.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(fine.status, 0) << fine;
+}
+
+TEST(PretrainCli, Bf16WithGradientCheckpointingPretrainsAsFp32Does) {
+  const std::string dir = pretraining_folder("sift_pretrain_bf16");
+  const SiftResult fp32 = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(fp32.status, 0) << fp32;
+  const SiftResult bf16 = run_sift(
+      "pretrain pretrain.yaml --quiet --json --set run.name=bf16 --set train.precision=bf16 "
+      "--set train.gradient_checkpointing=all",
+      dir, "", dir);
+  ASSERT_EQ(bf16.status, 0) << bf16;
+  auto summary = nlohmann::json::parse(bf16.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(summary["train"]["precision"], "bf16") << bf16.out;
+  EXPECT_EQ(summary["train"]["gradient_checkpointing"], "all") << bf16.out;
+  EXPECT_GT(masked_accuracy(bf16), 0.5) << bf16.out;
+  EXPECT_NEAR(masked_accuracy(bf16), masked_accuracy(fp32), 0.15) << fp32.out << bf16.out;
+}
+
+}  // namespace pretrain_cli_test
+}  // namespace sift
