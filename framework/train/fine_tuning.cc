@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/file_bytes.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/setup.h"
 
@@ -18,6 +19,8 @@ constexpr const char* kOutputLayer = "output.";  // the classifier's rows, one p
 std::vector<std::string> run_labels(const std::string& from) {
   const std::string path = run_file(from, kLabelsFile);
   if (!std::filesystem::is_directory(from) || !std::filesystem::exists(path)) return {};
+  // A pretraining run (`sift pretrain`) has no labels: its labels.txt is empty.
+  if (read_file_bytes(path).find_first_not_of(" \t\r\n") == std::string::npos) return {};
   return LabelSet::load(path).names();
 }
 

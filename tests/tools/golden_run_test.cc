@@ -79,7 +79,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "aafdfa5259d75c81a68ad700f5b421779a2338be695706ed7a8934417e0c0304";
+constexpr const char* kExport = "191fd3b11793c0bef3b913fa62e54cad543ffe584914d7d53e38ce79b4bec925";
 
 class GoldenRun : public ::testing::Test {
  protected:
