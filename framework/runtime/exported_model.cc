@@ -48,6 +48,11 @@ torch::jit::Module read_archive(const std::string& path, torch::jit::ExtraFilesM
   } catch (const c10::Error& e) {
     throw Error(fmt::format("{} is truncated or corrupted: LibTorch cannot read it ({})", path,
                             first_line(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    // TorchScript's ErrorReport when the archive's code does not compile: its what() is
+    // several lines of the code (a mutated export in FuzzCli gave seven).
+    throw Error(fmt::format("{} is truncated or corrupted: LibTorch cannot read it ({})", path,
+                            first_line(e.what())));
   }
 }
 
