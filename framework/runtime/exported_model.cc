@@ -45,14 +45,13 @@ torch::jit::Module read_archive(const std::string& path, torch::jit::ExtraFilesM
   }
   try {
     return torch::jit::load(path, torch::kCPU, extra);
-  } catch (const c10::Error& e) {
-    throw Error(fmt::format("{} is truncated or corrupted: LibTorch cannot read it ({})", path,
-                            first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    // TorchScript's ErrorReport when the archive's code does not compile: its what() is
-    // several lines of the code (a mutated export in FuzzCli gave seven).
-    throw Error(fmt::format("{} is truncated or corrupted: LibTorch cannot read it ({})", path,
-                            first_line(e.what())));
+    // A c10::Error, or TorchScript's ErrorReport when the archive's code does not compile,
+    // whose what() is several lines of the code (a mutated export in FuzzCli gave seven).
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    throw Error(
+        fmt::format("{} is truncated or corrupted: LibTorch cannot read it ({})", path,
+                    first_line(c10_error ? c10_error->what_without_backtrace() : e.what())));
   }
 }
 
