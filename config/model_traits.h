@@ -51,6 +51,9 @@ struct ModelTraits {
   // (`sift pretrain`) trains it. (Last: the registry's entries set the fields above by
   // position.)
   bool masked_lm = false;
+  // Its blocks run through run_block with their parameters gathered and freed one block
+  // at a time: run.shard: parameters (ZeRO stage 3) can keep a slice of each.
+  bool shards_parameters = false;
 };
 
 }  // namespace sift
