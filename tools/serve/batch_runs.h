@@ -2,7 +2,7 @@
 // every text to its longest, and each forward also costs a fixed amount whatever it holds:
 // the Transformer export of configs/sst2_transformer.yaml on one thread took about 280 us
 // plus 9.5 us per padded token (batches of 1 to 32 texts of 8 to 48 tokens,
-// bench/serve_bench.sh's forward figures), so a forward's own cost is about 30 tokens'.
+// bench/python/forward_grid.py), so a forward's own cost is about 30 tokens'.
 // At concurrency 32 the queue rarely holds more than max_batch texts, so length buckets
 // have nothing to choose from: a batch of every queued text was 42% padding. Sorted by
 // length and cut where the padding saved passes a run's cost, it is cut into runs of
