@@ -46,14 +46,8 @@ wrk.method = 'POST'
 wrk.headers['Content-Type'] = 'application/json'
 wrk.body = '{"texts": ["a gorgeous , witty , seductive movie ."]}'
 LUA
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  die "nothing listened on port $1"
-}
+# shellcheck source=lib/ports.sh
+source "$(dirname "$0")/lib/ports.sh"
 
 # measure NAME BINARY THREADS C ROUND: one wrk run against a fresh server; one JSON row.
 measure() {

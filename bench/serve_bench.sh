@@ -89,14 +89,8 @@ with open(sys.argv[2], "w") as out:
               "  return wrk.format(nil, nil, nil, bodies[i])\nend\n")
 EOF
 
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 300); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  die "nothing listened on port $1"
-}
+# shellcheck source=lib/ports.sh
+source "$(dirname "$0")/lib/ports.sh"
 # Peak RSS (MB) of a process and its children (gunicorn's workers).
 peak_rss() {
   local total=0 p
