@@ -51,6 +51,9 @@ struct ModelTraits {
   // (`sift pretrain`) trains it. (Last: the registry's entries set the fields above by
   // position.)
   bool masked_lm = false;
+  // Its training step has a fused loop over plain arrays (models/base/fused_sgd.h): the
+  // fast path's rules (framework/train/base/fast_path_rules.h) may take it.
+  bool fused_step = false;
 };
 
 }  // namespace sift

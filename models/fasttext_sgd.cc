@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "models/bag_sgd.h"
+#include "models/base/bag_sgd.h"
 #include "models/fasttext.h"
 #include "models/model.h"
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/train/base/phases.h"
 #include "framework/train/optimization.h"
-#include "framework/train/phases.h"
 
 namespace sift {
 namespace {
@@ -34,9 +34,9 @@ nlohmann::json my_figures(Run& run) {
           {"gradient_bytes", bytes_of(grads)},
           // Reduced as a whole after the backward (no reduce-scatter inside it here).
           {"gradient_peak_bytes", bytes_of(steps)},
-          {"optimizer_state_bytes", sharded ? run.shards->state_bytes()
-                                            : optimizer_state_bytes(run.plan.train.optimizer,
-                                                                    *run.optimizer)},
+          {"optimizer_state_bytes",
+           sharded ? run.shards->state_bytes()
+                   : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer)},
           {"slice_elements", sharded ? run.shards->slice_elements() : elements},
           {"peak_rss_bytes", peak_rss_bytes()},
           {"allreduce_seconds", run.dist->gradient_seconds()},

@@ -12,7 +12,7 @@
 #include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/train/trainer.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"

@@ -14,7 +14,7 @@
 #include "framework/runtime/export.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/train/training_state.h"
+#include "framework/train/base/training_state.h"
 #include "tools/sift/fasttext_model_file.h"
 #include "tools/sift/fasttext_pq.h"
 #include "tools/sift/imported_run.h"
