@@ -8,6 +8,14 @@
 
 namespace sift {
 
+// The fastText model's tensors by the names FastTextImpl gives them (its "embedding" and
+// "output" modules, hs's buffer): the one spelling of them for checkpoints, exports, the
+// torch-free trainer and reader, and `sift import fasttext`.
+inline constexpr const char* kFastTextTable = "embedding.weight";
+inline constexpr const char* kFastTextOutput = "output.weight";
+inline constexpr const char* kFastTextBias = "output.bias";
+inline constexpr const char* kFastTextLabelCounts = "label_counts";
+
 // hidden = the mean of `table`'s rows ids[0..n) (dim values each), as EmbeddingBag's mean
 // computes it: the rows summed in order, then divided by their number.
 inline void bag_mean(const float* table, int64_t dim, const int64_t* ids, int64_t n,

@@ -71,6 +71,23 @@ void FloatTable::add_row(int64_t r, float* sum) const {
   for (int64_t d = 0; d < width_; ++d) sum[d] += fill_.at(first + static_cast<uint64_t>(d));
 }
 
+void FloatTable::copy_to(float* out) const {
+  const auto n = static_cast<size_t>(rows_ * width_);
+  if (pq_) {
+    std::fill(out, out + n, 0.0f);
+    for (int64_t r = 0; r < rows_; ++r) add_row(r, out + r * width_);
+  } else if (!filled_) {
+    std::copy(values_.begin(), values_.end(), out);
+  } else {  // the fill, then the rows that differ from it
+    fill_.values(0, out, n);
+    for (int64_t r = 0; r < rows_; ++r) {
+      if (const int64_t at = changed_.position(r); at >= 0) {
+        std::copy_n(values_.data() + at * width_, width_, out + r * width_);
+      }
+    }
+  }
+}
+
 namespace {
 
 bool finite(const std::vector<float>& v) {
@@ -103,15 +120,16 @@ FloatTable read_table(FileCursor& in, const TensorRecordHead& head) {
   return FloatTable::dense(head.shape[0], head.shape[1], read_floats(in, head));
 }
 
-// nullopt with `why` set when a tensor is not what this path reads.
-std::optional<FastTextWeights> read_weights(const SectionRef& section, std::string* why) {
+}  // namespace
+
+std::optional<FastTextWeights> read_fasttext_weights(const SectionRef& section, std::string* why) {
   FileCursor in(section);
   FastTextWeights w;
   const auto count = in.get<uint32_t>();
   for (uint32_t i = 0; i < count; ++i) {
     const TensorRecordHead head = read_record_head(in);
     const bool matrix = head.shape.size() == 2, vector = head.shape.size() == 1;
-    if (head.name == "label_counts" && head.dtype == kLongCode && vector) {
+    if (head.name == kFastTextLabelCounts && head.dtype == kLongCode && vector) {
       w.label_counts.resize(static_cast<size_t>(head.shape[0]));
       if (head.bytes != w.label_counts.size() * sizeof(int64_t)) {
         throw_corrupted_tensor(section.path, head.name);
@@ -120,12 +138,12 @@ std::optional<FastTextWeights> read_weights(const SectionRef& section, std::stri
     } else if (head.dtype != kFloatCode) {
       *why = fmt::format("tensor '{}' is not fp32", head.name);
       return std::nullopt;
-    } else if (head.name == "embedding.weight" && matrix) {
+    } else if (head.name == kFastTextTable && matrix) {
       w.embedding = read_table(in, head);
-    } else if (head.name == "output.weight" && matrix && !head.changed_rows) {
+    } else if (head.name == kFastTextOutput && matrix && !head.changed_rows) {
       w.output = read_floats(in, head);
       w.output_width = head.shape[1];
-    } else if (head.name == "output.bias" && vector) {
+    } else if (head.name == kFastTextBias && vector) {
       w.bias = read_floats(in, head);
     } else {
       *why = fmt::format("tensor '{}' is not a fastText model's", head.name);
@@ -139,8 +157,6 @@ std::optional<FastTextWeights> read_weights(const SectionRef& section, std::stri
   }
   return w;
 }
-
-}  // namespace
 
 namespace {
 
@@ -175,7 +191,7 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::open(const std::string& ru
     *why = fmt::format("{} holds another model", path);
     return nullptr;
   }
-  std::optional<FastTextWeights> w = read_weights(checkpoint.on_disk.at("model"), why);
+  std::optional<FastTextWeights> w = read_fasttext_weights(checkpoint.on_disk.at("model"), why);
   if (!w) return nullptr;
   return make(std::move(run), std::move(*w), path, why);
 }

@@ -63,6 +63,8 @@ class FloatTable {
   int64_t width() const { return width_; }
   // Adds row r to `sum` (width values).
   void add_row(int64_t r, float* sum) const;
+  // Writes every row to `out` (rows x width values), each value as stored.
+  void copy_to(float* out) const;
   // Whether every stored value is finite (a fill always is).
   bool all_finite() const;
 
@@ -86,6 +88,11 @@ struct FastTextWeights {
   // each node's parent and the step (row of the signed node scores) that leads to it.
   std::vector<int64_t> hs_nodes, hs_parents, hs_steps;
 };
+
+// The "model" section of a fastText checkpoint or export as plain arrays: the one reader of
+// the section without LibTorch (`sift predict`, sift-lite's trainer). nullopt with `why` set
+// when a tensor is not what a fastText model holds in fp32.
+std::optional<FastTextWeights> read_fasttext_weights(const SectionRef& section, std::string* why);
 
 class FastTextPredictor {
  public:

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
+#include <optional>
 #include <random>
 
 #include "core/error.h"
 #include "framework/runtime/base/checkpoint_file.h"
+#include "framework/runtime/base/fasttext_predictor.h"
+#include "models/base/fasttext_forward.h"
 
 namespace sift {
 
@@ -53,18 +55,19 @@ BagTables FastTextTables::bag() {
 
 std::vector<TensorView> FastTextTables::views() const {
   std::vector<TensorView> v = {
-      {"embedding.weight", kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float)},
-      {"output.weight", kFloatCode, {classes_, dim_}, output_.data(), sizeof(float)},
-      {"output.bias", kFloatCode, {classes_}, bias_.data(), sizeof(float)}};
+      {kFastTextTable, kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float)},
+      {kFastTextOutput, kFloatCode, {classes_, dim_}, output_.data(), sizeof(float)},
+      {kFastTextBias, kFloatCode, {classes_}, bias_.data(), sizeof(float)}};
   if (!label_counts_.empty()) {  // a buffer: after the parameters, as named_tensors lists them
-    v.push_back({"label_counts", kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t)});
+    v.push_back(
+        {kFastTextLabelCounts, kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t)});
   }
   return v;
 }
 
 void FastTextTables::add_to(CheckpointParts& checkpoint) const {
   checkpoint.tensors["model"] = views();
-  checkpoint.fills["model"]["embedding.weight"] = fill_;
+  checkpoint.fills["model"][kFastTextTable] = fill_;
 }
 
 int64_t FastTextTables::bytes() const {
@@ -83,48 +86,23 @@ bool FastTextTables::all_finite() const {
          finite(bias_.data(), classes_);
 }
 
-float* FastTextTables::target(const TensorRecordHead& head, const std::string& path) {
-  const std::vector<int64_t> matrix{rows_, dim_}, output{classes_, dim_}, bias{classes_};
-  if (head.dtype == kFloatCode) {
-    if (head.name == "embedding.weight" && head.shape == matrix) return embedding_.get();
-    if (head.name == "output.weight" && head.shape == output) return output_.data();
-    if (head.name == "output.bias" && head.shape == bias) return bias_.data();
-  }
-  throw_corrupted_tensor(path, head.name);
-}
-
 void FastTextTables::load(const std::string& path) {
   const StoredCheckpoint c = read_checkpoint(path, {"model"});
   const auto section = c.on_disk.find("model");
   if (section == c.on_disk.end()) throw Error(fmt::format("{} holds no model state", path));
-  FileCursor in(section->second);
-  const auto count = in.get<uint32_t>();
-  for (uint32_t i = 0; i < count; ++i) {
-    const TensorRecordHead head = read_record_head(in);
-    if (head.name == "label_counts") {  // the tree's counts: fixed for the run
-      std::vector<int64_t> counts(label_counts_.size());
-      if (head.dtype != kLongCode || head.bytes != counts.size() * sizeof(int64_t)) {
-        throw_corrupted_tensor(path, head.name);
-      }
-      in.read_into(reinterpret_cast<char*>(counts.data()), head.bytes);
-      if (counts != label_counts_) throw_corrupted_tensor(path, head.name);
-      continue;
-    }
-    float* data = target(head, path);
-    const uint64_t values = static_cast<uint64_t>(head.shape.size() == 2 ? head.shape[1] : 1) *
-                            static_cast<uint64_t>(head.shape[0]);
-    if (head.changed_rows) {
-      const ChangedRows changed = read_changed_rows(in, head, path);
-      changed.fill.values(0, data, values);
-      for (size_t k = 0; k < changed.indices.size(); ++k) {
-        std::memcpy(data + changed.indices[k] * dim_, changed.values.data() + k * dim_,
-                    static_cast<size_t>(dim_) * sizeof(float));
-      }
-    } else {
-      if (head.bytes != values * sizeof(float)) throw_corrupted_tensor(path, head.name);
-      in.read_into(reinterpret_cast<char*>(data), head.bytes);
-    }
+  std::string why;
+  std::optional<FastTextWeights> w = read_fasttext_weights(section->second, &why);
+  if (!w) throw Error(fmt::format("{}: {}", path, why));
+  // The tree's counts are fixed for the run, and every shape is this model's.
+  if (w->label_counts != label_counts_) throw_corrupted_tensor(path, kFastTextLabelCounts);
+  if (w->embedding->rows() != rows_ || w->embedding->width() != dim_) {
+    throw_corrupted_tensor(path, kFastTextTable);
   }
+  if (w->output.size() != output_.size()) throw_corrupted_tensor(path, kFastTextOutput);
+  if (w->bias.size() != bias_.size()) throw_corrupted_tensor(path, kFastTextBias);
+  w->embedding->copy_to(embedding_.get());
+  output_ = std::move(w->output);
+  bias_ = std::move(w->bias);
 }
 
 }  // namespace sift

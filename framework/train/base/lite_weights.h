@@ -18,8 +18,6 @@
 
 namespace sift {
 
-struct TensorRecordHead;  // framework/runtime/base/checkpoint_file.h
-
 // The first value LibTorch's default CPU generator gives after torch::manual_seed(seed)
 // (its mt19937, two 32-bit draws, high word first): the state of the table's fill.
 uint64_t torch_first_random64(uint64_t seed);
@@ -49,15 +47,14 @@ class FastTextTables {
   // The bytes a checkpoint of them holds (what SavePolicy estimates a save from).
   int64_t bytes() const;
   bool all_finite() const;
-  // Reads the "model" section of the checkpoint at `path` (written by add_to) back in.
+  // Reads the "model" section of the checkpoint at `path` (written by add_to) back in, through
+  // the one torch-free reader of that section (fasttext_predictor.h).
   void load(const std::string& path);
 
  private:
   // The LibTorch model's named tensors, in its order ("embedding.weight", "output.weight",
   // "output.bias", and hs's "label_counts"), over these arrays.
   std::vector<TensorView> views() const;
-  // The array a checkpoint's record (one of views()' names and shapes) is read into.
-  float* target(const TensorRecordHead& head, const std::string& path);
 
   int64_t rows_, labels_, classes_, dim_;
   Loss loss_;
