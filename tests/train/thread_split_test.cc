@@ -1,5 +1,7 @@
 // run.threads: 0 on the fast path (framework/train/base/thread_split.h): the cores split
 // between readers and trainers, with the threads in all equal to the cores.
+#include "framework/train/base/thread_split.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "config/loader.h"
-#include "framework/train/base/thread_split.h"
 
 namespace sift {
 namespace thread_split_test {
@@ -54,12 +55,20 @@ TEST(ThreadSplit, EightCoresAreFourHogwildTrainersEachWithItsReader) {
   EXPECT_EQ(s->line, "run.threads 0: 8 cores = 4 trainers + 4 readers");
 }
 
+TEST(ThreadSplit, ValidatingWithinEpochsKeepsOneTrainer) {
+  const auto s = split_cores(config({"run.threads=0", "train.eval_every=100"}), 8);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->trainers, 1);
+  EXPECT_EQ(s->readers, 7);
+}
+
 TEST(ThreadSplit, AGivenKeyKeepsItsValueAndTheLineSaysTheThreadsInAll) {
   const auto s = split_cores(config({"run.threads=0", "data.workers=3"}), 2);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->trainers, 1);
   EXPECT_EQ(s->readers, 3);
-  EXPECT_EQ(s->line, "run.threads 0: 2 cores = 1 trainer + 3 readers (data.workers), 4 threads in all");
+  EXPECT_EQ(s->line,
+            "run.threads 0: 2 cores = 1 trainer + 3 readers (data.workers), 4 threads in all");
   const auto t = split_cores(config({"run.threads=0", "train.fast_path_threads=2"}), 2);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->trainers, 2);
@@ -68,14 +77,12 @@ TEST(ThreadSplit, AGivenKeyKeepsItsValueAndTheLineSaysTheThreadsInAll) {
 
 TEST(ThreadSplit, ARunThroughAutogradIsNotSplit) {
   EXPECT_FALSE(split_cores(config({"run.threads=0", "train.fast_path=off"}), 8).has_value());
-  EXPECT_FALSE(
-      split_cores(config({"run.threads=0", "train.optimizer.type=adam"}), 8).has_value());
+  EXPECT_FALSE(split_cores(config({"run.threads=0", "train.optimizer.type=adam"}), 8).has_value());
 }
 
 TEST(ThreadSplit, ApplyingItSetsTheKeysThatAResumeReadsBack) {
   SiftConfig c = config({"run.threads=0"});
-  const auto expected =
-      split_cores(c, static_cast<int64_t>(std::thread::hardware_concurrency()));
+  const auto expected = split_cores(c, static_cast<int64_t>(std::thread::hardware_concurrency()));
   ASSERT_TRUE(expected.has_value());
   EXPECT_EQ(apply_core_split(c), expected->line);
   EXPECT_EQ(c.train.fast_path_threads, expected->trainers);

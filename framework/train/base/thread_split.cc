@@ -18,7 +18,8 @@ std::optional<ThreadSplit> split_cores(const SiftConfig& config, int64_t cores) 
   const bool readers_given = is_set(config, "data.workers");
   ThreadSplit s;
   s.trainers = trainers_given ? config.train.fast_path_threads : std::max<int64_t>(1, cores / 2);
-  if (cores < 4 && !trainers_given) s.trainers = 1;
+  // Hogwild threads validate at epoch ends only (config/validate.cc): eval_every keeps one.
+  if ((cores < 4 || config.train.eval_every > 0) && !trainers_given) s.trainers = 1;
   if (s.trainers > 1) {
     s.readers = s.trainers;  // each Hogwild trainer reads for itself
   } else {
