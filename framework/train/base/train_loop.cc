@@ -389,6 +389,8 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   // A resumed run keeps the rows up to its checkpoint's step and writes on from there.
   const bool primary = l.group.is_primary();
   if (primary) progress.open_log_file(run_file(run.dir, kTrainLogFile));
+  // Which path trains and on how many threads (run.threads 0: how the cores were split).
+  progress.log_to_file_only("training: " + l.learner.training_path());
   run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "",
                     validation_columns(*run.labels, t.best_metric), run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
