@@ -54,6 +54,10 @@ struct ModelTraits {
   // Its training step has a fused loop over plain arrays (models/base/fused_sgd.h): the
   // fast path's rules (framework/train/base/fast_path_rules.h) may take it.
   bool fused_step = false;
+  // The words of model.pretrained's file join the vocabulary (with no training count),
+  // as fastText's -pretrainedVectors adds them: a test word the training data lacks then
+  // starts from its vector instead of <unk>.
+  bool pretrained_words_join_vocabulary = false;
 };
 
 }  // namespace sift

@@ -103,7 +103,8 @@ std::vector<ModelTraits> model_traits() {
                      {"tokenizer.min_count", {}}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::rows};
   r.back().losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
-  r.back().fused_step = true;  // bag_sgd.h
+  r.back().fused_step = true;                                        // bag_sgd.h
+  r.back().pretrained_words_join_vocabulary = true;  // as fastText's -pretrainedVectors
   // fastText's own step: one example at a time, its loss summed, the rate decaying linearly
   // to 0 (lr 0.1, dim 100, 5 epochs, unigrams are the table's defaults already). With
   // the table's batch 32 and mean the model reached 0.188 on TREC; with these, issue #41.

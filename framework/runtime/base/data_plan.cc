@@ -7,6 +7,7 @@
 #include "config/loader.h"
 #include "config/options.h"
 #include "datasets/encoder_config.h"
+#include "models/base/traits.h"
 
 namespace sift {
 namespace {
@@ -180,6 +181,13 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   p.vocab = {static_cast<uint64_t>(config.tokenizer.count_limit),
              static_cast<uint64_t>(config.tokenizer.min_count),
              static_cast<uint64_t>(config.tokenizer.max_size)};
+  for (const ModelTraits& m : model_traits()) {
+    if (m.name == config.model.type && m.pretrained_words_join_vocabulary &&
+        p.tokenizer == TokenizerType::word) {
+      p.vocab.pretrained_words = config.model.pretrained;
+      p.vocab.pretrained_dim = config.model.dim;
+    }
+  }
   const std::string& from = config.train.init_from;
   // Subword runs keep their tokenizer's own ids; a word run's vocabulary and labels carry over.
   const bool pieces = p.tokenizer != TokenizerType::word;

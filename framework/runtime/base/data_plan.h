@@ -33,6 +33,10 @@ struct VocabLimits {
   uint64_t count_limit = 0;
   uint64_t min_count = 1;
   uint64_t max_size = 0;
+  // model.pretrained, where its words join the vocabulary after the count (the model's
+  // traits: the fastText model's, as -pretrainedVectors); "" otherwise.
+  std::string pretrained_words;
+  int64_t pretrained_dim = 0;
 };
 
 // Distillation's transfer set (train.distill.unlabeled, train.distill.augment): texts

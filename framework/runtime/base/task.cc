@@ -12,6 +12,7 @@
 #include "datasets/paths.h"
 #include "datasets/stopwords.h"
 #include "datasets/tokenizer.h"
+#include "datasets/word_vectors.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/base/task_cache.h"
 
@@ -248,6 +249,21 @@ Task count_task(const DataPlan& plan) {
   return task;
 }
 
+// fastText's -pretrainedVectors: every word of the file that the counted vocabulary lacks
+// joins it, in the file's order, with no training count. A run that starts from another
+// run's vocabulary (train.init_from) keeps it as it is.
+void join_pretrained_words(const DataPlan& plan, Task& task) {
+  if (plan.vocab.pretrained_words.empty() || !plan.vocabulary_from.empty() || !task.vocab) return;
+  auto vocab = std::make_shared<Vocab>(*task.vocab);
+  WordVectorFile file(plan.vocab.pretrained_words, plan.vocab.pretrained_dim);
+  std::string_view word;
+  std::vector<std::string_view> values;
+  while (file.next(word, values)) {
+    if (!vocab->contains(word)) vocab->add(std::string(word), 0);
+  }
+  task.vocab = std::move(vocab);
+}
+
 }  // namespace
 
 Task build_task(const DataPlan& plan) {
@@ -255,10 +271,12 @@ Task build_task(const DataPlan& plan) {
   if (std::optional<Task> cached = load_cached_task(plan, identity)) {
     // The training files are the ones counted; the held-out files are read as always.
     check_held_out_labels(plan, cached->labels);
+    join_pretrained_words(plan, *cached);
     return std::move(*cached);
   }
   Task task = count_task(plan);
   if (store_cached_task(task, identity)) task.vocabulary_cache = "written";
+  join_pretrained_words(plan, task);
   return task;
 }
 
