@@ -3,6 +3,15 @@
 
   python3 bench/sharding.py              # writes bench/RESULTS.md (section Distributed)
   python3 bench/sharding.py --no-write --steps 4
+  python3 bench/sharding.py --stage3 --steps 6   # the stage-3 table (below)
+
+--stage3: every stage at 2 ranks on a larger encoder (model.type transformer, 6 layers,
+768 wide, 12 heads, 3072 feed-forward: BERT-Base's layers; SMS spam's vocabulary), Adam
+without clipping (stage 3 refuses it), 2% of the data held out for validation: per rank
+the weights between steps and at their peak inside a step (report.json's train.ranks),
+the optimizer state, peak RSS of each rank, and seconds per step (train.seconds /
+train.steps). Stage 3 recomputes every layer in backward, so `none` is run with
+train.gradient_checkpointing all as well: the same arithmetic, the time it costs.
 
 Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
 4 layers, 512 wide, 8 heads, 2048 feed-forward; SMS spam's vocabulary) and the fastText
@@ -77,11 +86,80 @@ def options():
     p = argparse.ArgumentParser(description="run.shard against data parallelism")
     p.add_argument("--steps", type=int, default=12, help="optimizer steps of every run")
     p.add_argument("--no-write", action="store_true", help="print only; no RESULTS.md")
+    p.add_argument("--stage3", action="store_true",
+                   help="only every stage at 2 ranks on the larger encoder (stage 3 included)")
     return p.parse_args()
+
+
+def encoder_config(tmp, dim, layers, heads, ff):
+    path = os.path.join(tmp, f"encoder{dim}.yaml")
+    text = (ENCODER.replace("data/", os.path.abspath("data") + "/")
+            .replace("dim: 512", f"dim: {dim}").replace("layers: 4", f"layers: {layers}")
+            .replace("heads: 8", f"heads: {heads}").replace("ff_dim: 2048", f"ff_dim: {ff}"))
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+STAGE3 = [("none", []), ("none", ["train.gradient_checkpointing=all"]), ("optimizer", []),
+          ("gradients", []), ("parameters", [])]
+
+
+def stage3(a, tmp):
+    config = encoder_config(tmp, 768, 6, 12, 3072)
+    settings = ADAM + [f"train.max_steps={a.steps}", "train.clip_norm=0", "data.valid_split=0.02"]
+    rows, ddp, ddp_both = [], None, None
+    for shard, extra in STAGE3:
+        s = train(tmp, f"s3{shard}{len(extra)}", config, settings + extra, 2, shard)
+        t = s["train"]
+        ranks = t["ranks"]
+        r = ranks[0]
+        both = sum(x["peak_rss_bytes"] for x in ranks)
+        if ddp is None:
+            ddp, ddp_both = r, both
+        state = r["optimizer_state_bytes"]
+        row = (f"| {shard}{' (recomputed)' if extra else ''} | {mib(r['weights_bytes']):.1f} / "
+               f"{mib(r['weights_peak_bytes']):.1f} | "
+               f"{mib(state):.1f} ({state / ddp['optimizer_state_bytes']:.3f}x) | "
+               + " / ".join(f"{mib(x['peak_rss_bytes']):.0f}" for x in ranks) + " | "
+               f"{both / ddp_both:.3f}x | {t['seconds'] / t['steps']:.2f} |")
+        rows.append(row)
+        print(row, flush=True)
+    params = ddp["weights_bytes"] // 4
+    return "\n".join([
+        f"Encoder of BERT-Base's layers (6 x 768, {params / 1e6:.1f}M parameters) under Adam, "
+        f"2 ranks, {a.steps} steps; weights and state of rank 0:", "",
+        "| run.shard | weights MiB between steps / peak in a step | optimizer state MiB (x DDP) "
+        "| peak RSS MiB, rank 0 / rank 1 | peak RSS, both ranks (x DDP) | seconds per step |",
+        "|---|---|---|---|---|---|", *rows])
+
+
+def main_stage3(a):
+    tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
+    table = stage3(a, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    load = open("/proc/loadavg").read().split()[:3]
+    text = "\n\n".join([
+        f"- run: `python3 bench/sharding.py --stage3 --steps {a.steps}`; load average "
+        f"{' '.join(load)} at the end (this 2-core machine is shared: times are indicative only)",
+        table,
+        "Stage 3 keeps each rank's half of every layer and gathers one layer at a time "
+        "(weights measured from the parameters' storages); the embeddings and output stay "
+        "whole. Peak RSS includes the end of the run: the final validation and save gather "
+        "every layer, and rank 0 gathers the whole optimizer state to write last.ckpt. Its "
+        "seconds per step include one more forward per layer (recomputation) and the "
+        "per-layer all-gathers and all-reduces (docs/distributed.md)."])
+    print(text)
+    if not a.no_write:
+        write_section("sharding-stage3", "Sharding: run.shard parameters (ZeRO 3) at 2 ranks",
+                      text)
 
 
 def main():
     a, tables = options(), []
+    if a.stage3:
+        main_stage3(a)
+        return
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
     for label, config, extra in MODELS:
         if not config.endswith(".yaml"):
@@ -127,9 +205,9 @@ def main():
         "so its peak RSS holds the whole state at the save whatever run.shard; the last "
         "rank's does not. The encoder has SMS spam's vocabulary: fewer embedding rows than "
         "BERT-Small's 30k (29M parameters in all).",
-        "Stage 3 (parameters sharded) is not built: weights stay whole on every rank. The "
-        "gradient peak is whole on every rank too (all-reduce, no reduce-scatter in Gloo "
-        "1.13; docs/distributed.md)."])
+        "Stages 1 and 2 keep the weights whole on every rank (stage 3: --stage3, its own "
+        "table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "
+        "in Gloo 1.13; docs/distributed.md)."])
     print(text)
     if not a.no_write:
         write_section("sharding", "Sharding: run.shard (ZeRO 1-2) against data parallelism", text)

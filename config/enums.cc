@@ -33,7 +33,7 @@ SIFT_ENUM_NAMES(Loss, "softmax", "hs", "ns", "ova")
 SIFT_ENUM_NAMES(OnNonfinite, "stop", "skip_batch")
 SIFT_ENUM_NAMES(SaveLast, "epoch", "end", "auto")
 SIFT_ENUM_NAMES(FastPath, "auto", "off")
-SIFT_ENUM_NAMES(ShardStage, "none", "optimizer", "gradients")
+SIFT_ENUM_NAMES(ShardStage, "none", "optimizer", "gradients", "parameters")
 SIFT_ENUM_NAMES(PruneStructure, "unstructured", "filters", "heads", "ffn", "rows", "hidden")
 // The metric table's rows that can choose best.ckpt (metric_table.cc), in its order.
 template <>

@@ -30,7 +30,7 @@ enum class FastPath { automatic, off };
 // What each rank of a distributed run keeps only its slice of (run.shard; ZeRO's stages
 // 1 and 2): nothing (every rank holds everything: data parallelism), the optimizer
 // state, or the optimizer state and the gradients between steps.
-enum class ShardStage { none, optimizer, gradients };
+enum class ShardStage { none, optimizer, gradients, parameters };
 // What train.prune removes: single weights by magnitude (unstructured), or whole units
 // (TextCNN filters, Transformer attention heads and feed-forward units, embedding rows,
 // RNN hidden units).

@@ -58,6 +58,9 @@ struct ModelTraits {
   // as fastText's -pretrainedVectors adds them: a test word the training data lacks then
   // starts from its vector instead of <unk>.
   bool pretrained_words_join_vocabulary = false;
+  // Its blocks run through run_block with their parameters gathered and freed one block
+  // at a time: run.shard: parameters (ZeRO stage 3) can keep a slice of each.
+  bool shards_parameters = false;
 };
 
 }  // namespace sift

@@ -215,10 +215,12 @@ std::vector<Option> declare() {
   t.add_enum<ShardStage>(
       "run.shard", SIFT_FIELD(run.shard),
       "Distributed training: what each rank keeps only its 1/N slice of (ZeRO stages 1 "
-      "and 2; docs/distributed.md): none: everything on every rank (data parallelism); "
+      "to 3; docs/distributed.md): none: everything on every rank (data parallelism); "
       "optimizer: the optimizer state (each rank steps its slice of the parameters, then "
       "they are all-gathered); gradients: the optimizer state and, after each step's "
-      "reduction, the gradients. The weights equal none's. Needs a distributed run (sift "
+      "reduction, the gradients; parameters (transformer, bert): also each layer's "
+      "weights, gathered before the layer runs and freed after (every layer is "
+      "recomputed in backward). The weights equal none's. Needs a distributed run (sift "
       "launch --nproc N).");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");

@@ -198,8 +198,40 @@ bool takes_sparse_gradients(const SiftConfig& config, const ModelTraits& model) 
          o.weight_decay == 0.0;
 }
 
+// run.shard: parameters: what it gathers layer by layer, and what reads every gradient or
+// weight at once (each rank holds only its slice of the layers' gradients).
+void check_parameter_shards(const SiftConfig& config, const ModelTraits& model) {
+  if (config.run.shard != ShardStage::parameters) return;
+  const TrainConfig& t = config.train;
+  std::string why;
+  if (!model.shards_parameters) {
+    why = fmt::format(
+        "the {} model has no layers it gathers one at a time (transformer and "
+        "bert do); use run.shard: gradients",
+        model.name);
+  } else if (t.clip_norm > 0) {
+    why =
+        "train.clip_norm needs the whole gradient's norm, and each rank holds a slice of the "
+        "layers'; set train.clip_norm: 0 or run.shard: gradients";
+  } else if (t.max_norm > 0) {
+    why =
+        "train.max_norm bounds whole weight rows between steps; set train.max_norm: 0 or "
+        "run.shard: gradients";
+  } else if (!t.prune.structure.empty()) {
+    why = "train.prune masks whole weights and gradients; use run.shard: gradients";
+  } else if (t.loss_scaling == LossScaling::dynamic ||
+             (t.loss_scaling == LossScaling::automatic && t.precision == Precision::fp16)) {
+    why =
+        "loss scaling (fp16) would have each rank skip steps on its own slice's overflow; "
+        "train in bf16 or fp32, or use run.shard: gradients";
+  }
+  if (why.empty()) return;
+  throw Error(fmt::format("run.shard: parameters: {}", why));
+}
+
 // run.shard slices the flat space of dense gradients; a sparse one is a batch's rows.
 void check_shard(const SiftConfig& config, const ModelTraits& model) {
+  check_parameter_shards(config, model);
   if (config.run.shard == ShardStage::none || !takes_sparse_gradients(config, model)) return;
   throw Error(fmt::format(
       "run.shard: {} cannot shard the {} model under plain SGD: its embedding tables take "

@@ -68,7 +68,10 @@ class ClassifierImpl : public torch::nn::Module {
 
   // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
-  void set_recompute(RecomputePolicy policy) { recompute_ = policy; }
+  void set_recompute(RecomputePolicy policy) { recompute_.every = policy.every; }
+  // run.shard: parameters: the slices of the blocks' parameters (null: whole), for the
+  // models whose traits say shards_parameters; they pass recompute_ to run_block.
+  void set_block_shards(BlockShards* shards) { recompute_.shards = shards; }
 
   // The tensors that began as a recomputable uniform fill (the bag tables): checkpoints
   // store only their rows that differ from it. A checkpoint's own fills replace them when

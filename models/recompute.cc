@@ -39,6 +39,8 @@ void set_rng(at::Generator& g, const torch::Tensor& state) {
 // a capsule carries this object.
 struct RecomputeState : torch::CustomClassHolder {
   Block block;
+  BlockShards* shards = nullptr;  // run.shard: parameters
+  int64_t index = 0;
   std::vector<torch::Tensor> parameters;
   std::vector<bool> input_requires_grad;
   AutocastState autocast;
@@ -78,6 +80,17 @@ class RngReplay {
   torch::Tensor cpu_, device_rng_;
 };
 
+// f() between the gathering and the freeing of the block's parameters (run.shard:
+// parameters); f() alone otherwise.
+template <class F>
+auto gathered(const RecomputeState& s, F f) {
+  if (!s.shards) return f();
+  s.shards->gather(s.index);
+  auto result = f();
+  s.shards->release(s.index);
+  return result;
+}
+
 class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, c10::intrusive_ptr<RecomputeState> state,
@@ -96,7 +109,7 @@ class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
     ctx->save_for_backward(inputs.vec());
     ctx->saved_data["state"] = c10::IValue::make_capsule(state);
     torch::NoGradGuard no_grad;
-    return state->block(inputs.vec());
+    return gathered(*state, [&] { return state->block(inputs.vec()); });
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -109,19 +122,25 @@ class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
       if (state->input_requires_grad[i]) wrt.push_back(inputs.back());
     }
     for (const auto& p : state->parameters) wrt.push_back(p);
-    torch::Tensor output;
-    {
-      RngReplay replay(*state);
-      AutocastGuard autocast(state->autocast);
-      torch::AutoGradMode grad_mode(true);
-      output = state->block(inputs);
-    }
-    variable_list grads;
-    if (!wrt.empty() && output.requires_grad()) {
-      grads = torch::autograd::grad({output}, wrt, {grad_outputs[0]}, /*retain_graph=*/false,
-                                    /*create_graph=*/false, /*allow_unused=*/true);
-    } else {
-      grads.resize(wrt.size());
+    variable_list grads = gathered(*state, [&] {
+      torch::Tensor output;
+      {
+        RngReplay replay(*state);
+        AutocastGuard autocast(state->autocast);
+        torch::AutoGradMode grad_mode(true);
+        output = state->block(inputs);
+      }
+      if (wrt.empty() || !output.requires_grad()) return variable_list(wrt.size());
+      return torch::autograd::grad({output}, wrt, {grad_outputs[0]}, /*retain_graph=*/false,
+                                   /*create_graph=*/false, /*allow_unused=*/true);
+    });
+    if (state->shards) {
+      // The parameters' gradients go to their slices; the whole ones are never kept.
+      const variable_list of_parameters(
+          grads.end() - static_cast<int64_t>(state->parameters.size()), grads.end());
+      state->shards->reduce_gradients(state->index, of_parameters);
+      for (size_t i = grads.size() - state->parameters.size(); i < grads.size(); ++i)
+        grads[i] = torch::Tensor();
     }
     // One gradient per forward argument: none for the state, then inputs, then parameters.
     variable_list result = {torch::Tensor()};
@@ -137,9 +156,12 @@ class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
 }  // namespace
 
 torch::Tensor recompute(const Block& block, const std::vector<torch::Tensor>& inputs,
-                        const std::vector<torch::Tensor>& parameters) {
+                        const std::vector<torch::Tensor>& parameters, BlockShards* shards,
+                        int64_t index) {
   auto state = c10::make_intrusive<RecomputeState>();
   state->block = block;
+  state->shards = shards;
+  state->index = index;
   for (const auto& p : parameters) {
     if (p.requires_grad()) state->parameters.push_back(p);  // frozen ones get no gradient
   }
@@ -150,8 +172,15 @@ torch::Tensor recompute(const Block& block, const std::vector<torch::Tensor>& in
 torch::Tensor run_block(const RecomputePolicy& policy, int64_t index, bool training,
                         const std::vector<torch::Tensor>& parameters, const Block& block,
                         const std::vector<torch::Tensor>& inputs) {
-  if (!training || !policy.applies(index) || !torch::GradMode::is_enabled()) return block(inputs);
-  return recompute(block, inputs, parameters);
+  const bool sharded = policy.shards != nullptr;
+  if (!training || !(sharded || policy.applies(index)) || !torch::GradMode::is_enabled()) {
+    if (!sharded) return block(inputs);
+    policy.shards->gather(index);
+    torch::Tensor out = block(inputs);
+    policy.shards->release(index);
+    return out;
+  }
+  return recompute(block, inputs, parameters, policy.shards, index);
 }
 
 }  // namespace sift

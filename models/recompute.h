@@ -13,10 +13,29 @@
 
 namespace sift {
 
+// run.shard: parameters (ZeRO stage 3; framework/train/layer_shards.h): blocks whose
+// parameters each rank keeps only a slice of. Each call is collective: every rank makes
+// the same calls in the same order.
+class BlockShards {
+ public:
+  virtual ~BlockShards() = default;
+  // Makes block `index`'s parameters whole (an all-gather of the slices), or nothing when
+  // they are whole already.
+  virtual void gather(int64_t index) = 0;
+  // Frees them again (nothing while the model is held whole, between training steps).
+  virtual void release(int64_t index) = 0;
+  // The gradients of block `index`'s trainable parameters (in module order; undefined:
+  // zero) from this rank's batch: summed over the ranks, each keeps its slice.
+  virtual void reduce_gradients(int64_t index, const std::vector<torch::Tensor>& grads) = 0;
+};
+
 // Which of a model's blocks (Transformer layers, RNN layers, CNN filter widths) are
-// recomputed: none (every = 0), all (1), or one in `every` (blocks 0, k, 2k, ...).
+// recomputed: none (every = 0), all (1), or one in `every` (blocks 0, k, 2k, ...). With
+// `shards` (run.shard: parameters, set by the trainer) every block is gathered before it
+// runs and freed after, and recomputed in backward whatever `every` says.
 struct RecomputePolicy {
   int64_t every = 0;
+  BlockShards* shards = nullptr;
   bool applies(int64_t block) const { return every > 0 && block % every == 0; }
 };
 
@@ -32,11 +51,15 @@ using Block = std::function<torch::Tensor(const std::vector<torch::Tensor>& inpu
 // backward. Backward restores the random-number state of the first run (dropout draws the
 // same masks; the state is put back afterwards) and its autocast state, re-runs the block
 // with gradients on and returns the gradients of `inputs` and `parameters`.
+// With `shards`, block `index`'s parameters are gathered around both runs, and their
+// gradients go to shards->reduce_gradients instead of the parameters' own.
 torch::Tensor recompute(const Block& block, const std::vector<torch::Tensor>& inputs,
-                        const std::vector<torch::Tensor>& parameters);
+                        const std::vector<torch::Tensor>& parameters, BlockShards* shards = nullptr,
+                        int64_t index = 0);
 
-// Runs block `index` through recompute() when `policy` selects it and a graph is being
-// built (training, grad mode on), else directly.
+// Runs block `index` through recompute() when `policy` selects it (or shards it) and a
+// graph is being built (training, grad mode on), else directly (gathered around the run
+// when sharded).
 torch::Tensor run_block(const RecomputePolicy& policy, int64_t index, bool training,
                         const std::vector<torch::Tensor>& parameters, const Block& block,
                         const std::vector<torch::Tensor>& inputs);

@@ -543,7 +543,8 @@ torch::Tensor Distributed::Impl::average_sparse(const torch::Tensor& param,
   return summed / static_cast<double>(env.world_size);
 }
 
-void Distributed::average_gradients(torch::nn::Module& module) {
+void Distributed::average_gradients(torch::nn::Module& module,
+                                    const std::vector<torch::Tensor>& reduced) {
   if (!impl_) return;
   const auto start = Clock::now();
   auto& impl = *impl_;
@@ -553,8 +554,10 @@ void Distributed::average_gradients(torch::nn::Module& module) {
   }
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> dense;
+  std::unordered_set<const void*> skipped;
+  for (const auto& p : reduced) skipped.insert(p.unsafeGetTensorImpl());
   for (auto& p : module.parameters()) {
-    if (!p.requires_grad()) continue;
+    if (!p.requires_grad() || skipped.count(p.unsafeGetTensorImpl())) continue;
     if (impl.sparse.count(p.unsafeGetTensorImpl())) {
       p.mutable_grad() = impl.average_sparse(p, p.grad());
       continue;
@@ -566,6 +569,15 @@ void Distributed::average_gradients(torch::nn::Module& module) {
   impl.average_dense(dense);
   impl.gradient_seconds += std::chrono::duration<double>(Clock::now() - start).count();
   ++impl.gradient_calls;
+}
+
+void Distributed::average(torch::Tensor& flat) {
+  if (!impl_) return;
+  const auto start = Clock::now();
+  impl_->all_reduce(flat, "all-reduce of the gradients");
+  flat.div_(static_cast<double>(impl_->env.world_size));
+  impl_->gradient_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  ++impl_->gradient_calls;
 }
 
 void Distributed::sum(std::vector<double>& values) {

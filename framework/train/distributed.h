@@ -74,8 +74,14 @@ class Distributed : public Group {
   // Averages the gradients of the trainable parameters over the ranks. Dense ones go in
   // buckets of about bucket_mb; sparse ones (fastText's embeddings with plain SGD) are
   // coalesced and their rows all-gathered, then summed (never densified: a 2M-row table
-  // would be hundreds of MB per step). A missing gradient counts as zero.
-  void average_gradients(torch::nn::Module& module);
+  // would be hundreds of MB per step). A missing gradient counts as zero. `reduced`: the
+  // parameters run.shard: parameters reduced in backward already, which are skipped.
+  void average_gradients(torch::nn::Module& module, const std::vector<torch::Tensor>& reduced = {});
+  // `flat`'s element-wise mean over the ranks, in place, as average_gradients computes it
+  // (a sum, then a division by the world size); counted in gradient_seconds. Gloo 1.13
+  // has no reduce-scatter: run.shard: parameters all-reduces a layer's gradient with this
+  // and keeps its slice (N - 1)/N more traffic than a reduce-scatter would send.
+  void average(torch::Tensor& flat);
   // Element-wise sums over the ranks, in place.
   void sum(std::vector<double>& values) override;
   void sum(std::vector<int64_t>& values) override;

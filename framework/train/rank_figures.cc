@@ -29,11 +29,21 @@ nlohmann::json my_figures(Run& run) {
     elements += p.numel();
   }
   const bool sharded = run.shards != nullptr;
+  const LayerShards* layers = run.layers.get();
+  // run.shard: parameters: measured from the storages (layer_shards.h); else all of them.
+  const int64_t weights = layers ? layers->between_steps_bytes() : bytes_of(params);
+  // Reduced as a whole after the backward (no reduce-scatter inside it here); under
+  // run.shard: parameters each layer's in its backward: the rest's, the slices', and one
+  // layer's whole gradient while it is reduced.
+  const int64_t gradient_peak = layers ? bytes_of(steps) - bytes_of(layers->sharded_parameters()) +
+                                             run.shards->kept_apart_bytes() +
+                                             layers->largest_layer_bytes()
+                                       : bytes_of(steps);
   return {{"rank", run.dist->rank()},
-          {"weights_bytes", bytes_of(params)},
+          {"weights_bytes", weights},
+          {"weights_peak_bytes", layers ? layers->peak_bytes() : weights},
           {"gradient_bytes", bytes_of(grads)},
-          // Reduced as a whole after the backward (no reduce-scatter inside it here).
-          {"gradient_peak_bytes", bytes_of(steps)},
+          {"gradient_peak_bytes", gradient_peak},
           {"optimizer_state_bytes",
            sharded ? run.shards->state_bytes()
                    : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer)},
@@ -61,12 +71,12 @@ std::string ranks_text(const nlohmann::json& ranks) {
   std::string text;
   for (const auto& r : ranks) {
     text += fmt::format(
-        "{}rank {}: weights {}, gradients {} (peak {}), optimizer state {}, peak RSS {}; "
-        "all-reduce {:.2f} s, all-gather {:.2f} s",
+        "{}rank {}: weights {} (peak {}), gradients {} (peak {}), optimizer state {}, peak RSS "
+        "{}; all-reduce {:.2f} s, all-gather {:.2f} s",
         text.empty() ? "" : "\n", r["rank"].get<int64_t>(), mib(r, "weights_bytes"),
-        mib(r, "gradient_bytes"), mib(r, "gradient_peak_bytes"), mib(r, "optimizer_state_bytes"),
-        mib(r, "peak_rss_bytes"), r["allreduce_seconds"].get<double>(),
-        r["allgather_seconds"].get<double>());
+        mib(r, "weights_peak_bytes"), mib(r, "gradient_bytes"), mib(r, "gradient_peak_bytes"),
+        mib(r, "optimizer_state_bytes"), mib(r, "peak_rss_bytes"),
+        r["allreduce_seconds"].get<double>(), r["allgather_seconds"].get<double>());
   }
   return text;
 }

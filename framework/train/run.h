@@ -15,6 +15,7 @@
 #include "framework/runtime/checkpoint.h"
 #include "framework/train/base/train_loop.h"
 #include "framework/train/distributed.h"
+#include "framework/train/layer_shards.h"
 #include "framework/train/precision.h"
 #include "framework/train/pruning.h"
 #include "framework/train/run_plan.h"
@@ -48,6 +49,9 @@ struct Run : RunCore {
   // `optimizer` (null: none). `optimizer` then holds no state except while a save or a
   // resume passes the whole state through it in its ordinary layout.
   std::unique_ptr<ShardedOptimizer> shards;
+  // run.shard: parameters: the layers' parameters, gathered and freed around their uses
+  // (null: whole). Declared after `shards`, whose pieces it reads, so it goes first.
+  std::unique_ptr<LayerShards> layers;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   // Each parameter group's share of the scheduled learning rate (param_groups.h).
   std::vector<double> lr_scales;

@@ -132,6 +132,23 @@ std::string init_from(ClassifierImpl& model, const std::string& from) {
                      fmt::join(left, ", "));
 }
 
+namespace {
+
+// run.shard: parameters: each trainable parameter's layer (ClassifierImpl::depth_of 1 to
+// layer_count), or -1 for the rest, which stays whole; empty for the other stages.
+std::vector<int64_t> layer_units(const Run& run) {
+  if (run.plan.distributed.shard != ShardStage::parameters) return {};
+  std::vector<int64_t> units;
+  for (const auto& named : run.model->named_parameters()) {
+    if (!named.value().requires_grad()) continue;
+    const int64_t depth = run.model->depth_of(named.key());
+    units.push_back(depth >= 1 && depth <= run.model->layer_count() ? depth - 1 : -1);
+  }
+  return units;
+}
+
+}  // namespace
+
 void prepare_training(Run& run) {
   if (run.plan.data.masked_lm)
     run.masking = masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model");
@@ -152,10 +169,17 @@ void prepare_training(Run& run) {
           "go without); set run.shard: none",
           to_string(run.plan.distributed.shard), groups.size()));
     }
-    run.shards = std::make_unique<ShardedOptimizer>(*run.dist, run.plan.distributed.shard,
-                                                    t.optimizer, trainable(run.model->parameters()),
-                                                    run.plan.distributed.bucket_mb);
+    const std::vector<torch::Tensor> params = trainable(run.model->parameters());
+    const std::vector<int64_t> units = layer_units(run);
+    run.shards =
+        std::make_unique<ShardedOptimizer>(*run.dist, run.plan.distributed.shard, t.optimizer,
+                                           params, run.plan.distributed.bucket_mb, units);
     run.optimizer->state().clear();  // Adagrad's is made at once; the slices hold it
+    if (!units.empty()) {
+      run.layers = std::make_unique<LayerShards>(*run.dist, *run.shards, params, units,
+                                                 run.model->parameters());
+      run.model->set_block_shards(run.layers.get());
+    }
   }
   run.model->set_recompute(run.plan.precision.recompute);
   run.scaler = run.plan.precision.make_scaler();

@@ -18,6 +18,14 @@ struct Segment {
   torch::Tensor flat;
 };
 
+// Elements [begin, end) of the flat space.
+struct Span {
+  int64_t begin;
+  int64_t end;
+};
+// Each rank's spans, in rank order: its slice is their elements one after another.
+using Spans = std::vector<std::vector<Span>>;
+
 namespace {
 
 using ParamState = torch::optim::OptimizerParamState;
@@ -103,6 +111,25 @@ void overlap(const std::vector<Segment>& segments, int64_t begin, int64_t end, F
   }
 }
 
+int64_t length_of(const std::vector<Span>& spans) {
+  int64_t n = 0;
+  for (const auto& s : spans) n += s.end - s.begin;
+  return n;
+}
+
+// Calls f(begin, end, at) for the flat elements [begin, end) that are elements
+// [from, from + n) of the slice `spans` make, `at` counted from `from`.
+template <class F>
+void in_slice(const std::vector<Span>& spans, int64_t from, int64_t n, F f) {
+  int64_t p = 0;  // where the span starts in the slice
+  for (const auto& s : spans) {
+    const int64_t length = s.end - s.begin;
+    const int64_t a = std::max(from, p), b = std::min(from + n, p + length);
+    if (a < b) f(s.begin + (a - p), s.begin + (b - p), a - from);
+    p += length;
+  }
+}
+
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
@@ -130,10 +157,16 @@ struct ShardedOptimizer::Impl {
   ShardStage stage;
   OptimizerConfig config;
   std::vector<torch::Tensor> params;
-  std::vector<Segment> whole;   // every parameter, flat
-  std::vector<int64_t> cuts;    // slice r: [cuts[r], cuts[r + 1])
-  std::vector<Segment> pieces;  // this rank's slice: views of the parameters
+  std::vector<int64_t> starts;  // each parameter's first element in the flat space
+  std::vector<Segment> whole;   // every parameter that stays whole on every rank, flat
+  Spans slices;                 // what each rank steps
+  Spans replicated;             // its part of `whole`: all-gathered after a step
+  // run.shard: parameters: each layer's elements [begin, end) and its cuts over the ranks.
+  std::vector<Span> units;
+  std::vector<std::vector<int64_t>> unit_cuts;
+  std::vector<Segment> pieces;  // this rank's slice: views of the parameters, or kept apart
   std::vector<size_t> piece_param;
+  std::vector<int64_t> piece_unit;  // the layer a piece kept apart belongs to; -1: a view
   std::unique_ptr<torch::optim::Optimizer> optimizer;  // over the pieces; null: none
   int64_t bucket = 0;                                  // elements per all-gather
   double gather_seconds = 0;
@@ -142,34 +175,94 @@ struct ShardedOptimizer::Impl {
   Impl(Distributed& d, ShardStage s, const OptimizerConfig& o) : dist(d), stage(s), config(o) {}
 
   int64_t me() const { return dist.rank(); }
-  int64_t slice_length(int64_t r) const { return cuts[r + 1] - cuts[r]; }
+  int64_t slice_length(int64_t r) const { return length_of(slices[r]); }
 
-  // The slices of `mine` (this rank's, as segments) from every rank into `into`'s
-  // segments (null: received and dropped), a bucket of each slice at a time.
-  void all_gather(const std::vector<Segment>& mine, const std::vector<Segment>* into,
-                  bool skip_own) {
+  // Cuts the parameters [first, last) into world_size slices of their own.
+  std::vector<int64_t> cut(const std::vector<int64_t>& numels, size_t first, size_t last) {
+    std::vector<int64_t> cuts =
+        shard_cuts(std::vector<int64_t>(numels.begin() + static_cast<int64_t>(first),
+                                        numels.begin() + static_cast<int64_t>(last)),
+                   dist.world_size());
+    for (auto& c : cuts) c += starts[first];
+    for (int64_t r = 0; r < dist.world_size(); ++r) {
+      if (cuts[r] == cuts[r + 1]) continue;
+      slices[r].push_back({cuts[r], cuts[r + 1]});
+    }
+    return cuts;
+  }
+
+  // Stages 1 and 2: one flat space cut once. Parameters: each run of parameters of one
+  // layer (units[i] >= 0), and each run between layers, cut apart.
+  void cut_space(const std::vector<int64_t>& numels, const std::vector<int64_t>& of_unit) {
+    slices.assign(dist.world_size(), {});
+    replicated.assign(dist.world_size(), {});
+    size_t first = 0;
+    while (first < numels.size()) {
+      size_t last = first + 1;
+      while (last < numels.size() && !of_unit.empty() && of_unit[last] == of_unit[first]) ++last;
+      if (of_unit.empty()) last = numels.size();
+      const std::vector<int64_t> cuts = cut(numels, first, last);
+      const int64_t unit = of_unit.empty() ? -1 : of_unit[first];
+      if (unit >= 0) {
+        if (static_cast<int64_t>(units.size()) <= unit) {
+          units.resize(unit + 1, {0, 0});
+          unit_cuts.resize(unit + 1);
+        }
+        units[unit] = {cuts.front(), cuts.back()};
+        unit_cuts[unit] = cuts;
+      } else {
+        for (int64_t r = 0; r < dist.world_size(); ++r) {
+          if (cuts[r] < cuts[r + 1]) replicated[r].push_back({cuts[r], cuts[r + 1]});
+        }
+      }
+      first = last;
+    }
+  }
+
+  // The slices `by_rank` of `mine` (this rank's, as segments) from every rank into
+  // `into`'s segments (null: received and dropped), a bucket of each slice at a time.
+  void all_gather(const Spans& by_rank, const std::vector<Segment>& mine,
+                  const std::vector<Segment>* into, bool skip_own) {
     int64_t longest = 0;
-    for (int64_t r = 0; r + 1 < static_cast<int64_t>(cuts.size()); ++r)
-      longest = std::max(longest, slice_length(r));
+    for (const auto& spans : by_rank) longest = std::max(longest, length_of(spans));
     const int64_t world = dist.world_size();
     const auto options = params.front().options();
     for (int64_t from = 0; from < longest; from += bucket) {
       const int64_t n = std::min(bucket, longest - from);
       auto in = torch::zeros({n}, options);
-      const int64_t a = cuts[me()] + from, b = std::min(cuts[me() + 1], a + n);
-      overlap(mine, a, b, [&](const torch::Tensor& t, int64_t at) {
-        in.narrow(0, at, t.numel()).copy_(t);
+      in_slice(by_rank[me()], from, n, [&](int64_t a, int64_t b, int64_t at) {
+        overlap(mine, a, b, [&](const torch::Tensor& t, int64_t off) {
+          in.narrow(0, at + off, t.numel()).copy_(t);
+        });
       });
       auto out = torch::empty({world * n}, options);
       dist.all_gather_into(in, out);
       if (into == nullptr) continue;
       for (int64_t r = 0; r < world; ++r) {
         if (skip_own && r == me()) continue;
-        const int64_t ra = cuts[r] + from, rb = std::min(cuts[r + 1], ra + n);
-        overlap(*into, ra, rb, [&](const torch::Tensor& t, int64_t at) {
-          t.copy_(out.narrow(0, r * n + at, t.numel()));
+        in_slice(by_rank[r], from, n, [&](int64_t a, int64_t b, int64_t at) {
+          overlap(*into, a, b, [&](const torch::Tensor& t, int64_t off) {
+            t.copy_(out.narrow(0, r * n + at + off, t.numel()));
+          });
         });
       }
+    }
+  }
+
+  // Layer `unit`'s spans on every rank.
+  Spans unit_spans(int64_t unit) const {
+    Spans by_rank;
+    const auto& cuts = unit_cuts[unit];
+    for (int64_t r = 0; r < dist.world_size(); ++r) by_rank.push_back({{cuts[r], cuts[r + 1]}});
+    return by_rank;
+  }
+
+  // f(piece, its part of layer `unit`'s flat tensor of `length` elements).
+  template <class F>
+  void each_unit_piece(int64_t unit, F f) {
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      if (piece_unit[k] != unit) continue;
+      f(pieces[k].flat, pieces[k].start - units[unit].begin);
     }
   }
 
@@ -184,42 +277,49 @@ struct ShardedOptimizer::Impl {
 };
 
 ShardedOptimizer::ShardedOptimizer(Distributed& dist, ShardStage stage,
-                                   const OptimizerConfig& config,
-                                   std::vector<torch::Tensor> params, double bucket_mb)
+                                   const OptimizerConfig& config, std::vector<torch::Tensor> params,
+                                   double bucket_mb, std::vector<int64_t> units)
     : impl_(std::make_unique<Impl>(dist, stage, config)) {
   auto& impl = *impl_;
   if (params.empty()) throw Error("run.shard: the model has no trainable parameters to shard");
   std::vector<int64_t> numels;
   int64_t start = 0;
-  for (const auto& p : params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
     if (!p.is_contiguous() || p.scalar_type() != params.front().scalar_type()) {
       throw Error(fmt::format("run.shard: a parameter of shape {} is {}; sharding needs "
                               "contiguous parameters of one dtype",
                               fmt::join(p.sizes(), "x"),
                               p.is_contiguous() ? "of another dtype" : "not contiguous"));
     }
-    impl.whole.push_back({start, p.detach().view(-1)});
+    impl.starts.push_back(start);
+    if (units.empty() || units[i] < 0) impl.whole.push_back({start, p.detach().view(-1)});
     numels.push_back(p.numel());
     start += p.numel();
   }
   impl.params = std::move(params);
-  impl.cuts = shard_cuts(numels, dist.world_size());
+  impl.cut_space(numels, units);
   for (int64_t r = 0; r < dist.world_size(); ++r) {
     if (impl.slice_length(r) > 0) continue;
     throw Error(fmt::format("run.shard: the model's {} trainable values leave rank {} of {} no "
                             "slice; use fewer processes or run.shard: none",
                             start, r, dist.world_size()));
   }
-  const int64_t a = impl.cuts[impl.me()], b = impl.cuts[impl.me() + 1];
   std::vector<torch::Tensor> leaves;
-  for (size_t i = 0; i < impl.whole.size(); ++i) {
-    overlap({impl.whole[i]}, a, b, [&](const torch::Tensor& t, int64_t at) {
-      // A view of the parameter, stepped in place; marked trainable for create_optimizer.
-      auto leaf = t.requires_grad_(true);
-      impl.pieces.push_back({a + at, leaf});
-      impl.piece_param.push_back(i);
-      leaves.push_back(leaf);
-    });
+  for (const Span& mine : impl.slices[impl.me()]) {
+    for (size_t i = 0; i < impl.params.size(); ++i) {
+      const Segment param{impl.starts[i], impl.params[i].detach().view(-1)};
+      overlap({param}, mine.begin, mine.end, [&](const torch::Tensor& t, int64_t at) {
+        const int64_t unit = units.empty() ? -1 : units[i];
+        // A view of the parameter, stepped in place; or (a layer's) kept apart, as the
+        // parameter's memory is freed between its uses. Trainable for create_optimizer.
+        auto leaf = (unit < 0 ? t : t.clone()).requires_grad_(true);
+        impl.pieces.push_back({mine.begin + at, leaf});
+        impl.piece_param.push_back(i);
+        impl.piece_unit.push_back(unit);
+        leaves.push_back(leaf);
+      });
+    }
   }
   const int64_t element = static_cast<int64_t>(impl.params.front().element_size());
   impl.bucket = std::max<int64_t>(kCutAlign, static_cast<int64_t>(bucket_mb * 1024 * 1024) / element);
@@ -238,27 +338,72 @@ void ShardedOptimizer::step() {
   auto& impl = *impl_;
   torch::NoGradGuard no_grad;
   for (size_t k = 0; k < impl.pieces.size(); ++k) {
+    auto& piece = impl.pieces[k].flat;
+    if (impl.piece_unit[k] >= 0) {  // a layer's: reduced in backward (add_unit_gradient)
+      if (!piece.grad().defined()) piece.mutable_grad() = torch::zeros_like(piece);
+      continue;
+    }
     const auto& p = impl.params[impl.piece_param[k]];
     const auto& g = p.grad();
     if (g.defined() && g.is_sparse()) {
       throw Error("run.shard: a parameter's gradient is sparse; sharding slices dense ones");
     }
-    const int64_t offset = impl.pieces[k].start - impl.whole[impl.piece_param[k]].start;
-    auto slice = g.defined() ? g.reshape(-1).narrow(0, offset, impl.pieces[k].flat.numel())
-                             : torch::zeros_like(impl.pieces[k].flat);
+    const int64_t offset = impl.pieces[k].start - impl.starts[impl.piece_param[k]];
+    auto slice =
+        g.defined() ? g.reshape(-1).narrow(0, offset, piece.numel()) : torch::zeros_like(piece);
     // gradients: a copy of the slice, so that the whole gradient can go now.
-    impl.pieces[k].flat.mutable_grad() =
-        impl.stage == ShardStage::gradients ? slice.clone() : slice;
+    piece.mutable_grad() = impl.stage != ShardStage::optimizer ? slice.clone() : slice;
   }
-  if (impl.stage == ShardStage::gradients) {
+  if (impl.stage != ShardStage::optimizer) {
     for (auto& p : impl.params) p.mutable_grad() = torch::Tensor();
   }
   if (impl.optimizer) impl.optimizer->step();
   for (auto& piece : impl.pieces) piece.flat.mutable_grad() = torch::Tensor();
   const auto start = Clock::now();
-  impl.all_gather(impl.pieces, &impl.whole, /*skip_own=*/true);
+  impl.all_gather(impl.replicated, impl.pieces, &impl.whole, /*skip_own=*/true);
   impl.gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
   ++impl.gather_calls;
+}
+
+int64_t ShardedOptimizer::unit_elements(int64_t unit) const {
+  return impl_->units[unit].end - impl_->units[unit].begin;
+}
+
+void ShardedOptimizer::gather_unit(int64_t unit, const torch::Tensor& flat) {
+  auto& impl = *impl_;
+  torch::NoGradGuard no_grad;
+  const auto start = Clock::now();
+  const std::vector<Segment> into{{impl.units[unit].begin, flat}};
+  impl.all_gather(impl.unit_spans(unit), impl.pieces, &into, /*skip_own=*/false);
+  impl.gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  ++impl.gather_calls;
+}
+
+void ShardedOptimizer::keep_unit(int64_t unit, const torch::Tensor& flat) {
+  torch::NoGradGuard no_grad;
+  impl_->each_unit_piece(unit, [&](torch::Tensor& piece, int64_t at) {
+    piece.copy_(flat.narrow(0, at, piece.numel()));
+  });
+}
+
+void ShardedOptimizer::add_unit_gradient(int64_t unit, const torch::Tensor& gradient) {
+  torch::NoGradGuard no_grad;
+  impl_->each_unit_piece(unit, [&](torch::Tensor& piece, int64_t at) {
+    const auto slice = gradient.narrow(0, at, piece.numel());
+    if (piece.grad().defined()) {
+      piece.mutable_grad().add_(slice);
+    } else {
+      piece.mutable_grad() = slice.clone();
+    }
+  });
+}
+
+int64_t ShardedOptimizer::kept_apart_bytes() const {
+  int64_t bytes = 0;
+  for (size_t k = 0; k < impl_->pieces.size(); ++k) {
+    if (impl_->piece_unit[k] >= 0) bytes += static_cast<int64_t>(impl_->pieces[k].flat.nbytes());
+  }
+  return bytes;
 }
 
 void ShardedOptimizer::gather_state(torch::optim::Optimizer& full) {
@@ -285,9 +430,9 @@ void ShardedOptimizer::gather_state(torch::optim::Optimizer& full) {
       const auto refs = state_refs(impl.config, *states[i]);
       if (refs.step) *refs.step = step[0];
       *refs.tensors[f] = torch::zeros_like(impl.params[i]);
-      into.push_back({impl.whole[i].start, refs.tensors[f]->view(-1)});
+      into.push_back({impl.starts[i], refs.tensors[f]->view(-1)});
     }
-    impl.all_gather(impl.piece_states(f), impl.me() == 0 ? &into : nullptr, false);
+    impl.all_gather(impl.slices, impl.piece_states(f), impl.me() == 0 ? &into : nullptr, false);
   }
   for (size_t i = 0; i < states.size(); ++i)
     full.state()[state_key(impl.params[i])] = std::move(states[i]);
@@ -309,7 +454,7 @@ void ShardedOptimizer::scatter_state(torch::optim::Optimizer& full) {
     auto piece = new_state(impl.config.type);
     auto to = state_refs(impl.config, *piece);
     if (to.step) *to.step = *from.step;
-    const int64_t offset = impl.pieces[k].start - impl.whole[i].start;
+    const int64_t offset = impl.pieces[k].start - impl.starts[i];
     for (size_t f = 0; f < fields; ++f) {
       *to.tensors[f] =
           from.tensors[f]->reshape(-1).narrow(0, offset, impl.pieces[k].flat.numel()).clone();

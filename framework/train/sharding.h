@@ -1,4 +1,4 @@
-// ZeRO's stages 1 and 2 (run.shard) over a process group. The trainable parameters, in
+// ZeRO's stages 1 to 3 (run.shard) over a process group. The trainable parameters, in
 // module order, form one flat space that is cut into world_size contiguous slices of
 // nearly equal size; a cut falls inside a tensor, so one large table (fastText's buckets)
 // is split evenly too. Each rank keeps the optimizer state of its own slice only: an
@@ -7,6 +7,10 @@
 // averaged gradient, steps them (the parameters' own memory changes), and all-gathers
 // the parameters from their owners. Every optimizer here is elementwise, so the weights
 // are DDP's (docs/distributed.md says when bit for bit).
+// Stage 3 (parameters): each layer's parameters are cut into world_size slices of their
+// own, and this rank's pieces of a layer are kept apart from the parameters, whose memory
+// layer_shards.h frees between the layer's uses; the rest stays whole, as under
+// `gradients`.
 #pragma once
 
 #include <torch/torch.h>
@@ -30,14 +34,28 @@ class ShardedOptimizer {
   // `params`: the trainable parameters in the order create_optimizer takes them, equal
   // on every rank (broadcast first). A parameter that is not contiguous, or of another
   // dtype than the first, is an Error naming run.shard.
+  // `units` (stage 3; empty otherwise): each parameter's layer, or -1 for one that stays
+  // whole on every rank. A layer's parameters are consecutive.
   ShardedOptimizer(Distributed& dist, ShardStage stage, const OptimizerConfig& config,
-                   std::vector<torch::Tensor> params, double bucket_mb);
+                   std::vector<torch::Tensor> params, double bucket_mb,
+                   std::vector<int64_t> units = {});
   ~ShardedOptimizer();
 
   void set_lr(double lr);
   // After the gradients are averaged (unscaled, clipped): steps this rank's slice and
   // all-gathers the parameters. Under `gradients` it then frees every gradient.
   void step();
+
+  // Stage 3, for layer_shards.h. `flat`: layer `unit`'s parameters, flat, one after
+  // another (unit_elements of them). gather_unit (collective) fills it from every rank's
+  // slice; keep_unit copies this rank's slice of it into the pieces; add_unit_gradient
+  // adds this rank's slice of the layer's averaged gradient to theirs.
+  int64_t unit_elements(int64_t unit) const;
+  void gather_unit(int64_t unit, const torch::Tensor& flat);
+  void keep_unit(int64_t unit, const torch::Tensor& flat);
+  void add_unit_gradient(int64_t unit, const torch::Tensor& gradient);
+  // The bytes of the layers' pieces kept apart from the parameters.
+  int64_t kept_apart_bytes() const;
 
   // Collective. The whole state in the ordinary layout, into `full` (an optimizer of the
   // same type over the same parameters, holding no state) on rank 0; the others' stays
@@ -48,7 +66,7 @@ class ShardedOptimizer {
   void scatter_state(torch::optim::Optimizer& full);
 
   // report.json's figures of this rank: its optimizer state's bytes, its slice's
-  // elements, and the time and calls of the parameters' all-gather.
+  // elements, and the time and calls of the parameters' all-gathers.
   int64_t state_bytes() const;
   int64_t slice_elements() const;
   double gather_seconds() const;

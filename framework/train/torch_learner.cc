@@ -120,7 +120,10 @@ torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
 // One batch's forward and backward (gradients accumulate); returns its mean loss per
 // example (pretraining: per masked token).
 double accumulate_batch(Run& run, const RawBatch& batch, int64_t micro) {
-  if (batch.size() == 0) return 0.0;  // a rank out of data: it adds zero gradients
+  if (batch.size() == 0) {                    // a rank out of data: it adds zero gradients
+    if (run.layers) run.layers->idle_pass();  // and meets the others' per-layer collectives
+    return 0.0;
+  }
   const auto& t = run.plan.train;
   const Allocating activations("a training batch's activations", batch_keys(run.plan));
   std::optional<PhaseTimer> timer(std::in_place, run.phases, Phase::copy);
@@ -155,7 +158,8 @@ double gradient_norm(torch::nn::Module& model) {
 void optimizer_step(Run& run) {
   {
     PhaseTimer timer(run.phases, Phase::allreduce);
-    run.dist->average_gradients(*run.model);
+    run.dist->average_gradients(
+        *run.model, run.layers ? run.layers->sharded_parameters() : std::vector<torch::Tensor>{});
   }
   PhaseTimer timer(run.phases, Phase::optimizer);
   const bool finite = run.scaler.unscale(run.model->parameters());
@@ -169,7 +173,7 @@ void optimizer_step(Run& run) {
     if (run.plan.train.clip_norm > 0) {
       run.grad_norm =
           torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.plan.train.clip_norm);
-    } else if (run.log_this_step) {
+    } else if (run.log_this_step && !run.layers) {  // layers' gradients: sliced (NaN)
       // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
       run.grad_norm = gradient_norm(*run.model);
     }
@@ -181,6 +185,7 @@ void optimizer_step(Run& run) {
                       fmt::join(traits_of(run.plan.model.type).size_keys, ", ")));
       if (run.shards) {
         run.shards->step();  // this rank's slice of it
+        if (run.layers) run.layers->measure_between_steps();
       } else {
         run.optimizer->step();
       }
@@ -246,6 +251,7 @@ class TorchLearner : public Learner {
     }
     set_lr(*run_.optimizer, lr, run_.lr_scales);
     if (run_.shards) run_.shards->set_lr(lr);
+    if (run_.layers) run_.layers->from_whole();
     const double loss = accumulate_batch(run_, batch, micro_);
     if (++micro_ < run_.plan.train.accumulate) return {loss, false};
     micro_ = 0;
@@ -269,6 +275,7 @@ class TorchLearner : public Learner {
   bool fused() const override { return run_.fused != nullptr; }
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
+    whole();  // the ranks' evaluation batches differ in number: no per-layer collectives
     const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
     if (run_.masking) {
       Evaluation e = evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
@@ -301,7 +308,10 @@ class TorchLearner : public Learner {
     for (const auto& named : named_tensors(*run_.model)) total += named.second.nbytes();
     return total;
   }
-  bool weights_finite() const override { return tensors_finite(run_.model->parameters()); }
+  bool weights_finite() const override {
+    whole();  // on every rank before a save, whose write reads them on rank 0
+    return tensors_finite(run_.model->parameters());
+  }
   bool best_to_disk() const override {
     // A table that began as a fill is written as its changed rows; every rank of a group
     // would have to read it back.
@@ -309,6 +319,7 @@ class TorchLearner : public Learner {
   }
   bool holds_best_copy() const override { return !run_.best_weights.empty(); }
   void copy_best() override {
+    whole();
     torch::NoGradGuard no_grad;
     const NamedTensors current = named_tensors(*run_.model);
     auto& best = run_.best_weights;
@@ -321,24 +332,30 @@ class TorchLearner : public Learner {
   void drop_best_copy() override { run_.best_weights.clear(); }
   void restore_best_copy() override {
     if (run_.best_weights.empty()) return;
+    whole();
     torch::NoGradGuard no_grad;
     const NamedTensors current = named_tensors(*run_.model);
     for (size_t i = 0; i < current.size(); ++i)
       current[i].second.copy_(run_.best_weights[i].second);
   }
   void load_weights(const std::string& path) override {
+    whole();
     const Checkpoint c = load_checkpoint(path, {"optimizer"});
     run_.model->remember_fills(load_model_weights(*run_.model, c, path));
   }
   void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
     // Collective: rank 0's optimizer gets the whole state for write(), which empties it.
     if (run_.shards) run_.shards->gather_state(*run_.optimizer);
+    whole();
     blobs["rng"] = rng_state();
     // The transfer set's streams run across epochs: their positions are saved at each save.
     for (const auto& t : run_.transfer) blobs[transfer_blob(t.name)] = t.stream->save_state();
   }
   void write(const std::string& path, const nlohmann::json& meta,
              const std::map<std::string, std::string>& blobs, Saved what) override {
+    if (run_.layers && !run_.layers->whole() && what != Saved::best_copy) {
+      throw Error("run.shard: parameters: a checkpoint was written from freed layers");
+    }
     Checkpoint c;
     c.meta = meta;
     // Serialised while the file is written (a device's tensors are copied to the CPU).
@@ -390,6 +407,11 @@ class TorchLearner : public Learner {
   }
 
  private:
+  // run.shard: parameters: every layer whole (collective) until the next step frees them.
+  void whole() const {
+    if (run_.layers) run_.layers->hold_whole();
+  }
+
   Run& run_;
   int64_t micro_ = 0;  // batches accumulated since the last optimizer step
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -13,6 +14,7 @@
 #include "tests/hf_folder.h"
 #include "tests/tools/checkpoint_bytes.h"
 #include "tests/tools/run_sift.h"
+#include "tests/tools/serve_server.h"
 
 namespace sift {
 namespace finetune_hf_cli_test {
@@ -170,7 +172,7 @@ class FinetuneHfCli : public ::testing::Test {
 // Python from the file alone, gives the same; bf16 and int8 files too, near fp32's.
 TEST_F(FinetuneHfCli, ExportsCarryTheWordPieceVocabularyAndPythonClassifiesAlike) {
   const auto from_run = predict(base());
-  for (const std::string& kind : {"fp32", "bf16", "int8"}) {
+  for (const std::string kind : {"fp32", "bf16", "int8"}) {
     const std::string out = dir_ + "/" + kind + ".pt";
     const std::string flags = kind == "bf16"   ? " --dtype bf16"
                               : kind == "int8" ? " --quantize int8"
@@ -224,6 +226,123 @@ TEST_F(FinetuneHfCli, OtherLabelsGetANewHeadAndTheTaskIsLearnt) {
   expect_near(predict(dir_ + "/ft.pt"), predict(dir_ + "/ft"), 1e-5, "fine-tuned export vs run");
   expect_near(classify_py(dir_ + "/ft.pt"), predict(dir_ + "/ft"), 1e-5,
               "fine-tuned export in Python vs run");
+}
+
+// The fine-tuned encoder teaches a fastText student (Tang et al. 2019): 30 labelled texts
+// and 480 unlabelled ones that only the teacher scores, read by each with its own
+// tokenizer (WordPiece for the teacher, words for the student).
+TEST_F(FinetuneHfCli, TheFineTunedEncoderTeachesAFastTextStudentFromUnlabelledText) {
+  const std::string train = labelled("train.txt", 480, "meh", 1);
+  const std::string valid = labelled("valid.txt", 60, "meh", 2);
+  ASSERT_EQ(fine_tune("teacher", train, valid, "").status, 0);
+  std::string unlabelled, few;
+  int n = 0;
+  for (const auto& line : testing::lines_of(slurp(train))) {
+    if (n++ < 30) {
+      few += line + "\n";
+    } else {
+      unlabelled += line.substr(line.find(' ') + 1) + "\n";  // the text without its label
+    }
+  }
+  write_file(dir_ + "/few.txt", few);
+  write_file(dir_ + "/unlabelled.txt", unlabelled);
+  // The student's config with the teacher's section, and without it (the same student on
+  // the 30 labelled texts alone).
+  const auto student_yaml = [&](const std::string& name, const std::string& distill) {
+    write_file(dir_ + "/" + name + ".yaml",
+               "run: {dir: " + dir_ + ", name: " + name +
+                   ", threads: 1}\n"
+                   "data: {train: {path: few.txt}, valid: {path: valid.txt}, format: fasttext,\n"
+                   "       valid_split: 0, workers: 1}\n"
+                   "model: {type: fasttext, dim: 16, buckets: 10000}\n"
+                   "train:\n"
+                   "  epochs: 20\n  batch_size: 8\n  log_every: 5\n"
+                   "  optimizer: {type: adam, lr: 0.02}\n" +
+                   distill);
+  };
+  student_yaml("student",
+               "  distill: {teacher: " + dir_ + "/teacher, unlabeled: [unlabelled.txt]}\n");
+  student_yaml("alone", "");
+  const SiftResult r = sift("train student.yaml --quiet --json");
+  ASSERT_EQ(r.status, 0) << r;
+  json summary = json::parse(r.out);
+  EXPECT_GT(summary["train"]["transfer"]["unlabeled"]["rows_per_batch"].get<int64_t>(), 0)
+      << summary["train"].dump();
+  const double student = summary["splits"]["valid"]["accuracy"].get<double>();
+  const SiftResult alone = sift("train alone.yaml --quiet --json");
+  ASSERT_EQ(alone.status, 0) << alone;
+  const double without = json::parse(alone.out)["splits"]["valid"]["accuracy"].get<double>();
+  EXPECT_GE(student, 0.85) << r.out;
+  EXPECT_GT(student, without) << alone.out;
+  // The student exports as an ordinary fastText file, a fraction of the teacher's.
+  ASSERT_EQ(sift("export student --out student.pt").status, 0);
+  ASSERT_EQ(sift("export teacher --out teacher.pt").status, 0);
+  EXPECT_LT(fs::file_size(dir_ + "/student.pt") * 2, fs::file_size(dir_ + "/teacher.pt"));
+  const SiftResult p = sift("predict --model student.pt", "great fun love\nawful boring hate\n");
+  ASSERT_EQ(p.status, 0) << p;
+  EXPECT_EQ(p.out.rfind("good\t", 0), 0u) << p.out;
+  EXPECT_NE(p.out.find("\nbad\t"), std::string::npos) << p.out;
+  const double teacher =
+      json::parse(slurp(dir_ + "/teacher/report.json"))["splits"]["valid"]["accuracy"];
+  std::cout << "valid accuracy: teacher " << teacher << ", student " << student
+            << ", student alone " << without << "\n";
+}
+
+// Attention heads and feed-forward units of the imported encoder pruned to half while it is
+// fine-tuned (the cubic schedule from step 20 to 80 of 120): the task is still learnt, the
+// export holds two of each layer's four heads and 32 of its 64 units, and `sift predict`,
+// Python and `sift serve` give the masked run's probabilities from it.
+TEST_F(FinetuneHfCli, ThePrunedEncoderExportsHalfItsUnitsAndPredictsAsTheRun) {
+  const std::string train = labelled("train.txt", 480, "meh", 1);
+  const std::string valid = labelled("valid.txt", 60, "meh", 2);
+  const SiftResult r = fine_tune("pruned", train, valid,
+                                 "--set train.prune.structure=[heads,ffn] "
+                                 "--set train.prune.sparsity=0.5 --set train.prune.start_step=20 "
+                                 "--set train.prune.end_step=80 --set train.prune.every=10");
+  ASSERT_EQ(r.status, 0) << r;
+  const json report = json::parse(slurp(dir_ + "/pruned/report.json"));
+  const double accuracy = report["splits"]["valid"]["accuracy"].get<double>();
+  EXPECT_GE(accuracy, 0.85) << report.dump(1);
+  std::cout << "pruned to half: valid accuracy " << accuracy << "\n";
+  const std::string file = dir_ + "/pruned.pt";
+  ASSERT_EQ(sift("export " + quote(dir_ + "/pruned") + " --out " + quote(file)).status, 0);
+  ASSERT_EQ(sift("export " + quote(base()) + " --out " + quote(dir_ + "/base.pt")).status, 0);
+  EXPECT_LT(fs::file_size(file), fs::file_size(dir_ + "/base.pt"));
+  const SiftResult shapes = run_command(
+      "/usr/bin/python3 -c \"import torch,sys; "
+      "p=dict(torch.jit.load(sys.argv[1]).named_parameters());"
+      " print(*[tuple(p[f'layers_{l}_{n}_weight'].shape) for l in (0, 1)"
+      " for n in ('attention_in_proj', 'attention_out_proj', 'ff_in', 'ff_out')])\" " +
+          quote(file),
+      dir_);
+  ASSERT_EQ(shapes.status, 0) << shapes;
+  // Two heads of 8 dimensions: q, k and v rows 3 x 16; out_proj's 16 columns; 32 units.
+  EXPECT_EQ(shapes.out,
+            "(48, 32) (32, 16) (32, 32) (32, 32) (48, 32) (32, 16) (32, 32) (32, 32)\n");
+  const auto from_run = predict(dir_ + "/pruned");
+  expect_near(predict(file), from_run, 1e-5, "pruned export vs run");
+  expect_near(classify_py(file), from_run, 1e-5, "pruned export in Python vs run");
+  // Served: every label of each (non-empty) text, as the run folder gives them.
+  std::vector<std::string> texts;
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < kTexts.size(); ++i) {
+    if (kTexts[i].empty()) continue;
+    texts.push_back(kTexts[i]);
+    rows.push_back(i);
+  }
+  serve_test::Server server(dir_, {"--model", "pruned=" + file});
+  ASSERT_GT(server.port(), 0) << server.err();
+  const auto [status, body] =
+      server.post("/v1/models/pruned/predict", serve_test::texts_body(texts, R"(, "top_k": 3)"));
+  ASSERT_EQ(status, 200) << body;
+  const auto served = serve_test::rows_of(body);
+  ASSERT_EQ(served.size(), texts.size()) << body;
+  for (size_t i = 0; i < served.size(); ++i) {
+    ASSERT_EQ(served[i].size(), 3u) << body;
+    for (const auto& [label, p] : served[i]) {
+      EXPECT_NEAR(p, from_run[rows[i]].at(label), 1e-5) << "served: " << texts[i] << " " << label;
+    }
+  }
 }
 
 // Stopped by a step limit inside epoch 1, then resumed: the uninterrupted run's weights,
