@@ -119,6 +119,19 @@ TEST_F(LiteTrainCli, TrainsHsAndOvaAsSiftMainDoesBitForBit) {
   expect_same_runs("ova", "--set train.loss=ova");
 }
 
+TEST_F(LiteTrainCli, KeepsAnEarlierEpochsBestWeightsAsSiftMainDoesBitForBit) {
+  // 10 epochs: epoch 8's weights are the best; training goes on from them while sift-lite
+  // keeps the rows it changes as they were (RowJournal), and writes best.ckpt at the end.
+  expect_same_runs("journal", "--set train.epochs=10");
+  // 2000 buckets: the rows an epoch changes pass a quarter of the table, and the best
+  // weights go to best.ckpt then.
+  expect_same_runs("spill", "--set model.buckets=2000 --set train.epochs=8");
+  for (const auto& [name, epochs] : {std::pair<std::string, int>{"journal", 10}, {"spill", 8}}) {
+    const nlohmann::json r = json_file(dir_ + "/lite-" + name + "/report.json");
+    EXPECT_LT(r["train"]["best_epoch"].get<int>(), epochs) << name;  // not the last epoch's
+  }
+}
+
 TEST_F(LiteTrainCli, HandsWhatItDoesNotTrainToSiftMain) {
   for (const auto& [set, why] : std::vector<std::pair<std::string, std::string>>{
            {"--set train.loss=ns", "train.loss ns"},

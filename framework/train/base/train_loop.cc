@@ -133,12 +133,7 @@ void keep_best_weights(Loop& l) {
   BestState& best = l.run.best;
   if (!best.in_model) return;
   if (l.learner.best_to_disk()) {
-    // Written even when best.ckpt is last.ckpt's file (the same weights), which the next
-    // save replaces.
-    best.saved = false;
-    save_best(l.run, l.learner, false);
-    l.learner.drop_best_copy();
-    best.on_disk = true;
+    write_best_out(l.run, l.learner);
   } else {
     l.learner.copy_best();
     best.on_disk = false;
@@ -151,9 +146,12 @@ void restore_best(Loop& l) {
   if (l.run.best.in_model) return;
   if (l.run.best.on_disk) {
     l.learner.load_weights(run_file(l.run.dir, kBestCheckpointFile));
-  } else {
+  } else if (l.learner.holds_best_copy()) {
     l.learner.restore_best_copy();
+  } else {
+    return;  // no best weights
   }
+  l.run.best.in_model = true;
 }
 
 // ---- validation ---------------------------------------------------------------------------
@@ -455,6 +453,15 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
                 best_checkpoint_meta(run.model_config->type, run.task.labels.size(), run.state,
                                      run.file_hashes, best.metrics),
                 {}, best.in_model ? Saved::best_model : Saved::best_copy);
+}
+
+void write_best_out(RunCore& run, Learner& learner) {
+  // Written even when best.ckpt is last.ckpt's file (the same weights), which the next
+  // save replaces.
+  run.best.saved = false;
+  save_best(run, learner, false);
+  learner.drop_best_copy();
+  run.best.on_disk = true;
 }
 
 double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore& run,

@@ -58,6 +58,9 @@ nlohmann::json train_and_report(RunCore& run, Learner& learner, const TextEncode
 // of last.ckpt instead); a resume repairs best.ckpt with it (saving.h).
 void save_best(RunCore& run, Learner& learner, bool same_as_last);
 
+// Writes the best weights (in the model or the learner's copy) to best.ckpt and drops the
+// copy: restore_best reads them back from there.
+void write_best_out(RunCore& run, Learner& learner);
 // train.patience validations in a row without improvement.
 bool stop_early(const RunCore& run);
 
