@@ -86,7 +86,9 @@ TEST(ThreadSplit, ApplyingItSetsTheKeysThatAResumeReadsBack) {
   ASSERT_TRUE(expected.has_value());
   EXPECT_EQ(apply_core_split(c), expected->line);
   EXPECT_EQ(c.train.fast_path_threads, expected->trainers);
-  if (expected->trainers == 1) EXPECT_EQ(c.data.workers, expected->readers);
+  if (expected->trainers == 1) {
+    EXPECT_EQ(c.data.workers, expected->readers);
+  }
   EXPECT_TRUE(is_set(c, "data.workers"));
   EXPECT_TRUE(is_set(c, "train.fast_path_threads"));
   // A resumed run's config gives both keys: the same threads again.
