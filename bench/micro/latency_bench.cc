@@ -22,10 +22,10 @@
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
-#include "framework/runtime/task.h"
 
 namespace sift {
 namespace {
