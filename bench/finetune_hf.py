@@ -46,6 +46,15 @@ def timed(cmd, cwd=None):
     return r.stdout, rss / 1024
 
 
+def checked(cmd):
+    """stdout of `cmd` (one BLAS thread); its stderr and an exit when it fails."""
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if r.returncode != 0:
+        sys.exit(f"finetune_hf.py: {' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
+    return r.stdout
+
+
 def texts(path, n, vocab, seed):
     """n fastText lines of LENGTH - 2 single-token words (w{i}, i % 3 != 2), labels by parity."""
     import random
@@ -88,23 +97,22 @@ def torch_run(shape, steps, precision, ckpt):
 
 def latency(tmp, run):
     """{variant: (file MB, C++ json, Python json)} of the run's fp32, bf16 and int8 exports."""
+    # sift-latency-bench reads at least 320 texts: the training texts, cycled to 512.
     with open(os.path.join(tmp, "train.txt")) as f, open(os.path.join(tmp, "texts.txt"), "w") as o:
-        for line in list(f)[:64 * 8]:
-            o.write(line.split(" ", 1)[1])
+        lines = list(f)
+        for i in range(64 * 8):
+            o.write(lines[i % len(lines)].split(" ", 1)[1])
     rows = {}
     for variant, flags in (("fp32", []), ("bf16", ["--dtype", "bf16"]),
                            ("int8", ["--quantize", "int8"])):
         out = os.path.join(tmp, f"{variant}.pt")
         subprocess.run([SIFT, "export", run, "--out", out] + flags, check=True,
                        capture_output=True)
-        cpp = subprocess.run([os.path.join(BUILD, "sift-latency-bench"), "--model", out, "--texts",
-                              os.path.join(tmp, "texts.txt"), "--threads", "1", "--single",
-                              "200", "--batches", "8"], check=True, capture_output=True,
-                             text=True).stdout
-        py = subprocess.run([PY, "bench/python/export_latency.py", out,
-                             os.path.join(tmp, "texts.txt"), "--threads", "1", "--single", "200",
-                             "--batches", "8"], check=True, capture_output=True, text=True,
-                            env=dict(os.environ, OPENBLAS_NUM_THREADS="1")).stdout
+        cpp = checked([os.path.join(BUILD, "sift-latency-bench"), "--model", out, "--texts",
+                       os.path.join(tmp, "texts.txt"), "--threads", "1", "--single", "200",
+                       "--batches", "8"])
+        py = checked([PY, "bench/python/export_latency.py", out, os.path.join(tmp, "texts.txt"),
+                      "--threads", "1", "--single", "200", "--batches", "8"])
         rows[variant] = (os.path.getsize(out) / 1e6, json.loads(cpp.strip().splitlines()[-1]),
                          json.loads(py.strip().splitlines()[-1]))
     return rows
