@@ -205,13 +205,30 @@ Layout layout_of(const std::string& type, const SafetensorsFile& file) {
   return distilbert_layout(base);
 }
 
+// What Sift lacks for the BERT-like types it does not read: one line each.
+std::string missing_for(const std::string& type) {
+  if (type == "roberta") return "a byte-level BPE tokenizer (vocab.json, merges.txt)";
+  if (type == "albert") {
+    return "ALBERT's layers shared across depth (one set of weights applied "
+           "num_hidden_layers times) and its SentencePiece model (spiece.model) read through "
+           "the SentencePiece plug-in";
+  }
+  if (type == "xlm-roberta" || type == "camembert") {
+    return "RoBERTa's position ids (from padding_idx + 1) and fairseq's SentencePiece ids "
+           "(sentencepiece.bpe.model offset by one, <s> <pad> </s> <unk> first) read through "
+           "the SentencePiece plug-in";
+  }
+  return "";
+}
+
 void check_type(const std::string& type, const std::string& where) {
   if (type == "bert" || type == "distilbert" || type == "electra") return;
-  if (type == "roberta" || type == "xlm-roberta" || type == "albert" || type == "camembert") {
+  const std::string missing = missing_for(type);
+  if (!missing.empty()) {
     throw Error(fmt::format(
-        "{}: model_type \"{}\" is not supported: its tokenizer is not WordPiece ({}), and "
-        "`sift import hf` reads BERT, DistilBERT and ELECTRA (WordPiece) models",
-        where, type, type == "roberta" ? "byte-level BPE" : "SentencePiece"));
+        "{}: model_type \"{}\" is not supported yet: Sift lacks {}; `sift import hf` reads "
+        "BERT, DistilBERT and ELECTRA (WordPiece) models",
+        where, type, missing));
   }
   throw Error(
       fmt::format("{}: unknown model_type \"{}\" (known: bert, distilbert, electra)", where, type));

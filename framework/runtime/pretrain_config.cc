@@ -7,12 +7,11 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "datasets/wordpiece.h"
+#include "framework/runtime/init_from_config.h"
 #include "framework/runtime/run_folder.h"
 
 namespace sift {
 namespace {
-
-bool given(const SiftConfig& config, const std::string& key) { return config.origin.count(key); }
 
 const ModelTraits* traits_named(const std::vector<ModelTraits>& models, const std::string& type) {
   for (const auto& m : models) {
@@ -45,8 +44,8 @@ void check_vocabulary(const std::string& given_path, const std::string& run_path
   }
 }
 
-// Continuing the encoder of run folder `from`: its model and tokenizer, unless the config
-// names a model of its own.
+// Continuing the encoder of run folder `from`: its model and tokenizer, as a fine-tuning
+// takes them (take_run_model), and a vocabulary given in its place must be its own.
 void continue_run(SiftConfig& config, const std::string& from,
                   const std::vector<ModelTraits>& models) {
   const SiftConfig run = load_config(run_file(from, kConfigFile));
@@ -57,15 +56,8 @@ void continue_run(SiftConfig& config, const std::string& from,
         "continues (model.type bert: a `sift import hf` run or an earlier `sift pretrain`)",
         from, run.model.type));
   }
+  take_run_model(config, from, models);
   const std::string vocabulary = run_file(from, kTokenizerModelFile);
-  if (!given(config, "model.type")) {
-    config.model = run.model;
-    config.data.max_length = run.data.max_length;
-    const std::string given_model = config.tokenizer.model;
-    config.tokenizer = run.tokenizer;
-    config.tokenizer.model = given_model.empty() ? vocabulary : given_model;
-    config.origin["model.type"] = "train.init_from";
-  }
   if (config.tokenizer.model != vocabulary) {
     check_vocabulary(config.tokenizer.model, vocabulary, from);
   }
@@ -81,7 +73,7 @@ SiftConfig pretraining_config(SiftConfig config, const std::vector<ModelTraits>&
   }
   const std::string& from = config.train.init_from;
   if (!from.empty() && std::filesystem::is_directory(from)) continue_run(config, from, models);
-  if (!given(config, "train.best_metric")) {
+  if (!is_set(config, "train.best_metric")) {
     config.train.best_metric = BestMetric::masked_accuracy;
   }
   return config;

@@ -388,5 +388,66 @@ TEST_F(FinetuneHfCli, TheImportedLabelsKeepTheImportedHead) {
   expect_near(predict(dir_ + "/same"), predict(base()), 1e-5, "kept head vs imported");
 }
 
+// A config of data paths and `train.init_from: base` alone is a whole fine-tuning config:
+// the imported run's model, WordPiece vocabulary and lengths, then the bert model's own
+// defaults (AdamW, warm-up then linear decay); the task is learnt.
+TEST_F(FinetuneHfCli, AConfigOfDataPathsAndInitFromFineTunesTheImportedModel) {
+  labelled("train.txt", 480, "meh", 1);
+  labelled("valid.txt", 60, "meh", 2);
+  write_file(dir_ + "/plain.yaml",
+             "run: {name: plain, threads: 1}\n"
+             "data: {train: {path: train.txt}, valid: {path: valid.txt}, format: fasttext,\n"
+             "       valid_split: 0, workers: 1}\n"
+             "train: {init_from: base, epochs: 2, batch_size: 8, optimizer: {lr: 0.002}}\n");
+  const SiftResult dump = sift("config plain.yaml --dump");
+  ASSERT_EQ(dump.status, 0) << dump;
+  EXPECT_CONTAINS(dump.out, "dim: 32  # train.init_from (base)");
+  EXPECT_CONTAINS(dump.out, "type: wordpiece  # train.init_from (base)");
+  EXPECT_CONTAINS(dump.out, "type: warmup_linear  # model default (bert)");
+  const SiftResult r = sift("train plain.yaml --quiet --json --set run.dir=.");
+  ASSERT_EQ(r.status, 0) << r;
+  const json summary = json::parse(r.out);
+  EXPECT_GE(summary["splits"]["valid"]["accuracy"].get<double>(), 0.9) << r.out;
+  const std::string config = slurp(dir_ + "/plain/config.yaml");
+  for (const char* line : {"type: bert", "layers: 2", "heads: 4", "ff_dim: 64", "max_positions: 40",
+                           "type: wordpiece", "type: adamw"}) {
+    EXPECT_CONTAINS(config, line);
+  }
+  EXPECT_EQ(slurp(dir_ + "/plain/tokenizer.model"), slurp(base() + "/tokenizer.model"));
+  EXPECT_CONTAINS(slurp(dir_ + "/plain/train.log"), "a new classification head");
+  // A fine-tuning's own choices may differ from the run's: dropout, frozen embeddings.
+  ASSERT_EQ(
+      sift("config plain.yaml --set model.dropout=0 --set model.freeze_embeddings=true").status, 0);
+}
+
+// A model key that contradicts the imported run is refused in one line naming the key,
+// where it was given and both values, before a run folder is made; a key that agrees is
+// accepted.
+TEST_F(FinetuneHfCli, AModelKeyThatContradictsTheImportedRunIsRefused) {
+  labelled("train.txt", 30, "meh", 1);
+  write_file(dir_ + "/plain.yaml",
+             "run: {name: wide, threads: 1}\n"
+             "data: {train: {path: train.txt}, format: fasttext}\n"
+             "model: {heads: 4}\n"
+             "train: {init_from: base, epochs: 1}\n");
+  const SiftResult wide = sift("train plain.yaml --quiet --set model.dim=64");
+  EXPECT_EQ(wide.status, 1) << wide;
+  EXPECT_TRUE(testing::CleanSiftError(
+      wide, {"model.dim: --set model.dim gives 64, but the bert model in base (train.init_from) "
+             "has 32",
+             "leave model.dim out"}));
+  const SiftResult eps = sift("train plain.yaml --quiet --set model.layer_norm_eps=1e-5");
+  EXPECT_TRUE(testing::CleanSiftError(eps, {"model.layer_norm_eps", "1e-05", "1e-12"})) << eps;
+  EXPECT_FALSE(fs::exists(dir_ + "/runs/wide"));
+  // Another model type: the run plan's refusal, naming both.
+  write_file(dir_ + "/typed.yaml",
+             "data: {train: {path: train.txt}, format: fasttext}\n"
+             "train: {init_from: base, epochs: 1}\n");
+  EXPECT_TRUE(testing::CleanSiftError(sift("train typed.yaml --quiet --set model.type=fasttext"),
+                                      {"train.init_from: base holds a 'bert' model, and this "
+                                       "config trains 'fasttext'"}));
+  EXPECT_EQ(sift("train plain.yaml --quiet").status, 0);
+}
+
 }  // namespace finetune_hf_cli_test
 }  // namespace sift

@@ -97,8 +97,23 @@ TEST(ImportHfCli, RefusalsAreOneLineNamingWhatIsWrong) {
   const SiftResult type =
       run_sift("import hf " + quote(folder) + " --out " + quote(dir + "/run"), dir);
   EXPECT_EQ(type.status, 1) << type;
-  EXPECT_CONTAINS(type.err, "model_type \"xlm-roberta\" is not supported");
+  EXPECT_CONTAINS(type.err,
+                  "model_type \"xlm-roberta\" is not supported yet: Sift lacks "
+                  "RoBERTa's position ids");
   EXPECT_EQ(sift::testing::lines_of(type.err).size(), 1u) << type;
+  // ALBERT and RoBERTa: each names what is missing, in one line.
+  for (const auto& [model_type, missing] : std::vector<std::pair<std::string, std::string>>{
+           {"albert", "ALBERT's layers shared across depth"},
+           {"roberta", "a byte-level BPE tokenizer"}}) {
+    config["model_type"] = model_type;
+    write_file(folder + "/config.json", config.dump());
+    const SiftResult r =
+        run_sift("import hf " + quote(folder) + " --out " + quote(dir + "/run"), dir);
+    EXPECT_EQ(r.status, 1) << r;
+    EXPECT_CONTAINS(
+        r.err, "model_type \"" + model_type + "\" is not supported yet: Sift lacks " + missing);
+    EXPECT_EQ(sift::testing::lines_of(r.err).size(), 1u) << r;
+  }
 }
 
 }  // namespace import_hf_cli_test

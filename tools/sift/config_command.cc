@@ -2,6 +2,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/init_from_config.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"
 
@@ -28,7 +29,7 @@ void add_config_command(CLI::App& app) {
       std::cout << option_reference(model_traits());
       return;
     }
-    const SiftConfig config = load_config(args->config, args->overrides, model_traits());
+    const SiftConfig config = load_training_config(args->config, args->overrides, model_traits());
     if (args->dump) {
       std::cout << dump_config(config, /*origins=*/true);
     } else {

@@ -12,6 +12,7 @@
 #include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/init_from_config.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/trainer.h"
 #include "models/model.h"
@@ -42,7 +43,7 @@ void run_cv(const CvArgs& args) {
   if (args.folds < 2) throw Error("--folds: Cross-validation needs at least 2 folds.");
   std::vector<std::string> with_folds = args.overrides;
   with_folds.push_back(fmt::format("data.folds={}", args.folds));
-  const SiftConfig base = load_config(args.config, with_folds, model_traits());
+  const SiftConfig base = load_training_config(args.config, with_folds, model_traits());
   validate(base, model_traits());  // before any fold trains (a data.test.path is refused)
   const std::string name =
       base.run.name.empty() ? std::filesystem::path(args.config).stem().string() : base.run.name;
@@ -57,7 +58,7 @@ void run_cv(const CvArgs& args) {
     }
     TrainOptions quiet;
     quiet.quiet = true;
-    const nlohmann::json run = train(load_config(args.config, o, model_traits()), quiet);
+    const nlohmann::json run = train(load_training_config(args.config, o, model_traits()), quiet);
     const auto& test = run["splits"]["test"];
     nlohmann::json fold = {{"fold", k},
                            {"examples", test["examples"]},

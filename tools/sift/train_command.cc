@@ -5,6 +5,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/init_from_config.h"
 #include "framework/runtime/run_folder.h"
 #include "framework/train/distributed.h"
 #include "framework/train/restarts.h"
@@ -68,7 +69,7 @@ void add_train_command(CLI::App& app) {
   add_train_options(*cmd, *args);
   cmd->callback([args] {
     run_training(*args, [args](const std::vector<std::string>& overrides) {
-      return load_config(args->config, overrides, model_traits());
+      return load_training_config(args->config, overrides, model_traits());
     });
   });
 }
