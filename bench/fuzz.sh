@@ -23,7 +23,7 @@ if [ ! -f $build/build.ninja ]; then
 fi
 cmake --build $build --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 declare -A readers=([record_parser]=datasets/record_parser [yaml_config]="config/loader (YAML, --set)"
-  [checkpoint]=framework/runtime/checkpoint_file [export_format]=framework/runtime/export_format
+  [checkpoint]=framework/runtime/base/checkpoint_file [export_format]=framework/runtime/base/export_format
   [safetensors]=datasets/safetensors [http_body]=tools/serve/request_json)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 printf '%-14s %8s %12s %10s %8s %8s\n' target seconds executions exec/s cov ft

@@ -9,7 +9,10 @@
 #   Transformer: configs/sst2_transformer.yaml trained 1 epoch (throughput does not depend
 #     on accuracy), exported; `sift serve` with dynamic batching (length buckets across the
 #     queue, and --no-length-buckets) and with --max-batch 1, each 2 workers x 1 thread (the
-#     default); the padding share is read from /metrics.
+#     default), and batching with 1 worker x 2 threads; the padding share is read from
+#     /metrics. What batching can gain at most is measured without the server: the export's
+#     forward alone on one thread (build/sift-latency-bench), batch 1 against batches of 32
+#     texts sorted by length (no padding to speak of).
 #
 #   bench/serve_bench.sh [-d SECONDS] [--soak SECONDS] [--out FILE]
 #     (default 30 s a run, as the issue asks; soak 60 s)
@@ -46,6 +49,8 @@ for tool in wrk gunicorn fasttext; do
   command -v $tool >/dev/null || die "$tool is not installed (tools/setup.sh)"
 done
 [[ -x $SIFT ]] || die "$SIFT is missing (tools/build.sh)"
+LATENCY_BENCH=$(dirname "$SIFT")/sift-latency-bench
+[[ -x $LATENCY_BENCH ]] || die "$LATENCY_BENCH is missing (cmake --build build --target sift_latency_bench)"
 [[ -f $DATA/sst2/stsa.binary.train ]] || die "$DATA/sst2 is missing (tools/get_data.sh)"
 
 TMP=$(mktemp -d)
@@ -84,14 +89,8 @@ with open(sys.argv[2], "w") as out:
               "  return wrk.format(nil, nil, nil, bodies[i])\nend\n")
 EOF
 
-free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {
-  for _ in $(seq 1 300); do
-    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  die "nothing listened on port $1"
-}
+# shellcheck source=lib/ports.sh
+source "$(dirname "$0")/lib/ports.sh"
 # Peak RSS (MB) of a process and its children (gunicorn's workers).
 peak_rss() {
   local total=0 p
@@ -211,6 +210,19 @@ stop_server
 sift_serve tf "$TMP/tf.pt" --max-batch 1
 run_load "sift serve, --max-batch 1" transformer "$URL" 1 32
 stop_server
+sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1 --compute-threads 2
+run_load "sift serve, batching, 1 worker x 2 threads" transformer "$URL" 32
+padding "1 worker x 2 threads"
+stop_server
+# The forward alone, one thread, every SST-2 test sentence: batch 1 against batches of 32
+# sorted by length (the most batching can gain: no server, no padding to speak of).
+cut -d' ' -f2- "$DATA/sst2/stsa.binary.test" >"$TMP/test.txt"
+for order in file length; do
+  "$LATENCY_BENCH" --model "$TMP/tf.pt" --texts "$TMP/test.txt" --threads 1 --single 100000 \
+    --batches 100000 --batch 32 --order "$order" |
+    $PY -c 'import json, sys; d = json.loads(sys.stdin.read()); d["forward"] = sys.argv[1]; print(json.dumps(d))' "$order" \
+    >>"$TMP/extra.jsonl"
+done
 python_serve torch "$TMP/tf.pt"
 run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 32
 stop_server
@@ -237,11 +249,13 @@ def table(model, title, notes):
                       r["p50_ms"], r["p99_ms"], r["errors"], r["peak_rss_mb"]]
                      for r in rows if r["model"] == model],
             "notes": notes}
-extra, pads = {}, []
+extra, pads, fwd = {}, [], {}
 for line in open(sys.argv[6]):
     e = json.loads(line)
     if "padding" in e:
         pads.append(e)
+    elif "forward" in e:
+        fwd[e["forward"]] = e
     else:
         extra["soak" if e.get("soak") else "sigterm"] = e
 soak, term = extra.get("soak"), extra.get("sigterm")
@@ -252,9 +266,17 @@ soak_note = (f"Soak, same server: {soak['seconds']} s at concurrency 64, {soak['
              f"answered, {term['read_errors']} wrk read error(s) (requests written on an open "
              "connection that got no answer; its write errors, its reconnects after the drain, "
              "are not counted).")
-pad_note = "Padding share of the tokens the Transformer ran (both loads, /metrics): " + ", ".join(
+pad_note = "Padding share of the tokens the Transformer ran (/metrics, the server's loads): " + ", ".join(
     f"{p['padding']} {100.0 * (p['padded'] - p['tokens']) / max(p['padded'], 1):.1f}% "
     f"({p['tokens']:,} tokens, {p['padded']:,} with padding)" for p in pads) + "."
+one = 1e6 / fwd["length"]["mean_us"]
+fwd_note = (f"The forward alone (build/sift-latency-bench --threads 1 --batch 32, every SST-2 test "
+            f"sentence, no server): batch 1 {one:,.0f} texts/s (mean {fwd['length']['mean_us']:.0f} us), "
+            f"batches of 32 sorted by length {fwd['length']['batch_texts_per_s']:,.0f} texts/s "
+            f"({fwd['length']['batch_texts_per_s'] / one:.2f}x), in file order "
+            f"{fwd['file']['batch_texts_per_s']:,.0f} ({fwd['file']['batch_texts_per_s'] / one:.2f}x): "
+            "the most dynamic batching can gain over batch 1 for this model on this machine, "
+            "before any server cost.")
 page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
     table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
           [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled); "
@@ -265,8 +287,10 @@ page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
            "(fp32). sift serve: 2 workers x 1 LibTorch thread (the default); dynamic batching "
            "is --max-batch 32 --max-delay-us 2000, its batches bucketed by length across the "
-           "queue unless 'arrival order' (--no-length-buckets). gunicorn: 2 workers, "
-           "torch.set_num_threads(1), examples/classify.py's tokenizer.", pad_note])]}
+           "queue unless 'arrival order' (--no-length-buckets), cut into runs of similar "
+           "length (--run-cost-tokens 32, the default). gunicorn: 2 workers, "
+           "torch.set_num_threads(1), examples/classify.py's tokenizer.", pad_note,
+           fwd_note])]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
     f.write("\n")

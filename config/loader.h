@@ -14,7 +14,7 @@ namespace sift {
 SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // A user's config: load_config, then the defaults of the model type it names
-// (apply_model_defaults; `models` is models/traits.h's model_traits()). A run folder's
+// (apply_model_defaults; `models` is models/base/traits.h's model_traits()). A run folder's
 // config.yaml gives every key and needs no defaults.
 SiftConfig load_config(const std::string& path, const std::vector<std::string>& overrides,
                        const std::vector<ModelTraits>& models);

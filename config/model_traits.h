@@ -51,6 +51,13 @@ struct ModelTraits {
   // (`sift pretrain`) trains it. (Last: the registry's entries set the fields above by
   // position.)
   bool masked_lm = false;
+  // Its training step has a fused loop over plain arrays (models/base/fused_sgd.h): the
+  // fast path's rules (framework/train/base/fast_path_rules.h) may take it.
+  bool fused_step = false;
+  // The words of model.pretrained's file join the vocabulary (with no training count),
+  // as fastText's -pretrainedVectors adds them: a test word the training data lacks then
+  // starts from its vector instead of <unk>.
+  bool pretrained_words_join_vocabulary = false;
   // Its blocks run through run_block with their parameters gathered and freed one block
   // at a time: run.shard: parameters (ZeRO stage 3) can keep a slice of each.
   bool shards_parameters = false;

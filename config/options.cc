@@ -200,7 +200,10 @@ std::vector<Option> declare() {
   t.add<int64_t>("run.seed", SIFT_FIELD(run.seed),
                  "Seed for initialisation, shuffling and the validation split.", at_least(0));
   t.add<int64_t>("run.threads", SIFT_FIELD(run.threads),
-                 "Compute threads (LibTorch's and OpenBLAS's); 0 uses all cores.", at_least(0));
+                 "Compute threads (LibTorch's and OpenBLAS's); 0 uses all cores. Given as 0 on the "
+                 "fastText model's fast path, the cores are split between trainers and readers "
+                 "(train.fast_path_threads, data.workers), the threads in all the cores.",
+                 at_least(0));
   t.add_choice("run.device", SIFT_FIELD(run.device), {"cpu", "cuda"}, "Device to train on.");
   t.add<double>("run.dist_timeout_seconds", SIFT_FIELD(run.dist_timeout_seconds),
                 "Distributed training: how long a rank waits for the others (rendezvous, "

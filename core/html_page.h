@@ -1,5 +1,5 @@
 // Self-contained HTML pages (inline SVG and CSS, no script, no network request): the
-// pieces report.html (framework/train/report_html.h) and sift tune's tune.html share.
+// pieces report.html (framework/train/base/report_html.h) and sift tune's tune.html share.
 #pragma once
 
 #include <array>
@@ -9,9 +9,8 @@
 
 namespace sift {
 
-inline constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#d62728", "#2ca02c",
-                                                       "#ff7f0e", "#9467bd", "#8c564b",
-                                                       "#e377c2", "#17becf"};
+inline constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 // &, <, > and " as entities.
 std::string escape(const std::string& text);

@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 #include "core/error.h"
-#include "datasets/line_reader.h"
+#include "datasets/word_vectors.h"
 #include "models/init.h"
 
 namespace sift {
@@ -21,27 +20,6 @@ constexpr double kRandomBound = 0.25;
 
 // Where a row's vector came from; a better source overwrites a worse one.
 enum Source : uint8_t { kRandom = 0, kCaseFolded = 1, kExact = 2 };
-
-void split_fields(std::string_view line, std::vector<std::string_view>& fields) {
-  fields.clear();
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > start) fields.push_back(line.substr(start, i - start));
-  }
-}
-
-bool parse_int(std::string_view s, int64_t& value) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-bool parse_float(std::string_view s, float& value) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(value);
-}
 
 // ASCII only: enough for the English vectors these models use, and never changes a
 // UTF-8 sequence's bytes.
@@ -57,55 +35,24 @@ std::string ascii_lower(std::string_view s) {
 
 torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int64_t dim,
                                 int64_t* found, std::vector<bool>* has_vector) {
-  std::unique_ptr<LineReader> reader;
-  try {
-    reader = std::make_unique<LineReader>(path);
-  } catch (const Error& e) {
-    throw Error(fmt::format("model.pretrained: {}", e.what()));
-  }
+  WordVectorFile file(path, dim);
   auto table = torch::empty({vocab.size(), dim}, torch::kFloat);
   fast_uniform_(table, -kRandomBound, kRandomBound);
   float* rows = table.data_ptr<float>();
   std::vector<uint8_t> source(static_cast<size_t>(vocab.size()), kRandom);
-  std::string line;
-  std::vector<std::string_view> fields;
-  while (reader->next(line)) {
-    const uint64_t number = reader->line_number();
-    if (reader->last_line_too_long()) {
-      throw Error(fmt::format("{}:{}: the line is longer than 1 MiB", path, number));
-    }
-    split_fields(line, fields);
-    if (fields.empty()) continue;
-    int64_t header_count = 0, header_dim = 0;
-    if (number == 1 && fields.size() == 2 && parse_int(fields[0], header_count) &&
-        parse_int(fields[1], header_dim)) {
-      if (header_dim != dim) {
-        throw Error(fmt::format("{}:1: the vectors have {} dimensions, model.dim is {}", path,
-                                header_dim, dim));
-      }
-      continue;
-    }
-    const auto values = static_cast<int64_t>(fields.size()) - 1;
-    if (values != dim) {
-      throw Error(fmt::format("{}:{}: expected {} values after the word, found {}", path, number,
-                              dim, values));
-    }
+  std::string_view word;
+  std::vector<std::string_view> values;
+  while (file.next(word, values)) {
     Source kind = kExact;
-    int64_t id = vocab.id(fields[0]);
+    int64_t id = vocab.id(word);
     if (id == Vocab::kUnk) {
-      const std::string folded = ascii_lower(fields[0]);
-      if (folded != fields[0]) id = vocab.id(folded);
+      const std::string folded = ascii_lower(word);
+      if (folded != word) id = vocab.id(folded);
       kind = kCaseFolded;
     }
     // Only the vocabulary's rows are parsed: a 2M-word file is mostly other words.
     if (id == Vocab::kUnk || id == Vocab::kPad || source[id] >= kind) continue;
-    float* row = rows + id * dim;
-    for (int64_t i = 0; i < dim; ++i) {
-      if (!parse_float(fields[i + 1], row[i])) {
-        throw Error(fmt::format("{}:{}: value {} of '{}' is not a number: '{}'", path, number,
-                                i + 1, fields[0], fields[i + 1]));
-      }
-    }
+    file.parse(word, values, rows + id * dim);
     source[id] = kind;
   }
   table[Vocab::kPad].zero_();

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "models/base/fasttext_forward.h"
 #include "models/embeddings.h"
 
 namespace sift {
@@ -18,13 +19,13 @@ FastTextImpl::FastTextImpl(const ModelConfig& config, const ModelShape& shape)
   // zero output layer (below).
   UniformFill fill;
   embedding_ = register_module("embedding", make_bag_table(config, shape, fill));
-  remember_fill("embedding.weight", fill);
+  remember_fill(kFastTextTable, fill);
   // hs: one row per internal node of the tree, labels - 1.
   const int64_t rows = fasttext_output_rows(loss_, shape.num_classes);
   output_ = register_module("output", torch::nn::Linear(config.dim, rows));
   if (loss_ == Loss::hs || loss_ == Loss::ns) {
     label_counts_ = register_buffer(
-        "label_counts",
+        kFastTextLabelCounts,
         torch::tensor(label_counts_of(shape.label_counts, shape.num_classes), torch::kInt64));
   }
   torch::NoGradGuard no_grad;
@@ -148,9 +149,9 @@ torch::Tensor FastTextImpl::tree_log_probabilities(const torch::Tensor& scores) 
   log_p[2 * labels - 2].zero_();
   const torch::Device d = s.device();
   for (const TreeLevel& level : levels_) {
-    log_p.index_copy_(0, level.nodes.to(d),
-                      log_p.index_select(0, level.parents.to(d)) +
-                          steps.index_select(0, level.steps.to(d)));
+    log_p.index_copy_(
+        0, level.nodes.to(d),
+        log_p.index_select(0, level.parents.to(d)) + steps.index_select(0, level.steps.to(d)));
   }
   return log_p.narrow(0, 0, labels).t().contiguous();
 }

@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "models/label_tree.h"
+#include "models/base/label_tree.h"
+#include "models/base/negative_sampler.h"
 #include "models/model.h"
-#include "models/negative_sampler.h"
 
 namespace sift {
 

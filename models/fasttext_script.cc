@@ -1,6 +1,7 @@
 // fastText as TorchScript: FastTextImpl::forward over the ids and offsets of a bag batch.
 #include <fmt/format.h>
 
+#include "models/base/fasttext_forward.h"
 #include "models/fasttext.h"
 #include "models/kept_rows.h"
 #include "models/script_writer.h"
@@ -42,7 +43,7 @@ std::string remap_ids(ScriptWriter& w) {
            "    ids = torch.masked_select(row, found)\n";
   }
   return source + fmt::format("    ids = torch.where(found, row, torch.full_like(row, {}))\n",
-                              w.tensor("embedding.weight").size(0) - 1);
+                              w.tensor(kFastTextTable).size(0) - 1);
 }
 
 }  // namespace
@@ -57,7 +58,7 @@ namespace {
 std::string scores(ScriptWriter& w) {
   const std::string out = w.output(w.linear("bags", "output"));
   if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
-  const LabelTree tree = build_label_tree(counts_of(w.tensor("label_counts")));
+  const LabelTree tree = build_label_tree(counts_of(w.tensor(kFastTextLabelCounts)));
   std::vector<torch::Tensor> nodes, parents, steps;
   std::string levels;
   int64_t begin = 0;
@@ -91,11 +92,11 @@ std::string scores(ScriptWriter& w) {
 
 std::string fasttext_script(const ModelConfig&, ScriptWriter& w) {
   if (const PqRequest* pq = w.pq_request()) {
-    w.product_quantize("embedding.weight", pq->table);
-    if (pq->output) w.product_quantize("output.weight", pq->table);
+    w.product_quantize(kFastTextTable, pq->table);
+    if (pq->output) w.product_quantize(kFastTextOutput, pq->table);
   }
   const std::string remap = remap_ids(w);
-  const std::string bags = w.bag_mean("embedding.weight");
+  const std::string bags = w.bag_mean(kFastTextTable);
   return fmt::format(R"(
 def forward(self, ids: Tensor, offsets: Tensor) -> Tensor:
 {}    bags = {}

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "models/bag_sgd.h"
+#include "models/base/bag_sgd.h"
+#include "models/base/fasttext_forward.h"
 #include "models/fasttext.h"
 #include "models/model.h"
 
@@ -22,12 +23,12 @@ torch::Tensor& weights_of(ClassifierImpl& model, const std::string& name) {
 }  // namespace
 
 std::unique_ptr<FusedSgd> fasttext_sgd(ClassifierImpl& model) {
-  torch::Tensor& embedding = weights_of(model, "embedding.weight");
-  torch::Tensor& weight = weights_of(model, "output.weight");
+  torch::Tensor& embedding = weights_of(model, kFastTextTable);
+  torch::Tensor& weight = weights_of(model, kFastTextOutput);
   BagTables t;
   t.embedding = embedding.data_ptr<float>();
   t.weight = weight.data_ptr<float>();
-  t.bias = weights_of(model, "output.bias").data_ptr<float>();
+  t.bias = weights_of(model, kFastTextBias).data_ptr<float>();
   t.rows = embedding.size(0);
   t.classes = weight.size(0);
   t.dim = weight.size(1);

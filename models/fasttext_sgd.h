@@ -1,11 +1,11 @@
-// The fastText bag's fused SGD step (models/fused_sgd.h) over the LibTorch model's
+// The fastText bag's fused SGD step (models/base/fused_sgd.h) over the LibTorch model's
 // tensors: the loop of bag_sgd.h (mean of embedding rows, output layer, the loss's
 // gradient, update of the output rows and of the rows the batch touched) on their memory.
 #pragma once
 
 #include <memory>
 
-#include "models/fused_sgd.h"
+#include "models/base/fused_sgd.h"
 
 namespace sift {
 

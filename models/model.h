@@ -13,10 +13,10 @@
 #include "config/model_traits.h"
 #include "core/uniform_fill.h"
 #include "datasets/text_encoder.h"
-#include "models/fused_sgd.h"
+#include "models/base/fused_sgd.h"
+#include "models/base/traits.h"
 #include "models/prune_units.h"
 #include "models/recompute.h"
-#include "models/traits.h"
 
 namespace sift {
 

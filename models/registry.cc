@@ -1,7 +1,7 @@
 // The model registry: one register_model line per model type. Everything the framework
 // asks of a model (its input, how to build it, how to export it, its fused step and
 // pruning units) comes from here, and what the config checks know of it (its keys, what
-// it supports) from its traits (models/traits.cc); nothing else names a model type.
+// it supports) from its traits (models/base/traits.cc); nothing else names a model type.
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -18,7 +18,7 @@ namespace sift {
 namespace {
 
 // Adds `Module` (a FooImpl + TORCH_MODULE(Foo), built as Foo(config, shape)) under
-// `name`, with that name's traits (models/traits.cc).
+// `name`, with that name's traits (models/base/traits.cc).
 template <typename Module>
 void register_model(std::vector<ModelSpec>& registry, const std::string& name, InputKind input,
                     ScriptSource script, FusedSgdFactory fused_sgd = nullptr) {
@@ -28,7 +28,7 @@ void register_model(std::vector<ModelSpec>& registry, const std::string& name, I
         {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
     return;
   }
-  throw Error(fmt::format("models/traits.cc has no model '{}'", name));
+  throw Error(fmt::format("models/base/traits.cc has no model '{}'", name));
 }
 
 std::vector<ModelSpec> registered_models() {

@@ -19,7 +19,7 @@
 #include "core/provenance.h"
 #include "datasets/tokenizer.h"
 #include "framework/train/trainer.h"
-#include "models/traits.h"
+#include "models/base/traits.h"
 #include "tools/serve/torch_backend.h"
 #include "tools/sift/predict_options.h"
 #include "tools/sift/train_options.h"

@@ -18,10 +18,10 @@
 #include "core/error.h"
 #include "core/keep_freed_memory.h"
 #include "datasets/batch.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/export.h"
-#include "framework/runtime/task.h"
 
 namespace sift {
 namespace {
@@ -73,9 +73,12 @@ int main(int argc, char** argv) {
   int threads = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--case") specs.push_back(argv[i + 1]);
-    else if (flag == "--texts") texts_path = argv[i + 1];
-    else if (flag == "--threads") threads = std::stoi(argv[i + 1]);
+    if (flag == "--case")
+      specs.push_back(argv[i + 1]);
+    else if (flag == "--texts")
+      texts_path = argv[i + 1];
+    else if (flag == "--threads")
+      threads = std::stoi(argv[i + 1]);
     else {
       std::cerr << "sift-export-bench: unknown argument " << flag << "\n";
       return 2;
@@ -119,8 +122,8 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark((c->name + "/" + kind + "/batch:1").c_str(), sift::run_forward,
                                    model, &c->single, 1)
           ->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark((c->name + "/" + kind + "/batch:256").c_str(),
-                                   sift::run_forward, model, &c->batches, 256)
+      benchmark::RegisterBenchmark((c->name + "/" + kind + "/batch:256").c_str(), sift::run_forward,
+                                   model, &c->batches, 256)
           ->Unit(benchmark::kMillisecond);
     }
   }

@@ -27,8 +27,8 @@
 
 #include "config/enums.h"
 #include "core/keep_freed_memory.h"
+#include "framework/runtime/base/tensor_memory.h"
 #include "framework/runtime/compute_threads.h"
-#include "framework/runtime/tensor_memory.h"
 #include "framework/train/precision.h"
 #include "models/autocast.h"
 #include "models/model.h"

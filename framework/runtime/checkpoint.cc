@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "framework/runtime/checkpoint_writer.h"
+#include "framework/runtime/base/checkpoint_writer.h"
 #include "models/init.h"
 
 namespace sift {
@@ -125,14 +125,15 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
     }
     auto it = wanted.find(name);
     if (it == wanted.end()) {
-      throw Error(fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path,
-                              name));
+      throw Error(
+          fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path, name));
     }
     torch::Tensor& target = it->second;
     if (target.sizes().vec() != shape || target.scalar_type() != dtype) {
-      throw Error(fmt::format("{}: the weights do not fit this model: '{}' has shape [{}] in the "
-                              "checkpoint, the model expects [{}]",
-                              path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
+      throw Error(
+          fmt::format("{}: the weights do not fit this model: '{}' has shape [{}] in the "
+                      "checkpoint, the model expects [{}]",
+                      path, name, fmt::join(shape, ", "), fmt::join(target.sizes(), ", ")));
     }
     if (head.changed_rows) {
       fills[name] = load_changed_rows(reader, target, head, path);
@@ -191,8 +192,8 @@ void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string&
     archive.load_from(in);
     optimizer.load(archive);
   } catch (const c10::Error& e) {
-    throw Error(fmt::format("{}: the optimizer state does not fit: {}", path,
-                            e.what_without_backtrace()));
+    throw Error(
+        fmt::format("{}: the optimizer state does not fit: {}", path, e.what_without_backtrace()));
   }
 }
 
@@ -209,8 +210,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   write_checkpoint(path, parts, on_torch_threads);
 }
 
-Checkpoint load_checkpoint(const std::string& path,
-                           const std::vector<std::string>& leave_on_disk) {
+Checkpoint load_checkpoint(const std::string& path, const std::vector<std::string>& leave_on_disk) {
   return Checkpoint(read_checkpoint(path, leave_on_disk));
 }
 

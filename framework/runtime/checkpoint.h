@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/uniform_fill.h"
-#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_file.h"
 
 namespace sift {
 

@@ -10,7 +10,7 @@
 
 #include "config/config.h"
 #include "datasets/sharded_stream.h"
-#include "framework/runtime/evaluation_result.h"
+#include "framework/runtime/base/evaluation_result.h"
 #include "models/model.h"
 
 namespace sift {

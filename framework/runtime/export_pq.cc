@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "framework/runtime/task.h"
+#include "framework/runtime/base/task.h"
 #include "models/model.h"
 #include "models/product_quantizer.h"
 

@@ -8,9 +8,9 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "core/scratch_dir.h"
+#include "framework/runtime/base/export_format.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/export.h"
-#include "framework/runtime/export_format.h"
 
 namespace sift {
 namespace {

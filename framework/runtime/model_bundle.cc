@@ -4,10 +4,10 @@
 
 #include "core/error.h"
 #include "framework/runtime/all_finite.h"
+#include "framework/runtime/base/run_folder.h"
+#include "framework/runtime/base/run_text.h"
+#include "framework/runtime/base/run_weights.h"
 #include "framework/runtime/device.h"
-#include "framework/runtime/run_folder.h"
-#include "framework/runtime/run_text.h"
-#include "framework/runtime/run_weights.h"
 
 namespace sift {
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "config/config.h"
+#include "framework/runtime/base/run_weights.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/checkpoint.h"
 #include "framework/runtime/loss.h"
-#include "framework/runtime/run_weights.h"
-#include "framework/runtime/task.h"
 #include "models/model.h"
 
 namespace sift {

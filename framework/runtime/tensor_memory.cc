@@ -1,4 +1,4 @@
-#include "framework/runtime/tensor_memory.h"
+#include "framework/runtime/base/tensor_memory.h"
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>

@@ -12,8 +12,8 @@
 #include "config/config.h"
 #include "datasets/batch.h"
 #include "datasets/text_encoder.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/runtime/task.h"
 
 namespace sift {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/enums.h"
-#include "framework/train/group.h"
+#include "framework/train/base/group.h"
 
 namespace sift {
 
@@ -33,8 +33,8 @@ std::optional<DistributedEnv> distributed_env_from_environment();
 
 struct DistributedOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
-  std::string backend = "auto";  // auto, gloo, nccl
-  double bucket_mb = 25.0;       // dense gradients per all-reduce
+  std::string backend = "auto";         // auto, gloo, nccl
+  double bucket_mb = 25.0;              // dense gradients per all-reduce
   ShardStage shard = ShardStage::none;  // run.shard (sharding.h)
   torch::Device device{torch::kCPU};
   // "key=value" lines of the options every rank must share (agreed_options, run_plan.h):

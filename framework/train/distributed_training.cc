@@ -7,10 +7,10 @@
 #include <thread>
 
 #include "core/error.h"
+#include "framework/runtime/base/task_cache.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
-#include "framework/runtime/task_cache.h"
-#include "framework/train/training_state.h"
+#include "framework/train/base/training_state.h"
 
 namespace sift {
 namespace {

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/evaluation.h"
-#include "framework/runtime/task.h"
+#include "framework/train/base/group.h"
 #include "framework/train/distributed.h"
-#include "framework/train/group.h"
 
 namespace sift {
 

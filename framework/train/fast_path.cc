@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "framework/train/fast_path_rules.h"
+#include "framework/train/base/fast_path_rules.h"
 
 namespace sift {
 
@@ -34,8 +34,9 @@ void choose_training_path(Run& run) {
     return;
   }
   run.fused = find_model(run.plan.model.type).fused_sgd(*run.model);
-  run.training_path =
-      fmt::format("fast path: fused SGD, {} thread{}", threads, threads == 1 ? "" : "s");
+  const std::string& split = run.plan.thread_split;
+  run.training_path = fmt::format("fast path: fused SGD, {} thread{}{}", threads,
+                                  threads == 1 ? "" : "s", split.empty() ? "" : " (" + split + ")");
 }
 
 }  // namespace sift

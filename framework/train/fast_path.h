@@ -1,4 +1,4 @@
-// train.fast_path: the fused SGD loop (models/fused_sgd.h) in place of autograd, for the
+// train.fast_path: the fused SGD loop (models/base/fused_sgd.h) in place of autograd, for the
 // runs it computes exactly: plain SGD on fp32 weights on the CPU in one process, with
 // the plain loss (train.loss softmax, hs, ns or ova, no weights or smoothing). Chosen
 // automatically; the run's report names the path taken

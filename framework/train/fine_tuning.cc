@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/file_bytes.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/train/setup.h"
 
 namespace sift {

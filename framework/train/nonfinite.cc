@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "framework/runtime/all_finite.h"
-#include "framework/train/divergence.h"
+#include "framework/train/base/divergence.h"
 
 namespace sift {
 

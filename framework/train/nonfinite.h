@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/train/divergence.h"
+#include "framework/train/base/divergence.h"
 #include "framework/train/run.h"
 
 namespace sift {

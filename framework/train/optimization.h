@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "framework/train/lr_schedule.h"
+#include "framework/train/base/lr_schedule.h"
 #include "framework/train/param_groups.h"
 
 namespace sift {

@@ -12,8 +12,8 @@
 
 #include "datasets/masked_lm.h"
 #include "datasets/sharded_stream.h"
-#include "framework/runtime/data_plan.h"
-#include "framework/runtime/evaluation_result.h"
+#include "framework/runtime/base/data_plan.h"
+#include "framework/runtime/base/evaluation_result.h"
 #include "models/model.h"
 
 namespace sift {
@@ -25,8 +25,8 @@ struct MaskedBatch {
   torch::Tensor positions;
   torch::Tensor targets;
 };
-MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan,
-                         const MaskingVocab& vocab, uint64_t seed, torch::Device device);
+MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan, const MaskingVocab& vocab,
+                         uint64_t seed, torch::Device device);
 
 // The seed of training batch `micro` of optimizer step `step` (from 0) of a run seeded `seed`.
 uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank);

@@ -7,8 +7,8 @@
 
 #include "core/atomic_file.h"
 #include "core/open_for_writing.h"
-#include "framework/runtime/run_folder.h"
-#include "framework/train/phases.h"
+#include "framework/runtime/base/run_folder.h"
+#include "framework/train/base/phases.h"
 
 namespace sift {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/train/base/phases.h"
 #include "framework/train/optimization.h"
-#include "framework/train/phases.h"
 
 namespace sift {
 namespace {

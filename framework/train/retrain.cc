@@ -5,10 +5,10 @@
 #include <iostream>
 #include <limits>
 
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/loss.h"
-#include "framework/runtime/task.h"
 #include "framework/train/optimization.h"
 #include "framework/train/run_plan.h"
 

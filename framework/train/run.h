@@ -13,13 +13,13 @@
 #include "config/config.h"
 #include "datasets/masked_lm.h"
 #include "framework/runtime/checkpoint.h"
+#include "framework/train/base/train_loop.h"
 #include "framework/train/distributed.h"
 #include "framework/train/layer_shards.h"
 #include "framework/train/precision.h"
 #include "framework/train/pruning.h"
 #include "framework/train/run_plan.h"
 #include "framework/train/sharding.h"
-#include "framework/train/train_loop.h"
 #include "models/model.h"
 
 namespace sift {

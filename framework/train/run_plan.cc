@@ -8,8 +8,8 @@
 #include "config/options.h"
 #include "config/validate.h"
 #include "core/error.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/device.h"
-#include "framework/runtime/run_folder.h"
 #include "models/model.h"
 
 namespace sift {

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "config/config.h"
-#include "framework/runtime/data_plan.h"
+#include "framework/runtime/base/data_plan.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/loss.h"
 #include "framework/train/distributed.h"
@@ -40,6 +40,7 @@ struct RunPlan {
   PrecisionPlan precision;
   DistributedOptions distributed;
   int64_t threads = 0;  // run.threads: 0 is all cores
+  std::string thread_split;  // run.threads 0 on the fast path: its cores' split (thread_split.h)
   torch::Device device{torch::kCPU};
   uint64_t seed = 0;
 };

@@ -13,7 +13,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/optimization.h"
 #include "framework/train/torch_learner.h"

@@ -10,12 +10,13 @@
 #include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "framework/runtime/base/run_folder.h"
+#include "framework/runtime/base/tensor_memory.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/runtime/run_folder.h"
-#include "framework/runtime/tensor_memory.h"
+#include "framework/train/base/thread_split.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
@@ -89,7 +90,10 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 }  // namespace
 
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
-  run.plan = resolve_run(config);  // every check between options, then each part once
+  SiftConfig split = config;
+  const std::string thread_split = apply_core_split(split);  // run.threads 0's cores
+  run.plan = resolve_run(split);  // every check between options, then each part once
+  run.plan.thread_split = thread_split;
   count_tensor_memory();  // the phase table's peak tensor bytes (one atomic add per tensor)
   apply_threads(run.plan.threads);
   run.dist = join_for_training(run.plan.distributed, run.plan.threads);
@@ -124,8 +128,8 @@ std::string init_from(ClassifierImpl& model, const std::string& from) {
   };
   model.remember_fills(load_model_weights(model, c, path, {may_differ, &left}));
   if (left.empty()) return "";
-  return fmt::format("train.init_from: {} fits but for {}, which start anew or are left out",
-                     path, fmt::join(left, ", "));
+  return fmt::format("train.init_from: {} fits but for {}, which start anew or are left out", path,
+                     fmt::join(left, ", "));
 }
 
 namespace {
@@ -146,7 +150,8 @@ std::vector<int64_t> layer_units(const Run& run) {
 }  // namespace
 
 void prepare_training(Run& run) {
-  if (run.plan.data.masked_lm) run.masking = masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model");
+  if (run.plan.data.masked_lm)
+    run.masking = masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model");
   freeze(*run.model, run.plan.train.freeze);
   run.model->to(run.device);
   run.dist->broadcast_parameters(*run.model);

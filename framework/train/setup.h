@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "config/config.h"
+#include "framework/train/base/train_options.h"
 #include "framework/train/run.h"
-#include "framework/train/train_options.h"
 
 namespace sift {
 

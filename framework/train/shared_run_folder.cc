@@ -9,7 +9,7 @@
 
 #include "core/crc32.h"
 #include "core/error.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 
 namespace sift {
 namespace {

@@ -8,10 +8,11 @@
 
 #include "core/error.h"
 #include "core/out_of_memory.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/loss.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/train/base/run_report.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/max_norm.h"
@@ -19,10 +20,9 @@
 #include "framework/train/optimization.h"
 #include "framework/train/pretraining.h"
 #include "framework/train/rank_figures.h"
-#include "framework/train/run_report.h"
 #include "framework/train/saving.h"
 #include "models/autocast.h"
-#include "models/traits.h"
+#include "models/base/traits.h"
 
 namespace sift {
 namespace {
@@ -110,7 +110,8 @@ torch::Tensor classification_loss(Run& run, const RawBatch& batch,
 torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
                                std::optional<PhaseTimer>& timer) {
   const uint64_t seed = masking_seed(run.plan.seed, run.state.step, micro, run.dist->rank());
-  const MaskedBatch b = masked_batch(batch, *run.plan.data.masked_lm, *run.masking, seed, run.device);
+  const MaskedBatch b =
+      masked_batch(batch, *run.plan.data.masked_lm, *run.masking, seed, run.device);
   timer.emplace(run.phases, Phase::forward);
   AutocastGuard autocast(run.plan.precision.autocast, run.device);
   return masked_lm_loss(*run.model, b, nullptr);

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "framework/train/learner.h"
+#include "framework/train/base/learner.h"
 #include "framework/train/run.h"
 
 namespace sift {

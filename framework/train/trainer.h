@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "framework/train/train_options.h"
+#include "framework/train/base/train_options.h"
 
 namespace sift {
 

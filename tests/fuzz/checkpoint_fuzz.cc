@@ -1,10 +1,10 @@
-// The checkpoint reader (framework/runtime/checkpoint_file) on any bytes: once as the
+// The checkpoint reader (framework/runtime/base/checkpoint_file) on any bytes: once as the
 // whole file, once as the body behind a valid header (magic, version, length and CRC-32
 // computed here), so the mutations reach the sections past the checksum.
 #include <string>
 
 #include "core/crc32.h"
-#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_file.h"
 #include "tests/fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

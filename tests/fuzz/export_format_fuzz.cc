@@ -1,9 +1,9 @@
-// An export's self-description (framework/runtime/export_format) on any bytes: as
+// An export's self-description (framework/runtime/base/export_format) on any bytes: as
 // sift_format.json with one extra file, and as tokenizer.json.
 #include <map>
 #include <string>
 
-#include "framework/runtime/export_format.h"
+#include "framework/runtime/base/export_format.h"
 #include "tests/fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

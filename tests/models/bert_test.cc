@@ -9,7 +9,7 @@
 #include <random>
 
 #include "datasets/safetensors.h"
-#include "framework/runtime/hf_model.h"
+#include "framework/runtime/base/hf_model.h"
 #include "models/script_writer.h"
 #include "tests/hf_folder.h"
 #include "tests/test_files.h"

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <map>
 
+#include "models/base/label_tree.h"
+#include "models/base/negative_sampler.h"
 #include "models/fasttext.h"
 #include "models/fasttext_sgd.h"
-#include "models/label_tree.h"
-#include "models/negative_sampler.h"
 #include "tests/models/bag_batch.h"
 
 namespace sift {

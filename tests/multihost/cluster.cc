@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include "framework/runtime/checkpoint_file.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/checkpoint_file.h"
+#include "framework/runtime/base/run_folder.h"
 #include "tests/test_files.h"
 
 extern char** environ;

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "cluster.h"
-#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_file.h"
 #include "tests/test_files.h"
 
 namespace sift::testing {

@@ -1,4 +1,4 @@
-#include "framework/runtime/calibration.h"
+#include "framework/runtime/base/calibration.h"
 
 #include <gtest/gtest.h>
 

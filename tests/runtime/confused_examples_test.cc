@@ -1,4 +1,4 @@
-#include "framework/runtime/confused_examples.h"
+#include "framework/runtime/base/confused_examples.h"
 
 #include <gtest/gtest.h>
 

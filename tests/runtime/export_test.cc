@@ -17,10 +17,10 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "datasets/sentencepiece.h"
+#include "framework/runtime/base/export_format.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/collate.h"
-#include "framework/runtime/export_format.h"
 #include "framework/runtime/export_pq.h"
-#include "framework/runtime/task.h"
 #include "tests/test_files.h"
 
 namespace sift {

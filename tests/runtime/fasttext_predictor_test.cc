@@ -2,7 +2,7 @@
 // rows that changed gives every row as the whole table does (rows at the edges of the
 // rank words, rows wider than a stack buffer, the first and last row); RankedRows, the
 // constant-time lookup of changed rows and kept ids.
-#include "framework/runtime/fasttext_predictor.h"
+#include "framework/runtime/base/fasttext_predictor.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "framework/runtime/metrics.h"
+#include "framework/runtime/base/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@ namespace metrics_test {
 // true 2      1       1       0      (class 2 is never predicted)
 ConfusionMatrix example(int64_t classes = 3) {
   ConfusionMatrix m(classes);
-  const std::vector<std::pair<int64_t, int64_t>> pairs = {
-      {0, 0}, {0, 0}, {0, 0}, {0, 1}, {1, 1}, {1, 1}, {1, 0}, {2, 0}, {2, 1}};
+  const std::vector<std::pair<int64_t, int64_t>> pairs = {{0, 0}, {0, 0}, {0, 0}, {0, 1}, {1, 1},
+                                                          {1, 1}, {1, 0}, {2, 0}, {2, 1}};
   for (const auto& [truth, predicted] : pairs) m.add(truth, predicted);
   return m;
 }

@@ -1,4 +1,4 @@
-#include "framework/runtime/multilabel_metrics.h"
+#include "framework/runtime/base/multilabel_metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The vocabulary pass's cache (issue #46): a second count of the same files with the same
 // options is read back and equals the first; a changed file, a changed option or a torn
 // entry is counted again; SIFT_CACHE_DIR=off keeps nothing.
-#include "framework/runtime/task_cache.h"
+#include "framework/runtime/base/task_cache.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "config/loader.h"
-#include "framework/runtime/task.h"
+#include "framework/runtime/base/task.h"
 #include "tests/test_files.h"
 
 namespace sift {

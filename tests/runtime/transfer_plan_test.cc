@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
-#include "framework/runtime/data_plan.h"
+#include "framework/runtime/base/data_plan.h"
 
 namespace sift {
 namespace transfer_plan_test {

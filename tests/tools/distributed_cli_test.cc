@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "../free_port.h"
-#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_file.h"
 #include "tests/test_files.h"
 
 extern char** environ;
@@ -186,7 +186,8 @@ TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
   const Result single = run("train --resume " + dir_ + "/parts --quiet");
   EXPECT_NE(single.status, 0);
   EXPECT_FALSE(has_trace(single.err)) << single;
-  EXPECT_NE(single.err.find("sift: error: " + dir_ + "/parts/last.ckpt was written by a run of 2 "
+  EXPECT_NE(single.err.find("sift: error: " + dir_ +
+                            "/parts/last.ckpt was written by a run of 2 "
                             "process(es) inside an epoch and this one has 1"),
             std::string::npos)
       << single;
@@ -213,8 +214,10 @@ void Dist::killed_rank_ends_the_other(const std::string& shard) {
   const std::string port = "MASTER_PORT=" + std::to_string(free_port());
   const std::string name = "killed_" + shard;
   const std::string args = train_args(
-      name, " --set train.epochs=200 --set run.dist_timeout_seconds=5 --set run.shard=" + shard +
-                (shard == "none" ? "" : " --set train.optimizer.type=adam --set train.optimizer.lr=0.01"));
+      name,
+      " --set train.epochs=200 --set run.dist_timeout_seconds=5 --set run.shard=" + shard +
+          (shard == "none" ? ""
+                           : " --set train.optimizer.type=adam --set train.optimizer.lr=0.01"));
   Process rank0 = start(args, {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", port});
   Process rank1 = start(args, {"RANK=1", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", port});
   ASSERT_TRUE(wait_for(dir_ + "/" + name + "/vocab.txt", 30)) << "the ranks never started training";
@@ -283,7 +286,6 @@ TEST_F(Dist, UnreachableMasterIsAClearErrorWithinTheTimeout) {
   EXPECT_NE(r.err.find("sift: error: rank 1 at "), std::string::npos) << r;
   EXPECT_NE(r.err.find(" cannot reach the master at 127.0.0.1:"), std::string::npos) << r;
 }
-
 
 // ---- run.shard (ZeRO stages 1 and 2) ------------------------------------------------------
 
@@ -367,8 +369,9 @@ TEST_F(Dist, ShardedTransformerGivesDataParallelWeightsBitForBit) {
 // last.ckpt holds the whole optimizer state whatever the sharding: a sharded run saved
 // at 3 ranks resumes at 2 (sharded) and at 1 exactly as data parallelism's checkpoint does.
 TEST_F(Dist, ShardedRunSavedAtThreeRanksResumesAtTwoAndAtOne) {
-  const std::string epoch = " --set train.epochs=1 --set train.optimizer.type=adam "
-                            "--set train.optimizer.lr=0.01";
+  const std::string epoch =
+      " --set train.epochs=1 --set train.optimizer.type=adam "
+      "--set train.optimizer.lr=0.01";
   launch(3, "ddp", epoch);
   launch(3, "sharded", epoch + " --set run.shard=optimizer");
   ASSERT_TRUE(weights("sharded") == weights("ddp"));
@@ -379,8 +382,8 @@ TEST_F(Dist, ShardedRunSavedAtThreeRanksResumesAtTwoAndAtOne) {
   for (const std::string name : {"ddp", "sharded"}) {
     const Result two = run("launch --nproc 2 -- train --resume " + dir_ + "/" + name + more);
     ASSERT_EQ(two.status, 0) << two;
-    const Result one = run("train --resume " + dir_ + "/" + name + "_1" + more +
-                           " --set run.shard=none");
+    const Result one =
+        run("train --resume " + dir_ + "/" + name + "_1" + more + " --set run.shard=none");
     ASSERT_EQ(one.status, 0) << one;
   }
   const auto report = nlohmann::json::parse(read_file(dir_ + "/sharded/report.json"));
@@ -395,12 +398,13 @@ TEST_F(Dist, ShardedRunSavedAtThreeRanksResumesAtTwoAndAtOne) {
 // Stopped inside an epoch and resumed with the same number of ranks: the weights of the
 // uninterrupted run, bit for bit.
 TEST_F(Dist, ShardedRunResumedInsideAnEpochAtTheSameWorldSizeIsBitExact) {
-  const std::string set = " --set train.epochs=1 --set run.shard=gradients "
-                          "--set train.optimizer.type=adam --set train.optimizer.lr=0.01";
+  const std::string set =
+      " --set train.epochs=1 --set run.shard=gradients "
+      "--set train.optimizer.type=adam --set train.optimizer.lr=0.01";
   launch(2, "whole", set);
   launch(2, "parts", set + " --set train.max_steps=30");
-  const Result resumed = run("launch --nproc 2 -- train --resume " + dir_ +
-                             "/parts --quiet --set train.max_steps=0");
+  const Result resumed =
+      run("launch --nproc 2 -- train --resume " + dir_ + "/parts --quiet --set train.max_steps=0");
   ASSERT_EQ(resumed.status, 0) << resumed;
   EXPECT_TRUE(weights("parts") == weights("whole"));
 }

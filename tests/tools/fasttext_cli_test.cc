@@ -236,14 +236,15 @@ TEST_F(FastTextCli, QuantizeRetrainsWithItsInputEpochAndLr) {
   EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
 }
 
-// fastText's -pretrainedVectors: the words found start from their vectors and the run
+// fastText's -pretrainedVectors: the file's words join the vocabulary, the words found start
+// from their vectors and the run
 // trains and predicts (in sift-main: LiteOptions.AKeyNotHonouredIsTheReason); a file of
 // another dimension is refused naming it.
 TEST_F(FastTextCli, PretrainedVectorsStartTheWordsFoundAndAWrongDimensionIsNamed) {
   {
     std::ofstream vec(path("v.vec"));
-    vec << "3 10\n";
-    for (const char* word : {"What", "Who", "How"}) {
+    vec << "4 10\n";
+    for (const char* word : {"What", "Who", "How", "zyxwvutsrq"}) {
       vec << word;
       for (int i = 0; i < 10; ++i) vec << " " << (i % 3 == 0 ? 0.5 : -0.25);
       vec << "\n";
@@ -255,6 +256,10 @@ TEST_F(FastTextCli, PretrainedVectorsStartTheWordsFoundAndAWrongDimensionIsNamed
   const SiftResult tested = sift("test runs/pv test.txt 1");
   ASSERT_EQ(tested.status, 0) << tested;
   EXPECT_GT(test_lines(tested.out).at("P@1"), 0.5) << tested.out;
+  // As fastText adds them: a word of the file that the training data lacks joins the
+  // vocabulary, with no training count, and the model knows it.
+  EXPECT_CONTAINS(slurp(path("runs/pv/vocab.txt")), "\nzyxwvutsrq\t0\n");
+  EXPECT_EQ(slurp(path("runs/pv/vocab.txt")).find("\nWhat\t0\n"), std::string::npos);
   const SiftResult wrong =
       sift("supervised -input train.txt -output runs/pv5 -pretrainedVectors v.vec -dim 5");
   EXPECT_NE(wrong.status, 0) << wrong;

@@ -3,11 +3,15 @@
 // the same metrics, a run folder sift-main resumes; what it hands to sift-main.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
-#include "framework/runtime/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_file.h"
 #include "run_sift.h"
 
 namespace sift {
@@ -156,6 +160,34 @@ TEST_F(LiteTrainCli, TrainsOnHogwildThreadsToo) {
             5 * summary["train"]["records"].get<int64_t>());
   EXPECT_GE(summary["splits"]["test"]["accuracy"].get<double>(), 0.6) << r.out;
   EXPECT_FALSE(model_bytes(dir_ + "/hog/last.ckpt").empty());
+}
+
+TEST_F(LiteTrainCli, RunThreadsZeroSplitsTheCoresAndBothProgramsSayHow) {
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t trainers = cores < 4 ? 1 : cores / 2;
+  const int64_t readers = cores < 4 ? std::max<int64_t>(1, cores - 1) : trainers;
+  const std::string split = "(run.threads 0: " + std::to_string(cores) +
+                            " cores = " + std::to_string(trainers) + " trainer";
+  for (const auto& [name, env] : std::vector<std::pair<std::string, std::string>>{
+           {"lite", "SIFT_LITE_WHY=1"}, {"main", "SIFT_LITE=0"}}) {
+    const Result r = sift(train_args(name, "--set run.threads=0 --set train.epochs=1"), env);
+    ASSERT_EQ(r.status, 0) << r;
+    const std::string path = nlohmann::json::parse(r.out)["train"]["training_path"];
+    EXPECT_NE(path.find(split), std::string::npos) << name << ": " << path;
+    EXPECT_NE(path.find(std::to_string(readers) + " reader"), std::string::npos) << path;
+    EXPECT_NE(testing::slurp(dir_ + "/" + name + "/train.log").find(split), std::string::npos);
+    // config.yaml records what the run took, so that a resume reads the same threads.
+    const std::string config = testing::slurp(dir_ + "/" + name + "/config.yaml");
+    EXPECT_NE(config.find("fast_path_threads: " + std::to_string(trainers)), std::string::npos);
+    if (trainers == 1) {
+      EXPECT_NE(config.find("workers: " + std::to_string(readers)), std::string::npos) << config;
+    }
+  }
+  // Left at its value of the config (1), the threads stay as configured: no split is said.
+  const Result one = sift(train_args("one", "--set train.epochs=1"));
+  ASSERT_EQ(one.status, 0) << one;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["train"]["training_path"],
+            "fast path: fused SGD, 1 thread, without LibTorch (sift-lite)");
 }
 
 TEST_F(LiteTrainCli, ConfigErrorsAreSiftMainsOneLine) {

@@ -502,6 +502,51 @@ TEST_F(ServeCli, SigtermUnderKeptAliveLoadAnswersEveryRequestWrittenOnAnOpenConn
   }
 }
 
+// The value of a metric line `name{model="trec"} VALUE` in /metrics; -1 when absent.
+double metric(const std::string& metrics, const std::string& name) {
+  const std::string key = name + "{model=\"trec\"} ";
+  const size_t at = metrics.find(key);
+  return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + key.size()));
+}
+
+// Length buckets: a batch is the oldest text and the queued texts nearest its length. Four
+// long questions and four one-word ones, alternating, in one request, batches of four: with
+// buckets each batch holds one length (no padding); in arrival order each holds two long
+// and two short texts, padded to the long ones. Then the cut into runs: a batch of mixed
+// lengths runs as runs of one length each when a run costs nothing.
+TEST_F(ServeCli, LengthBucketsBatchTheQueuedTextsNearestInLengthTogether) {
+  const std::string run = train_transformer();
+  const std::string long_text =
+      "what is the name of the river that runs through the capital city of the country";
+  std::vector<std::string> texts;
+  for (int i = 0; i < 4; ++i) texts.insert(texts.end(), {long_text, "who"});
+  struct Figures {
+    double runs, tokens, padded;
+  };
+  // What the model ran for `texts`: forwards, tokens, tokens with padding.
+  auto figures = [&](std::vector<std::string> options) {
+    options.insert(options.end(), {"--model", "trec=" + run, "--max-batch", "4"});
+    Server s(dir_, options);
+    EXPECT_EQ(s.post("/v1/models/trec/predict", texts_body(texts)).first, 200);
+    const std::string m = s.get("/metrics").second;
+    return Figures{metric(m, "sift_batch_texts_count"), metric(m, "sift_batch_tokens_total"),
+                   metric(m, "sift_batch_padded_tokens_total")};
+  };
+  const std::string never_cut = "1000000";  // --run-cost-tokens: each batch runs whole
+  const Figures buckets = figures({"--run-cost-tokens", never_cut});
+  const double long_tokens = (buckets.tokens - 4) / 4;
+  ASSERT_GT(long_tokens, 10);
+  EXPECT_EQ(buckets.runs, 2);
+  EXPECT_EQ(buckets.padded, buckets.tokens);  // [4 long], [4 short]
+  const Figures in_order = figures({"--no-length-buckets", "--run-cost-tokens", never_cut});
+  EXPECT_EQ(in_order.runs, 2);
+  EXPECT_EQ(in_order.tokens, buckets.tokens);
+  EXPECT_EQ(in_order.padded, 2 * 4 * long_tokens);  // [long, short, long, short] twice
+  const Figures cut = figures({"--no-length-buckets", "--run-cost-tokens", "0"});
+  EXPECT_EQ(cut.runs, 4);  // each batch as [short, short], [long, long]
+  EXPECT_EQ(cut.padded, cut.tokens);
+}
+
 TEST(ServeUtf8, FindsTheFirstByteThatIsNotValidUtf8) {
   EXPECT_EQ(serve::invalid_utf8_at("plain ascii"), std::string::npos);
   EXPECT_EQ(serve::invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);

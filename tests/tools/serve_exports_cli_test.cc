@@ -1,6 +1,6 @@
 // `sift serve` serves every export kind of every model family as `sift predict` reads it:
-// fp32, bf16, int8, pq and pruned exports of fastText, TextCNN, the Transformer and BERT,
-// each answer equal to `sift predict`'s for the same texts and file.
+// fp32, bf16, int8, pq and pruned exports of fastText, TextCNN, the RNN (LSTM and GRU), the
+// Transformer and BERT, each answer equal to `sift predict`'s for the same texts and file.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -56,10 +56,37 @@ train:
     lr: 0.002
 )";
 
-// Attention heads and feed-forward units pruned to half between steps 5 and 30 (of 38).
-const char* const kPruneHeads =
-    " --set train.prune.structure=[heads,ffn] --set train.prune.sparsity=0.5"
-    " --set train.prune.start_step=5 --set train.prune.end_step=30 --set train.prune.every=5";
+// A bidirectional LSTM with max pooling (kTransformerYaml's data and steps).
+const char* const kRnnYaml = R"(run:
+  threads: 1
+data:
+  format: label_first
+  encoding: latin-1
+  valid_split: 0
+  max_length: 32
+model:
+  type: rnn
+  dim: 16
+  cell: lstm
+  hidden: 12
+  layers: 1
+  bidirectional: true
+  pooling: max
+train:
+  epochs: 1
+  batch_size: 16
+  optimizer:
+    type: adam
+    lr: 0.002
+)";
+
+// `structure` (a model's units: heads and ffn, filters, hidden) pruned to half between
+// steps 5 and 30 (of 38).
+std::string prune_half(const std::string& structure) {
+  return " --set train.prune.structure=[" + structure +
+         "] --set train.prune.sparsity=0.5 --set train.prune.start_step=5"
+         " --set train.prune.end_step=30 --set train.prune.every=5";
+}
 // fastText's embedding rows pruned to half (autograd, not the fast path).
 const char* const kPruneRows =
     " --set train.prune.structure=[rows] --set train.prune.sparsity=0.5"
@@ -70,8 +97,14 @@ TEST_F(ServeCli, EveryExportKindOfEveryModelFamilyAnswersAsSiftPredict) {
   const std::string ft_pruned = train_yaml("ftp", testing::slurp(kSource + "/configs/trec.yaml"),
                                            " --set train.epochs=2" + std::string(kPruneRows));
   const std::string cnn = train_yaml("cnn", kTextCnnYaml);
+  const std::string cnn_pruned = train_yaml("cnnp", kTextCnnYaml, prune_half("filters"));
+  const std::string rnn = train_yaml("rnn", kRnnYaml);
+  const std::string rnn_pruned = train_yaml("rnnp", kRnnYaml, prune_half("hidden"));
+  const std::string gru = train_yaml("gru", kRnnYaml,
+                                     " --set model.cell=gru --set model.bidirectional=false"
+                                     " --set model.pooling=mean");
   const std::string tf = train_transformer();
-  const std::string tf_pruned = train_yaml("tfp", kTransformerYaml, kPruneHeads);
+  const std::string tf_pruned = train_yaml("tfp", kTransformerYaml, prune_half("heads,ffn"));
   const std::string bert = train_yaml("bert", kBertYaml);
   // name -> (run, export options)
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> kinds = {
@@ -83,6 +116,12 @@ TEST_F(ServeCli, EveryExportKindOfEveryModelFamilyAnswersAsSiftPredict) {
       {"cnn_fp32", {cnn, ""}},
       {"cnn_int8", {cnn, "--quantize int8"}},
       {"cnn_bf16", {cnn, "--dtype bf16"}},
+      {"cnn_pruned", {cnn_pruned, ""}},
+      {"rnn_fp32", {rnn, ""}},
+      {"rnn_int8", {rnn, "--quantize int8"}},
+      {"rnn_bf16", {rnn, "--dtype bf16"}},
+      {"rnn_pruned", {rnn_pruned, ""}},
+      {"gru_fp32", {gru, ""}},
       {"tf_int8", {tf, "--quantize int8"}},
       {"tf_bf16", {tf, "--dtype bf16"}},
       {"tf_pruned", {tf_pruned, ""}},
@@ -122,6 +161,7 @@ TEST_F(ServeCli, EveryExportKindOfEveryModelFamilyAnswersAsSiftPredict) {
   EXPECT_NE(err.find("model ft_fp32: fasttext"), std::string::npos) << err;
   EXPECT_NE(err.find("model bert_fp32: bert"), std::string::npos) << err;
   EXPECT_NE(err.find("model cnn_int8: textcnn"), std::string::npos) << err;
+  EXPECT_NE(err.find("model gru_fp32: rnn"), std::string::npos) << err;
   EXPECT_EQ(s.stop(SIGTERM), 0);
 }
 

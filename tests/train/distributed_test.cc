@@ -1,7 +1,10 @@
 // Data-parallel training on c10d with two real processes on the loopback interface: the
 // test starts this binary twice more (DistributedWorker.Run, which skips unless started
 // so), with torchrun's environment and a port chosen free at test time.
+#include "framework/train/distributed.h"
+
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <spawn.h>
@@ -9,7 +12,6 @@
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
-#include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,13 +20,12 @@
 #include <sstream>
 
 #include "../free_port.h"
-#include "datasets/shard_writer.h"
-#include "framework/runtime/checkpoint.h"
 #include "config/loader.h"
-#include "framework/train/distributed.h"
-#include "framework/train/distributed_training.h"
 #include "core/error.h"
-#include "framework/runtime/task.h"
+#include "datasets/shard_writer.h"
+#include "framework/runtime/base/task.h"
+#include "framework/runtime/checkpoint.h"
+#include "framework/train/distributed_training.h"
 #include "tests/test_files.h"
 
 extern char** environ;
@@ -38,9 +39,8 @@ namespace fs = std::filesystem;
 struct NetImpl : torch::nn::Module {
   NetImpl() {
     sparse = register_module(
-        "sparse", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(50, 8)
-                                              .mode(torch::kMean)
-                                              .sparse(true)));
+        "sparse", torch::nn::EmbeddingBag(
+                      torch::nn::EmbeddingBagOptions(50, 8).mode(torch::kMean).sparse(true)));
     dense = register_module(
         "dense", torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(50, 8).mode(torch::kSum)));
     out = register_module("out", torch::nn::Linear(8, 3));
@@ -226,8 +226,7 @@ TEST_F(Distributed2, TwoRanksWithBatchBMatchOneProcessWithBatch2B) {
       EXPECT_TRUE(torch::equal(item.value(), p1[name])) << name << " differs between ranks";
       // And what one process with the whole batch computes, up to float rounding.
       EXPECT_TRUE(torch::allclose(item.value(), ps[name], 1e-4, 1e-6))
-          << name << " max difference "
-          << (item.value() - ps[name]).abs().max().item<float>();
+          << name << " max difference " << (item.value() - ps[name]).abs().max().item<float>();
     }
     // The parameters moved (a test whose training did nothing would pass the above).
     torch::manual_seed(100);
@@ -260,16 +259,17 @@ TEST_F(Distributed2, RanksTogetherReadEveryTrainingRecordOncePerEpoch) {
   for (int shard = 0; shard < 3; ++shard) {
     const int lines = shard == 0 ? 400 : 25;
     std::string text;
-    for (int i = 0; i < lines; ++i, ++record) text += fmt::format("__label__{} w{}\n", record % 2, record);
+    for (int i = 0; i < lines; ++i, ++record)
+      text += fmt::format("__label__{} w{}\n", record % 2, record);
     const std::string path = dir_ + "/shard" + std::to_string(shard) + ".txt.gz";
     TextFileWriter writer(path, Compression::kGzip);
     writer.write(text);
     writer.commit();
     files.push_back(path);
   }
-  const SiftConfig config = load_config(
-      "", {"data.train.path=" + dir_ + "/shard*.txt.gz", "data.valid_split=0",
-           "data.workers=2", "data.shuffle_buffer=50", "train.batch_size=7"});
+  const SiftConfig config =
+      load_config("", {"data.train.path=" + dir_ + "/shard*.txt.gz", "data.valid_split=0",
+                       "data.workers=2", "data.shuffle_buffer=50", "train.batch_size=7"});
   const DataPlan plan = resolve_data(config);
   const Task task = build_task(plan);
   const TextEncoder encoder = make_encoder(task);
@@ -326,8 +326,10 @@ TEST(DistributedResume, RefusesAnotherWorldSizeInsideAnEpochNamingBoth) {
   const nlohmann::json inside{{"world_size", 2}, {"epoch_complete", false}};
   EXPECT_NO_THROW(check_world_size(inside, "run/last.ckpt", 2));
   EXPECT_NO_THROW(check_world_size({{"epoch_complete", false}}, "run/last.ckpt", 1));
-  EXPECT_NO_THROW(check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 2));
-  EXPECT_NO_THROW(check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 1));
+  EXPECT_NO_THROW(
+      check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 2));
+  EXPECT_NO_THROW(
+      check_world_size({{"world_size", 3}, {"epoch_complete", true}}, "run/last.ckpt", 1));
   try {
     check_world_size(inside, "run/last.ckpt", 1);
     ADD_FAILURE() << "resumed 2 ranks' checkpoint with 1";

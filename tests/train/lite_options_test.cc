@@ -8,7 +8,7 @@
 #include "config/loader.h"
 #include "config/options.h"
 #include "core/error.h"
-#include "framework/train/lite_trainer.h"
+#include "framework/train/base/lite_trainer.h"
 
 namespace sift {
 namespace {

@@ -1,9 +1,9 @@
-#include "framework/train/phases.h"
+#include "framework/train/base/phases.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "framework/runtime/tensor_memory.h"
+#include "framework/runtime/base/tensor_memory.h"
 
 namespace sift {
 namespace phases_test {
@@ -64,7 +64,7 @@ TEST(PhaseTimes, TheFastPathsFusedStepIsStepTimeSoADataBoundShareCountsIt) {
   EXPECT_NEAR(j["table"][2]["ms_per_step"].get<double>(), 6.0, 1e-9);
   EXPECT_NEAR(j["data_wait_share_of_step"].get<double>(), 0.25, 1e-9);
   EXPECT_FALSE(j.contains("bottleneck"));  // 25%: below the data-bound line
-  PhaseTimes without;  // a run off the fast path has no fused row
+  PhaseTimes without;                      // a run off the fast path has no fused row
   without.add(Phase::forward, milliseconds(1));
   for (const auto& row : without.to_json(1.0, 1)["table"]) EXPECT_NE(row["phase"], "fused");
 }

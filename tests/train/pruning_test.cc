@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "config/loader.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/collate.h"
 #include "framework/runtime/export.h"
-#include "framework/runtime/task.h"
 #include "tests/test_files.h"
 
 namespace sift {

@@ -1,4 +1,4 @@
-#include "framework/train/row_journal.h"
+#include "framework/train/base/row_journal.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "framework/train/save_policy.h"
+#include "framework/train/base/save_policy.h"
 
 #include <gtest/gtest.h>
 

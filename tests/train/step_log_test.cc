@@ -1,4 +1,4 @@
-#include "framework/train/step_log.h"
+#include "framework/train/base/step_log.h"
 
 #include <gtest/gtest.h>
 

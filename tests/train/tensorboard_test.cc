@@ -1,4 +1,4 @@
-#include "framework/train/tensorboard.h"
+#include "framework/train/base/tensorboard.h"
 
 #include <gtest/gtest.h>
 

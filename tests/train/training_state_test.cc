@@ -1,4 +1,4 @@
-#include "framework/train/training_state.h"
+#include "framework/train/base/training_state.h"
 
 #include <gtest/gtest.h>
 

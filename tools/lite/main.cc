@@ -3,7 +3,7 @@
 // libraries and registering its operators takes 0.35-0.6 s on these machines, more than
 // `fasttext predict` takes for all 7,600 AG News test texts and more than `fasttext
 // supervised` takes for TREC; the fastText model's forward and fused step need none of it
-// (framework/runtime/fasttext_predictor.h, framework/train/lite_trainer.h). Everything
+// (framework/runtime/base/fasttext_predictor.h, framework/train/base/lite_trainer.h). Everything
 // else (other commands and models, int8/bf16 exports, --quantized-engine, runs off the
 // fast path or with more threads, --resume, a config or load error) goes to sift-main with
 // the same arguments, which then answers as it always did. SIFT_LITE_WHY=1 prints why a
@@ -21,9 +21,9 @@
 #include "core/error.h"
 #include "core/out_of_memory.h"
 #include "core/sibling_program.h"
-#include "framework/runtime/fasttext_predictor.h"
-#include "framework/train/lite_trainer.h"
-#include "models/traits.h"
+#include "framework/runtime/base/fasttext_predictor.h"
+#include "framework/train/base/lite_trainer.h"
+#include "models/base/traits.h"
 #include "tools/serve/fasttext_backend.h"
 #include "tools/serve/serve_config.h"
 #include "tools/serve/serve_main.h"

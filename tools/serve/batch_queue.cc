@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
 #include <utility>
+
+#include "tools/serve/batch_runs.h"
 
 namespace sift::serve {
 
@@ -180,19 +183,19 @@ void BatchQueue::run(std::vector<Item>& batch) const {
       live.push_back(std::move(item));
     }
   }
-  // Length buckets: shortest first, cut where a padded chunk would pass the token budget.
+  if (live.empty()) return;
+  if (!backend_->padded()) return run_chunk(live);
+  // Shortest first, cut into runs of similar length (batch_runs.h).
   std::stable_sort(live.begin(), live.end(),
                    [](const Item& a, const Item& b) { return a.tokens < b.tokens; });
-  std::vector<Item> chunk;
-  for (auto& item : live) {
-    const auto padded = static_cast<int64_t>(chunk.size() + 1) * item.tokens;
-    if (!chunk.empty() && backend_->padded() && padded > limits_.max_batch_tokens) {
-      run_chunk(chunk);
-      chunk.clear();
-    }
-    chunk.push_back(std::move(item));
+  std::vector<int64_t> lengths;
+  for (const Item& item : live) lengths.push_back(item.tokens);
+  size_t start = 0;
+  for (size_t end : cut_runs(lengths, limits_.run_cost_tokens, limits_.max_batch_tokens)) {
+    run_chunk(std::vector<Item>(std::make_move_iterator(live.begin() + start),
+                                std::make_move_iterator(live.begin() + end)));
+    start = end;
   }
-  if (!chunk.empty()) run_chunk(chunk);
 }
 
 void BatchQueue::run_chunk(const std::vector<Item>& chunk) const {

@@ -7,7 +7,8 @@
 // without; bench/serve_bench.sh). For a padded model the batch is the oldest text and the
 // queued texts nearest its length (length buckets across the queue; the oldest text
 // anchors each batch, so none waits behind others for long); the batch is then sorted by
-// length and cut where its padding would pass the token budget. A request whose texts do
+// length and cut into runs where the padding saved passes a forward's own cost, or where a
+// run would pass the token budget (batch_runs.h). A request whose texts do
 // not all fit is refused whole (429), never queued without bound; a text still queued at
 // its request's deadline is skipped. A model whose forward runs one text at a time
 // (fastText) gains nothing from a batch: its texts run on the request's own thread.
@@ -46,6 +47,9 @@ struct BatchLimits {
   // A padded model's batch takes the queued texts nearest the oldest one's length (false:
   // in arrival order; for comparison, bench/serve_bench.sh).
   bool length_buckets = true;
+  // A forward's own cost in padded tokens: a padded model's batch is cut into runs of
+  // similar length where that saves more (batch_runs.h).
+  int64_t run_cost_tokens = 32;
 };
 
 // What the model ran at once: texts, their tokens, and the tokens with padding (a padded

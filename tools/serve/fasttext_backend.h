@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "framework/runtime/fasttext_predictor.h"
+#include "framework/runtime/base/fasttext_predictor.h"
 #include "tools/serve/model_backend.h"
 
 namespace sift::serve {

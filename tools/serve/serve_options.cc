@@ -48,6 +48,10 @@ std::vector<ServeOption> make_table() {
       {"length_buckets", "!--no-length-buckets",
        "A padded model's batch takes texts in arrival order, not those nearest in length",
        [](ServeArgs& a) -> Field { return &a.batch.length_buckets; }},
+      {"run_cost_tokens", "--run-cost-tokens",
+       "A padded model's batch is cut into runs of similar length where the padding saved "
+       "passes this many tokens a run (a forward's own cost)",
+       [](ServeArgs& a) -> Field { return &a.batch.run_cost_tokens; }, 0, kBig},
       {"queue_texts", "--queue-texts",
        "Texts queued per model at most; a request that does not fit gets 429",
        [](ServeArgs& a) -> Field { return &a.batch.queue_texts; }, 1, kBig},

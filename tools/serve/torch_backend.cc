@@ -27,7 +27,7 @@ class TorchBackend : public ModelBackend {
     encoders_.encode(text, ids);
   }
   std::vector<cli::Predictions> predict(const std::vector<TextQuery>& batch) const override {
-    torch::NoGradGuard no_grad;  // thread-local: each worker sets its own
+    c10::InferenceMode inference;  // thread-local: each worker sets its own
     RawBatch raw;
     std::vector<cli::PredictQuery> queries;
     for (const TextQuery& q : batch) {

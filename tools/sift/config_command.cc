@@ -2,7 +2,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
-#include "framework/runtime/init_from_config.h"
+#include "framework/runtime/base/init_from_config.h"
 #include "models/model.h"
 #include "tools/sift/commands.h"
 

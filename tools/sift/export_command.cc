@@ -6,9 +6,9 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/export.h"
 #include "framework/runtime/export_pq.h"
-#include "framework/runtime/run_folder.h"
 #include "framework/train/retrain.h"
 #include "tools/sift/commands.h"
 

@@ -8,10 +8,10 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/runtime/base/hf_model.h"
+#include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/checkpoint.h"
-#include "framework/runtime/hf_model.h"
-#include "framework/runtime/run_folder.h"
-#include "framework/train/training_state.h"
+#include "framework/train/base/training_state.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/import_fasttext.h"
 #include "tools/sift/imported_run.h"

@@ -14,7 +14,8 @@
 #include "framework/runtime/export.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/train/training_state.h"
+#include "framework/train/base/training_state.h"
+#include "models/base/fasttext_forward.h"
 #include "tools/sift/fasttext_model_file.h"
 #include "tools/sift/fasttext_pq.h"
 #include "tools/sift/imported_run.h"
@@ -119,13 +120,14 @@ Checkpoint imported_checkpoint(const FastTextModel& m, const std::string& path,
                              {"path", fs::absolute(path).string()},
                              {"version", m.version},
                              {"loss", loss}};
-  c.tensor_blobs["model"] = {{"embedding.weight", embedding},
-                             {"output.weight", output},
-                             {"output.bias", torch::zeros({output.size(0)})}};
+  c.tensor_blobs["model"] = {{kFastTextTable, embedding},
+                             {kFastTextOutput, output},
+                             {kFastTextBias, torch::zeros({output.size(0)})}};
   if (m.args.loss == kFastTextLossHs || m.args.loss == kFastTextLossNs) {
     std::vector<int64_t> counts;  // hs builds its tree from them, ns its draws
     for (const FastTextEntry& e : m.labels) counts.push_back(e.count);
-    c.tensor_blobs["model"].emplace_back("label_counts", torch::tensor(counts, torch::kInt64));
+    c.tensor_blobs["model"].emplace_back(kFastTextLabelCounts,
+                                         torch::tensor(counts, torch::kInt64));
   }
   return c;
 }
@@ -280,8 +282,8 @@ void import_ftz(const FastTextModel& m, DenseTensors& dense, const std::string& 
   } else {
     table = with_leading_rows(std::move(table), kSpecials);
   }
-  options.pq_given["embedding.weight"] = std::move(table);
-  if (out_pq) options.pq_given["output.weight"] = *out_pq;
+  options.pq_given[kFastTextTable] = std::move(table);
+  if (out_pq) options.pq_given[kFastTextOutput] = *out_pq;
   const int64_t bytes = export_run(bundle, out, options);
   std::cout << fmt::format("imported {}: {}; {} -> {} ({} bytes, a pq export)\n", path, summary(m),
                            pq_summary(m, input), out, bytes);

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/open_for_writing.h"
 #include "datasets/labels.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 
 namespace sift::cli {
 

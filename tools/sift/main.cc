@@ -109,8 +109,11 @@ int main(int argc, char** argv) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e) && unknown_flag(app, argc, argv)) {
       return kUsageError;
     }
-    const int code = app.exit(e);  // prints the message (or the help / version text)
-    return code == 0 ? 0 : kUsageError;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: their text
+    // A bad value, a missing argument: one line, as every other error (CLI11's own print
+    // adds a second, "Run with --help for more information.").
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return kUsageError;
   } catch (const sift::Interrupted& e) {
     std::fprintf(stderr, "sift: %s\n", e.what());  // training saved and stopped, as asked
     return 128 + e.signal();

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "config/loader.h"
-#include "framework/runtime/pretrain_config.h"
-#include "models/traits.h"
+#include "framework/runtime/base/pretrain_config.h"
+#include "models/base/traits.h"
 #include "tools/sift/commands.h"
 #include "tools/sift/train_options.h"
 

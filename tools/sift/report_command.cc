@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "core/atomic_file.h"
-#include "framework/train/report_html.h"
+#include "framework/train/base/report_html.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/metric_table.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 
 namespace sift::cli {
 

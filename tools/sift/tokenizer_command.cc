@@ -4,12 +4,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "config/loader.h"
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "datasets/sentencepiece.h"
 #include "datasets/wordpiece_trainer.h"
-#include "config/loader.h"
-#include "core/error.h"
-#include "framework/runtime/task.h"
+#include "framework/runtime/base/task.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -20,7 +20,9 @@ namespace {
 void train_wordpiece(const SiftConfig& config) {
   const auto& t = config.tokenizer;
   if (t.model.empty()) {
-    throw Error("tokenizer.model: The path to write the WordPiece vocabulary (vocab.txt) to must be given.");
+    throw Error(
+        "tokenizer.model: The path to write the WordPiece vocabulary (vocab.txt) to must be "
+        "given.");
   }
   const std::string sample = t.model + ".sample.txt";
   const uint64_t lines =

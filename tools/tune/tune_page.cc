@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "core/html_page.h"
-#include "framework/runtime/run_folder.h"
+#include "framework/runtime/base/run_folder.h"
 
 namespace sift {
 namespace {
