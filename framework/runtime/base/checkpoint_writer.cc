@@ -54,6 +54,28 @@ struct Section {
 
 void serially(int64_t n, const std::function<void(int64_t, int64_t)>& fn) { fn(0, n); }
 
+// Hands `pieces` to `fn` in order, the small ones gathered in `buffer` into blocks of up
+// to kBlockBytes. A table's changed rows are a piece each (40 bytes at dim 10): zlib's CRC
+// and stdio's fwrite per piece took 15-23 and 12 ms of each 4 MB SST-2 checkpoint (load 5),
+// several times the CRC of the same bytes at once (1.6 ms).
+constexpr size_t kBlockBytes = size_t{1} << 18;
+void in_blocks(const std::vector<std::string_view>& pieces, std::string& buffer,
+               const std::function<void(std::string_view)>& fn) {
+  buffer.clear();
+  for (const std::string_view piece : pieces) {
+    if (buffer.size() + piece.size() > kBlockBytes && !buffer.empty()) {
+      fn(buffer);
+      buffer.clear();
+    }
+    if (piece.size() >= kBlockBytes) {
+      fn(piece);  // as it is: a dense table is not copied
+    } else {
+      buffer.append(piece);
+    }
+  }
+  if (!buffer.empty()) fn(buffer);
+}
+
 // The rows of a [rows, width] float tensor that differ from `fill`, in order; none
 // (nullopt) when more than `limit` do. Each chunk's fill is recomputed in blocks
 // (UniformFill::values) and compared row by row, bitwise: value by value with an early
@@ -186,13 +208,16 @@ void write_checkpoint(const std::string& path, const CheckpointParts& parts,
   put<uint32_t>(head, static_cast<uint32_t>(sections.size()));
   uint64_t length = head.size();
   uint32_t crc = crc32_of(head);
+  std::string buffer;
+  buffer.reserve(kBlockBytes);
   for (auto& [name, section] : sections) {
     std::string framing;
     put_bytes(framing, name);
     put<uint64_t>(framing, section.size);
     section.framing.push_front(std::move(framing));
     section.pieces.insert(section.pieces.begin(), section.framing.front());
-    for (auto piece : section.pieces) crc = crc32_update(crc, piece);
+    in_blocks(section.pieces, buffer,
+              [&crc](std::string_view block) { crc = crc32_update(crc, block); });
     length += section.framing.front().size() + section.size;
   }
   const bool changed_rows = std::any_of(sections.begin(), sections.end(), [](const auto& entry) {
@@ -203,7 +228,7 @@ void write_checkpoint(const std::string& path, const CheckpointParts& parts,
   file.write(header);
   file.write(head);
   for (const auto& [name, section] : sections) {
-    for (auto piece : section.pieces) file.write(piece);
+    in_blocks(section.pieces, buffer, [&file](std::string_view block) { file.write(block); });
   }
   file.commit();
 }
