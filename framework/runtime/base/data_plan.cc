@@ -178,9 +178,9 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   p.encoder = encoder_options(config, input);
   p.tokenizer = config.tokenizer.type;
   p.tokenizer_model = config.tokenizer.model;
-  p.vocab = {static_cast<uint64_t>(config.tokenizer.count_limit),
-             static_cast<uint64_t>(config.tokenizer.min_count),
-             static_cast<uint64_t>(config.tokenizer.max_size)};
+  p.vocab.count_limit = static_cast<uint64_t>(config.tokenizer.count_limit);
+  p.vocab.min_count = static_cast<uint64_t>(config.tokenizer.min_count);
+  p.vocab.max_size = static_cast<uint64_t>(config.tokenizer.max_size);
   for (const ModelTraits& m : model_traits()) {
     if (m.name == config.model.type && m.pretrained_words_join_vocabulary &&
         p.tokenizer == TokenizerType::word) {
