@@ -145,8 +145,10 @@ def main_stage3(a):
         table,
         "Stage 3 keeps each rank's half of every layer and gathers one layer at a time "
         "(weights measured from the parameters' storages); the embeddings and output stay "
-        "whole. Peak RSS includes the end of the run: the final validation and save gather "
-        "every layer, and rank 0 gathers the whole optimizer state to write last.ckpt. Its "
+        "whole. Peak RSS is not lower than stage 2's: it includes the end of the run, where "
+        "the final validation and save gather every layer (whole weights plus the slices), "
+        "and rank 0 gathers the whole optimizer state to write last.ckpt; the weights saved "
+        "inside the steps are below that end's peak. Its "
         "seconds per step include one more forward per layer (recomputation) and the "
         "per-layer all-gathers and all-reduces (docs/distributed.md)."])
     print(text)

@@ -478,9 +478,10 @@ std::string stage3_config(const std::string& dir) {
 }
 
 // Stage 3 at 2 ranks against data parallelism with the same recomputation: the weights
-// agree within 1e-6 (the reduction of 2 ranks is one exact addition, so they are in fact
-// equal); each rank holds about half the layers' weights between steps, measured from
-// their storages; and last.ckpt, saved whole, resumes at 1 process without sharding.
+// agree within 1e-6 (the reduction of 2 ranks is one exact addition, so they should be
+// equal; the bound is what is checked); each rank holds about half the layers' weights
+// between steps, measured from their storages; and last.ckpt, saved whole, resumes at 1
+// process without sharding.
 TEST_F(Dist, ParameterShardsAtTwoRanksGiveDataParallelWeightsWithHalfTheLayersPerRank) {
   const std::string args = "train " + stage3_config(dir_) +
                            " --quiet --json --set run.dir=" + dir_ +
