@@ -181,12 +181,10 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   p.vocab.count_limit = static_cast<uint64_t>(config.tokenizer.count_limit);
   p.vocab.min_count = static_cast<uint64_t>(config.tokenizer.min_count);
   p.vocab.max_size = static_cast<uint64_t>(config.tokenizer.max_size);
-  for (const ModelTraits& m : model_traits()) {
-    if (m.name == config.model.type && m.pretrained_words_join_vocabulary &&
-        p.tokenizer == TokenizerType::word) {
-      p.vocab.pretrained_words = config.model.pretrained;
-      p.vocab.pretrained_dim = config.model.dim;
-    }
+  if (!config.model.pretrained.empty() && p.tokenizer == TokenizerType::word &&
+      traits_of(config.model.type).pretrained_words_join_vocabulary) {
+    p.vocab.pretrained_words = config.model.pretrained;
+    p.vocab.pretrained_dim = config.model.dim;
   }
   const std::string& from = config.train.init_from;
   // Subword runs keep their tokenizer's own ids; a word run's vocabulary and labels carry over.

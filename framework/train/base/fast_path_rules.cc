@@ -38,9 +38,7 @@ FastPathCase fast_path_case(const SiftConfig& config) {
   const TrainConfig& t = config.train;
   FastPathCase c;
   c.model_type = config.model.type;
-  for (const ModelTraits& m : model_traits()) {
-    if (m.name == config.model.type) c.fused_step = m.fused_step;
-  }
+  c.fused_step = traits_of(config.model.type).fused_step;
   c.multi_label = config.data.multi_label;
   c.loss_scaling = t.loss_scaling == LossScaling::dynamic ||
                    (t.loss_scaling == LossScaling::automatic && t.precision == Precision::fp16);
