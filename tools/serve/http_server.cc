@@ -305,7 +305,10 @@ void HttpServer::add_routes() {
     }
     refuse(res, res.status, fmt::format("the request could not be read (HTTP {})", res.status));
   });
-  s.set_logger([this](const Request& req, const Response& res) { log(req, res); });
+  // Counted before the answer is written, not in httplib's logger (called after the write):
+  // a client that has read its answer then finds it in /metrics. With the logger, CI's
+  // ServeCli test read /metrics before the thread of its previous request had counted it.
+  s.set_post_routing_handler([this](const Request& req, Response& res) { log(req, res); });
 }
 
 void HttpServer::list_models(Response& res) const {
