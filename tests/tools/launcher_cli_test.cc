@@ -37,11 +37,11 @@ class LauncherCli : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(LauncherCli, RunsAskForHugePagesAndPassiveOpenMpThreadsByDefault) {
+TEST_F(LauncherCli, RunsAskForPassiveOpenMpThreadsAndLeaveHugePagesToTheUser) {
   const auto e = environment_under(
       "-u GLIBC_TUNABLES -u OMP_WAIT_POLICY -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS "
       "-u OMP_NUM_THREADS");
-  EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(e.at("glibc_tunables"), "");
   EXPECT_EQ(e.at("omp_wait_policy"), "PASSIVE");
   EXPECT_EQ(e.at("openblas_num_threads"), "1");
 }
@@ -56,9 +56,11 @@ TEST_F(LauncherCli, OpenBlasKeepsTheThreadCountTheUserGaveIt) {
       "");
 }
 
-TEST_F(LauncherCli, TheUsersOwnTunablesAreKeptAndHugePagesAdded) {
-  const auto e = environment_under("GLIBC_TUNABLES=glibc.malloc.check=0");
-  EXPECT_EQ(e.at("glibc_tunables"), "glibc.malloc.check=0:glibc.malloc.hugetlb=1");
+TEST_F(LauncherCli, TheUsersOwnTunablesReachTheRunUnchanged) {
+  EXPECT_EQ(environment_under("GLIBC_TUNABLES=glibc.malloc.check=0").at("glibc_tunables"),
+            "glibc.malloc.check=0");
+  EXPECT_EQ(environment_under("GLIBC_TUNABLES=glibc.malloc.hugetlb=1").at("glibc_tunables"),
+            "glibc.malloc.hugetlb=1");
 }
 
 TEST_F(LauncherCli, AUserWhoChoseLeavesTheLauncherNothingToChange) {

@@ -5,12 +5,14 @@
 // reads the policy only when it is loaded, before main(), so it must be set before the
 // program starts; this launcher loads no LibTorch, so the restart costs about 1 ms.
 //
-// It also asks glibc's malloc for transparent huge pages (glibc.malloc.hugetlb=1, unless
-// the user's GLIBC_TUNABLES name that tunable): where the kernel grants them on request
-// (THP "madvise", Debian's default), a fastText table of 80 MB, its best-weights copy and
-// LibTorch's start-up allocations fault in 2 MB pages instead of 4 kB ones. Measured side
-// by side (bench/RESULTS.md): `sift train configs/sst2.yaml` 1.61 -> 1.20 s, TREC 1.17 ->
-// 0.86 s, `sift --version` 0.73 -> 0.60 s, 1M lines 9.5 -> 8.4 s; peak RSS +1-3 MB.
+// It leaves transparent huge pages to the user (GLIBC_TUNABLES=glibc.malloc.hugetlb=1 asks
+// for them). It used to add that tunable, when the 80 MB fastText table faulted in 4 kB
+// pages (SST-2 1.61 -> 1.20 s then). Measured again on this VM (bench/huge_pages.py,
+// bench/RESULTS.md "Transparent huge pages"): with huge pages a small run's wall time was
+// bimodal, 0.39-0.85 s for SST-2 against 0.45-0.56 s without, the slow runs spending up to
+// 0.67 s of system time in clear_page (perf): 2 MB pages come from the free blocks the
+// kernel has handed back to the hypervisor, which faults them in again. The 1M-line run
+// and `sift --version` showed no gain to weigh against it.
 //
 // And it starts OpenBLAS with one thread (OPENBLAS_NUM_THREADS=1, unless the user set it,
 // GOTO_NUM_THREADS or OMP_NUM_THREADS, which OpenBLAS also reads). Debian's pthread build
@@ -32,14 +34,6 @@
 
 namespace {
 
-void ask_for_huge_pages() {
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  std::string value = tunables == nullptr ? "" : tunables;
-  if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;  // the user's choice
-  value += value.empty() ? "glibc.malloc.hugetlb=1" : ":glibc.malloc.hugetlb=1";
-  setenv("GLIBC_TUNABLES", value.c_str(), 1);
-}
-
 // OpenBLAS reads the first of these that is set.
 void start_openblas_with_one_thread() {
   for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
@@ -60,7 +54,6 @@ bool goes_to_lite(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  ask_for_huge_pages();
   start_openblas_with_one_thread();
   const std::string why =
       sift::exec_sibling(goes_to_lite(argc, argv) ? "sift-lite" : "sift-main", argv);
