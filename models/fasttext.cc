@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "models/base/fasttext_forward.h"
+#include "models/base/fasttext_loss.h"
 #include "models/embeddings.h"
 
 namespace sift {
@@ -99,6 +100,8 @@ void FastTextImpl::refresh() {
   } else {
     sampler_ = std::make_unique<NegativeSampler>(counts_);
   }
+  plain_ = fasttext_loss({loss_, static_cast<int64_t>(counts_.size()), tree_.get(),
+                          sampler_.get(), negatives_});
 }
 
 const LabelTree& FastTextImpl::tree() {
@@ -159,27 +162,19 @@ torch::Tensor FastTextImpl::tree_log_probabilities(const torch::Tensor& scores) 
 std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& input, int64_t k,
                                                             double min_probability) {
   if (loss_ != Loss::hs) return {};
-  const LabelTree& t = tree();
+  refresh();
   const torch::Tensor h = hidden(input).to(torch::kCPU, torch::kFloat32).contiguous();
   const torch::Tensor w = output_->weight.detach().to(torch::kCPU, torch::kFloat32).contiguous();
   const torch::Tensor b = output_->bias.detach().to(torch::kCPU, torch::kFloat32).contiguous();
   const int64_t n = h.size(0), dim = h.size(1);
+  const OutputLayer out{w.data_ptr<float>(), b.data_ptr<float>(), w.size(0), dim};
   auto values = torch::zeros({n, k}, torch::kFloat32);
   auto indices = torch::full({n, k}, -1, torch::kInt64);
-  const float* wp = w.data_ptr<float>();
-  const float* bp = b.data_ptr<float>();
   for (int64_t i = 0; i < n; ++i) {
-    const float* hp = h.data_ptr<float>() + i * dim;
-    auto score = [&](int64_t row) {
-      const float* r = wp + row * dim;
-      float z = bp[row];
-      for (int64_t d = 0; d < dim; ++d) z += r[d] * hp[d];
-      return double(z);
-    };
-    const auto best = tree_top_k(t, score, k, min_probability);
+    const auto best = plain_->top_k(out, h.data_ptr<float>() + i * dim, k, min_probability);
     for (size_t j = 0; j < best.size(); ++j) {
-      values[i][static_cast<int64_t>(j)] = static_cast<float>(std::exp(best[j].first));
-      indices[i][static_cast<int64_t>(j)] = best[j].second;
+      values[i][static_cast<int64_t>(j)] = best[j].second;
+      indices[i][static_cast<int64_t>(j)] = best[j].first;
     }
   }
   return {values, indices};
@@ -193,7 +188,7 @@ torch::Tensor FastTextImpl::example_losses(const ModelInput& input, const torch:
     auto [rows, signs] = label_paths(cpu_labels);
     return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));
   }
-  const NegativeSampler& draws = sampler();
+  refresh();
   const uint64_t seed = negative_seed();
   const int64_t n = cpu_labels.size(0), m = negatives_ + 1;
   auto rows = torch::zeros({n, m}, torch::kInt64);
@@ -201,13 +196,13 @@ torch::Tensor FastTextImpl::example_losses(const ModelInput& input, const torch:
   auto r = rows.accessor<int64_t, 2>();
   auto s = signs.accessor<float, 2>();
   const int64_t* l = cpu_labels.data_ptr<int64_t>();
+  std::vector<int64_t> targets;
+  std::vector<uint8_t> positive;
   for (int64_t i = 0; i < n; ++i) {
-    r[i][0] = l[i];
-    s[i][0] = 1.0f;
-    const std::vector<int64_t> negs = draws.draw(l[i], negatives_, seed, i);
-    for (size_t j = 0; j < negs.size(); ++j) {
-      r[i][j + 1] = negs[j];
-      s[i][j + 1] = -1.0f;
+    plain_->targets(l[i], seed, i, targets, positive);
+    for (size_t j = 0; j < targets.size(); ++j) {
+      r[i][static_cast<int64_t>(j)] = targets[j];
+      s[i][static_cast<int64_t>(j)] = positive[j] ? 1.0f : -1.0f;
     }
   }
   return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "models/base/fasttext_loss.h"
 #include "models/base/label_tree.h"
 #include "models/base/negative_sampler.h"
 #include "models/model.h"
@@ -74,6 +75,8 @@ class FastTextImpl : public ClassifierImpl {
   std::unique_ptr<LabelTree> tree_;
   std::unique_ptr<NegativeSampler> sampler_;
   std::vector<TreeLevel> levels_;
+  // hs's tree search and ns's draws, as the torch-free paths run them (fasttext_loss.h).
+  std::unique_ptr<FastTextLoss> plain_;
 };
 TORCH_MODULE(FastText);
 

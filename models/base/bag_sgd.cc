@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "models/base/fasttext_forward.h"
+#include "models/base/fasttext_loss.h"
 
 namespace sift {
 namespace {
@@ -134,9 +135,10 @@ class SoftmaxSgd : public BagSgd {
 class LogisticSgd : public BagSgd {
  public:
   explicit LogisticSgd(const BagTables& t)
-      : BagSgd(t), loss_(t.loss), negatives_(t.negatives), seed_(t.seed) {
-    if (loss_ == Loss::hs) tree_ = *t.tree;
-    if (loss_ == Loss::ns) sampler_ = std::make_unique<NegativeSampler>(*t.sampler);
+      : BagSgd(t),
+        ns_(t.loss == Loss::ns),
+        loss_(fasttext_loss({t.loss, t.classes, t.tree, t.sampler, t.negatives})),
+        seed_(t.seed) {
     touched_flag_.assign(static_cast<size_t>(classes_), 0);
   }
 
@@ -145,10 +147,10 @@ class LogisticSgd : public BagSgd {
     d_hidden_.assign(static_cast<size_t>(n * dim_), 0.0f);
     for (const int64_t r : touched_) touched_flag_[r] = 0;
     touched_.clear();
-    const uint64_t seed = loss_ == Loss::ns ? seed_() : 0;
+    const uint64_t seed = ns_ ? seed_() : 0;
     double loss = 0.0;
     for (int64_t i = 0; i < n; ++i) {
-      targets(batch.labels[i], seed, i);
+      loss_->targets(batch.labels[i], seed, i, rows_of_, positive_);
       loss += example(batch, i, static_cast<float>(scale));
     }
     return loss;
@@ -166,28 +168,6 @@ class LogisticSgd : public BagSgd {
   }
 
  private:
-  // rows_of_ and positive_: example i's output rows and whether each is a positive.
-  void targets(int64_t label, uint64_t seed, int64_t i) {
-    rows_of_.clear();
-    positive_.clear();
-    if (loss_ == Loss::hs) {
-      rows_of_ = tree_.paths[label];
-      for (const uint8_t c : tree_.codes[label]) positive_.push_back(c);
-    } else if (loss_ == Loss::ns) {
-      rows_of_.push_back(label);
-      positive_.push_back(1);
-      for (const int64_t r : sampler_->draw(label, negatives_, seed, i)) {
-        rows_of_.push_back(r);
-        positive_.push_back(0);
-      }
-    } else {
-      for (int64_t c = 0; c < classes_; ++c) {
-        rows_of_.push_back(c);
-        positive_.push_back(c == label);
-      }
-    }
-  }
-
   // Zeroes row r's gradient the first time the batch touches it.
   void touch(int64_t r) {
     if (touched_flag_[r]) return;
@@ -215,12 +195,10 @@ class LogisticSgd : public BagSgd {
     return loss;
   }
 
-  Loss loss_;
-  int64_t negatives_;
+  bool ns_;  // a seed per batch for the draws
+  std::unique_ptr<FastTextLoss> loss_;
   std::function<uint64_t()> seed_;
-  LabelTree tree_;
-  std::unique_ptr<NegativeSampler> sampler_;
-  std::vector<int64_t> rows_of_;
+  std::vector<int64_t> rows_of_;  // example i's output rows (FastTextLoss::targets)
   std::vector<uint8_t> positive_;
   std::vector<int64_t> touched_;  // output rows with a gradient this batch
   std::vector<uint8_t> touched_flag_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "models/base/fasttext_loss.h"
 #include "models/base/label_tree.h"
 #include "models/base/negative_sampler.h"
 #include "models/fasttext.h"
@@ -223,6 +224,49 @@ TEST(FastTextHs, ALoadedCheckpointsCountsRebuildTheTree) {
   for (auto& p : loaded->named_parameters()) p.value().copy_(trained->named_parameters()[p.key()]);
   EXPECT_TRUE(
       torch::allclose(loaded->forward(test_util::bags()), trained->forward(test_util::bags())));
+}
+
+// The torch-free losses (models/base/fasttext_loss.h: sift-lite's evaluation, `sift
+// predict` without LibTorch) against the LibTorch model's forward on the same weights.
+TEST(FastTextLoss, EveryLossScoresAndPredictsAsTheLibTorchModelDoes) {
+  for (const Loss loss : {Loss::softmax, Loss::ns, Loss::ova, Loss::hs}) {
+    SCOPED_TRACE(to_string(loss));
+    FastText m = model_with(loss);
+    torch::NoGradGuard no_grad;
+    const ModelInput in = test_util::bags();
+    const torch::Tensor h = m->hidden(in).contiguous();
+    const torch::Tensor z = m->forward(in);  // hs: each label's log-probability
+    auto params = m->named_parameters();
+    const torch::Tensor w = params["output.weight"].contiguous();
+    const torch::Tensor b = params["output.bias"].contiguous();
+    const OutputLayer out{w.data_ptr<float>(), b.data_ptr<float>(), w.size(0), w.size(1)};
+    const LabelTree empty;
+    const auto plain =
+        fasttext_loss({loss, 13, loss == Loss::hs ? &m->tree() : &empty, nullptr, 0});
+    const bool sigmoid = loss == Loss::ns || loss == Loss::ova;
+    const torch::Tensor p = sigmoid ? torch::sigmoid(z) : torch::softmax(z, 1);
+    for (int64_t i = 0; i < 3; ++i) {
+      const float* hi = h.data_ptr<float>() + i * h.size(1);
+      const LabelProbabilities top = plain->top_k(out, hi, 13, -1.0);
+      ASSERT_EQ(top.size(), 13u);
+      const torch::Tensor order = std::get<1>(p[i].topk(13));
+      for (size_t j = 0; j < top.size(); ++j) {
+        EXPECT_EQ(top[j].first, order[static_cast<int64_t>(j)].item<int64_t>()) << "rank " << j;
+        EXPECT_NEAR(top[j].second, p[i][top[j].first].item<float>(), 1e-6);
+      }
+      for (int64_t label = 0; label < 13; ++label) {
+        const Scored s = plain->score(out, hi, label);
+        const torch::Tensor zi = z[i].to(torch::kDouble);
+        const double want = loss == Loss::hs    ? -zi[label].item<double>()
+                            : loss == Loss::ova ? (torch::softplus(zi).sum() - zi[label]).item<double>()
+                                                : (torch::logsumexp(zi, 0) - zi[label]).item<double>();
+        EXPECT_NEAR(s.loss, want, 1e-5) << "label " << label;
+        EXPECT_EQ(s.label, top[0].first);
+        EXPECT_NEAR(s.probability, loss == Loss::ns ? torch::softmax(zi, 0).max().item<double>()
+                                                    : double(top[0].second), 1e-6);
+      }
+    }
+  }
 }
 
 }  // namespace fasttext_losses_test

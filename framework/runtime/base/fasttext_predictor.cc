@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "framework/runtime/base/run_weights.h"
 #include "models/base/fasttext_forward.h"
+#include "models/base/fasttext_loss.h"
 
 namespace sift {
 
@@ -227,7 +228,11 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
     p->kept_ = RankedRows(w.kept_ids.back() + 1,
                           std::vector<int64_t>(w.kept_ids.begin(), w.kept_ids.end()));
   }
-  if (hs && !levels) p->tree_ = std::make_unique<LabelTree>(build_label_tree(w.label_counts));
+  const LabelTree tree = hs && !levels ? build_label_tree(w.label_counts) : LabelTree{};
+  // A multi-label hs run predicts each label's sigmoid (label_probabilities); its top_k
+  // takes the scores' softmax, as the LibTorch model does without a tree.
+  const Loss loss = c.train.loss == Loss::hs && !hs ? Loss::softmax : c.train.loss;
+  p->loss_ = fasttext_loss({loss, labels, &tree, nullptr, 0});
   p->hs_nodes_ = std::move(w.hs_nodes);
   p->hs_parents_ = std::move(w.hs_parents);
   p->hs_steps_ = std::move(w.hs_steps);
@@ -253,47 +258,26 @@ std::vector<float> FastTextPredictor::hidden(const std::vector<int64_t>& ids) co
   return h;
 }
 
-// As FastTextImpl::top_k scores a tree node: the bias, then the products in order.
-float FastTextPredictor::score(const std::vector<float>& h, int64_t row) const {
-  return row_score(output_.data(), bias_.data(), static_cast<int64_t>(h.size()), row, h.data());
+OutputLayer FastTextPredictor::output_layer() const {
+  return {output_.data(), bias_.data(), static_cast<int64_t>(bias_.size()), embedding_.width()};
 }
 
 std::vector<float> FastTextPredictor::scores(const std::vector<float>& h) const {
+  const OutputLayer out = output_layer();
   std::vector<float> z(bias_.size());
-  for (size_t r = 0; r < z.size(); ++r) z[r] = score(h, static_cast<int64_t>(r));
+  for (size_t r = 0; r < z.size(); ++r) z[r] = out.score(h.data(), static_cast<int64_t>(r));
   return z;
 }
 
-std::vector<std::pair<int64_t, float>> FastTextPredictor::top_k(const std::vector<int64_t>& ids,
-                                                                int64_t k, double threshold) const {
+LabelProbabilities FastTextPredictor::top_k(const std::vector<int64_t>& ids, int64_t k,
+                                            double threshold) const {
   const std::vector<float> h = hidden(ids);
-  std::vector<std::pair<int64_t, float>> best;
-  if (tree_) {
-    auto node = [&](int64_t row) { return static_cast<double>(score(h, row)); };
-    for (const auto& [log_p, label] : tree_top_k(*tree_, node, k, threshold)) {
-      best.emplace_back(label, static_cast<float>(std::exp(log_p)));
-    }
-    return best;
+  if (!hs_nodes_.empty()) {  // an hs export: softmax of the labels' log-probabilities
+    std::vector<float> p = level_log_probabilities(h);
+    softmax_in_place(p);
+    return best_labels(p, k, threshold);
   }
-  // An hs export scores labels by their log-probabilities, then LibTorch's softmax.
-  std::vector<float> p = hs_nodes_.empty() ? scores(h) : level_log_probabilities(h);
-  if (run_.config.train.loss == Loss::ns || run_.config.train.loss == Loss::ova) {
-    for (float& v : p) v = 1.0f / (1.0f + std::exp(-v));
-  } else {  // softmax, as LibTorch computes it: shifted by the largest score
-    const float top = *std::max_element(p.begin(), p.end());
-    float sum = 0.0f;
-    for (float& v : p) sum += (v = std::exp(v - top));
-    for (float& v : p) v /= sum;
-  }
-  for (size_t i = 0; i < p.size(); ++i) best.emplace_back(static_cast<int64_t>(i), p[i]);
-  const auto n = static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(best.size())));
-  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(n), best.end(),
-                    [](const auto& a, const auto& b) {
-                      return a.second > b.second || (a.second == b.second && a.first < b.first);
-                    });
-  best.resize(n);
-  while (!best.empty() && best.back().second < threshold) best.pop_back();
-  return best;
+  return loss_->top_k(output_layer(), h.data(), k, threshold);
 }
 
 std::vector<float> FastTextPredictor::level_log_probabilities(const std::vector<float>& h) const {

@@ -15,7 +15,7 @@
 #include "datasets/text_encoder.h"
 #include "framework/runtime/base/checkpoint_file.h"
 #include "framework/runtime/base/run_text.h"
-#include "models/base/label_tree.h"
+#include "models/base/fasttext_loss.h"
 
 namespace sift {
 
@@ -109,8 +109,7 @@ class FastTextPredictor {
   bool multi_label() const { return run_.config.data.multi_label; }
   // Single-label: the k most probable labels (id, probability), best first, only those
   // with probability >= threshold (threshold < 0: all).
-  std::vector<std::pair<int64_t, float>> top_k(const std::vector<int64_t>& ids, int64_t k,
-                                               double threshold) const;
+  LabelProbabilities top_k(const std::vector<int64_t>& ids, int64_t k, double threshold) const;
   // Multi-label: every label's probability (sigmoid of its score).
   std::vector<float> label_probabilities(const std::vector<int64_t>& ids) const;
 
@@ -124,7 +123,7 @@ class FastTextPredictor {
   // Whether this path reads a model of `config` (fastText, on the CPU); `why` if not.
   static bool serves(const SiftConfig& config, std::string* why);
   std::vector<float> hidden(const std::vector<int64_t>& ids) const;
-  float score(const std::vector<float>& h, int64_t row) const;
+  OutputLayer output_layer() const;
   std::vector<float> scores(const std::vector<float>& h) const;
   // An hs export's forward: every label's log-probability, as the export computes it.
   std::vector<float> level_log_probabilities(const std::vector<float>& h) const;
@@ -134,8 +133,8 @@ class FastTextPredictor {
   FloatTable embedding_;
   std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
   std::vector<float> bias_;
-  std::unique_ptr<LabelTree> tree_;  // train.loss hs, from a run folder's label counts
-  std::vector<int64_t> hs_nodes_, hs_parents_, hs_steps_;  // or an export's levels
+  std::unique_ptr<FastTextLoss> loss_;  // hs: its tree from a run folder's label counts
+  std::vector<int64_t> hs_nodes_, hs_parents_, hs_steps_;  // or an hs export's levels
   // --cutoff: the ids whose rows were kept (row i: the i-th); the others leave their bags.
   std::optional<RankedRows> kept_;
 };
