@@ -66,8 +66,9 @@ class ResultsPageTest(unittest.TestCase):
             self.assertTrue(any(s.startswith(family) for s in sections), family)
         # Short enough to read: 2,579 lines once; each table adds about 15. 480 until this
         # round's families (multi-host, fastText readers, pretrained fine-tuning, pretraining,
-        # sharding) came: 640 holds them at one or two tables each.
-        self.assertLessEqual(text.count("\n"), 640)
+        # sharding) came: 640 held them at one or two tables each; 700 with serving's HTTP
+        # libraries and the huge-pages table of the fastText family.
+        self.assertLessEqual(text.count("\n"), 700)
 
     def test_no_row_appears_in_two_tables(self):
         text = open(results_page.PAGE, encoding="utf-8").read()

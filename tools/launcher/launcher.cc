@@ -6,13 +6,15 @@
 // program starts; this launcher loads no LibTorch, so the restart costs about 1 ms.
 //
 // It leaves transparent huge pages to the user (GLIBC_TUNABLES=glibc.malloc.hugetlb=1 asks
-// for them). It used to add that tunable, when the 80 MB fastText table faulted in 4 kB
-// pages (SST-2 1.61 -> 1.20 s then). Measured again on this VM (bench/huge_pages.py,
-// bench/RESULTS.md "Transparent huge pages"): with huge pages a small run's wall time was
-// bimodal, 0.39-0.85 s for SST-2 against 0.45-0.56 s without, the slow runs spending up to
-// 0.67 s of system time in clear_page (perf): 2 MB pages come from the free blocks the
-// kernel has handed back to the hypervisor, which faults them in again. The 1M-line run
-// and `sift --version` showed no gain to weigh against it.
+// for them). It used to add that tunable (SST-2 1.61 -> 1.20 s, when that run took 1.6 s).
+// Measured again (bench/huge_pages.py, bench/RESULTS.md "Transparent huge pages"), both CPU
+// slots held, medians of 7 pairs, on -> off: SST-2's fastText run 0.20 -> 0.25 s, but with
+// runs up to 0.39 s beside 0.24-0.27; a TextCNN run 2.72 -> 2.29 s (system time 0.93 ->
+// 0.39 s: malloc's every mapping is madvised); `sift --version` 0.39 -> 0.43 s; 1M lines
+// 4.00 -> 4.05 s. On a busy machine SST-2 with huge pages took 0.39-0.85 s against
+// 0.45-0.56 s without, the slow runs spending up to 0.67 s of system time in clear_page
+// (perf): 2 MB pages come from free blocks this VM's kernel returned to the hypervisor.
+// Predictable small runs and LibTorch's runs outweigh SST-2's 0.05 s.
 //
 // And it starts OpenBLAS with one thread (OPENBLAS_NUM_THREADS=1, unless the user set it,
 // GOTO_NUM_THREADS or OMP_NUM_THREADS, which OpenBLAS also reads). Debian's pthread build
