@@ -1,6 +1,5 @@
-// Starting another of Sift's programs from the folder of the running one: the `sift`
-// launcher starts sift-main or sift-lite, and sift-lite hands what it does not serve to
-// sift-main.
+// Starting another of Sift's programs from the folder of the running one: `sift` hands
+// what it does not run without LibTorch to sift-main.
 #pragma once
 
 #include <string>

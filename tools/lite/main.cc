@@ -1,13 +1,16 @@
-// sift-lite: `sift predict` with a fastText run folder or export, and `sift train` of the
-// fastText model on its fast path, without LibTorch. Loading LibTorch's 286 shared
-// libraries and registering its operators takes 0.35-0.6 s on these machines, more than
-// `fasttext predict` takes for all 7,600 AG News test texts and more than `fasttext
-// supervised` takes for TREC; the fastText model's forward and fused step need none of it
-// (framework/runtime/base/fasttext_predictor.h, framework/train/base/lite_trainer.h). Everything
-// else (other commands and models, int8/bf16 exports, --quantized-engine, runs off the
-// fast path or with more threads, --resume, a config or load error) goes to sift-main with
-// the same arguments, which then answers as it always did. SIFT_LITE_WHY=1 prints why a
-// command went to sift-main.
+// `sift`, the program users start. It runs `sift predict` with a fastText run folder or
+// export, `sift train` of the fastText model on its fast path and `sift serve` of fastText
+// models without LibTorch. Loading LibTorch's 286 shared libraries and registering its
+// operators takes 0.35-0.6 s on these machines, more than `fasttext predict` takes for all
+// 7,600 AG News test texts and more than `fasttext supervised` takes for TREC; the fastText
+// model's forward and fused step need none of it (framework/runtime/base/fasttext_predictor.h,
+// framework/train/base/lite_trainer.h). Everything else (other commands and models,
+// int8/bf16 exports, --quantized-engine, runs off the fast path or with more threads,
+// --resume, a config or load error) it hands to sift-main with the same arguments, in the
+// same process (exec), which then answers as it always did; SIFT_LITE=0 hands every command
+// over. One program decides, and at most one exec follows (a launcher once stood in front
+// of both). SIFT_LITE_WHY=1 prints why a command went to sift-main. Reports and messages
+// call this path sift-lite.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +27,7 @@
 #include "framework/runtime/base/fasttext_predictor.h"
 #include "framework/train/base/lite_trainer.h"
 #include "models/base/traits.h"
+#include "tools/lite/start_environment.h"
 #include "tools/serve/fasttext_backend.h"
 #include "tools/serve/serve_config.h"
 #include "tools/serve/serve_main.h"
@@ -192,6 +196,10 @@ int serve(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sift::set_start_environment();
+  if (const char* lite = std::getenv("SIFT_LITE"); lite != nullptr && std::strcmp(lite, "0") == 0) {
+    hand_to_sift_main(argv, "SIFT_LITE=0");
+  }
   // fastText's predict and predict-prob command lines, as sift-main rewrites them.
   std::unique_ptr<sift::cli::FastTextArgv> rewritten;
   if (argc > 1 &&

@@ -21,21 +21,21 @@
 namespace sift::cli {
 namespace {
 
-// The program trials run (`sift train` runs of the same build): sift-lite beside this
-// one, which trains the fastText model's fast-path runs without loading LibTorch (0.35-0.5 s
-// a trial here) and hands every other run to this program; this program itself with
-// SIFT_LITE=0 or without sift-lite.
+// The program trials run (`sift train` runs of the same build): `sift` beside this one,
+// which trains the fastText model's fast-path runs without loading LibTorch (0.35-0.5 s a
+// trial here) and hands every other run to this program; this program itself with
+// SIFT_LITE=0 or without `sift` beside it.
 std::string trial_program() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0) throw Error("cannot find the sift program (/proc/self/exe)");
   const std::string self(buf, static_cast<size_t>(n));
-  const std::filesystem::path lite = std::filesystem::path(self).parent_path() / "sift-lite";
+  const std::filesystem::path front = std::filesystem::path(self).parent_path() / "sift";
   const char* use_lite = std::getenv("SIFT_LITE");
-  if ((use_lite != nullptr && std::string(use_lite) == "0") || !std::filesystem::exists(lite)) {
+  if ((use_lite != nullptr && std::string(use_lite) == "0") || !std::filesystem::exists(front)) {
     return self;
   }
-  return lite.string();
+  return front.string();
 }
 
 // --metric f1:LABEL names a label of the training data; checked before any trial, since
