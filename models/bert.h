@@ -49,8 +49,7 @@ class BertImpl : public ClassifierImpl {
  private:
   torch::Tensor embed(const torch::Tensor& ids);
   // Each token's final state [batch, length, dim]; `valid` [batch, length]: real tokens.
-  torch::Tensor token_states(const ModelInput& input, torch::Tensor& valid,
-                             torch::Tensor& lengths);
+  torch::Tensor token_states(const ModelInput& input, torch::Tensor& valid, torch::Tensor& lengths);
 
   std::string pooling_;
   std::string activation_;
@@ -70,5 +69,9 @@ TORCH_MODULE(Bert);
 
 // Its forward as TorchScript source, for export (models/bert_script.cc).
 std::string bert_script(const ModelConfig& config, ScriptWriter& writer);
+// Its encoder alone (a `sift pretrain` run's export): forward(ids, attention_mask) -> the
+// states [batch, length, dim] and pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
+// the [CLS] state or the mean over the mask, before the classifier's dense layer).
+std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift
