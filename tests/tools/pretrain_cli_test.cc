@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint_bytes.h"
@@ -163,6 +166,50 @@ TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsByt
   EXPECT_TRUE(checkpoint_view(dir + "/runs/pre/last.ckpt") ==
               checkpoint_view(reference + "/runs/pre/last.ckpt"))
       << "last.ckpt differs from the uninterrupted run's";
+}
+
+// The processes of `sift launch` `pid`: its ranks.
+std::vector<pid_t> children_of(pid_t pid) {
+  const std::string p = std::to_string(pid);
+  std::vector<pid_t> pids;
+  for (int attempt = 0; attempt < 500 && pids.size() < 2; ++attempt) {
+    pids.clear();
+    std::istringstream children(slurp("/proc/" + p + "/task/" + p + "/children"));
+    for (pid_t c; children >> c;) pids.push_back(c);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pids;
+}
+
+// Two ranks under `sift launch`, both killed with SIGKILL (and the launcher) once rank 0 has
+// saved inside the first epoch, then resumed by `sift launch --nproc 2 -- pretrain --resume`:
+// the uninterrupted two-rank run's last.ckpt bytes (weights, optimizer, both ranks' places in
+// the stream).
+TEST(PretrainCli, TwoRanksKilledWithSigkillAndResumedEndWithTheUninterruptedRunsBytes) {
+  const std::vector<std::string> args{"launch",  "--nproc",       "2",
+                                      "--",      "pretrain",      "pretrain.yaml",
+                                      "--quiet", "--set",         "train.checkpoint_minutes=0",
+                                      "--set",   "train.epochs=3"};
+  const std::string reference = pretraining_folder("sift_pretrain_ddp_ref");
+  ASSERT_EQ(testing::wait_for(testing::start_sift(reference, args)), 0)
+      << slurp(reference + "/err");
+  const std::string dir = pretraining_folder("sift_pretrain_ddp_kill");
+  const pid_t launcher = testing::start_sift(dir, args);
+  const std::vector<pid_t> ranks = children_of(launcher);
+  ASSERT_EQ(ranks.size(), 2u);
+  testing::wait_for_file(dir + "/runs/pre/last.ckpt");
+  for (const pid_t rank : ranks) ::kill(rank, SIGKILL);
+  ::kill(launcher, SIGKILL);
+  ASSERT_EQ(testing::wait_for(launcher), 128 + SIGKILL);
+  const auto killed = checkpoint_view(dir + "/runs/pre/last.ckpt");
+  EXPECT_FALSE(killed == checkpoint_view(reference + "/runs/pre/last.ckpt"))
+      << "killed after the run's end, not inside it";
+  const SiftResult resumed =
+      run_sift("launch --nproc 2 -- pretrain --resume runs/pre --quiet", dir, "", dir);
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_TRUE(checkpoint_view(dir + "/runs/pre/last.ckpt") ==
+              checkpoint_view(reference + "/runs/pre/last.ckpt"))
+      << "last.ckpt differs from the uninterrupted two-rank run's";
 }
 
 // `sift pretrain` of config `yaml` in `dir` ends in one line, `sift: error: ` and `message`.
