@@ -9,8 +9,27 @@
 namespace sift {
 namespace {
 
+// model.pre_norm: x + Attention(LN(x)), then h + FF(LN(h)).
+std::string pre_norm_block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
+  const std::string p = fmt::format("layers.{}.", layer);
+  const std::string normed =
+      w.layer_norm("x", p + "attention_norm", config.dim, config.layer_norm_eps);
+  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim, config.layer_norm_eps);
+  return fmt::format(
+      R"(
+def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
+{attention}    h = x + {out}
+    return h + {ff}
+)",
+      fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
+      fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
+      fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
+                              p + "ff_out")));
+}
+
 std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
+  if (config.pre_norm) return pre_norm_block_method(config, layer, w);
   const std::string attended = "x + " + w.linear("attended", p + "attention.out_proj");
   const std::string h =
       w.layer_norm("(" + attended + ")", p + "attention_norm", config.dim, config.layer_norm_eps);
@@ -56,6 +75,10 @@ std::string encoder_blocks(const ModelConfig& config, ScriptWriter& w, std::stri
   for (int64_t i = 0; i < config.layers; ++i) {
     blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
     methods += block_method(config, i, w);
+  }
+  if (config.pre_norm) {
+    blocks +=
+        "    x = " + w.layer_norm("x", "final_norm", config.dim, config.layer_norm_eps) + "\n";
   }
   return blocks;
 }

@@ -151,6 +151,41 @@ TEST(Bert, TheMaskedTokenHeadScoresAgainstTheInputEmbeddings) {
   EXPECT_FALSE(Bert(hf.model, plain)->masked_token_logits(in, positions).defined());
 }
 
+// model.pre_norm (Cramming's pre-LN): LayerNorm before each sublayer and once after the
+// last block ("final_norm"); its TorchScript gives the C++ logits, padding changes nothing,
+// and the same weights read post-LN give other logits.
+TEST(Bert, APreNormEncoderScriptsAsItComputesAndDiffersFromPostNorm) {
+  HfModel hf = read_hf_model(hf_folder("bert"));
+  hf.model.pre_norm = true;
+  ModelShape shape;
+  shape.num_ids = hf.vocab_size;
+  shape.num_classes = 3;
+  Bert pre(hf.model, shape);
+  pre->eval();
+  torch::NoGradGuard no_grad;
+  auto params = pre->named_parameters();
+  ASSERT_TRUE(params.contains("final_norm.weight"));
+  for (auto& p : params) p.value().normal_(0.0, 0.3);  // weights far from LayerNorm's unit ones
+  const ModelInput in = batch();
+  const torch::Tensor got = pre->forward(in);
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& p : params) tensors[p.key()] = p.value();
+  ScriptWriter writer(tensors, WeightFormat::fp32);
+  torch::jit::Module script = writer.finish(bert_script(hf.model, writer));
+  EXPECT_LT((script.forward({in.ids, in.lengths}).toTensor() - got).abs().max().item<double>(),
+            1e-5);
+  ModelInput alone;
+  alone.ids = in.ids.narrow(0, 1, 1).narrow(1, 0, 3);
+  alone.lengths = torch::tensor({3}, torch::kInt64);
+  EXPECT_LT((pre->forward(alone)[0] - got[1]).abs().max().item<double>(), 1e-5);
+  ModelConfig post_config = hf.model;
+  post_config.pre_norm = false;
+  Bert post(post_config, shape);
+  post->eval();
+  for (auto& p : post->named_parameters()) p.value().copy_(params[p.key()]);
+  EXPECT_GT((post->forward(in) - got).abs().max().item<double>(), 1e-3);
+}
+
 // A `sift pretrain` run exports its encoder alone (bert_encoder_script): forward(ids,
 // attention_mask) gives every real token's state as the model computes it (the model's own
 // masked-token head over the script's states gives the model's scores), and pooled() the
@@ -160,6 +195,7 @@ TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesAndPooledVector) {
   for (const std::string pooling : {"cls", "mean"}) {
     ModelConfig config = hf.model;
     config.pooling = pooling;
+    config.pre_norm = pooling == "mean";  // post-LN with cls, pre-LN with mean
     ModelShape shape;
     shape.num_ids = hf.vocab_size;
     shape.num_classes = 2;
