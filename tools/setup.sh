@@ -14,6 +14,8 @@ packages=(
   # sift serve: HTTP (cpp-httplib) and Prometheus metrics; its bench: wrk, and the
   # Python servers it is compared with (gunicorn + Flask around fastText and torch.jit).
   libcpp-httplib-dev prometheus-cpp-dev wrk gunicorn python3-flask python3-fasttext
+  # bench/http_libs.sh: the same route on Boost.Beast (headers only), beside cpp-httplib.
+  libboost-dev
   # The Python package (python/, pybind11) and its tests.
   pybind11-dev python3-dev python3-pytest
 )

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "tools/serve/auth.h"
+#include "tools/serve/bounded_connection.h"
 #include "tools/serve/response_json.h"
 
 namespace sift::serve {
@@ -31,10 +32,32 @@ namespace {
 // keep-alive. end_connections() then makes each end after its current request.
 class DrainingServer : public httplib::Server {
  public:
+  DrainingServer(const ConnectionLimits& limits, std::function<void(int)> refused)
+      : limits_(limits), refused_(std::move(refused)) {}
   void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
   void stop_accepting() { ::shutdown(svr_sock_, SHUT_RDWR); }
   void end_connections() { svr_sock_.store(INVALID_SOCKET); }
+
+ private:
+  // Each connection through bounded_connection.h: request heads bounded while read.
+  bool process_and_close_socket(socket_t sock) override {
+    return serve_connection(
+        sock, svr_sock_, limits_,
+        [this](httplib::Stream& stream, bool last, bool& closed) {
+          return process_request(stream, last, closed, nullptr);
+        },
+        refused_);
+  }
+  ConnectionLimits limits_;
+  std::function<void(int)> refused_;
 };
+
+ConnectionLimits connection_limits(const HttpSettings& s) {
+  ConnectionLimits limits;
+  limits.max_header_bytes = static_cast<size_t>(s.max_header_bytes);
+  limits.keep_alive_s = static_cast<int>(s.keep_alive_seconds);
+  return limits;
+}
 
 // This thread is answering a connection over --max-connections: its request gets 503.
 thread_local bool over_limit = false;
@@ -72,13 +95,6 @@ class ConnectionPool : public httplib::TaskQueue {
   const size_t limit_;
   std::atomic<size_t> busy_{0};
 };
-
-// The request's header lines, as read (name, ": ", value, CRLF).
-size_t header_bytes(const Request& req) {
-  size_t n = 0;
-  for (const auto& [name, value] : req.headers) n += name.size() + value.size() + 4;
-  return n;
-}
 
 // What the access log and the metrics say of the request this thread is answering.
 struct RequestNote {
@@ -137,14 +153,13 @@ HttpServer::HttpServer(HttpSettings settings, std::vector<std::unique_ptr<ModelS
     : settings_(std::move(settings)),
       models_(models),
       metrics_(metrics),
-      server_(std::make_unique<DrainingServer>()) {
+      server_(std::make_unique<DrainingServer>(connection_limits(settings_), [this](int status) {
+        metrics_.request("(request line too long)", status, 0.0);
+        if (settings_.access_log) std::fprintf(stderr, "sift serve: ? ? %d texts=0\n", status);
+      })) {
   const auto threads = static_cast<size_t>(settings_.max_connections);
   server_->new_task_queue = [threads] { return new ConnectionPool(threads); };
   server_->set_payload_max_length(static_cast<size_t>(settings_.max_body_bytes));
-  server_->set_keep_alive_max_count(1000000);
-  server_->set_keep_alive_timeout(settings_.keep_alive_seconds);
-  server_->set_read_timeout(5);
-  server_->set_write_timeout(5);
   server_->set_tcp_nodelay(true);
   add_routes();
 }
@@ -238,12 +253,6 @@ void HttpServer::add_routes() {
                          settings_.max_connections));
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (header_bytes(req) > static_cast<size_t>(settings_.max_header_bytes)) {
-      refuse(res, 431,
-             fmt::format("the request's headers are over --max-header-bytes ({} bytes)",
-                         settings_.max_header_bytes));
-      return httplib::Server::HandlerResponse::Handled;
-    }
     return authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
                                 : httplib::Server::HandlerResponse::Handled;
   });
@@ -287,8 +296,16 @@ void HttpServer::add_routes() {
         }));
   // httplib's own answers (404 of an unknown path, 413 of a long body, 400) get a JSON
   // body; a known path asked with another method gets 405 and Allow.
-  s.set_error_handler([](const Request& req, Response& res) {
+  s.set_error_handler([this](const Request& req, Response& res) {
     if (!res.body.empty()) return;
+    if (head_over_on_this_thread() == HeadOver::headers) {  // cpp-httplib says 400
+      note = RequestNote{Clock::now(), "(headers too long)"};
+      res.set_header("Connection", "close");
+      return refuse(res, 431,
+                    fmt::format("the request's header lines are over --max-header-bytes ({} "
+                                "bytes); the connection is closed",
+                                settings_.max_header_bytes));
+    }
     if (res.status == 404) {
       for (const auto& shape : route_shapes()) {
         if (std::regex_match(req.path, shape.path)) {

@@ -68,7 +68,8 @@ std::vector<ServeOption> make_table() {
       {"max_body_bytes", "--max-body-bytes", "Request bodies at most (413 beyond)",
        [](ServeArgs& a) -> Field { return &a.http.max_body_bytes; }, 1, 1 << 30},
       {"max_header_bytes", "--max-header-bytes",
-       "Request header lines, all together, at most (431 beyond; each line: 8 KiB, httplib's)",
+       "Request header lines, all together, at most, counted as they are read (431 beyond, and "
+       "the connection closed)",
        [](ServeArgs& a) -> Field { return &a.http.max_header_bytes; }, 256, 1 << 20},
       {"max_connections", "--max-connections",
        "Connections served at once (one thread each); one more is answered 503 and closed",
