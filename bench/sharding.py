@@ -5,12 +5,14 @@
   python3 bench/sharding.py --no-write --steps 4
   python3 bench/sharding.py --stage3 --steps 6   # the stage-3 table (below)
 
---stage3: every stage at 2 ranks on a larger encoder (model.type transformer, 6 layers,
-768 wide, 12 heads, 3072 feed-forward: BERT-Base's layers; SMS spam's vocabulary), Adam
-without clipping (stage 3 refuses it), 2% of the data held out for validation: per rank
-the weights between steps and at their peak inside a step (report.json's train.ranks),
-the optimizer state, peak RSS of each rank, and seconds per step (train.seconds /
-train.steps). Stage 3 recomputes every layer in backward, so `none` is run with
+--stage3: every stage on a larger encoder (model.type transformer, 6 layers, 768 wide,
+12 heads, 3072 feed-forward: BERT-Base's layers; SMS spam's vocabulary), Adam, 2% of the
+data held out for validation, at each rank count of --nproc (default 2; 3 and 4 ranks
+share this machine's 2 cores: memory is the figure there): per rank the weights between
+steps and at their peak (report.json's train.ranks: inside a step, a validation or a
+save), the optimizer state, peak RSS of each rank (VmHWM, read at the run's end, after
+the final validation and save), and seconds per step (train.seconds / train.steps).
+Stage 3 recomputes every layer in backward, so at 2 ranks `none` is run with
 train.gradient_checkpointing all as well: the same arithmetic, the time it costs.
 
 Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
@@ -87,7 +89,9 @@ def options():
     p.add_argument("--steps", type=int, default=12, help="optimizer steps of every run")
     p.add_argument("--no-write", action="store_true", help="print only; no RESULTS.md")
     p.add_argument("--stage3", action="store_true",
-                   help="only every stage at 2 ranks on the larger encoder (stage 3 included)")
+                   help="only every stage on the larger encoder (stage 3 included)")
+    p.add_argument("--nproc", type=int, nargs="+", default=[2],
+                   help="--stage3: the rank counts (default 2)")
     return p.parse_args()
 
 
@@ -103,58 +107,61 @@ def encoder_config(tmp, dim, layers, heads, ff):
 
 STAGE3 = [("none", []), ("none", ["train.gradient_checkpointing=all"]), ("optimizer", []),
           ("gradients", []), ("parameters", [])]
+# At 3 and 4 ranks (the cores shared): data parallelism and the two stages that matter.
+STAGE3_MORE = [("none", []), ("gradients", []), ("parameters", [])]
 
 
 def stage3(a, tmp):
     config = encoder_config(tmp, 768, 6, 12, 3072)
-    settings = ADAM + [f"train.max_steps={a.steps}", "train.clip_norm=0", "data.valid_split=0.02"]
-    rows, ddp, ddp_both = [], None, None
-    for shard, extra in STAGE3:
-        s = train(tmp, f"s3{shard}{len(extra)}", config, settings + extra, 2, shard)
-        t = s["train"]
-        ranks = t["ranks"]
-        r = ranks[0]
-        both = sum(x["peak_rss_bytes"] for x in ranks)
-        if ddp is None:
-            ddp, ddp_both = r, both
-        state = r["optimizer_state_bytes"]
-        row = (f"| {shard}{' (recomputed)' if extra else ''} | {mib(r['weights_bytes']):.1f} / "
-               f"{mib(r['weights_peak_bytes']):.1f} | "
-               f"{mib(state):.1f} ({state / ddp['optimizer_state_bytes']:.3f}x) | "
-               + " / ".join(f"{mib(x['peak_rss_bytes']):.0f}" for x in ranks) + " | "
-               f"{both / ddp_both:.3f}x | {t['seconds'] / t['steps']:.2f} |")
-        rows.append(row)
-        print(row, flush=True)
-    params = ddp["weights_bytes"] // 4
+    settings = ADAM + [f"train.max_steps={a.steps}", "data.valid_split=0.02"]
+    rows, params = [], 0
+    for nproc in a.nproc:
+        ddp, ddp_all = None, None
+        for shard, extra in (STAGE3 if nproc == 2 else STAGE3_MORE):
+            s = train(tmp, f"s3{nproc}{shard}{len(extra)}", config, settings + extra, nproc, shard)
+            t = s["train"]
+            ranks = t["ranks"]
+            r = ranks[0]
+            rss = [x["peak_rss_bytes"] for x in ranks]
+            if ddp is None:
+                ddp, ddp_all, params = r, sum(rss), r["weights_bytes"] // 4
+            state = r["optimizer_state_bytes"]
+            row = (f"| {nproc} | {shard}{' (recomputed)' if extra else ''} | "
+                   f"{mib(r['weights_bytes']):.1f} / {mib(r['weights_peak_bytes']):.1f} | "
+                   f"{mib(state):.1f} ({state / ddp['optimizer_state_bytes']:.3f}x) | "
+                   + " / ".join(f"{mib(x):.0f}" for x in rss) + " | "
+                   f"{sum(rss) / ddp_all:.3f}x | {t['seconds'] / t['steps']:.2f} |")
+            rows.append(row)
+            print(row, flush=True)
     return "\n".join([
         f"Encoder of BERT-Base's layers (6 x 768, {params / 1e6:.1f}M parameters) under Adam, "
-        f"2 ranks, {a.steps} steps; weights and state of rank 0:", "",
-        "| run.shard | weights MiB between steps / peak in a step | optimizer state MiB (x DDP) "
-        "| peak RSS MiB, rank 0 / rank 1 | peak RSS, both ranks (x DDP) | seconds per step |",
-        "|---|---|---|---|---|---|", *rows])
+        f"{a.steps} steps; weights and state of rank 0:", "",
+        "| ranks | run.shard | weights MiB between steps / peak | optimizer state MiB (x DDP) "
+        "| peak RSS MiB, rank 0 / 1 / ... | peak RSS, all ranks (x DDP) | seconds per step |",
+        "|---|---|---|---|---|---|---|", *rows])
 
 
 def main_stage3(a):
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
+    start_load = open("/proc/loadavg").read().split()[:3]
     table = stage3(a, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     load = open("/proc/loadavg").read().split()[:3]
+    ranks = " ".join(str(n) for n in a.nproc)
     text = "\n\n".join([
-        f"- run: `python3 bench/sharding.py --stage3 --steps {a.steps}`; load average "
-        f"{' '.join(load)} at the end (this 2-core machine is shared: times are indicative only)",
+        f"- run: `python3 bench/sharding.py --stage3 --steps {a.steps} --nproc {ranks}`; load "
+        f"average {' '.join(start_load)} at the start, {' '.join(load)} at the end (2 cores, "
+        "shared: times are indicative only, and 3 or 4 ranks share them)",
         table,
-        "Stage 3 keeps each rank's half of every layer and gathers one layer at a time "
-        "(weights measured from the parameters' storages); the embeddings and output stay "
-        "whole. Peak RSS is not lower than stage 2's: it includes the end of the run, where "
-        "the final validation and save gather every layer (whole weights plus the slices), "
-        "and rank 0 gathers the whole optimizer state to write last.ckpt; the weights saved "
-        "inside the steps are below that end's peak. Its "
-        "seconds per step include one more forward per layer (recomputation) and the "
-        "per-layer all-gathers and all-reduces (docs/distributed.md)."])
+        "Stage 3 keeps each rank's slice of every layer and gathers one layer at a time, in "
+        "training, in validation (the ranks evaluate in step) and in saves (rank 0 writes "
+        "each layer as it is gathered); the embeddings and output stay whole. Rank 0's peak "
+        "RSS holds the whole optimizer state it gathers to write last.ckpt, whatever "
+        "run.shard. Stage 3's seconds per step include one more forward per layer "
+        "(recomputation) and the per-layer all-gathers and all-reduces (docs/distributed.md)."])
     print(text)
     if not a.no_write:
-        write_section("sharding-stage3", "Sharding: run.shard parameters (ZeRO 3) at 2 ranks",
-                      text)
+        write_section("sharding-stage3", "Sharding: run.shard parameters (ZeRO 3)", text)
 
 
 def main():

@@ -199,7 +199,9 @@ bool takes_sparse_gradients(const SiftConfig& config, const ModelTraits& model) 
 }
 
 // run.shard: parameters: what it gathers layer by layer, and what reads every gradient or
-// weight at once (each rank holds only its slice of the layers' gradients).
+// weight at once (each rank holds only its slice of the layers' gradients). train.clip_norm
+// takes the norm from the slices (LayerShards::clip_gradients); train.max_norm bounds the
+// output layer, which stays whole.
 void check_parameter_shards(const SiftConfig& config, const ModelTraits& model) {
   if (config.run.shard != ShardStage::parameters) return;
   const TrainConfig& t = config.train;
@@ -209,14 +211,6 @@ void check_parameter_shards(const SiftConfig& config, const ModelTraits& model) 
         "the {} model has no layers it gathers one at a time (transformer and "
         "bert do); use run.shard: gradients",
         model.name);
-  } else if (t.clip_norm > 0) {
-    why =
-        "train.clip_norm needs the whole gradient's norm, and each rank holds a slice of the "
-        "layers'; set train.clip_norm: 0 or run.shard: gradients";
-  } else if (t.max_norm > 0) {
-    why =
-        "train.max_norm bounds whole weight rows between steps; set train.max_norm: 0 or "
-        "run.shard: gradients";
   } else if (!t.prune.structure.empty()) {
     why = "train.prune masks whole weights and gradients; use run.shard: gradients";
   } else if (t.loss_scaling == LossScaling::dynamic ||

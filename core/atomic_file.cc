@@ -98,6 +98,15 @@ void AtomicFile::write(std::string_view bytes) {
   }
 }
 
+void AtomicFile::rewrite_start(std::string_view bytes) {
+  if (ok_ && (std::fseek(file_, 0, SEEK_SET) != 0 ||
+              std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size() ||
+              std::fseek(file_, 0, SEEK_END) != 0)) {
+    ok_ = false;
+    errno_ = errno;
+  }
+}
+
 void AtomicFile::commit() {
   if (ok_ && std::fflush(file_) != 0) {
     ok_ = false;

@@ -23,6 +23,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(std::string_view bytes);
+  // Writes `bytes` over the file's first bytes (a header whose fields are known only once
+  // the rest is written: a checkpoint's CRC); later writes go on at the end.
+  void rewrite_start(std::string_view bytes);
   // Flushes, fsyncs, closes and renames, then fsyncs the folder; throws sift::Error
   // naming the file on any failure.
   void commit();

@@ -25,11 +25,30 @@ NamedTensors named_tensors(const torch::nn::Module& module) {
 
 namespace {
 
+// Whether `t` has elements and no memory (a freed layer's, layer_shards.h).
+bool freed(const torch::Tensor& t) { return t.numel() > 0 && t.storage().data() == nullptr; }
+
 // The views of `tensors`, each a contiguous CPU tensor kept in `held` (a CPU tensor that
-// is already one is its own storage: no copy).
-std::vector<TensorView> views_of(const NamedTensors& tensors, std::vector<torch::Tensor>& held) {
+// is already one is its own storage: no copy). A freed one is fetched through `fill` when
+// written, its CPU copy kept in one holder until the next.
+std::vector<TensorView> views_of(const NamedTensors& tensors, std::vector<torch::Tensor>& held,
+                                 const FillFreed* fill = nullptr) {
   std::vector<TensorView> views;
+  auto holder = std::make_shared<torch::Tensor>();
   for (const auto& [name, tensor] : tensors) {
+    if (freed(tensor)) {
+      if (!fill || !*fill) {
+        throw Error(fmt::format("checkpoint: tensor '{}' is freed (a sharded layer's)", name));
+      }
+      views.push_back({name, static_cast<int8_t>(tensor.scalar_type()), tensor.sizes().vec(),
+                       nullptr, static_cast<size_t>(tensor.element_size()),
+                       [fill = *fill, tensor = tensor, holder]() -> const void* {
+                         fill(tensor);
+                         *holder = tensor.detach().to(torch::kCPU).contiguous();
+                         return holder->data_ptr();
+                       }});
+      continue;
+    }
     held.push_back(tensor.detach().to(torch::kCPU).contiguous());
     const torch::Tensor& t = held.back();
     views.push_back({name, static_cast<int8_t>(t.scalar_type()), t.sizes().vec(), t.data_ptr(),
@@ -105,7 +124,7 @@ bool left_out(const WeightsLeeway& leeway, const std::map<std::string, torch::Te
 // Reads module_bytes' layout from a Cursor or a FileCursor into the module's tensors.
 template <class Reader>
 TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::string& path,
-                         const WeightsLeeway& leeway = {}) {
+                         const WeightsLeeway& leeway = {}, const FillFreed& fill_freed = {}) {
   std::map<std::string, torch::Tensor> wanted;
   for (auto& [name, tensor] : named_tensors(module)) wanted.emplace(name, tensor);
   const auto count = reader.template get<uint32_t>();
@@ -129,6 +148,10 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
           fmt::format("{}: the weights do not fit this model: it has no tensor '{}'", path, name));
     }
     torch::Tensor& target = it->second;
+    if (freed(target)) {
+      if (!fill_freed) throw Error(fmt::format("{}: tensor '{}' is freed (a sharded layer's)", path, name));
+      fill_freed(target);
+    }
     if (target.sizes().vec() != shape || target.scalar_type() != dtype) {
       throw Error(
           fmt::format("{}: the weights do not fit this model: '{}' has shape [{}] in the "
@@ -172,13 +195,14 @@ TensorFills load_module_section(torch::nn::Module& module, const SectionRef& sec
 }
 
 TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
-                               const std::string& path, const WeightsLeeway& leeway) {
+                               const std::string& path, const WeightsLeeway& leeway,
+                               const FillFreed& fill_freed) {
   if (auto it = checkpoint.on_disk.find("model"); it != checkpoint.on_disk.end()) {
     FileCursor cursor(it->second);
-    return load_tensors(cursor, module, it->second.path, leeway);
+    return load_tensors(cursor, module, it->second.path, leeway, fill_freed);
   } else if (auto blob = checkpoint.blobs.find("model"); blob != checkpoint.blobs.end()) {
     Cursor cursor(blob->second, path);
-    return load_tensors(cursor, module, path, leeway);
+    return load_tensors(cursor, module, path, leeway, fill_freed);
   } else {
     throw Error(fmt::format("{} holds no model weights", path));
   }
@@ -204,7 +228,9 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   // Serialised while the file is written (a device's tensors are copied to the CPU).
   std::vector<torch::Tensor> held;
   for (const auto& [name, tensors] : checkpoint.tensor_blobs) {
-    parts.tensors[name] = views_of(tensors, held);
+    const auto fill = checkpoint.fill_freed.find(name);
+    parts.tensors[name] =
+        views_of(tensors, held, fill == checkpoint.fill_freed.end() ? nullptr : &fill->second);
   }
   parts.fills = checkpoint.fills;
   write_checkpoint(path, parts, on_torch_threads);

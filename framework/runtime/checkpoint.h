@@ -22,6 +22,11 @@ namespace sift {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
+// What gives memory to a tensor whose memory is freed (run.shard: parameters: a layer
+// between its uses) when a checkpoint's record of it is written or read; called in the
+// records' order, and the memory must stay until the next call.
+using FillFreed = std::function<void(const torch::Tensor&)>;
+
 // What load_checkpoint reads (StoredCheckpoint: meta, sections) and, for writing, tensors.
 struct Checkpoint : StoredCheckpoint {
   Checkpoint() = default;
@@ -35,6 +40,10 @@ struct Checkpoint : StoredCheckpoint {
   // fill when that is under half its size: of a fastText table's 2M bucket rows, a small
   // set's training changes a few thousand.
   std::map<std::string, TensorFills> fills;
+  // Written only: by section, what fills a tensor of tensor_blobs whose memory is freed,
+  // right before its bytes are written. Such a tensor is written dense; one without
+  // this is an Error.
+  std::map<std::string, FillFreed> fill_freed;
 };
 
 // A module's parameters and buffers, by their dotted names.
@@ -62,8 +71,11 @@ struct WeightsLeeway {
 };
 // The checkpoint's "model" section, in memory or on disk, into `module`; `path` names
 // the file in errors (one without weights is refused).
+// A tensor of the module whose memory is freed gets it from `fill_freed` before its record
+// is read (one without it is an Error).
 TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
-                               const std::string& path, const WeightsLeeway& leeway = {});
+                               const std::string& path, const WeightsLeeway& leeway = {},
+                               const FillFreed& fill_freed = {});
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
 

@@ -73,8 +73,20 @@ bool count_by_search(ClassifierImpl& model, const ModelInput& input, const RawBa
 
 }  // namespace
 
+bool LockstepBatches::next(RawBatch& batch) {
+  while (true) {
+    const bool mine = !ended_ && stream_.next(batch);
+    ended_ = !mine;
+    if (!lockstep_) return mine;
+    if (!lockstep_->any(mine)) return false;
+    if (mine) return true;
+    lockstep_->idle();
+  }
+}
+
 Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, int64_t classes,
-                    torch::Device device, LabelMode mode, ConfusedExamples* confused) {
+                    torch::Device device, LabelMode mode, ConfusedExamples* confused,
+                    const Lockstep* lockstep) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
@@ -92,7 +104,8 @@ Evaluation evaluate(Classifier& model, ShardedStream& batches, InputKind kind, i
   double loss_sum = 0.0;
   RawBatch batch;
   batches.start_epoch(1);
-  while (batches.next(batch)) {
+  LockstepBatches turns(batches, lockstep);
+  while (turns.next(batch)) {
     const ModelInput input = to_input(batch, kind, device);
     if (!mode.multi_label && count_by_search(*model, input, batch, result, loss_sum, confused)) {
       continue;

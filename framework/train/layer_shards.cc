@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -125,6 +126,7 @@ void LayerShards::hold_whole() {
     shards_.gather_unit(l.unit, l.flat);
   }
   whole_ = true;
+  peak_ = std::max(peak_, resident_bytes());
 }
 
 void LayerShards::from_whole() {
@@ -137,17 +139,143 @@ void LayerShards::from_whole() {
   whole_ = false;
 }
 
-void LayerShards::idle_pass() {
-  const int64_t n = static_cast<int64_t>(layers_.size());
-  for (int64_t i = 0; i < n; ++i) {
+void LayerShards::idle_forward() {
+  for (int64_t i = 0; i < static_cast<int64_t>(layers_.size()); ++i) {
     gather(i);
     release(i);
   }
-  for (int64_t i = n - 1; i >= 0; --i) {
+}
+
+void LayerShards::idle_pass() {
+  idle_forward();
+  for (int64_t i = static_cast<int64_t>(layers_.size()) - 1; i >= 0; --i) {
     gather(i);
     release(i);
     reduce_gradients(i, {});
   }
+}
+
+std::vector<torch::Tensor> LayerShards::held() const {
+  std::vector<torch::Tensor> out = shards_.kept_apart();
+  for (const auto& p : all_) {
+    if (p.numel() == 0 || p.storage().data() != nullptr) out.push_back(p);
+  }
+  return out;
+}
+
+int64_t LayerShards::layer_of(const torch::Tensor& param) const {
+  const auto* storage = param.storage().unsafeGetStorageImpl();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i].unit >= 0 && layers_[i].flat.storage().unsafeGetStorageImpl() == storage) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+void LayerShards::fill(const torch::Tensor& param) {
+  const int64_t index = layer_of(param);
+  if (index < 0) throw Error("run.shard: parameters: a save asked for a tensor no layer holds");
+  if (index == filled_) return;
+  if (index < next_fill_) {
+    throw Error(fmt::format("run.shard: parameters: a save wrote layer {} after layer {}", index,
+                            next_fill_ - 1));
+  }
+  if (filled_ >= 0) release(filled_);
+  for (; next_fill_ < index; ++next_fill_) {
+    gather(next_fill_);
+    release(next_fill_);
+  }
+  gather(index);
+  filled_ = index;
+  next_fill_ = index + 1;
+}
+
+void LayerShards::gather_rest() {
+  if (filled_ >= 0) release(filled_);
+  for (; next_fill_ < static_cast<int64_t>(layers_.size()); ++next_fill_) {
+    gather(next_fill_);
+    release(next_fill_);
+  }
+  next_fill_ = 0;
+  filled_ = -1;
+}
+
+std::vector<torch::Tensor> LayerShards::gradients(bool slices) const {
+  std::vector<torch::Tensor> out;
+  if (slices) {
+    for (const auto& piece : shards_.kept_apart()) {
+      if (piece.grad().defined()) out.push_back(piece.grad());
+    }
+    return out;
+  }
+  std::unordered_set<const void*> layered;
+  for (const auto& p : sharded_) layered.insert(p.unsafeGetTensorImpl());
+  for (const auto& p : all_) {
+    if (!layered.count(p.unsafeGetTensorImpl()) && p.grad().defined()) out.push_back(p.grad());
+  }
+  return out;
+}
+
+namespace {
+
+double squared_norm(const std::vector<torch::Tensor>& tensors) {
+  double squares = 0.0;
+  for (const auto& t : tensors) {
+    const double n = t.norm().item<double>();
+    squares += n * n;
+  }
+  return squares;
+}
+
+}  // namespace
+
+double LayerShards::gradient_norm() const {
+  torch::NoGradGuard no_grad;
+  std::vector<double> slices{squared_norm(gradients(true))};
+  dist_.sum(slices);
+  return std::sqrt(slices[0] + squared_norm(gradients(false)));
+}
+
+double LayerShards::clip_gradients(double max_norm) {
+  const double norm = gradient_norm();
+  const double coefficient = max_norm / (norm + 1e-6);
+  if (coefficient < 1.0) {
+    torch::NoGradGuard no_grad;
+    for (const bool slices : {true, false}) {
+      for (auto g : gradients(slices)) g.mul_(coefficient);
+    }
+  }
+  return norm;
+}
+
+void LayerShards::load(const torch::Tensor& param) {
+  const int64_t index = layer_of(param);
+  if (index < 0) throw Error("run.shard: parameters: a load asked for a tensor no layer holds");
+  if (index == loading_) return;
+  loaded_.resize(layers_.size());
+  if (loaded_[index]) {
+    throw Error(fmt::format("run.shard: parameters: layer {}'s tensors are apart in the checkpoint",
+                            index));
+  }
+  keep_loaded();
+  allocate_memory(layers_[index]);
+  peak_ = std::max(peak_, resident_bytes());
+  loading_ = index;
+  loaded_[index] = true;
+}
+
+void LayerShards::keep_loaded() {
+  if (loading_ < 0) return;
+  Layer& l = layers_[loading_];
+  shards_.keep_unit(l.unit, l.flat);
+  free_memory(l);
+  loading_ = -1;
+}
+
+void LayerShards::load_rest() {
+  keep_loaded();
+  loaded_.clear();
 }
 
 int64_t LayerShards::resident_bytes() const {

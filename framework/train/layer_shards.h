@@ -6,10 +6,14 @@
 // ranks, goes to each rank's slice (an all-reduce and a local slice: Gloo 1.13 has no
 // reduce-scatter). The model calls these through BlockShards (models/recompute.h).
 //
-// Between training steps the layers are freed. Whatever reads the weights outside a step
-// (evaluation, saving, the best weights) first makes the model whole (hold_whole,
-// collective); the next step frees it again (from_whole keeps this rank's slice of
-// what the whole weights hold, so loading weights into them is kept too).
+// Between training steps the layers are freed. Evaluation runs the forward as training
+// does, a layer gathered and freed at a time, every rank in step (a rank out of batches
+// runs idle_forward); a save writes each layer as it is gathered (fill, gather_rest), and
+// whether the weights are finite is each rank's slices' verdict summed. What else reads
+// or sets the weights outside a step (the best weights' copy, loading them back) first
+// makes the model whole (hold_whole, collective); the next step frees it again
+// (from_whole keeps this rank's slice of what the whole weights hold, so loading weights
+// into them is kept too).
 #pragma once
 
 #include <torch/torch.h>
@@ -40,16 +44,46 @@ class LayerShards : public BlockShards {
   void from_whole();
   bool whole() const { return whole_; }
   // Collective: what a rank without a batch does so that the others' per-layer
-  // collectives find it: the forward's and the backward's gathers and a zero gradient.
+  // collectives find it: the forward's gathers (evaluation), and in training the
+  // backward's gathers and a zero gradient too (idle_pass).
+  void idle_forward();
   void idle_pass();
+
+  // The weights this rank holds: the parameters with memory (the rest, a gathered layer)
+  // and the layers' slices; over all ranks they are every weight.
+  std::vector<torch::Tensor> held() const;
+
+  // A save from freed layers (collective; checkpoint.h's fill_freed): each layer gathered
+  // once, in order. On the rank that writes, fill(param) frees the layer filled last and
+  // gathers the one that holds `param` (and, gathering and freeing them, those before it
+  // that no written tensor asked for); every rank ends the save with gather_rest, which
+  // does the same for the layers left and frees the last.
+  void fill(const torch::Tensor& param);
+  void gather_rest();
+  // Weights read into freed layers (each rank reads the checkpoint itself: no
+  // collective): load(param) keeps this rank's slice of the layer loaded before and frees
+  // it, and gives the layer that holds `param` memory to read into; load_rest ends the
+  // last. A layer's tensors must come together.
+  void load(const torch::Tensor& param);
+  void load_rest();
+
+  // Collective, after the gradients are averaged: their global L2 norm (the rest's, whole
+  // and equal on every rank, once; the layers' slices summed over the ranks), as
+  // clip_grad_norm_ measures it of the whole gradient. clip_gradients (train.clip_norm)
+  // then scales them all by max_norm / (norm + 1e-6) where that is below 1, as
+  // clip_grad_norm_ does, and returns the norm.
+  double gradient_norm() const;
+  double clip_gradients(double max_norm);
+  // The gradients of this rank's layer slices, or of the rest (whole on every rank).
+  std::vector<torch::Tensor> gradients(bool slices) const;
 
   // The layers' parameters (their gradients are reduced in backward, not at the step).
   const std::vector<torch::Tensor>& sharded_parameters() const { return sharded_; }
 
   // Bytes of weights this rank holds, measured from the parameters' storages (a freed
   // layer's hold none) plus the slices kept apart: after each step (between steps), and
-  // the most while a layer was gathered inside one. (Held whole, for validation or a
-  // save, a rank holds the whole weights and its slices: not counted here.)
+  // the most at any gather (inside a step, a validation, a save) or while held whole
+  // (the whole weights and the slices).
   void measure_between_steps();
   int64_t between_steps_bytes() const { return between_steps_; }
   int64_t peak_bytes() const { return peak_; }
@@ -63,6 +97,8 @@ class LayerShards : public BlockShards {
     torch::Tensor flat;                 // its storage freed between uses
   };
   Layer* layer(int64_t index);
+  int64_t layer_of(const torch::Tensor& param) const;
+  void keep_loaded();  // the layer being read into: its slice kept, its memory freed
   void allocate_memory(Layer& l);
   void free_memory(Layer& l);
   int64_t resident_bytes() const;
@@ -75,6 +111,10 @@ class LayerShards : public BlockShards {
   bool whole_ = true;
   int64_t between_steps_ = 0;
   int64_t peak_ = 0;
+  int64_t next_fill_ = 0;  // the save's next layer to gather (fill)
+  int64_t filled_ = -1;    // the layer a save holds gathered, -1: none
+  int64_t loading_ = -1;   // the layer being read into, -1: none
+  std::vector<bool> loaded_;
 };
 
 }  // namespace sift

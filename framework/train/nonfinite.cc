@@ -30,7 +30,10 @@ bool tensors_finite(const std::vector<torch::Tensor>& tensors) {
 bool nonfinite_guard(Run& run, bool loss_finite) {
   // The gradients are averaged already, so they agree over the ranks; the losses do not,
   // hence one flag summed over the group (a group of one: no collective).
-  std::vector<int64_t> bad{loss_finite && gradients_finite(run.model->parameters()) ? 0 : 1};
+  // run.shard: parameters: the layers' gradients are in this rank's slices.
+  const bool finite = loss_finite && gradients_finite(run.model->parameters()) &&
+                      (!run.layers || tensors_finite(run.layers->gradients(true)));
+  std::vector<int64_t> bad{finite ? 0 : 1};
   if (run.dist->is_group()) run.dist->sum(bad);
   // The step being taken, as the log counts them.
   return step_applies(bad[0] == 0, run.plan.train.on_nonfinite, "loss or gradient",

@@ -53,7 +53,8 @@ torch::Tensor masked_lm_loss(ClassifierImpl& model, const MaskedBatch& b, torch:
 }
 
 Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const MaskedLmPlan& plan,
-                           const MaskingVocab& vocab, uint64_t seed, torch::Device device) {
+                           const MaskingVocab& vocab, uint64_t seed, torch::Device device,
+                           const Lockstep* lockstep) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -62,10 +63,14 @@ Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const M
   double loss_sum = 0.0;
   RawBatch batch;
   stream.start_epoch(1);
-  for (uint64_t index = 1; stream.next(batch); ++index) {
+  LockstepBatches turns(stream, lockstep);
+  for (uint64_t index = 1; turns.next(batch); ++index) {
     const MaskedBatch b = masked_batch(batch, plan, vocab, splitmix64_nth(seed ^ kValidSalt, index),
                                        device);
-    if (b.targets.numel() == 0) continue;
+    if (b.targets.numel() == 0) {
+      turns.idle();
+      continue;
+    }
     torch::Tensor logits;
     const double loss = masked_lm_loss(model, b, &logits).item<double>();
     const auto n = b.targets.numel();

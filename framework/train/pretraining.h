@@ -14,6 +14,7 @@
 #include "datasets/sharded_stream.h"
 #include "framework/runtime/base/data_plan.h"
 #include "framework/runtime/base/evaluation_result.h"
+#include "framework/runtime/evaluation.h"
 #include "models/model.h"
 
 namespace sift {
@@ -36,8 +37,10 @@ uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank);
 torch::Tensor masked_lm_loss(ClassifierImpl& model, const MaskedBatch& b, torch::Tensor* logits);
 
 // One pass over `stream` (from its first epoch): the masked tokens' mean loss and accuracy,
-// each batch masked by the seed of its index.
+// each batch masked by the seed of its index; in step with the other ranks when
+// `lockstep` is given (evaluation.h).
 Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const MaskedLmPlan& plan,
-                           const MaskingVocab& vocab, uint64_t seed, torch::Device device);
+                           const MaskingVocab& vocab, uint64_t seed, torch::Device device,
+                           const Lockstep* lockstep = nullptr);
 
 }  // namespace sift

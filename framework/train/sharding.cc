@@ -398,11 +398,17 @@ void ShardedOptimizer::add_unit_gradient(int64_t unit, const torch::Tensor& grad
   });
 }
 
+std::vector<torch::Tensor> ShardedOptimizer::kept_apart() const {
+  std::vector<torch::Tensor> out;
+  for (size_t k = 0; k < impl_->pieces.size(); ++k) {
+    if (impl_->piece_unit[k] >= 0) out.push_back(impl_->pieces[k].flat);
+  }
+  return out;
+}
+
 int64_t ShardedOptimizer::kept_apart_bytes() const {
   int64_t bytes = 0;
-  for (size_t k = 0; k < impl_->pieces.size(); ++k) {
-    if (impl_->piece_unit[k] >= 0) bytes += static_cast<int64_t>(impl_->pieces[k].flat.nbytes());
-  }
+  for (const auto& piece : kept_apart()) bytes += static_cast<int64_t>(piece.nbytes());
   return bytes;
 }
 

@@ -54,7 +54,8 @@ class ShardedOptimizer {
   void gather_unit(int64_t unit, const torch::Tensor& flat);
   void keep_unit(int64_t unit, const torch::Tensor& flat);
   void add_unit_gradient(int64_t unit, const torch::Tensor& gradient);
-  // The bytes of the layers' pieces kept apart from the parameters.
+  // The layers' pieces kept apart from the parameters (this rank's slices), and their bytes.
+  std::vector<torch::Tensor> kept_apart() const;
   int64_t kept_apart_bytes() const;
 
   // Collective. The whole state in the ordinary layout, into `full` (an optimizer of the

@@ -170,12 +170,13 @@ void optimizer_step(Run& run) {
   run.grad_norm = std::nan("");
   if (take) {
     if (run.pruner) run.pruner->mask_gradients();  // before clipping measures them
-    if (run.plan.train.clip_norm > 0) {
-      run.grad_norm =
-          torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.plan.train.clip_norm);
-    } else if (run.log_this_step && !run.layers) {  // layers' gradients: sliced (NaN)
+    const double clip = run.plan.train.clip_norm;
+    if (clip > 0) {  // run.shard: parameters: the layers' gradients are the ranks' slices
+      run.grad_norm = run.layers ? run.layers->clip_gradients(clip)
+                                 : torch::nn::utils::clip_grad_norm_(run.model->parameters(), clip);
+    } else if (run.log_this_step) {  // the same step on every rank
       // Only on metrics.csv's steps: a pass over every gradient (80 MB for fastText's tables).
-      run.grad_norm = gradient_norm(*run.model);
+      run.grad_norm = run.layers ? run.layers->gradient_norm() : gradient_norm(*run.model);
     }
     {
       // The optimizer's state is allocated at its first step (Adam: two tensors a weight).
@@ -275,17 +276,22 @@ class TorchLearner : public Learner {
   bool fused() const override { return run_.fused != nullptr; }
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
-    whole();  // the ranks' evaluation batches differ in number: no per-layer collectives
     const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
+    // run.shard: parameters: the forward gathers each layer, so the ranks, whose batches
+    // differ in number, evaluate in step (the model is not made whole: its peak memory).
+    const Lockstep lockstep{[this](bool mine) { return run_.dist->agree_on_batch(mine, 0).any; },
+                            [this] { run_.layers->idle_forward(); }};
+    const Lockstep* in_step = run_.layers ? &lockstep : nullptr;
     if (run_.masking) {
       Evaluation e = evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
-                                     run_.plan.seed, run_.device);
+                                     run_.plan.seed, run_.device, in_step);
       reduce_evaluation(*run_.dist, e);
       run_.model->train();
       return e;
     }
-    Evaluation e = sift::evaluate(run_.model, stream, run_.task.encoder.kind,
-                                  run_.task.labels.size(), run_.device, run_.plan.labels, confused);
+    Evaluation e =
+        sift::evaluate(run_.model, stream, run_.task.encoder.kind, run_.task.labels.size(),
+                       run_.device, run_.plan.labels, confused, in_step);
     reduce_evaluation(*run_.dist, e);
     run_.model->train();
     return e;
@@ -309,10 +315,16 @@ class TorchLearner : public Learner {
     return total;
   }
   bool weights_finite() const override {
-    whole();  // on every rank before a save, whose write reads them on rank 0
-    return tensors_finite(run_.model->parameters());
+    if (!run_.layers) return tensors_finite(run_.model->parameters());
+    // run.shard: parameters: the ranks' slices hold every weight; all ranks agree.
+    std::vector<int64_t> finite{tensors_finite(run_.layers->held()) ? 1 : 0};
+    run_.dist->sum(finite);
+    return finite[0] == run_.dist->world_size();
   }
   bool best_to_disk() const override {
+    // run.shard: parameters: a copy would be the whole weights; best.ckpt is written and
+    // read back a layer at a time instead.
+    if (run_.layers) return true;
     // A table that began as a fill is written as its changed rows; every rank of a group
     // would have to read it back.
     return !run_.dist->is_group() && !run_.model->initial_fills().empty();
@@ -339,23 +351,26 @@ class TorchLearner : public Learner {
       current[i].second.copy_(run_.best_weights[i].second);
   }
   void load_weights(const std::string& path) override {
-    whole();
-    const Checkpoint c = load_checkpoint(path, {"optimizer"});
-    run_.model->remember_fills(load_model_weights(*run_.model, c, path));
+    if (!run_.layers) {
+      const Checkpoint c = load_checkpoint(path, {"optimizer"});
+      run_.model->remember_fills(load_model_weights(*run_.model, c, path));
+      return;
+    }
+    // run.shard: parameters: read from the file into one freed layer at a time.
+    const Checkpoint c = load_checkpoint(path, {"optimizer", "model"});
+    run_.model->remember_fills(load_model_weights(
+        *run_.model, c, path, {}, [this](const torch::Tensor& t) { run_.layers->load(t); }));
+    run_.layers->load_rest();
   }
   void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
     // Collective: rank 0's optimizer gets the whole state for write(), which empties it.
     if (run_.shards) run_.shards->gather_state(*run_.optimizer);
-    whole();
     blobs["rng"] = rng_state();
     // The transfer set's streams run across epochs: their positions are saved at each save.
     for (const auto& t : run_.transfer) blobs[transfer_blob(t.name)] = t.stream->save_state();
   }
   void write(const std::string& path, const nlohmann::json& meta,
              const std::map<std::string, std::string>& blobs, Saved what) override {
-    if (run_.layers && !run_.layers->whole() && what != Saved::best_copy) {
-      throw Error("run.shard: parameters: a checkpoint was written from freed layers");
-    }
     Checkpoint c;
     c.meta = meta;
     // Serialised while the file is written (a device's tensors are copied to the CPU).
@@ -370,7 +385,15 @@ class TorchLearner : public Learner {
       if (run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
     }
     for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
+    if (gathers_layers(what)) {
+      // Each freed layer gathered as its tensors are written, one at a time.
+      c.fill_freed["model"] = [this](const torch::Tensor& t) { run_.layers->fill(t); };
+    }
     save_checkpoint(path, c);
+    if (gathers_layers(what)) run_.layers->gather_rest();
+  }
+  void take_part_in_write(Saved what) override {
+    if (gathers_layers(what)) run_.layers->gather_rest();  // the writer's fills, in order
   }
 
   std::string training_path() const override { return run_.training_path; }
@@ -411,6 +434,8 @@ class TorchLearner : public Learner {
   void whole() const {
     if (run_.layers) run_.layers->hold_whole();
   }
+  // Whether a save of `what` gathers the layers from the ranks (the best copy is whole).
+  bool gathers_layers(Saved what) const { return run_.layers && what != Saved::best_copy; }
 
   Run& run_;
   int64_t micro_ = 0;  // batches accumulated since the last optimizer step

@@ -67,6 +67,35 @@ TEST_F(CheckpointTest, TensorSectionsWriteTheSameFileAsBlobs) {
   EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'model' given twice");
 }
 
+// A tensor whose memory is freed (a stage-3 layer between its uses) is filled by
+// fill_freed when its bytes are written, in the section's order, and the file is byte for
+// byte the one its whole weights give; without fill_freed it is refused by name.
+TEST_F(CheckpointTest, AFreedTensorIsFilledWhenItsTurnComesAndTheFileIsTheSame) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor weight = module_->weight.detach().clone();
+  const auto storage = weight.storage();
+  const size_t bytes = storage.nbytes();
+  storage.set_data_ptr_noswap(at::DataPtr(nullptr, weight.device()));
+  storage.set_nbytes(0);
+  Checkpoint c;
+  c.meta = {{"model", "linear"}, {"step", 17}};
+  c.tensor_blobs["model"] = {{"weight", weight}, {"bias", module_->bias}};
+  c.blobs["extra"] = std::string("\0\1\2 bytes", 9);
+  const std::string streamed = dir_ + "/filled.ckpt";
+  EXPECT_CONTAINS(error_of([&] { save_checkpoint(streamed, c); }), "'weight' is freed");
+  int calls = 0;
+  c.fill_freed["model"] = [&](const torch::Tensor& t) {
+    ++calls;
+    EXPECT_TRUE(t.is_same(weight));
+    storage.set_data_ptr_noswap(at::getCPUAllocator()->allocate(bytes));
+    storage.set_nbytes(bytes);
+    t.copy_(module_->weight);
+  };
+  save_checkpoint(streamed, c);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
+}
+
 // Weights left on disk are read straight into the module, with the same checks.
 TEST_F(CheckpointTest, WeightsLeftOnDiskLoadLikeABlob) {
   const Checkpoint c = load_checkpoint(path_, {"model"});

@@ -1,6 +1,7 @@
 // Distributed training as a user runs it: `sift launch`, and ranks started by hand with
 // torchrun's environment, on the loopback interface with ports chosen free at test time.
 #include <arpa/inet.h>
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -551,14 +552,92 @@ TEST_F(Dist, ParameterShardsAreRefusedNamingTheKeyForModelsAndOptionsTheyDoNotCo
                          "it gathers one at a time"),
             std::string::npos)
       << bag;
-  const Result clip =
-      run("train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
-          " --set run.name=clip --set train.clip_norm=1 --set run.shard=parameters");
-  EXPECT_NE(clip.status, 0) << clip;
-  EXPECT_NE(clip.err.find("sift: error: run.shard: parameters: train.clip_norm needs the whole "
-                          "gradient's norm"),
+  const Result prune = run("train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
+                           " --set run.name=prune --set train.prune.structure=[heads] "
+                           "--set train.prune.sparsity=0.5 --set run.shard=parameters");
+  EXPECT_NE(prune.status, 0) << prune;
+  EXPECT_NE(prune.err.find("sift: error: run.shard: parameters: train.prune masks whole weights"),
             std::string::npos)
-      << clip;
+      << prune;
+}
+
+// Validated every 30 steps: the best weights go to best.ckpt a layer at a time (no whole
+// copy in memory), the final evaluation reads an earlier best back into the freed layers,
+// and the ranks evaluate in step. best.ckpt and the final validation are data
+// parallelism's, and no rank held more than one layer whole at any time (the weights'
+// peak: the rest, its slices and one layer).
+TEST_F(Dist, ParameterShardsKeepTheBestWeightsOnDiskAndHoldOneLayerWholeAtATime) {
+  const std::string args = "train " + stage3_config(dir_) + " --quiet --json --set run.dir=" +
+                           dir_ +
+                           " --set run.threads=1 --set data.workers=1 --set train.eval_every=30 "
+                           "--set train.max_steps=150 --set train.optimizer.lr=0.003 "
+                           "--set run.name=";
+  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto best = read_checkpoint(dir_ + "/sharded/best.ckpt").meta;
+  ASSERT_LT(best["step"].get<int64_t>(), 150) << "the best is an earlier validation's";
+  EXPECT_LE(largest_difference(dir_ + "/ddp/best.ckpt", dir_ + "/sharded/best.ckpt"), 1e-6);
+  const auto whole = nlohmann::json::parse(ddp.out);
+  const auto report = nlohmann::json::parse(sharded.out);
+  EXPECT_EQ(report["splits"]["valid"]["accuracy"], whole["splits"]["valid"]["accuracy"]);
+  EXPECT_EQ(report["splits"]["valid"]["macro_f1"], whole["splits"]["valid"]["macro_f1"]);
+  const double layer_bytes = 4.0 * (4 * 64 * 64 + 2 * 64 * 128 + 9 * 64 + 128);
+  for (const auto& r : report["train"]["ranks"]) {
+    EXPECT_NEAR(static_cast<double>(r["weights_peak_bytes"].get<int64_t>()),
+                static_cast<double>(r["weights_bytes"].get<int64_t>()) + layer_bytes, 64 * 4 * 2)
+        << r;
+  }
+}
+
+// metrics.csv's grad_norm at each step that logs one, by step.
+std::map<int64_t, double> logged_norms(const std::string& run_dir) {
+  std::istringstream in(read_file(run_dir + "/metrics.csv"));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::istringstream cells(line); std::getline(cells, line, ',');) header.push_back(line);
+  const size_t column =
+      std::find(header.begin(), header.end(), "grad_norm") - header.begin();
+  std::map<int64_t, double> norms;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    for (std::istringstream row(line); std::getline(row, line, ',');) cells.push_back(line);
+    if (column < cells.size() && !cells[column].empty()) {
+      norms[std::stoll(cells[0])] = std::stod(cells[column]);
+    }
+  }
+  return norms;
+}
+
+// train.clip_norm under stage 3 takes the whole gradient's norm from the ranks' slices:
+// metrics.csv's grad_norm is data parallelism's at every logged step (relative 1e-5), the
+// clipping binds (norms above 0.5), and with momentum SGD, whose steps scale with the
+// clipped gradient, and train.max_norm on the output layer (whole on every rank) the
+// weights agree with data parallelism's within 1e-5.
+TEST_F(Dist, ParameterShardsClipTheWholeGradientsNormAsDataParallelDoes) {
+  const std::string args =
+      "train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
+      " --set run.threads=1 --set data.workers=1 --set train.clip_norm=0.5 "
+      "--set train.max_norm=0.8 --set train.optimizer.type=sgd --set train.optimizer.momentum=0.9 "
+      "--set train.optimizer.lr=0.05 --set train.log_every=4 --set train.max_steps=40 "
+      "--set run.name=";
+  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto whole = logged_norms(dir_ + "/ddp"), sliced = logged_norms(dir_ + "/sharded");
+  ASSERT_EQ(whole.size(), 10u);
+  ASSERT_EQ(sliced.size(), whole.size());
+  double largest = 0;
+  for (const auto& [step, norm] : whole) {
+    ASSERT_EQ(sliced.count(step), 1u) << step;
+    EXPECT_NEAR(sliced.at(step), norm, 1e-5 * norm) << "step " << step;
+    largest = std::max(largest, norm);
+  }
+  EXPECT_GT(largest, 0.5) << "the clipping never bound";
+  EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-5);
 }
 
 }  // namespace distributed_cli_test

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
+#include "framework/runtime/checkpoint.h"
 #include "framework/train/optimization.h"
 #include "models/transformer.h"
 #include "tests/models/sequence_batch.h"
+#include "tests/test_files.h"
 
 namespace sift {
 namespace layer_shards_test {
@@ -80,6 +83,75 @@ TEST(LayerShards, FreeLayersBetweenUsesAndStepAsTheWholeModel) {
       EXPECT_TRUE(torch::equal(a[i].value(), b[i].value())) << a[i].key() << " step " << step;
     }
   }
+}
+
+// The sharded model of a group of one, its layers freed.
+struct Freed {
+  Classifier model = make();
+  Distributed group;
+  std::vector<torch::Tensor> params = model->parameters();
+  std::vector<int64_t> units = units_of(*model);
+  OptimizerConfig adam = [] {
+    OptimizerConfig o;
+    o.type = OptimizerType::adam;
+    return o;
+  }();
+  ShardedOptimizer shards{group, ShardStage::parameters, adam, params, 25.0, units};
+  LayerShards layers{group, shards, params, units, params};
+  Freed() {
+    model->set_block_shards(&layers);
+    layers.from_whole();
+    layers.measure_between_steps();
+  }
+  bool all_freed() const {
+    for (const auto& p : layers.sharded_parameters()) {
+      if (p.storage().nbytes() != 0) return false;
+    }
+    return true;
+  }
+};
+
+// Validation runs the forward as training does, a layer gathered at a time: the logits
+// of the whole model, and the layers freed again after it.
+TEST(LayerShards, EvaluateFromFreedLayersWithTheWholeModelsLogits) {
+  Classifier whole = make();
+  Freed sharded;
+  whole->eval();
+  sharded.model->eval();
+  torch::NoGradGuard no_grad;
+  const auto input = test_util::batch({{3, 5, 7, 9, 11, 2}, {4, 6}, {8, 1, 12, 30, 17}, {13}});
+  const torch::Tensor logits = sharded.model->forward(input);
+  EXPECT_TRUE(sharded.all_freed());
+  EXPECT_TRUE(torch::equal(logits, whole->forward(input)));
+  EXPECT_EQ(sharded.layers.peak_bytes(),
+            sharded.layers.between_steps_bytes() + sharded.layers.largest_layer_bytes())
+      << "one layer whole at a time";
+}
+
+// A save from freed layers gathers each as its tensors are written (fill), then the
+// rest (gather_rest): the file is byte for byte the whole model's, and the layers end
+// freed. A tensor asked for out of the layers' order is an error.
+TEST(LayerShards, SaveFreedLayersOneAtATimeAsTheWholeModelsBytes) {
+  const std::string dir = ::testing::TempDir();
+  Freed sharded;
+  Checkpoint c;
+  c.tensor_blobs["model"] = named_tensors(*sharded.model);
+  c.fill_freed["model"] = [&](const torch::Tensor& t) { sharded.layers.fill(t); };
+  save_checkpoint(dir + "/freed.ckpt", c);
+  sharded.layers.gather_rest();
+  EXPECT_TRUE(sharded.all_freed());
+  EXPECT_LE(sharded.layers.peak_bytes(),
+            sharded.layers.between_steps_bytes() + sharded.layers.largest_layer_bytes());
+
+  Classifier whole = make();
+  Checkpoint w;
+  w.tensor_blobs["model"] = named_tensors(*whole);
+  save_checkpoint(dir + "/whole.ckpt", w);
+  EXPECT_EQ(testing::slurp(dir + "/freed.ckpt"), testing::slurp(dir + "/whole.ckpt"));
+
+  const auto& layer = sharded.layers.sharded_parameters();
+  sharded.layers.fill(layer.back());
+  EXPECT_THROW(sharded.layers.fill(layer.front()), Error);
 }
 
 }  // namespace layer_shards_test

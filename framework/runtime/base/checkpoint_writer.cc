@@ -34,16 +34,28 @@ void put_bytes(std::string& out, const std::string& bytes) {
   out += bytes;
 }
 
+// A piece of a section: bytes in memory, or a tensor's whose memory is fetched when
+// the piece is written (TensorView::fetch).
+struct Piece {
+  std::string_view bytes;
+  const TensorView* deferred = nullptr;
+
+  std::string_view resolve() const {
+    if (!deferred) return bytes;
+    return std::string_view(static_cast<const char*>(deferred->fetch()), bytes.size());
+  }
+};
+
 // A section's bytes as pieces pointing into its own framing strings (a deque: their
 // addresses stay put) and into the tensors' memory.
 struct Section {
   std::deque<std::string> framing;
-  std::vector<std::string_view> pieces;
+  std::vector<Piece> pieces;
   uint64_t size = 0;
   bool has_changed_rows = false;  // a tensor is stored as changed rows: format version 2
 
-  void add(std::string_view piece) {
-    pieces.push_back(piece);
+  void add(std::string_view piece, const TensorView* deferred = nullptr) {
+    pieces.push_back({piece, deferred});
     size += piece.size();
   }
   void add_owned(std::string bytes) {
@@ -59,10 +71,11 @@ void serially(int64_t n, const std::function<void(int64_t, int64_t)>& fn) { fn(0
 // and stdio's fwrite per piece took 15-23 and 12 ms of each 4 MB SST-2 checkpoint (load 5),
 // several times the CRC of the same bytes at once (1.6 ms).
 constexpr size_t kBlockBytes = size_t{1} << 18;
-void in_blocks(const std::vector<std::string_view>& pieces, std::string& buffer,
+void in_blocks(const std::vector<Piece>& pieces, std::string& buffer,
                const std::function<void(std::string_view)>& fn) {
   buffer.clear();
-  for (const std::string_view piece : pieces) {
+  for (const Piece& p : pieces) {
+    const std::string_view piece = p.resolve();
     if (buffer.size() + piece.size() > kBlockBytes && !buffer.empty()) {
       fn(buffer);
       buffer.clear();
@@ -166,7 +179,9 @@ Section tensor_section(const std::vector<TensorView>& tensors, const TensorFills
   s.add_owned(std::move(count));
   for (const TensorView& t : tensors) {
     auto fill = fills.find(t.name);
-    if (fill != fills.end() && add_changed_rows(s, t, fill->second, parallel)) continue;
+    if (!t.fetch && fill != fills.end() && add_changed_rows(s, t, fill->second, parallel)) {
+      continue;
+    }
     std::string head;
     put_bytes(head, t.name);
     put<int8_t>(head, t.dtype);
@@ -175,7 +190,11 @@ Section tensor_section(const std::vector<TensorView>& tensors, const TensorFills
     const size_t n = t.bytes();
     put<uint64_t>(head, n);
     s.add_owned(std::move(head));
-    s.add(std::string_view(static_cast<const char*>(t.data), n));
+    if (t.fetch) {
+      s.add(std::string_view(nullptr, n), &t);
+    } else {
+      s.add(std::string_view(static_cast<const char*>(t.data), n));
+    }
   }
   return s;
 }
@@ -186,7 +205,7 @@ std::string tensor_records(const std::vector<TensorView>& tensors) {
   const Section s = tensor_section(tensors, {}, {});
   std::string out;
   out.reserve(s.size);  // exactly: growing by doubling would hold two copies of a table
-  for (auto piece : s.pieces) out.append(piece);
+  for (const Piece& piece : s.pieces) out.append(piece.resolve());
   return out;
 }
 
@@ -207,29 +226,33 @@ void write_checkpoint(const std::string& path, const CheckpointParts& parts,
   put_bytes(head, parts.meta.dump());
   put<uint32_t>(head, static_cast<uint32_t>(sections.size()));
   uint64_t length = head.size();
-  uint32_t crc = crc32_of(head);
-  std::string buffer;
-  buffer.reserve(kBlockBytes);
   for (auto& [name, section] : sections) {
     std::string framing;
     put_bytes(framing, name);
     put<uint64_t>(framing, section.size);
     section.framing.push_front(std::move(framing));
-    section.pieces.insert(section.pieces.begin(), section.framing.front());
-    in_blocks(section.pieces, buffer,
-              [&crc](std::string_view block) { crc = crc32_update(crc, block); });
+    section.pieces.insert(section.pieces.begin(), Piece{section.framing.front()});
     length += section.framing.front().size() + section.size;
   }
   const bool changed_rows = std::any_of(sections.begin(), sections.end(), [](const auto& entry) {
     return entry.second.has_changed_rows;
   });
-  const std::string header = checkpoint_header(changed_rows ? kCheckpointVersion : 1, length, crc);
+  const uint32_t version = changed_rows ? kCheckpointVersion : 1;
+  // The CRC is taken as the bytes go out (a deferred tensor's are fetched once), and the
+  // header, written first with none, is written again with it.
   AtomicFile file(path);
-  file.write(header);
+  file.write(checkpoint_header(version, length, 0));
   file.write(head);
+  uint32_t crc = crc32_of(head);
+  std::string buffer;
+  buffer.reserve(kBlockBytes);
   for (const auto& [name, section] : sections) {
-    in_blocks(section.pieces, buffer, [&file](std::string_view block) { file.write(block); });
+    in_blocks(section.pieces, buffer, [&](std::string_view block) {
+      crc = crc32_update(crc, block);
+      file.write(block);
+    });
   }
+  file.rewrite_start(checkpoint_header(version, length, crc));
   file.commit();
 }
 

@@ -22,6 +22,10 @@ struct TensorView {
   std::vector<int64_t> shape;
   const void* data = nullptr;
   size_t element_size = 0;
+  // Instead of `data`: a tensor whose memory is filled only when its bytes are written
+  // (run.shard: parameters: a layer gathered from every rank), in the file's order; the
+  // bytes it returns stay until the next fetch. Such a tensor is written dense.
+  std::function<const void*()> fetch;
 
   size_t bytes() const;
 };
@@ -39,8 +43,9 @@ struct CheckpointParts {
   std::map<std::string, TensorFills> fills;                // by section, then tensor name
 };
 
-// Written to a temporary name, synced and renamed (core/atomic_file.h); the CRC takes one
-// read pass of the pieces before the write: the file's bytes are never gathered.
+// Written to a temporary name, synced and renamed (core/atomic_file.h) in one pass over
+// the pieces: the CRC is taken as they are written and the header rewritten after them;
+// the file's bytes are never gathered.
 void write_checkpoint(const std::string& path, const CheckpointParts& parts,
                       const ParallelFor& parallel = {});
 

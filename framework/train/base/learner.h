@@ -83,6 +83,9 @@ class Learner {
   // Writes the checkpoint `path` with `meta`, `blobs` and `what` of the learner.
   virtual void write(const std::string& path, const nlohmann::json& meta,
                      const std::map<std::string, std::string>& blobs, Saved what) = 0;
+  // In a group, on the ranks that do not write: their part of the primary's write of
+  // `what` (collective; run.shard: parameters gathers each layer from every rank).
+  virtual void take_part_in_write(Saved /*what*/) {}
 
   // The report's words for how it trains ("fast path: fused SGD, 1 thread").
   virtual std::string training_path() const = 0;

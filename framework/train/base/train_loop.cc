@@ -93,7 +93,10 @@ void write_last(Loop& l, bool epoch_complete) {
   if (!epoch_complete) mine["data"] = l.batches->save_state();
   l.learner.add_rank_blobs(mine);
   const auto blobs = gather_rank_blobs(l.group, mine);
-  if (!l.group.is_primary()) return;
+  if (!l.group.is_primary()) {
+    l.learner.take_part_in_write(Saved::last);
+    return;
+  }
   nlohmann::json meta = checkpoint_meta(run.model_config->type, run.task.labels.size(),
                                         run.state.epoch, run.state.step);
   meta["run_files"] = run.file_hashes;  // checked on load: check_run_file_hashes
@@ -443,7 +446,11 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
   best.on_disk = false;  // a best in memory is written (and a copy kept) again
   best.saved = true;
   best.is_reference = same_as_last;
-  if (!learner.group().is_primary()) return;  // only rank 0 writes
+  const Saved what = best.in_model ? Saved::best_model : Saved::best_copy;
+  if (!learner.group().is_primary()) {  // only rank 0 writes
+    if (!same_as_last) learner.take_part_in_write(what);
+    return;
+  }
   if (same_as_last) {
     link_file_atomically(run_file(run.dir, kLastCheckpointFile),
                          run_file(run.dir, kBestCheckpointFile));
@@ -452,7 +459,7 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
   learner.write(run_file(run.dir, kBestCheckpointFile),
                 best_checkpoint_meta(run.model_config->type, run.task.labels.size(), run.state,
                                      run.file_hashes, best.metrics),
-                {}, best.in_model ? Saved::best_model : Saved::best_copy);
+                {}, what);
 }
 
 void write_best_out(RunCore& run, Learner& learner) {
