@@ -8,6 +8,7 @@
 # is reported (the machine is shared).
 #
 #   bench/http_libs.sh [-d SECONDS] [--rounds N] [--out FILE]   (default 10 s, 3 rounds)
+#   bench/http_libs.sh --page [--out FILE]   (the table again from FILE's runs; no run)
 #
 # Needs build/sift-http-httplib and build/sift-http-beast (libboost-dev; cmake --build
 # build --target sift_http_httplib sift_http_beast) and wrk. Writes
@@ -17,6 +18,7 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 DUR=10
 ROUNDS=3
+PAGE_ONLY=0
 OUT=bench/results/http-libs.json
 die() { echo "http_libs.sh: $*" >&2; exit 1; }
 while (($#)); do
@@ -24,15 +26,18 @@ while (($#)); do
     -d) DUR=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --page) PAGE_ONLY=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1" ;;
   esac
   shift
 done
-command -v wrk >/dev/null || die "wrk is not installed (tools/setup.sh)"
-for b in sift-http-httplib sift-http-beast; do
-  [[ -x $BUILD/$b ]] || die "$BUILD/$b is missing (libboost-dev, then cmake --build)"
-done
+if [[ $PAGE_ONLY == 0 ]]; then
+  command -v wrk >/dev/null || die "wrk is not installed (tools/setup.sh)"
+  for b in sift-http-httplib sift-http-beast; do
+    [[ -x $BUILD/$b ]] || die "$BUILD/$b is missing (libboost-dev, then cmake --build)"
+  done
+fi
 
 TMP=$(mktemp -d)
 PID=
@@ -82,6 +87,7 @@ print(f"round {row['round']} {row['server']:<28} c={row['concurrency']:<3} {row[
 PY
 }
 
+[[ $PAGE_ONLY == 1 ]] || {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$TMP/rows.jsonl"
 for round in $(seq 1 "$ROUNDS"); do
@@ -93,8 +99,9 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# The median round of each (server, concurrency): the page file's "runs".
 /usr/bin/python3 - "$TMP/rows.jsonl" "$OUT" "$DUR" "$ROUNDS" "$load_before" "$load_after" <<'PY'
-import datetime, json, os, statistics, subprocess, sys
+import datetime, json, os, subprocess, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 dur, rounds = sys.argv[3], int(sys.argv[4])
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -104,12 +111,12 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
 groups = {}
 for r in rows:
     groups.setdefault((r["concurrency"], r["server"]), []).append(r)
-table_rows = []
+runs = []
 for (c, server), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[1][0]["server"])):
     med = sorted(rs, key=lambda r: r["rps"])[len(rs) // 2]
-    table_rows.append([server, c, round(med["rps"]), round(med["p50"], 3), round(med["p99"], 3),
-                       sum(r["errors"] for r in rs), max(r["rss"] for r in rs),
-                       " / ".join(f"{r['rps']:.0f}" for r in rs)])
+    runs.append([server, c, round(med["rps"]), round(med["p50"], 3), round(med["p99"], 3),
+                 sum(r["errors"] for r in rs), max(r["rss"] for r in rs),
+                 " / ".join(f"{r['rps']:.0f}" for r in rs)])
 page = {"family": "serving", "order": 2, "tables": [{
     "title": "HTTP libraries: cpp-httplib against Boost.Beast on the same route",
     "command": f"`bench/http_libs.sh -d {dur} --rounds {rounds}`",
@@ -117,19 +124,44 @@ page = {"family": "serving", "order": 2, "tables": [{
     "machine": f"{cpu}, 2 cores (shared with wrk)",
     "date": datetime.date.today().isoformat(),
     "load": f"load average {sys.argv[5]} before, {sys.argv[6]} after",
-    "columns": ["server", "concurrency", "requests/s", "p50 ms", "p99 ms", "errors",
-                "peak RSS MB", "each round's requests/s"],
-    "rows": table_rows,
-    "notes": [f"wrk -t1 -cC -d{dur}s on loopback, one text a request, each server started "
-              "fresh for each run; the median of the rounds (servers alternating), errors "
-              "summed over them.",
-              "The route (bench/http_libs/route.h) parses sift serve's predict body with "
-              "nlohmann JSON and answers one fixed prediction: no model, so the figures are "
-              "the library's cost and wrk's."]}]}
+    "duration_s": int(dur), "runs": runs}]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
-    f.write("\n")
 os.replace(sys.argv[2] + ".tmp", sys.argv[2])
-print(f"wrote {sys.argv[2]}", file=sys.stderr)
+PY
+}
+
+# The table: one row per server, its requests/s and p99 at each concurrency (--page redoes
+# this from the page file's runs).
+/usr/bin/python3 - "$OUT" <<'PY'
+import json, os, sys
+page = json.load(open(sys.argv[1]))
+t = page["tables"][0]
+# A page file written before the runs were kept holds them as its rows.
+runs = t.pop("runs", None) or t["rows"]
+t["runs"] = runs
+dur = t.get("duration_s", 10)
+levels = sorted({r[1] for r in runs})
+servers = sorted({r[0] for r in runs})
+at = {(r[0], r[1]): r for r in runs}
+t["columns"] = (["server"] + [f"requests/s c={c}" for c in levels] +
+                [f"p99 ms c={c}" for c in levels] + ["errors", "peak RSS MB"])
+t["rows"] = [[s] + [at[s, c][2] for c in levels] + [at[s, c][4] for c in levels] +
+             [sum(at[s, c][5] for c in levels), max(at[s, c][6] for c in levels)]
+             for s in servers]
+top = max(levels)
+t["notes"] = [
+    f"wrk -t1 -cC -d{dur}s on loopback, one text a request, each server started fresh for "
+    "each run; the median of the rounds (servers alternating), errors (wrk's non-2xx and "
+    "socket errors) summed over them. The route (bench/http_libs/route.h) parses sift "
+    "serve's predict body with nlohmann JSON and answers one fixed prediction: no model, so "
+    "the figures are the library's cost and wrk's.",
+    f"Each round's requests/s at c={top}: " + "; ".join(
+        f"{s} {at[s, top][7]}" for s in servers) + "."]
+with open(sys.argv[1] + ".tmp", "w") as f:
+    json.dump(page, f, indent=1)
+    f.write("\n")
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+print(f"wrote {sys.argv[1]}", file=sys.stderr)
 PY
 /usr/bin/python3 bench/results_page.py

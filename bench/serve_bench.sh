@@ -8,14 +8,16 @@
 #     Python as is and by `sift serve` through `sift import fasttext` (sift-lite, no LibTorch);
 #   Transformer: configs/sst2_transformer.yaml trained 1 epoch (throughput does not depend
 #     on accuracy), exported; `sift serve` with dynamic batching (length buckets across the
-#     queue, and --no-length-buckets) and with --max-batch 1, each 2 workers x 1 thread (the
+#     queue, runs of similar length) and with --max-batch 1, each 2 workers x 1 thread (the
 #     default), and batching with 1 worker x 2 threads; the padding share is read from
 #     /metrics. What batching can gain at most is measured without the server: the export's
 #     forward alone on one thread (build/sift-latency-bench), batch 1 against batches of 32
 #     texts sorted by length (no padding to speak of).
 #
-#   bench/serve_bench.sh [-d SECONDS] [--soak SECONDS] [--out FILE]
-#     (default 30 s a run, as the issue asks; soak 60 s)
+#   bench/serve_bench.sh [-d SECONDS] [--soak SECONDS] [--out FILE] [--models DIR [--prepare]]
+#     (default 30 s a run, as the issue asks; soak 60 s; --models: the trained models are
+#     kept in DIR and reused by the next run, so that a quiet window holds only the load;
+#     --prepare: train them and stop)
 # Then the fastText server is soaked at concurrency 64 (RSS and open descriptors before
 # and after) and sent SIGTERM under load (its exit status; wrk's read errors are requests
 # that got no answer).
@@ -40,7 +42,9 @@ while (($#)); do
     -d) DUR=$2; shift ;;
     --soak) SOAK=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --models) MODELS=$2; shift ;;
+    --prepare) PREPARE=1 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1" ;;
   esac
   shift
@@ -64,16 +68,25 @@ ROWS=$TMP/rows.jsonl
 : >"$ROWS"
 : >"$TMP/extra.jsonl"
 
-# ---- models ---------------------------------------------------------------------------
-sed 's/^\([0-9]\) /__label__\1 /' "$DATA/sst2/stsa.binary.train" >"$TMP/train.ft"
-fasttext supervised -input "$TMP/train.ft" -output "$TMP/ft" -dim 10 -wordNgrams 2 -epoch 5 \
-  -lr 0.5 -bucket 2000000 -verbose 0
-"$SIFT" import fasttext "$TMP/ft.bin" --out "$TMP/ft_run" >/dev/null
-"$SIFT" train configs/sst2_transformer.yaml --quiet --set run.dir="$TMP" --set run.name=tf \
-  --set train.epochs=1 --set data.train.path="$DATA/sst2/stsa.binary.train" \
-  --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
-  --set data.test.path="$DATA/sst2/stsa.binary.test" >/dev/null
-"$SIFT" export "$TMP/tf" --out "$TMP/tf.pt" >/dev/null
+# ---- models (kept in --models DIR when given, and reused from it) ---------------------
+M=${MODELS:-$TMP}
+mkdir -p "$M"
+if [[ ! -f $M/ft.bin || ! -d $M/ft_run ]]; then
+  sed 's/^\([0-9]\) /__label__\1 /' "$DATA/sst2/stsa.binary.train" >"$TMP/train.ft"
+  fasttext supervised -input "$TMP/train.ft" -output "$M/ft" -dim 10 -wordNgrams 2 -epoch 5 \
+    -lr 0.5 -bucket 2000000 -verbose 0
+  rm -rf "$M/ft_run"
+  "$SIFT" import fasttext "$M/ft.bin" --out "$M/ft_run" >/dev/null
+fi
+if [[ ! -f $M/tf.pt ]]; then
+  rm -rf "$M/tf"
+  "$SIFT" train configs/sst2_transformer.yaml --quiet --set run.dir="$M" --set run.name=tf \
+    --set train.epochs=1 --set data.train.path="$DATA/sst2/stsa.binary.train" \
+    --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
+    --set data.test.path="$DATA/sst2/stsa.binary.test" >/dev/null
+  "$SIFT" export "$M/tf" --out "$M/tf.pt" >/dev/null
+fi
+[[ ${PREPARE:-0} == 1 ]] && exit 0
 
 # ---- the request bodies: one SST-2 test sentence each ---------------------------------
 $PY - "$DATA/sst2/stsa.binary.test" "$TMP/body.lua" <<'EOF'
@@ -158,7 +171,7 @@ python_serve() {  # python_serve KIND MODEL_PATH
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-sift_serve ft "$TMP/ft_run"
+sift_serve ft "$M/ft_run"
 run_load "sift serve (sift-lite)" fasttext "$URL" 1 8 64
 # Soak: SOAK seconds at concurrency 64; RSS and open descriptors before and after.
 fds() { find /proc/"$SERVER_PID"/fd -mindepth 1 -maxdepth 1 | wc -l; }
@@ -188,7 +201,7 @@ term_read_errors=$(awk '/Socket errors/ {gsub(",", ""); print $6 + 0}' "$TMP/ter
 term_requests=$(awk '/requests in/ {print $1}' "$TMP/term.txt")
 echo "SIGTERM under load: exit $term_status, $term_requests answered, read errors ${term_read_errors:-0}" >&2
 echo "{\"sigterm\": true, \"exit\": $term_status, \"requests\": $term_requests, \"read_errors\": ${term_read_errors:-0}}" >>"$TMP/extra.jsonl"
-python_serve fasttext "$TMP/ft.bin"
+python_serve fasttext "$M/ft.bin"
 run_load "gunicorn -w 2 + Flask + fasttext" fasttext "$URL" 1 8 64
 stop_server
 
@@ -199,18 +212,14 @@ padding() {
     END {printf "{\"padding\": \"%s\", \"tokens\": %d, \"padded\": %d}\n", name, t, p}' \
     >>"$TMP/extra.jsonl"
 }
-sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000
+sift_serve tf "$M/tf.pt" --max-batch 32 --max-delay-us 2000
 run_load "sift serve, dynamic batching" transformer "$URL" 1 32
 padding "length buckets"
 stop_server
-sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --no-length-buckets
-run_load "sift serve, batching, arrival order" transformer "$URL" 1 32
-padding "arrival order"
-stop_server
-sift_serve tf "$TMP/tf.pt" --max-batch 1
+sift_serve tf "$M/tf.pt" --max-batch 1
 run_load "sift serve, --max-batch 1" transformer "$URL" 1 32
 stop_server
-sift_serve tf "$TMP/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1 --compute-threads 2
+sift_serve tf "$M/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1 --compute-threads 2
 run_load "sift serve, batching, 1 worker x 2 threads" transformer "$URL" 32
 padding "1 worker x 2 threads"
 stop_server
@@ -218,12 +227,12 @@ stop_server
 # sorted by length (the most batching can gain: no server, no padding to speak of).
 cut -d' ' -f2- "$DATA/sst2/stsa.binary.test" >"$TMP/test.txt"
 for order in file length; do
-  "$LATENCY_BENCH" --model "$TMP/tf.pt" --texts "$TMP/test.txt" --threads 1 --single 100000 \
+  "$LATENCY_BENCH" --model "$M/tf.pt" --texts "$TMP/test.txt" --threads 1 --single 100000 \
     --batches 100000 --batch 32 --order "$order" |
     $PY -c 'import json, sys; d = json.loads(sys.stdin.read()); d["forward"] = sys.argv[1]; print(json.dumps(d))' "$order" \
     >>"$TMP/extra.jsonl"
 done
-python_serve torch "$TMP/tf.pt"
+python_serve torch "$M/tf.pt"
 run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 32
 stop_server
 
@@ -279,18 +288,16 @@ fwd_note = (f"The forward alone (build/sift-latency-bench --threads 1 --batch 32
             "before any server cost.")
 page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
     table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
-          [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled); "
-           f"{dur} s a run.",
+          [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled). "
            "The same model: a `fasttext supervised` .bin (dim 10, bigrams, 5 epochs), "
            "`sift import`ed for sift serve (sift-lite: no LibTorch).", soak_note]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
            "(fp32). sift serve: 2 workers x 1 LibTorch thread (the default); dynamic batching "
            "is --max-batch 32 --max-delay-us 2000, its batches bucketed by length across the "
-           "queue unless 'arrival order' (--no-length-buckets), cut into runs of similar "
-           "length (--run-cost-tokens 32, the default). gunicorn: 2 workers, "
-           "torch.set_num_threads(1), examples/classify.py's tokenizer.", pad_note,
-           fwd_note])]}
+           "queue and cut into runs of similar length (--run-cost-tokens 32, the default). "
+           "gunicorn: 2 workers, torch.set_num_threads(1), examples/classify.py's tokenizer. "
+           + pad_note, fwd_note])]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
     f.write("\n")
