@@ -7,12 +7,18 @@ Hugging Face folder (bench/make_hf_bert.py), `sift import hf`, then `sift train`
 train.init_from, in fp32 and bf16 with gradient checkpointing off and on, each run
 followed at once by bench/python/finetune_torch.py (the same model, batch and AdamW in
 PyTorch eager) under the same conditions: one LibTorch thread, /usr/bin/time -v for peak
-RSS, examples/s over all steps from the first (sift: report.json's train rate). Then the
+RSS, examples/s over the steady steps: --warmup steps first (allocations, the optimizer's
+state, the data pipeline's start) that neither side's rate counts, then --steps-mini or
+--steps-small timed steps (sift: metrics.csv's rows, one each --warmup steps, after the
+first; PyTorch: its clock from step --warmup + 1); sift's whole-run rate (report.json: from
+the first step to last.ckpt written) beside them. Then the
 fine-tuned Mini run's export latency (fp32, bf16, int8) at batch 1 and 64, in C++
 (build/sift-latency-bench) and Python (bench/python/export_latency.py).
 
-    /usr/bin/python3 bench/finetune_hf.py [--rounds N] [--steps-mini S] [--steps-small S]
-        [--no-write]
+    /usr/bin/python3 bench/finetune_hf.py [--rounds N] [--warmup W] [--steps-mini S]
+        [--steps-small S] [--no-write]
+
+The timed steps must be a multiple of --warmup (sift logs a row each --warmup steps).
 
 Each figure is the median over --rounds interleaved rounds (default 1: the whole bench
 takes about ten minutes of one CPU). Writes bench/results/finetune-hf.json and
@@ -66,29 +72,39 @@ def texts(path, n, vocab, seed):
             f.write(f"__label__{'pos' if k % 2 else 'neg'} {line}\n")
 
 
-def sift_run(tmp, shape, steps, precision, ckpt, name):
+def steady_rate(metrics_csv, warmup):
+    """examples/s over metrics.csv's rows after the first (each covers `warmup` steps)."""
+    import csv
+    rows = list(csv.DictReader(open(metrics_csv)))[1:]
+    seconds = sum(BATCH * warmup / float(r["examples_per_s"]) for r in rows)
+    return BATCH * warmup * len(rows) / seconds
+
+
+def sift_run(tmp, shape, warmup, steps, precision, ckpt, name):
     base = os.path.join(tmp, f"base_{shape}")
     sets = {"run.dir": os.path.join(tmp, "runs"), "run.name": name, "run.threads": "1",
             "run.overwrite": "true", "data.train.path": f"[{os.path.join(tmp, 'train.txt')}]",
             "data.format": "fasttext", "data.valid_split": "0", "data.workers": "1",
             "data.max_length": str(LENGTH), "train.init_from": base, "train.epochs": "1",
-            "train.max_steps": str(steps), "train.batch_size": str(BATCH),
+            "train.max_steps": str(warmup + steps), "train.batch_size": str(BATCH),
             "train.optimizer.type": "adamw", "train.optimizer.lr": "5e-5",
             "train.optimizer.weight_decay": "0.01", "train.precision": precision,
-            "train.gradient_checkpointing": "all" if ckpt else "off", "train.log_every": "1000"}
+            "train.gradient_checkpointing": "all" if ckpt else "off",
+            "train.log_every": str(warmup)}
     cmd = [SIFT, "train", os.path.join(base, "config.yaml"), "--quiet"]
     for k, v in sets.items():
         cmd += ["--set", f"{k}={v}"]
     _, rss = timed(cmd)
     report = json.load(open(os.path.join(tmp, "runs", name, "report.json")))
-    return report["train"]["examples_per_second"], rss
+    steady = steady_rate(os.path.join(tmp, "runs", name, "metrics.csv"), warmup)
+    return steady, rss, report["train"]["examples_per_second"]
 
 
-def torch_run(shape, steps, precision, ckpt):
+def torch_run(shape, warmup, steps, precision, ckpt):
     layers, hidden, heads = SHAPES[shape]
     cmd = [PY, "bench/python/finetune_torch.py", "--layers", str(layers), "--hidden", str(hidden),
            "--heads", str(heads), "--batch", str(BATCH), "--length", str(LENGTH),
-           "--steps", str(steps), "--threads", "1"]
+           "--steps", str(steps), "--warmup", str(warmup), "--threads", "1"]
     cmd += ["--bf16"] if precision == "bf16" else []
     cmd += ["--checkpointing"] if ckpt else []
     out, rss = timed(cmd)
@@ -121,15 +137,18 @@ def latency(tmp, run):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--steps-mini", type=int, default=6)
-    ap.add_argument("--steps-small", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--steps-mini", type=int, default=8)
+    ap.add_argument("--steps-small", type=int, default=4)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
     load_before = " ".join(open("/proc/loadavg").read().split()[:3])
     tmp = tempfile.mkdtemp(prefix="sift_finetune_bench_")
     try:
         steps = {"mini": a.steps_mini, "small": a.steps_small}
-        texts(os.path.join(tmp, "train.txt"), BATCH * max(steps.values()), 30522, 1)
+        if any(s % a.warmup for s in steps.values()):
+            sys.exit("finetune_hf.py: --steps-mini and --steps-small must be multiples of --warmup")
+        texts(os.path.join(tmp, "train.txt"), BATCH * (a.warmup + max(steps.values())), 30522, 1)
         for shape, (layers, hidden, heads) in SHAPES.items():
             folder = os.path.join(tmp, f"hf_{shape}")
             subprocess.run([PY, "bench/make_hf_bert.py", folder, "--layers", str(layers),
@@ -143,8 +162,8 @@ def main():
                     for ckpt in (False, True):
                         key = (shape, precision, ckpt)
                         name = f"{shape}_{precision}_{int(ckpt)}"
-                        s = sift_run(tmp, shape, steps[shape], precision, ckpt, name)
-                        t = torch_run(shape, steps[shape], precision, ckpt)
+                        s = sift_run(tmp, shape, a.warmup, steps[shape], precision, ckpt, name)
+                        t = torch_run(shape, a.warmup, steps[shape], precision, ckpt)
                         print(key, "sift", s, "torch", t, file=sys.stderr, flush=True)
                         results.setdefault(key, []).append((s, t))
         lat = latency(tmp, os.path.join(tmp, "runs", "mini_fp32_0"))
@@ -152,22 +171,27 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = lambda xs: statistics.median(xs)  # noqa: E731
-    out = ["| shape | precision | gradient checkpointing | Sift examples/s | PyTorch eager examples/s "
-           "| Sift / PyTorch | Sift peak RSS | PyTorch peak RSS |", "|---|---|---|---|---|---|---|---|"]
+    out = ["| shape | precision | gradient checkpointing | Sift examples/s (steady) "
+           "| PyTorch eager examples/s (steady) | Sift / PyTorch | Sift whole run examples/s "
+           "| Sift peak RSS | PyTorch peak RSS |", "|---|---|---|---|---|---|---|---|---|"]
     for (shape, precision, ckpt), rows in results.items():
-        se, sr = med([r[0][0] for r in rows]), med([r[0][1] for r in rows])
+        se, sr, sw = (med([r[0][i] for r in rows]) for i in range(3))
         te, tr = med([r[1][0] for r in rows]), med([r[1][1] for r in rows])
+        ratio = med([r[0][0] / r[1][0] for r in rows])
         out.append(f"| BERT-{shape.capitalize()} {'x'.join(map(str, SHAPES[shape][:2]))} | {precision} "
-                   f"| {'on' if ckpt else 'off'} | {se:.2f} | {te:.2f} | {se / te:.2f}x | {sr:.0f} MB "
-                   f"| {tr:.0f} MB |")
+                   f"| {'on' if ckpt else 'off'} | {se:.2f} | {te:.2f} | {ratio:.2f}x | {sw:.2f} "
+                   f"| {sr:.0f} MB | {tr:.0f} MB |")
     out.append("")
     out.append(f"- Conditions: batch {BATCH} texts of {LENGTH} WordPiece tokens, vocabulary 30,522, "
-               f"AdamW (lr 5e-5, weight decay 0.01 but biases and LayerNorm), steps "
-               f"{a.steps_mini} (Mini) and {a.steps_small} (Small) timed from the first, one "
-               f"LibTorch thread each (Sift: one data worker more), median of {a.rounds} "
-               f"interleaved round(s); load average {load_before} before, {load_after} after, on a "
-               f"shared 2-core machine. Sift's rate includes writing last.ckpt at the end; "
-               f"PyTorch's batches are ids already.")
+               f"AdamW (lr 5e-5, weight decay 0.01 but biases and LayerNorm); {a.warmup} warm-up "
+               f"steps untimed on both sides, then {a.steps_mini} (Mini) and {a.steps_small} "
+               f"(Small) timed steps (Sift: metrics.csv's windows of {a.warmup} steps after the "
+               f"first, which adds a gradient-norm pass each window; PyTorch: its clock); "
+               f"one LibTorch thread each (Sift: one data worker more), median of {a.rounds} "
+               f"interleaved round(s) (the ratio: median of each round's); load average "
+               f"{load_before} before, {load_after} after, on a shared 2-core machine. "
+               f"Sift's whole-run rate (report.json) also counts the warm-up and writing "
+               f"last.ckpt; PyTorch's batches are ids already.")
     out.append("")
     out.append("| export (fine-tuned BERT-Mini) | file | C++ batch 1 p50 | C++ batch 64 texts/s "
                "| Python batch 1 p50 | Python batch 64 texts/s |")

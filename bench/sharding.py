@@ -13,7 +13,8 @@ steps and at their peak (report.json's train.ranks: inside a step, a validation 
 save), the optimizer state, peak RSS of each rank (VmHWM, read at the run's end, after
 the final validation and save), and seconds per step (train.seconds / train.steps).
 Stage 3 recomputes every layer in backward, so at 2 ranks `none` is run with
-train.gradient_checkpointing all as well: the same arithmetic, the time it costs.
+train.gradient_checkpointing all as well (the same arithmetic, the time it costs), and
+`optimizer` (stage 1); --short leaves both out.
 
 Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
 4 layers, 512 wide, 8 heads, 2048 feed-forward; SMS spam's vocabulary) and the fastText
@@ -92,6 +93,8 @@ def options():
                    help="only every stage on the larger encoder (stage 3 included)")
     p.add_argument("--nproc", type=int, nargs="+", default=[2],
                    help="--stage3: the rank counts (default 2)")
+    p.add_argument("--short", action="store_true",
+                   help="--stage3: at 2 ranks too only none, gradients and parameters")
     return p.parse_args()
 
 
@@ -107,8 +110,8 @@ def encoder_config(tmp, dim, layers, heads, ff):
 
 STAGE3 = [("none", []), ("none", ["train.gradient_checkpointing=all"]), ("optimizer", []),
           ("gradients", []), ("parameters", [])]
-# At 3 and 4 ranks (the cores shared): data parallelism and the two stages that matter.
-STAGE3_MORE = [("none", []), ("gradients", []), ("parameters", [])]
+# --short, and at 3 and 4 ranks (the cores shared): data parallelism and stages 2 and 3.
+STAGE3_SHORT = [("none", []), ("gradients", []), ("parameters", [])]
 
 
 def stage3(a, tmp):
@@ -117,7 +120,7 @@ def stage3(a, tmp):
     rows, params = [], 0
     for nproc in a.nproc:
         ddp, ddp_all = None, None
-        for shard, extra in (STAGE3 if nproc == 2 else STAGE3_MORE):
+        for shard, extra in (STAGE3 if nproc == 2 and not a.short else STAGE3_SHORT):
             s = train(tmp, f"s3{nproc}{shard}{len(extra)}", config, settings + extra, nproc, shard)
             t = s["train"]
             ranks = t["ranks"]
@@ -133,9 +136,7 @@ def stage3(a, tmp):
                    f"{sum(rss) / ddp_all:.3f}x | {t['seconds'] / t['steps']:.2f} |")
             rows.append(row)
             print(row, flush=True)
-    return "\n".join([
-        f"Encoder of BERT-Base's layers (6 x 768, {params / 1e6:.1f}M parameters) under Adam, "
-        f"{a.steps} steps; weights and state of rank 0:", "",
+    return params, "\n".join([
         "| ranks | run.shard | weights MiB between steps / peak | optimizer state MiB (x DDP) "
         "| peak RSS MiB, rank 0 / 1 / ... | peak RSS, all ranks (x DDP) | seconds per step |",
         "|---|---|---|---|---|---|---|", *rows])
@@ -144,24 +145,24 @@ def stage3(a, tmp):
 def main_stage3(a):
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
     start_load = open("/proc/loadavg").read().split()[:3]
-    table = stage3(a, tmp)
+    params, table = stage3(a, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     load = open("/proc/loadavg").read().split()[:3]
     ranks = " ".join(str(n) for n in a.nproc)
+    # The table's caption is its heading, and what each stage holds is docs/distributed.md's
+    # (bench/RESULTS.md is capped at 640 lines).
+    heading = (f"Sharding: run.shard parameters (ZeRO 3), 6 x 768 encoder ({params / 1e6:.1f}M "
+               f"parameters), Adam, {a.steps} steps; weights and state of rank 0, peak RSS at "
+               "the run's end (docs/distributed.md says what each stage holds)")
     text = "\n\n".join([
-        f"- run: `python3 bench/sharding.py --stage3 --steps {a.steps} --nproc {ranks}`; load "
+        f"- run: `python3 bench/sharding.py --stage3 --steps {a.steps} --nproc {ranks}"
+        f"{' --short' if a.short else ''}`; load "
         f"average {' '.join(start_load)} at the start, {' '.join(load)} at the end (2 cores, "
         "shared: times are indicative only, and 3 or 4 ranks share them)",
-        table,
-        "Stage 3 keeps each rank's slice of every layer and gathers one layer at a time, in "
-        "training, in validation (the ranks evaluate in step) and in saves (rank 0 writes "
-        "each layer as it is gathered); the embeddings and output stay whole. Rank 0's peak "
-        "RSS holds the whole optimizer state it gathers to write last.ckpt, whatever "
-        "run.shard. Stage 3's seconds per step include one more forward per layer "
-        "(recomputation) and the per-layer all-gathers and all-reduces (docs/distributed.md)."])
-    print(text)
+        table])
+    print(heading + "\n\n" + text)
     if not a.no_write:
-        write_section("sharding-stage3", "Sharding: run.shard parameters (ZeRO 3)", text)
+        write_section("sharding-stage3", heading, text)
 
 
 def main():

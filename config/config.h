@@ -112,6 +112,8 @@ struct ModelConfig {
   int64_t embedding_dim = 0;  // ELECTRA's narrower embeddings, projected to dim; 0: dim
   double layer_norm_eps = 1e-12;
   std::string head_activation = "tanh";  // the head's dense layer: tanh, relu or gelu
+  // BERT-family: LayerNorm before each sublayer and once after the last block (pre-LN).
+  bool pre_norm = false;
 };
 
 struct OptimizerConfig {

@@ -426,6 +426,11 @@ std::vector<Option> declare() {
                 "BERT-family encoder: LayerNorm epsilon (1e-12 in BERT, DistilBERT and ELECTRA; "
                 "`sift import hf` sets it from config.json).",
                 in_range(1e-15, 0.1));
+  t.add<bool>("model.pre_norm", SIFT_FIELD(model.pre_norm),
+              "BERT-family encoder: LayerNorm before each block's attention and feed-forward "
+              "network, and once after the last block (pre-LN, as Cramming pretrains: stable "
+              "at large learning rates); false: after each (post-LN: BERT's own, what `sift "
+              "import hf` brings).");
   t.add_choice("model.head_activation", SIFT_FIELD(model.head_activation), {"tanh", "relu", "gelu"},
                "BERT-family encoder: the activation after the head's dense layer on the pooled "
                "state: tanh (BERT's pooler), relu (DistilBERT's pre_classifier), gelu (ELECTRA's "

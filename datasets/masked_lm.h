@@ -2,12 +2,15 @@
 // laid end to end and cut into sequences of a fixed length (packing: no padding but in a
 // batch's last, shorter sequence), and BERT's masking of those sequences: each token that
 // is not special is chosen with probability `rate` (whole-word masking: each word, its
-// "##" continuations with it), and a chosen token becomes [MASK] (80%), a random token
+// continuations with it: WordPiece's "##" pieces, or a SentencePiece piece without the
+// U+2581 word start), and a chosen token becomes [MASK] (80%), a random token
 // (10%) or stays (10%). Every draw comes from SplitMix64 seeded by the caller, so a batch
-// is masked alike on every run and after every resume.
+// is masked alike on every run and after every resume. Whole-word masking keeps a word
+// whole where packing cuts it between two sequences.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "datasets/batch.h"
@@ -38,9 +41,18 @@ struct MaskingOptions {
 struct MaskingVocab {
   int64_t mask_id = -1;
   std::vector<bool> special;       // by id: never chosen, never drawn as a random token
-  std::vector<bool> continuation;  // by id: a "##" piece, part of the word before it
+  std::vector<bool> continuation;  // by id: a piece that continues the word before it
   int64_t size() const { return static_cast<int64_t>(special.size()); }
 };
+
+// How a vocabulary's pieces say where words start.
+enum class PieceMarking {
+  wordpiece,      // "##" marks a continuation; "[...]" tokens are special
+  sentencepiece,  // U+2581 marks a word start; "<...>" and "[...]" pieces are special
+};
+
+// Sets `vocab`'s special and continuation flags from the pieces, by id (mask_id untouched).
+void mark_pieces(MaskingVocab& vocab, const std::vector<std::string>& pieces, PieceMarking marking);
 
 // Of a WordPiece vocabulary: [PAD], [UNK], [CLS], [SEP], [MASK] and every "[...]" token
 // are special. Throws sift::Error naming `key` when it has no [MASK] token.

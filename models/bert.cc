@@ -30,7 +30,7 @@ void check_options(const ModelConfig& config) {
 
 }  // namespace
 
-BertLayerImpl::BertLayerImpl(const ModelConfig& config) {
+BertLayerImpl::BertLayerImpl(const ModelConfig& config) : pre_norm_(config.pre_norm) {
   attention_ =
       register_module("attention", SelfAttention(config.dim, config.heads, config.dropout));
   attention_norm_ = register_module("attention_norm", layer_norm(config));
@@ -41,6 +41,11 @@ BertLayerImpl::BertLayerImpl(const ModelConfig& config) {
 }
 
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& key_bias) {
+  if (pre_norm_) {
+    auto h = x + dropout_->forward(attention_->forward(attention_norm_->forward(x), key_bias));
+    auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(ff_norm_->forward(h))));
+    return h + dropout_->forward(ff);
+  }
   auto h = attention_norm_->forward(x + dropout_->forward(attention_->forward(x, key_bias)));
   auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(h)));
   return ff_norm_->forward(h + dropout_->forward(ff));
@@ -66,6 +71,7 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
   layers_ = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.layers; ++i) layers_->push_back(BertLayer(config));
+  if (config.pre_norm) final_norm_ = register_module("final_norm", layer_norm(config));
   head_ = register_module("head", torch::nn::Linear(config.dim, config.dim));
   output_ = register_module("output", torch::nn::Linear(config.dim, shape.num_classes));
   if (shape.masked_lm) mlm_ = register_module("mlm", MaskedLmHead(config, width, shape.num_ids));
@@ -100,8 +106,9 @@ torch::Tensor BertImpl::token_states(const ModelInput& input, torch::Tensor& val
   lengths = input.lengths.to(torch::kInt64).clamp(1, length);
   valid = valid_positions(lengths, length, ids.device());
   // Each text keeps at least one real key (lengths >= 1).
-  return run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(), embed(ids),
-                                           key_padding_bias(valid));
+  torch::Tensor x = run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(),
+                                                      embed(ids), key_padding_bias(valid));
+  return final_norm_ ? final_norm_->forward(x) : x;
 }
 
 torch::Tensor BertImpl::masked_token_logits(const ModelInput& input,

@@ -18,7 +18,9 @@
 
 namespace sift {
 
-// One post-LayerNorm block (BertLayer): attention, then the feed-forward network.
+// One block (BertLayer): attention, then the feed-forward network; post-LayerNorm
+// (x = LN(x + Attention(x)), BERT's) or with model.pre_norm pre-LayerNorm
+// (x = x + Attention(LN(x)), Xiong et al. 2020).
 class BertLayerImpl : public torch::nn::Module {
  public:
   BertLayerImpl(const ModelConfig& config);
@@ -31,6 +33,7 @@ class BertLayerImpl : public torch::nn::Module {
   torch::nn::Linear ff_out_{nullptr};
   torch::nn::LayerNorm ff_norm_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
+  bool pre_norm_ = false;
 };
 TORCH_MODULE(BertLayer);
 
@@ -42,15 +45,14 @@ class BertImpl : public ClassifierImpl {
   torch::Tensor masked_token_logits(const ModelInput& input,
                                     const torch::Tensor& positions) override;
   int64_t depth_of(const std::string& name) const override {
-    return encoder_depth(name, layer_count(), {"head", "output", "mlm"});
+    return encoder_depth(name, layer_count(), {"final_norm", "head", "output", "mlm"});
   }
   int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
 
  private:
   torch::Tensor embed(const torch::Tensor& ids);
   // Each token's final state [batch, length, dim]; `valid` [batch, length]: real tokens.
-  torch::Tensor token_states(const ModelInput& input, torch::Tensor& valid,
-                             torch::Tensor& lengths);
+  torch::Tensor token_states(const ModelInput& input, torch::Tensor& valid, torch::Tensor& lengths);
 
   std::string pooling_;
   std::string activation_;
@@ -62,6 +64,7 @@ class BertImpl : public ClassifierImpl {
   torch::nn::Linear embedding_project_{nullptr};  // only with a narrower model.embedding_dim
   torch::nn::Dropout dropout_{nullptr};
   torch::nn::ModuleList layers_{nullptr};
+  torch::nn::LayerNorm final_norm_{nullptr};  // only with model.pre_norm
   torch::nn::Linear head_{nullptr};
   torch::nn::Linear output_{nullptr};
   MaskedLmHead mlm_{nullptr};  // only when built for pretraining (ModelShape::masked_lm)
@@ -70,5 +73,9 @@ TORCH_MODULE(Bert);
 
 // Its forward as TorchScript source, for export (models/bert_script.cc).
 std::string bert_script(const ModelConfig& config, ScriptWriter& writer);
+// Its encoder alone (a `sift pretrain` run's export): forward(ids, attention_mask) -> the
+// states [batch, length, dim] and pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
+// the [CLS] state or the mean over the mask, before the classifier's dense layer).
+std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift

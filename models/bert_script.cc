@@ -9,8 +9,27 @@
 namespace sift {
 namespace {
 
+// model.pre_norm: x + Attention(LN(x)), then h + FF(LN(h)).
+std::string pre_norm_block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
+  const std::string p = fmt::format("layers.{}.", layer);
+  const std::string normed =
+      w.layer_norm("x", p + "attention_norm", config.dim, config.layer_norm_eps);
+  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim, config.layer_norm_eps);
+  return fmt::format(
+      R"(
+def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
+{attention}    h = x + {out}
+    return h + {ff}
+)",
+      fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
+      fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
+      fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
+                              p + "ff_out")));
+}
+
 std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
+  if (config.pre_norm) return pre_norm_block_method(config, layer, w);
   const std::string attended = "x + " + w.linear("attended", p + "attention.out_proj");
   const std::string h =
       w.layer_norm("(" + attended + ")", p + "attention_norm", config.dim, config.layer_norm_eps);
@@ -45,28 +64,77 @@ std::string head(const ModelConfig& config, ScriptWriter& w) {
   return w.output(w.linear(activated, "output"));
 }
 
-}  // namespace
+// Keys at padding get -inf: no state attends to them.
+constexpr const char* kKeyBias =
+    "torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill("
+    "torch.logical_not(valid).view(batch, 1, 1, length), float(\"-inf\"))";
 
-std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
-  std::string blocks, methods;
+// The encoder's layers over `x` as lines of a method body, and the block methods they call.
+std::string encoder_blocks(const ModelConfig& config, ScriptWriter& w, std::string& methods) {
+  std::string blocks;
   for (int64_t i = 0; i < config.layers; ++i) {
     blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
     methods += block_method(config, i, w);
   }
+  if (config.pre_norm) {
+    blocks +=
+        "    x = " + w.layer_norm("x", "final_norm", config.dim, config.layer_norm_eps) + "\n";
+  }
+  return blocks;
+}
+
+}  // namespace
+
+std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
+  std::string methods;
+  const std::string blocks = encoder_blocks(config, w, methods);
   const std::string pooling = config.pooling == "cls"
                                   ? "    pooled = x.select(1, 0)\n"
                                   : "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
                                     "lengths.unsqueeze(1).to(x.dtype)\n";
   return methods + sequence_forward_start(config.max_positions) +
          fmt::format(R"(    x = {embed}
-    key_bias = torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill(torch.logical_not(valid).view(batch, 1, 1, length), float("-inf"))
+    key_bias = {key_bias}
 {blocks}{pooling}    return {out}
 
 def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
     return torch.softmax(self.forward(ids, lengths), 1)
 )",
-                     fmt::arg("embed", embeddings(config, w)), fmt::arg("blocks", blocks),
-                     fmt::arg("pooling", pooling), fmt::arg("out", head(config, w)));
+                     fmt::arg("embed", embeddings(config, w)), fmt::arg("key_bias", kKeyBias),
+                     fmt::arg("blocks", blocks), fmt::arg("pooling", pooling),
+                     fmt::arg("out", head(config, w)));
+}
+
+std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& w) {
+  std::string methods;
+  const std::string blocks = encoder_blocks(config, w, methods);
+  const std::string pooling = config.pooling == "cls"
+                                  ? "x.select(1, 0)"
+                                  : "(x * valid.unsqueeze(2).to(x.dtype)).sum(1) / valid.sum(1, "
+                                    "keepdim=True).clamp(1).to(x.dtype)";
+  // Hugging Face's convention: attention_mask 1 for a real token, 0 for padding; ids beyond
+  // model.max_positions are cut.
+  return methods + fmt::format(R"(
+def forward(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
+    if ids.size(1) > {max}:
+        ids = ids.narrow(1, 0, {max})
+        attention_mask = attention_mask.narrow(1, 0, {max})
+    batch = ids.size(0)
+    length = ids.size(1)
+    valid = attention_mask.to(ids.device) > 0
+    x = {embed}
+    key_bias = {key_bias}
+{blocks}    return {states}
+
+def pooled(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
+    x = self.forward(ids, attention_mask)
+    valid = attention_mask.narrow(1, 0, x.size(1)).to(ids.device) > 0
+    return {pooling}
+)",
+                               fmt::arg("max", config.max_positions),
+                               fmt::arg("embed", embeddings(config, w)),
+                               fmt::arg("key_bias", kKeyBias), fmt::arg("blocks", blocks),
+                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling));
 }
 
 }  // namespace sift

@@ -135,6 +135,10 @@ struct ModelSpec {
   FusedSgdFactory fused_sgd = nullptr;
   // Its units for structured pruning (traits.prune lists the structures); null: none.
   PruneUnits prune_units = nullptr;
+  // Its encoder alone as TorchScript, for the export of a `sift pretrain` run (no classes):
+  // forward(ids, attention_mask) -> each token's state and pooled(...) -> one vector a
+  // text; null: the model is no encoder.
+  ScriptSource encoder_script = nullptr;
 };
 
 // Factory for a `FooImpl` + TORCH_MODULE(Foo) model built as Foo(config, shape).

@@ -44,6 +44,7 @@ std::vector<ModelSpec> registered_models() {
   register_model<Mlp>(r, "mlp", InputKind::bag, mlp_script);
   register_model<Bert>(r, "bert", InputKind::sequence, bert_script);
   r.back().prune_units = transformer_units;
+  r.back().encoder_script = bert_encoder_script;
   return r;
 }
 

@@ -5,10 +5,10 @@ the same batches of WordPiece ids, with AdamW (no decay on biases and LayerNorm)
 Hugging Face user writes it by hand. Written for this bench; no Hugging Face code.
 
     /usr/bin/python3 bench/python/finetune_torch.py --layers 4 --hidden 256 --heads 4
-        --batch 32 --length 128 --steps 8 [--bf16] [--checkpointing] [--threads 1]
+        --batch 32 --length 128 --steps 8 [--warmup 2] [--bf16] [--checkpointing] [--threads 1]
 
-Prints one JSON line: {"examples_per_s", "seconds", "steps", "loss"}; the timing covers
-every step from the first (as sift's report.json does), not the model's construction.
+Prints one JSON line: {"examples_per_s", "seconds", "steps", "loss"}; the timing covers the
+--steps steps after --warmup untimed ones (bench/finetune_hf.py times sift's the same way).
 """
 import argparse
 import json
@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--checkpointing", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
@@ -96,7 +97,9 @@ def main():
                 torch.randint(0, 2, (a.batch,), generator=g)) for _ in range(4)]
     lengths = torch.full((a.batch,), a.length, dtype=torch.int64)
     start = time.perf_counter()
-    for step in range(a.steps):
+    for step in range(a.warmup + a.steps):
+        if step == a.warmup:
+            start = time.perf_counter()
         ids, labels = batches[step % len(batches)]
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
             logits = model(ids, lengths)

@@ -180,10 +180,12 @@ torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
   ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
   writer.set_loss(bundle.config.train.loss, bundle.config.data.multi_label);
   if (pq) writer.request_pq({{options.dsub, options.qnorm}, options.qout, options.pq_given});
-  if (!spec.script) {
+  // A `sift pretrain` run has no classes: its encoder alone is exported.
+  const ScriptSource& script = bundle.task.masked_lm ? spec.encoder_script : spec.script;
+  if (!script) {
     throw Error(fmt::format("model.type: model '{}' has no TorchScript export", spec.traits.name));
   }
-  const std::string source = spec.script(bundle.config.model, writer);
+  const std::string source = script(bundle.config.model, writer);
   torch::jit::Module module = writer.finish(source);
   if (pq) pq_codes(module, pq_table(bundle));  // the model's script did quantize it
   return module;
@@ -249,6 +251,7 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
   format["provenance"]["trained"] = training_provenance(bundle.run_dir);
   // Written only when used, so that fp32 exports keep their bytes.
   if (options.dtype != "fp32") format["dtype"] = options.dtype;
+  if (bundle.task.masked_lm) format["encoder"] = true;  // forward gives states, not logits
   if (options.quantize == "pq") {
     format["pq"] =
         pq_json(options, pq_codes(module, pq_table(bundle)).size(0), bundle.task.vocab->size());

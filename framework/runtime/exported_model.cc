@@ -82,7 +82,10 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
   b.run_dir = path;
   ScratchDir scratch;
   b.config = load_config(scratch.write(kExportConfigFile, files[kExportConfigFile]), overrides);
-  b.task.labels = LabelSet::load(scratch.write(kExportLabelsFile, files[kExportLabelsFile]));
+  b.task.masked_lm = !b.config.pretrain.files.empty();  // an encoder export: no labels
+  if (!b.task.masked_lm) {
+    b.task.labels = LabelSet::load(scratch.write(kExportLabelsFile, files[kExportLabelsFile]));
+  }
   const std::string vocab_path = scratch.write(kExportVocabFile, files[kExportVocabFile]);
   TokenizerType type = TokenizerType::word;
   b.task.encoder = encoder_options_from_json(files[kExportTokenizerFile], path, &type);
@@ -106,10 +109,10 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
 }
 
 ModelBundle load_model(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!fs::is_directory(path)) return load_export(path, overrides);
-  ModelBundle run = load_run(path, overrides);
-  check_classifier(run);
-  return run;
+  ModelBundle bundle =
+      fs::is_directory(path) ? load_run(path, overrides) : load_export(path, overrides);
+  check_classifier(bundle);
+  return bundle;
 }
 
 }  // namespace sift

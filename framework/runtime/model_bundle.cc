@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "core/error.h"
 #include "framework/runtime/all_finite.h"
 #include "framework/runtime/base/run_folder.h"
@@ -55,11 +57,12 @@ void refuse_nonfinite_weights(Classifier& model, const std::string& path) {
 
 void check_classifier(const ModelBundle& bundle) {
   if (!bundle.task.masked_lm) return;
+  const bool folder = std::filesystem::is_directory(bundle.run_dir);
   throw Error(fmt::format(
-      "{} is a `sift pretrain` run: an encoder without classes, which does not predict, "
-      "evaluate or export; fine-tune it (`sift train` with train.init_from: {}) and use that "
-      "run",
-      bundle.run_dir, bundle.run_dir));
+      "{} is a `sift pretrain` run{}: an encoder without classes, which does not predict or "
+      "evaluate; fine-tune it (`sift train` with train.init_from: {}) and use that run",
+      bundle.run_dir, folder ? "" : "'s encoder export",
+      folder ? bundle.run_dir : "its run folder"));
 }
 
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides) {

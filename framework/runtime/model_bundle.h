@@ -30,7 +30,8 @@ struct ModelBundle {
 ModelBundle load_run(const std::string& run_dir, const std::vector<std::string>& overrides = {});
 
 // Throws sift::Error when `bundle` is a `sift pretrain` run (an encoder without classes),
-// which predict, eval, serve, a teacher and export cannot use; resume and init_from can.
+// which predict, eval, serve and a teacher cannot use; resume, init_from and export (of
+// the encoder alone) can.
 void check_classifier(const ModelBundle& bundle);
 
 // Builds the model `model` and the task describe (weights freshly initialised), with

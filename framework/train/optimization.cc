@@ -75,6 +75,21 @@ std::unique_ptr<torch::optim::Optimizer> create_optimizer(const OptimizerConfig&
   return create_optimizer(o, std::vector<ParamGroup>{everything});
 }
 
+void drop_gradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+  }
+}
+
+void zero_missing_gradients(torch::optim::Optimizer& optimizer) {
+  torch::NoGradGuard no_grad;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    }
+  }
+}
+
 void set_lr(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& scales) {
   auto& groups = optimizer.param_groups();
   for (size_t i = 0; i < groups.size(); ++i) {

@@ -188,13 +188,14 @@ void optimizer_step(Run& run) {
         run.shards->step();  // this rank's slice of it
         if (run.layers) run.layers->measure_between_steps();
       } else {
+        zero_missing_gradients(*run.optimizer);
         run.optimizer->step();
       }
     }
     if (run.pruner) run.pruner->apply();
     if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
   }
-  run.optimizer->zero_grad();
+  drop_gradients(*run.optimizer);
   ++run.state.step;
   if (run.pruner) run.pruner->update(run.state.step);
 }
@@ -236,7 +237,7 @@ class TorchLearner : public Learner {
   void start(const TextEncoder& encoder) override {
     open_transfer(run_, encoder);
     run_.model->train();
-    run_.optimizer->zero_grad();
+    drop_gradients(*run_.optimizer);
   }
   const TextEncoder* teacher_encoder() const override {
     return run_.teacher ? &run_.teacher->encoder : nullptr;

@@ -196,11 +196,13 @@ std::vector<ModelTraits> model_traits() {
   r.back().defaults = kAdam;
   r.push_back(tuned(
       sized({"bert",
-             "BERT-family encoder (post-LayerNorm, erf GELU, token types, pooler head): what "
+             "BERT-family encoder (post-LayerNorm or model.pre_norm, erf GELU, token types, pooler "
+             "head): what "
              "`sift import hf` brings BERT, DistilBERT and ELECTRA checkpoints in as",
              {"model.dim", "model.layers", "model.heads", "model.ff_dim", "model.max_positions",
               "model.pooling", "model.dropout", "model.freeze_embeddings", "model.token_types",
-              "model.embedding_dim", "model.layer_norm_eps", "model.head_activation"},
+              "model.embedding_dim", "model.layer_norm_eps", "model.head_activation",
+              "model.pre_norm"},
              /*recomputation=*/true,
              /*bf16=*/true,
              /*fp16=*/true,

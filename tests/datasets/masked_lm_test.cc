@@ -13,9 +13,9 @@ namespace sift {
 namespace masked_lm_test {
 
 // [PAD] [UNK] [CLS] [SEP] [MASK], then words and "##" continuations.
-const std::vector<std::string> kTokens{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
-                                       "un",    "##aff", "##able", "cat",  "sat",    "##s",
-                                       "on",    "mat",   "a",      "dog",  "ran",    "far"};
+const std::vector<std::string> kTokens{"[PAD]", "[UNK]", "[CLS]",  "[SEP]", "[MASK]", "the",
+                                       "un",    "##aff", "##able", "cat",   "sat",    "##s",
+                                       "on",    "mat",   "a",      "dog",   "ran",    "far"};
 
 MaskingVocab vocab() { return masking_vocab(WordPieceVocab(kTokens), "tokenizer.model"); }
 
@@ -121,6 +121,102 @@ TEST(MaskedLm, WholeWordMaskingChoosesAWordWithItsContinuations) {
     words += t(1) + t(4) + t(5);
   }
   EXPECT_NEAR(static_cast<double>(words) / (3 * 400), 0.15, 0.04);
+}
+
+// A vocabulary as each tokenizer spells it: the special tokens, then for each of 6 words
+// its start and two continuations (ids 5 + 3w, 6 + 3w, 7 + 3w in both).
+std::vector<std::string> pieces(PieceMarking marking) {
+  const bool wp = marking == PieceMarking::wordpiece;
+  std::vector<std::string> out =
+      wp ? std::vector<std::string>{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+         : std::vector<std::string>{"<pad>", "<unk>", "<s>", "</s>", "[MASK]"};
+  for (const std::string w : {"the", "cat", "sat", "on", "mat", "far"}) {
+    out.push_back(wp ? w : "\xe2\x96\x81" + w);
+    out.push_back(wp ? "##" + w.substr(0, 2) : w.substr(0, 2));
+    out.push_back(wp ? "##x" + w : "x" + w);
+  }
+  return out;
+}
+
+// `texts` texts of 1 to 30 words of 1 to 3 pieces, each text framed by ids 2 and 3; `starts`
+// gets the flat index of each word's first piece and `ends` one past its last.
+RawBatch word_batch(int texts, uint64_t seed, std::vector<size_t>& starts,
+                    std::vector<size_t>& ends) {
+  RawBatch batch;
+  uint64_t state = seed;
+  for (int t = 0; t < texts; ++t) {
+    std::vector<int64_t> ids{2};
+    const uint64_t words = 1 + splitmix64(state) % 30;
+    for (uint64_t w = 0; w < words; ++w) {
+      const int64_t first = 5 + 3 * static_cast<int64_t>(splitmix64(state) % 6);
+      const uint64_t n = 1 + splitmix64(state) % 3;
+      starts.push_back(batch.ids.size() + ids.size());
+      for (uint64_t k = 0; k < n; ++k) ids.push_back(first + static_cast<int64_t>(k));
+      ends.push_back(batch.ids.size() + ids.size());
+    }
+    ids.push_back(3);
+    batch.add(ids, -1);
+  }
+  return batch;
+}
+
+class WholeWordMasking : public ::testing::TestWithParam<PieceMarking> {};
+
+// Rows of 7 tokens cut many words between two sequences; each word must still be chosen
+// whole, a share of 15% of the words, its pieces split 80/10/10.
+TEST_P(WholeWordMasking, ChoosesFifteenPercentOfTheWordsEachWholeAcrossPackedRows) {
+  MaskingVocab v;
+  v.mask_id = 4;
+  mark_pieces(v, pieces(GetParam()), GetParam());
+  MaskingOptions whole;
+  whole.whole_word = true;
+  int64_t words = 0, chosen_words = 0, cut_words = 0, chosen_pieces = 0, masked = 0;
+  for (uint64_t b = 0; b < 200; ++b) {
+    std::vector<size_t> starts, ends;
+    const RawBatch batch = word_batch(32, b + 7, starts, ends);
+    const PackedSequences p = pack_sequences(batch, 7);
+    const MaskedSequences m = mask_tokens(p, v, whole, b);
+    for (size_t i = 0; i < batch.ids.size(); ++i) {
+      if (batch.ids[i] < 5) {
+        EXPECT_EQ(m.targets[i], -1) << "special token " << batch.ids[i] << " chosen";
+      }
+    }
+    for (size_t w = 0; w < starts.size(); ++w) {
+      const bool chosen = m.targets[starts[w]] >= 0;
+      for (size_t i = starts[w]; i < ends[w]; ++i) {
+        ASSERT_EQ(m.targets[i] >= 0, chosen) << "batch " << b << ": a word split at " << i;
+        if (!chosen) continue;
+        ++chosen_pieces;
+        masked += m.inputs[i] == v.mask_id;
+      }
+      ++words;
+      chosen_words += chosen;
+      cut_words += starts[w] / 7 != (ends[w] - 1) / 7;
+    }
+  }
+  ASSERT_GT(cut_words, 10000) << "packing cuts words between rows";
+  EXPECT_NEAR(static_cast<double>(chosen_words) / words, 0.15, 0.005);
+  EXPECT_NEAR(static_cast<double>(masked) / chosen_pieces, 0.8, 0.01);
+}
+
+INSTANTIATE_TEST_SUITE_P(MaskedLm, WholeWordMasking,
+                         ::testing::Values(PieceMarking::wordpiece, PieceMarking::sentencepiece),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == PieceMarking::wordpiece
+                                                  ? "WordPieceContinuations"
+                                                  : "SentencePieceWordStarts");
+                         });
+
+TEST(MaskedLm, SentencePieceMarksWordStartsAndAngleBracketPiecesButNotBytes) {
+  MaskingVocab v;
+  mark_pieces(v,
+              {"<unk>", "<s>",
+               "\xe2\x96\x81"
+               "cat",
+               "s", "<0x41>", "[MASK]"},
+              PieceMarking::sentencepiece);
+  EXPECT_EQ(v.special, (std::vector<bool>{true, true, false, false, false, true}));
+  EXPECT_EQ(v.continuation, (std::vector<bool>{false, false, false, true, true, false}));
 }
 
 TEST(MaskedLm, TheSameSeedMasksAlikeAndAnotherSeedOtherwise) {

@@ -151,6 +151,90 @@ TEST(Bert, TheMaskedTokenHeadScoresAgainstTheInputEmbeddings) {
   EXPECT_FALSE(Bert(hf.model, plain)->masked_token_logits(in, positions).defined());
 }
 
+// model.pre_norm (Cramming's pre-LN): LayerNorm before each sublayer and once after the
+// last block ("final_norm"); its TorchScript gives the C++ logits, padding changes nothing,
+// and the same weights read post-LN give other logits.
+TEST(Bert, APreNormEncoderScriptsAsItComputesAndDiffersFromPostNorm) {
+  HfModel hf = read_hf_model(hf_folder("bert"));
+  hf.model.pre_norm = true;
+  ModelShape shape;
+  shape.num_ids = hf.vocab_size;
+  shape.num_classes = 3;
+  Bert pre(hf.model, shape);
+  pre->eval();
+  torch::NoGradGuard no_grad;
+  auto params = pre->named_parameters();
+  ASSERT_TRUE(params.contains("final_norm.weight"));
+  for (auto& p : params) p.value().normal_(0.0, 0.3);  // weights far from LayerNorm's unit ones
+  const ModelInput in = batch();
+  const torch::Tensor got = pre->forward(in);
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& p : params) tensors[p.key()] = p.value();
+  ScriptWriter writer(tensors, WeightFormat::fp32);
+  torch::jit::Module script = writer.finish(bert_script(hf.model, writer));
+  EXPECT_LT((script.forward({in.ids, in.lengths}).toTensor() - got).abs().max().item<double>(),
+            1e-5);
+  ModelInput alone;
+  alone.ids = in.ids.narrow(0, 1, 1).narrow(1, 0, 3);
+  alone.lengths = torch::tensor({3}, torch::kInt64);
+  EXPECT_LT((pre->forward(alone)[0] - got[1]).abs().max().item<double>(), 1e-5);
+  ModelConfig post_config = hf.model;
+  post_config.pre_norm = false;
+  Bert post(post_config, shape);
+  post->eval();
+  for (auto& p : post->named_parameters()) p.value().copy_(params[p.key()]);
+  EXPECT_GT((post->forward(in) - got).abs().max().item<double>(), 1e-3);
+}
+
+// A `sift pretrain` run exports its encoder alone (bert_encoder_script): forward(ids,
+// attention_mask) gives every real token's state as the model computes it (the model's own
+// masked-token head over the script's states gives the model's scores), and pooled() the
+// vector its classifier's head reads ([CLS] or the mean over the mask).
+TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesAndPooledVector) {
+  const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
+  for (const std::string pooling : {"cls", "mean"}) {
+    ModelConfig config = hf.model;
+    config.pooling = pooling;
+    config.pre_norm = pooling == "mean";  // post-LN with cls, pre-LN with mean
+    ModelShape shape;
+    shape.num_ids = hf.vocab_size;
+    shape.num_classes = 2;
+    shape.masked_lm = true;
+    Bert model(config, shape);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    std::map<std::string, torch::Tensor> tensors;
+    for (const auto& p : model->named_parameters()) tensors[p.key()] = p.value();
+    ScriptWriter writer(tensors, WeightFormat::fp32);
+    torch::jit::Module script = writer.finish(bert_encoder_script(config, writer));
+    const ModelInput in = batch();
+    const torch::Tensor mask =
+        (torch::arange(7).unsqueeze(0) < in.lengths.unsqueeze(1)).to(torch::kInt64);
+    const torch::Tensor states = script.forward({in.ids, mask}).toTensor();
+    ASSERT_EQ(states.sizes().vec(), (std::vector<int64_t>{3, 7, config.dim}));
+    // Every real token: rows 0 (7 tokens), 1 (3) and 2 (1).
+    const torch::Tensor positions =
+        torch::tensor({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 14}, torch::kInt64);
+    auto head = std::dynamic_pointer_cast<MaskedLmHeadImpl>(model->named_modules()["mlm"]);
+    ASSERT_TRUE(head);
+    const torch::Tensor scores =
+        head->forward(states.reshape({-1, config.dim}).index_select(0, positions),
+                      model->named_parameters()["embedding.weight"]);
+    const torch::Tensor want = model->masked_token_logits(in, positions);
+    EXPECT_LT((scores - want).abs().max().item<double>(), 1e-4) << pooling;
+    EXPECT_GT(want.std().item<double>(), 0.01) << "scores too alike to tell anything";
+    // The classifier's head over pooled() gives the model's logits.
+    const torch::Tensor pooled = script.run_method("pooled", in.ids, mask).toTensor();
+    ASSERT_EQ(pooled.sizes().vec(), (std::vector<int64_t>{3, config.dim}));
+    auto p = model->named_parameters();
+    const torch::Tensor h =
+        torch::gelu(torch::nn::functional::linear(pooled, p["head.weight"], p["head.bias"]));
+    const torch::Tensor logits =
+        torch::nn::functional::linear(h, p["output.weight"], p["output.bias"]);
+    EXPECT_LT((logits - model->forward(in)).abs().max().item<double>(), 1e-5) << pooling;
+  }
+}
+
 TEST(HfModel, UnsupportedTypesAndMissingPiecesAreRefusedNamingThem) {
   const std::string folder = hf_folder("bert");
   json config = json::parse(slurp(folder + "/config.json"));

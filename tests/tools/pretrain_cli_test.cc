@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint_bytes.h"
@@ -109,7 +112,8 @@ data:
     path: valid.tsv
   format: label_first
   workers: 1
-)") + kModel + R"(train:
+)") + kModel +
+         R"(train:
   epochs: 2
   batch_size: 16
   init_from: runs/pre
@@ -129,7 +133,8 @@ TEST(PretrainCli, MaskedTokenAccuracyRisesFarAboveChanceAndFineTuningStartsFromT
   const std::string csv = slurp(dir + "/runs/pre/metrics.csv");
   EXPECT_NE(csv.find("valid_masked_accuracy"), std::string::npos) << csv;
   EXPECT_NE(slurp(dir + "/runs/pre/report.html").find("masked-token accuracy"), std::string::npos);
-  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary()) << "the run carries its vocabulary";
+  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary())
+      << "the run carries its vocabulary";
 
   write_file(dir + "/finetune.yaml", finetune_yaml());
   const SiftResult fine = run_sift("train finetune.yaml --json", dir, "", dir);
@@ -144,10 +149,12 @@ TEST(PretrainCli, MaskedTokenAccuracyRisesFarAboveChanceAndFineTuningStartsFromT
 }
 
 TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsBytes) {
-  const std::vector<std::string> args{"pretrain", "pretrain.yaml", "--quiet", "--set",
-                                      "train.checkpoint_minutes=0", "--set", "train.epochs=2"};
+  const std::vector<std::string> args{
+      "pretrain", "pretrain.yaml", "--quiet", "--set", "train.checkpoint_minutes=0",
+      "--set",    "train.epochs=2"};
   const std::string reference = pretraining_folder("sift_pretrain_ref");
-  ASSERT_EQ(testing::wait_for(testing::start_sift(reference, args)), 0) << slurp(reference + "/err");
+  ASSERT_EQ(testing::wait_for(testing::start_sift(reference, args)), 0)
+      << slurp(reference + "/err");
   const std::string dir = pretraining_folder("sift_pretrain_kill");
   const pid_t pid = testing::start_sift(dir, args);
   testing::wait_for_file(dir + "/runs/pre/last.ckpt");
@@ -159,6 +166,50 @@ TEST(PretrainCli, ARunKilledWithSigkillAndResumedEndsWithTheUninterruptedRunsByt
   EXPECT_TRUE(checkpoint_view(dir + "/runs/pre/last.ckpt") ==
               checkpoint_view(reference + "/runs/pre/last.ckpt"))
       << "last.ckpt differs from the uninterrupted run's";
+}
+
+// The processes of `sift launch` `pid`: its ranks.
+std::vector<pid_t> children_of(pid_t pid) {
+  const std::string p = std::to_string(pid);
+  std::vector<pid_t> pids;
+  for (int attempt = 0; attempt < 500 && pids.size() < 2; ++attempt) {
+    pids.clear();
+    std::istringstream children(slurp("/proc/" + p + "/task/" + p + "/children"));
+    for (pid_t c; children >> c;) pids.push_back(c);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pids;
+}
+
+// Two ranks under `sift launch`, both killed with SIGKILL (and the launcher) once rank 0 has
+// saved inside the first epoch, then resumed by `sift launch --nproc 2 -- pretrain --resume`:
+// the uninterrupted two-rank run's last.ckpt bytes (weights, optimizer, both ranks' places in
+// the stream).
+TEST(PretrainCli, TwoRanksKilledWithSigkillAndResumedEndWithTheUninterruptedRunsBytes) {
+  const std::vector<std::string> args{"launch",  "--nproc",       "2",
+                                      "--",      "pretrain",      "pretrain.yaml",
+                                      "--quiet", "--set",         "train.checkpoint_minutes=0",
+                                      "--set",   "train.epochs=3"};
+  const std::string reference = pretraining_folder("sift_pretrain_ddp_ref");
+  ASSERT_EQ(testing::wait_for(testing::start_sift(reference, args)), 0)
+      << slurp(reference + "/err");
+  const std::string dir = pretraining_folder("sift_pretrain_ddp_kill");
+  const pid_t launcher = testing::start_sift(dir, args);
+  const std::vector<pid_t> ranks = children_of(launcher);
+  ASSERT_EQ(ranks.size(), 2u);
+  testing::wait_for_file(dir + "/runs/pre/last.ckpt");
+  for (const pid_t rank : ranks) ::kill(rank, SIGKILL);
+  ::kill(launcher, SIGKILL);
+  ASSERT_EQ(testing::wait_for(launcher), 128 + SIGKILL);
+  const auto killed = checkpoint_view(dir + "/runs/pre/last.ckpt");
+  EXPECT_FALSE(killed == checkpoint_view(reference + "/runs/pre/last.ckpt"))
+      << "killed after the run's end, not inside it";
+  const SiftResult resumed =
+      run_sift("launch --nproc 2 -- pretrain --resume runs/pre --quiet", dir, "", dir);
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_TRUE(checkpoint_view(dir + "/runs/pre/last.ckpt") ==
+              checkpoint_view(reference + "/runs/pre/last.ckpt"))
+      << "last.ckpt differs from the uninterrupted two-rank run's";
 }
 
 // `sift pretrain` of config `yaml` in `dir` ends in one line, `sift: error: ` and `message`.
@@ -180,7 +231,8 @@ TEST(PretrainCli, RefusalsAreOneLineNamingTheKey) {
   EXPECT_EQ(none.err.rfind("sift: error: pretrain.files: no unlabelled text files", 0), 0u) << none;
   EXPECT_EQ(testing::lines_of(none.err).size(), 1u) << none;
 
-  const SiftResult missing = run_sift("pretrain pretrain.yaml --set pretrain.files=[gone*.txt]", dir, "", dir);
+  const SiftResult missing =
+      run_sift("pretrain pretrain.yaml --set pretrain.files=[gone*.txt]", dir, "", dir);
   EXPECT_EQ(missing.status, 1) << missing;
   EXPECT_NE(missing.err.find("pretrain.files"), std::string::npos) << missing;
 
@@ -195,7 +247,8 @@ train: {epochs: 1}
                       "train.init_from: runs/ft holds a 'fasttext' model, not an encoder"));
   // Nor does fine-tuning an encoder start from it.
   write_file(dir + "/finetune.yaml", finetune_yaml());
-  const SiftResult fine = run_sift("train finetune.yaml --set train.init_from=runs/ft", dir, "", dir);
+  const SiftResult fine =
+      run_sift("train finetune.yaml --set train.init_from=runs/ft", dir, "", dir);
   EXPECT_EQ(fine.status, 1) << fine;
   EXPECT_EQ(fine.err.rfind("sift: error: train.init_from: runs/ft holds a 'fasttext' model, and "
                            "this config trains 'bert'",
@@ -205,19 +258,20 @@ train: {epochs: 1}
   EXPECT_FALSE(fs::exists(dir + "/runs/fine")) << "refused before the run folder";
 
   // Continuing an encoder with another vocabulary.
-  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=2", dir, "", dir).status, 0);
-  // The encoder has no classes to predict, evaluate or export.
+  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=2", dir, "", dir).status,
+            0);
+  // The encoder has no classes to predict or evaluate.
   write_file(dir + "/texts.txt", texts(3, 5, false));
-  for (const std::string command : {"predict --model runs/pre --input texts.txt",
-                                    "eval --model runs/pre --data valid.tsv",
-                                    "export runs/pre --out pre.pt"}) {
+  for (const std::string command :
+       {"predict --model runs/pre --input texts.txt", "eval --model runs/pre --data valid.tsv"}) {
     const SiftResult r = run_sift(command, dir, "", dir);
-    EXPECT_TRUE(testing::CleanSiftError(r, {"runs/pre is a `sift pretrain` run", "train.init_from"}))
+    EXPECT_TRUE(
+        testing::CleanSiftError(r, {"runs/pre is a `sift pretrain` run", "train.init_from"}))
         << command;
   }
-  EXPECT_FALSE(fs::exists(dir + "/pre.pt"));
   write_file(dir + "/other_vocab.txt", vocabulary() + "extra\n");
-  const std::string continued = "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/pre}\n";
+  const std::string continued =
+      "pretrain: {files: [unlabelled.txt]}\ntrain: {init_from: runs/pre}\n";
   EXPECT_TRUE(refused(dir, continued + "tokenizer: {model: other_vocab.txt}\n",
                       "tokenizer.model: other_vocab.txt holds 30 tokens, but the encoder in "
                       "runs/pre (train.init_from) was trained on 29"));
@@ -236,6 +290,53 @@ train: {epochs: 1}
                       "model.type: 'textcnn' is not an encoder"));
 }
 
+// `sift export` of a pretraining run writes its encoder: PyTorch loads the file alone and
+// maps token ids and an attention mask to each token's state and a pooled vector, padding
+// changing no real token's state; the file carries the vocabulary, tokenizer and config.
+// Predicting or serving from it is refused as from the run.
+TEST(PretrainCli, AnExportedEncoderGivesTokenStatesAndAPooledVectorInPyTorch) {
+  const std::string dir = pretraining_folder("sift_pretrain_export");
+  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=5", dir, "", dir).status,
+            0);
+  EXPECT_TRUE(fs::exists(dir + "/runs/pre/config.yaml"));
+  EXPECT_EQ(slurp(dir + "/runs/pre/tokenizer.model"), vocabulary());
+  const SiftResult exported = run_sift("export runs/pre --out enc.pt", dir, "", dir);
+  ASSERT_EQ(exported.status, 0) << exported;
+  EXPECT_NE(exported.out.find("(bert encoder, fp32"), std::string::npos) << exported;
+  write_file(dir + "/load.py", R"(import json, sys, torch
+extra = {n: "" for n in ("vocab.txt", "config.yaml", "tokenizer.json", "sift_format.json")}
+m = torch.jit.load(sys.argv[1], _extra_files=extra)
+vocab = extra["vocab.txt"].decode().split()
+t = vocab.index
+ids = torch.tensor([[t("[CLS]"), t("w3"), t("w7"), t("w3"), t("[SEP]")],
+                    [t("[CLS]"), t("w5"), t("[SEP]"), t("[PAD]"), t("[PAD]")]])
+mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+states, pooled = m(ids, mask), m.pooled(ids, mask)
+alone = m(ids[1:, :3], mask[1:, :3])
+print(json.dumps({"states": list(states.shape), "pooled": list(pooled.shape),
+                  "padding": float((alone[0] - states[1, :3]).abs().max()),
+                  "rows_differ": float((states[0, 1] - states[0, 2]).abs().max()),
+                  "encoder": json.loads(extra["sift_format.json"])["encoder"],
+                  "config": "unlabelled.txt" in extra["config.yaml"].decode(),
+                  "tokenizer": json.loads(extra["tokenizer.json"])["type"], "vocab": len(vocab)}))
+)");
+  const SiftResult py = testing::run_command("/usr/bin/python3 load.py enc.pt", dir, "", dir);
+  ASSERT_EQ(py.status, 0) << py;
+  auto got = nlohmann::json::parse(py.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(got["states"], (std::vector<int64_t>{2, 5, 32})) << py.out;
+  EXPECT_EQ(got["pooled"], (std::vector<int64_t>{2, 32})) << py.out;
+  EXPECT_LT(got["padding"].get<double>(), 1e-5) << py.out;
+  EXPECT_GT(got["rows_differ"].get<double>(), 1e-3) << py.out;
+  EXPECT_EQ(got["encoder"], true) << py.out;
+  EXPECT_EQ(got["config"], true) << py.out;
+  EXPECT_EQ(got["tokenizer"], "wordpiece") << py.out;
+  EXPECT_EQ(got["vocab"], kWords + 5) << py.out;
+  write_file(dir + "/texts.txt", texts(3, 5, false));
+  EXPECT_TRUE(
+      testing::CleanSiftError(run_sift("predict --model enc.pt --input texts.txt", dir, "", dir),
+                              {"enc.pt is a `sift pretrain` run's encoder export", "fine-tune"}));
+}
+
 // The masked-token accuracy on held_out.txt of a `sift pretrain` summary.
 double masked_accuracy(const SiftResult& r) {
   auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
@@ -244,7 +345,8 @@ double masked_accuracy(const SiftResult& r) {
 
 TEST(PretrainCli, TwoRanksUnderSiftLaunchPretrainOneEncoderEachOnItsPartOfTheTexts) {
   const std::string dir = pretraining_folder("sift_pretrain_ddp");
-  const SiftResult r = run_sift("launch --nproc 2 -- pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  const SiftResult r =
+      run_sift("launch --nproc 2 -- pretrain pretrain.yaml --quiet --json", dir, "", dir);
   ASSERT_EQ(r.status, 0) << r;
   auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   EXPECT_EQ(summary["train"]["world_size"], 2) << r.out;

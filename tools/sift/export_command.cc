@@ -102,7 +102,6 @@ std::string weights_words(const ExportOptions& o) {
 void run_export(ExportArgs args) {
   const auto lock = check_export_target(args);
   ModelBundle bundle = load_run(args.run_dir, retrain_overrides(args));
-  check_classifier(bundle);
   bundle.model->to(torch::kCPU);
   check_pq_options(bundle, args.options);
   if (args.retrain || args.retrain_output) {
@@ -113,8 +112,9 @@ void run_export(ExportArgs args) {
   const int64_t bytes = export_run(bundle, args.out, args.options);
   const std::string weights = weights_words(args.options);
   const std::string& retrained = args.options.retrained;
-  std::cout << fmt::format("wrote {} ({} model, {}, {:.1f} MB{})\n", args.out,
-                           bundle.config.model.type, weights, static_cast<double>(bytes) / 1e6,
+  std::cout << fmt::format("wrote {} ({} {}, {}, {:.1f} MB{})\n", args.out,
+                           bundle.config.model.type, bundle.task.masked_lm ? "encoder" : "model",
+                           weights, static_cast<double>(bytes) / 1e6,
                            retrained.empty() ? "" : "; retrained the " + retrained);
 }
 

@@ -75,7 +75,7 @@ namespace {
 bool added_later(const std::string& key) {
   return key == "model.token_types" || key == "model.embedding_dim" ||
          key == "model.layer_norm_eps" || key == "model.head_activation" || key == "model.minn" ||
-         key == "model.maxn";
+         key == "model.maxn" || key == "model.pre_norm";
 }
 
 // The config's options that fix the model: name=value lines.
