@@ -52,7 +52,7 @@ std::vector<TensorView> views_of(const NamedTensors& tensors, std::vector<torch:
     held.push_back(tensor.detach().to(torch::kCPU).contiguous());
     const torch::Tensor& t = held.back();
     views.push_back({name, static_cast<int8_t>(t.scalar_type()), t.sizes().vec(), t.data_ptr(),
-                     static_cast<size_t>(t.element_size())});
+                     static_cast<size_t>(t.element_size()), {}});
   }
   return views;
 }

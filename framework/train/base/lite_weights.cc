@@ -55,12 +55,12 @@ BagTables FastTextTables::bag() {
 
 std::vector<TensorView> FastTextTables::views() const {
   std::vector<TensorView> v = {
-      {kFastTextTable, kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float)},
-      {kFastTextOutput, kFloatCode, {classes_, dim_}, output_.data(), sizeof(float)},
-      {kFastTextBias, kFloatCode, {classes_}, bias_.data(), sizeof(float)}};
+      {kFastTextTable, kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float), {}},
+      {kFastTextOutput, kFloatCode, {classes_, dim_}, output_.data(), sizeof(float), {}},
+      {kFastTextBias, kFloatCode, {classes_}, bias_.data(), sizeof(float), {}}};
   if (!label_counts_.empty()) {  // a buffer: after the parameters, as named_tensors lists them
     v.push_back(
-        {kFastTextLabelCounts, kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t)});
+        {kFastTextLabelCounts, kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t), {}});
   }
   return v;
 }
