@@ -100,8 +100,8 @@ void FastTextImpl::refresh() {
   } else {
     sampler_ = std::make_unique<NegativeSampler>(counts_);
   }
-  plain_ = fasttext_loss({loss_, static_cast<int64_t>(counts_.size()), tree_.get(),
-                          sampler_.get(), negatives_});
+  plain_ = fasttext_loss(
+      {loss_, static_cast<int64_t>(counts_.size()), tree_.get(), sampler_.get(), negatives_});
 }
 
 const LabelTree& FastTextImpl::tree() {

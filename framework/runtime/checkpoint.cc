@@ -51,8 +51,12 @@ std::vector<TensorView> views_of(const NamedTensors& tensors, std::vector<torch:
     }
     held.push_back(tensor.detach().to(torch::kCPU).contiguous());
     const torch::Tensor& t = held.back();
-    views.push_back({name, static_cast<int8_t>(t.scalar_type()), t.sizes().vec(), t.data_ptr(),
-                     static_cast<size_t>(t.element_size()), {}});
+    views.push_back({name,
+                     static_cast<int8_t>(t.scalar_type()),
+                     t.sizes().vec(),
+                     t.data_ptr(),
+                     static_cast<size_t>(t.element_size()),
+                     {}});
   }
   return views;
 }
@@ -149,7 +153,8 @@ TensorFills load_tensors(Reader& reader, torch::nn::Module& module, const std::s
     }
     torch::Tensor& target = it->second;
     if (freed(target)) {
-      if (!fill_freed) throw Error(fmt::format("{}: tensor '{}' is freed (a sharded layer's)", path, name));
+      if (!fill_freed)
+        throw Error(fmt::format("{}: tensor '{}' is freed (a sharded layer's)", path, name));
       fill_freed(target);
     }
     if (target.sizes().vec() != shape || target.scalar_type() != dtype) {

@@ -113,8 +113,7 @@ class OvaLoss : public FastTextLoss {
     const int64_t best = argmax(scores);
     double softplus = 0.0;
     for (const float z : scores) softplus -= log_sigmoid(-double(z));
-    return {best, 1.0 / (1.0 + std::exp(-double(scores[best]))),
-            softplus - double(scores[label])};
+    return {best, 1.0 / (1.0 + std::exp(-double(scores[best]))), softplus - double(scores[label])};
   }
   LabelProbabilities top_k(const OutputLayer& out, const float* hidden, int64_t k,
                            double threshold) const override {

@@ -257,13 +257,16 @@ TEST(FastTextLoss, EveryLossScoresAndPredictsAsTheLibTorchModelDoes) {
       for (int64_t label = 0; label < 13; ++label) {
         const Scored s = plain->score(out, hi, label);
         const torch::Tensor zi = z[i].to(torch::kDouble);
-        const double want = loss == Loss::hs    ? -zi[label].item<double>()
-                            : loss == Loss::ova ? (torch::softplus(zi).sum() - zi[label]).item<double>()
-                                                : (torch::logsumexp(zi, 0) - zi[label]).item<double>();
+        const double want = loss == Loss::hs ? -zi[label].item<double>()
+                            : loss == Loss::ova
+                                ? (torch::softplus(zi).sum() - zi[label]).item<double>()
+                                : (torch::logsumexp(zi, 0) - zi[label]).item<double>();
         EXPECT_NEAR(s.loss, want, 1e-5) << "label " << label;
         EXPECT_EQ(s.label, top[0].first);
-        EXPECT_NEAR(s.probability, loss == Loss::ns ? torch::softmax(zi, 0).max().item<double>()
-                                                    : double(top[0].second), 1e-6);
+        EXPECT_NEAR(
+            s.probability,
+            loss == Loss::ns ? torch::softmax(zi, 0).max().item<double>() : double(top[0].second),
+            1e-6);
       }
     }
   }
