@@ -34,17 +34,6 @@ Scored softmax_scored(const std::vector<float>& scores, int64_t label) {
   return {best, 1.0 / total, std::log(total) + top - double(scores[label])};
 }
 
-// Every label's row, `label` the positive one.
-void one_hot(int64_t labels, int64_t label, std::vector<int64_t>& rows,
-             std::vector<uint8_t>& positive) {
-  rows.clear();
-  positive.clear();
-  for (int64_t c = 0; c < labels; ++c) {
-    rows.push_back(c);
-    positive.push_back(c == label);
-  }
-}
-
 // Each label's probability, the sigmoid of its score in float.
 LabelProbabilities sigmoid_top_k(const OutputLayer& out, const float* hidden, int64_t k,
                                  double threshold) {
@@ -53,9 +42,27 @@ LabelProbabilities sigmoid_top_k(const OutputLayer& out, const float* hidden, in
   return best_labels(p, k, threshold);
 }
 
-class SoftmaxLoss : public FastTextLoss {
+// softmax and ova read every label's row, `label` the positive one.
+class EveryLabelLoss : public FastTextLoss {
  public:
-  explicit SoftmaxLoss(int64_t labels) : labels_(labels) {}
+  explicit EveryLabelLoss(int64_t labels) : labels_(labels) {}
+  void targets(int64_t label, uint64_t, int64_t, std::vector<int64_t>& rows,
+               std::vector<uint8_t>& positive) const override {
+    rows.clear();
+    positive.clear();
+    for (int64_t c = 0; c < labels_; ++c) {
+      rows.push_back(c);
+      positive.push_back(c == label);
+    }
+  }
+
+ private:
+  int64_t labels_;
+};
+
+class SoftmaxLoss : public EveryLabelLoss {
+ public:
+  using EveryLabelLoss::EveryLabelLoss;
   Scored score(const OutputLayer& out, const float* hidden, int64_t label) const override {
     return softmax_scored(all_scores(out, hidden), label);
   }
@@ -65,13 +72,6 @@ class SoftmaxLoss : public FastTextLoss {
     softmax_in_place(p);
     return best_labels(p, k, threshold);
   }
-  void targets(int64_t label, uint64_t, int64_t, std::vector<int64_t>& rows,
-               std::vector<uint8_t>& positive) const override {
-    one_hot(labels_, label, rows, positive);
-  }
-
- private:
-  int64_t labels_;
 };
 
 // ns: the label and `negatives` drawn labels in training; evaluated as the LibTorch model
@@ -103,9 +103,9 @@ class NsLoss : public SoftmaxLoss {
 };
 
 // ova: a binary logistic loss per label against one-hot targets.
-class OvaLoss : public FastTextLoss {
+class OvaLoss : public EveryLabelLoss {
  public:
-  explicit OvaLoss(int64_t labels) : labels_(labels) {}
+  using EveryLabelLoss::EveryLabelLoss;
   // The sigmoid of the best score, and every label's binary loss (softplus summed, less
   // the label's own score, as loss.cc computes it).
   Scored score(const OutputLayer& out, const float* hidden, int64_t label) const override {
@@ -119,13 +119,6 @@ class OvaLoss : public FastTextLoss {
                            double threshold) const override {
     return sigmoid_top_k(out, hidden, k, threshold);
   }
-  void targets(int64_t label, uint64_t, int64_t, std::vector<int64_t>& rows,
-               std::vector<uint8_t>& positive) const override {
-    one_hot(labels_, label, rows, positive);
-  }
-
- private:
-  int64_t labels_;
 };
 
 // hs: binary logistic losses along the label's path in the Huffman tree of the label
