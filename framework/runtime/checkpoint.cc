@@ -91,8 +91,8 @@ namespace {
 // The order in which `archive` writes the bytes of `deferred` (indices; a tensor without
 // bytes has none), and the archive's size: LibTorch's writer hands each record's bytes
 // over in one piece from the tensor's memory.
-std::pair<std::vector<size_t>, uint64_t> archive_layout(torch::serialize::OutputArchive& archive,
-                                                       const std::vector<torch::Tensor>& deferred) {
+std::pair<std::vector<size_t>, uint64_t> archive_layout(
+    torch::serialize::OutputArchive& archive, const std::vector<torch::Tensor>& deferred) {
   std::unordered_map<const void*, size_t> starts;
   for (size_t i = 0; i < deferred.size(); ++i) {
     if (deferred[i].nbytes() > 0) starts.emplace(deferred[i].data_ptr(), i);
@@ -106,9 +106,10 @@ std::pair<std::vector<size_t>, uint64_t> archive_layout(torch::serialize::Output
     return n;
   });
   if (order.size() != starts.size()) {
-    throw Error(fmt::format("checkpoint: the optimizer archive wrote {} of its {} state tensors "
-                            "from their memory; they cannot be gathered as it is written",
-                            order.size(), starts.size()));
+    throw Error(
+        fmt::format("checkpoint: the optimizer archive wrote {} of its {} state tensors "
+                    "from their memory; they cannot be gathered as it is written",
+                    order.size(), starts.size()));
   }
   return {order, size};
 }
@@ -125,8 +126,8 @@ StreamedSection optimizer_stream(const torch::optim::Optimizer& optimizer,
   for (const auto& t : deferred) give_back_pages(t);
   StreamedSection section;
   section.size = size;
-  section.write = [archive, deferred, order = std::move(order), fill = std::move(fill)](
-                      const std::function<void(std::string_view)>& sink) {
+  section.write = [archive, deferred, order = std::move(order),
+                   fill = std::move(fill)](const std::function<void(std::string_view)>& sink) {
     size_t filled = 0;  // of `order`
     if (!order.empty()) fill(deferred[order[filled++]]);
     archive->save_to([&](const void* data, size_t n) {
@@ -139,8 +140,9 @@ StreamedSection optimizer_stream(const torch::optim::Optimizer& optimizer,
       return n;
     });
     if (filled != order.size()) {
-      throw Error("checkpoint: the optimizer archive wrote its state in another order than "
-                  "it was measured in");
+      throw Error(
+          "checkpoint: the optimizer archive wrote its state in another order than "
+          "it was measured in");
     }
   };
   return section;

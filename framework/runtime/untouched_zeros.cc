@@ -41,8 +41,8 @@ torch::Tensor untouched_zeros(at::IntArrayRef sizes, const torch::TensorOptions&
 void give_back_pages(const torch::Tensor& t) {
   if (t.nbytes() == 0) return;
   if (madvise(t.data_ptr(), mapped_bytes(t), MADV_DONTNEED) != 0) {
-    throw Error(fmt::format("cannot give back the optimizer state's pages: {}",
-                            std::strerror(errno)));
+    throw Error(
+        fmt::format("cannot give back the optimizer state's pages: {}", std::strerror(errno)));
   }
 }
 

@@ -40,7 +40,7 @@ nlohmann::json my_figures(Run& run) {
                                              layers->largest_layer_bytes()
                                        : bytes_of(steps);
   const int64_t state = sharded ? run.shards->state_bytes()
-                                 : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer);
+                                : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer);
   return {{"rank", run.dist->rank()},
           {"weights_bytes", weights},
           {"weights_peak_bytes", layers ? layers->peak_bytes() : weights},
@@ -78,8 +78,8 @@ std::string ranks_text(const nlohmann::json& ranks) {
         text.empty() ? "" : "\n", r["rank"].get<int64_t>(), mib(r, "weights_bytes"),
         mib(r, "weights_peak_bytes"), mib(r, "gradient_bytes"), mib(r, "gradient_peak_bytes"),
         mib(r, "optimizer_state_bytes"), mib(r, "optimizer_state_peak_bytes"),
-        mib(r, "peak_rss_bytes"),
-        r["allreduce_seconds"].get<double>(), r["allgather_seconds"].get<double>());
+        mib(r, "peak_rss_bytes"), r["allreduce_seconds"].get<double>(),
+        r["allgather_seconds"].get<double>());
   }
   return text;
 }

@@ -486,8 +486,8 @@ void ShardedOptimizer::fill_state(const torch::Tensor& tensor) {
   impl.dist.sum(which);  // the others give 0
   impl.gather_state_tensor(it->second, &tensor);
   impl.filled = tensor;
-  impl.save_peak = std::max(impl.save_peak, resident_bytes(tensor) +
-                                                (before.defined() ? resident_bytes(before) : 0));
+  impl.save_peak = std::max(
+      impl.save_peak, resident_bytes(tensor) + (before.defined() ? resident_bytes(before) : 0));
 }
 
 void ShardedOptimizer::end_state_write() {

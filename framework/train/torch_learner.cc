@@ -386,12 +386,13 @@ class TorchLearner : public Learner {
     if (streamed) {
       // run.shard: each state tensor gathered as its bytes are written, after the
       // model's layers (the order of the other ranks' take_part_in_write).
-      c.streams["optimizer"] = optimizer_stream(
-          *run_.optimizer, run_.shards->state_tensors(), [&](const torch::Tensor& t) {
-            if (!layers_done) run_.layers->gather_rest();
-            layers_done = true;
-            run_.shards->fill_state(t);
-          });
+      const FillFreed fill = [&](const torch::Tensor& t) {
+        if (!layers_done) run_.layers->gather_rest();
+        layers_done = true;
+        run_.shards->fill_state(t);
+      };
+      c.streams["optimizer"] =
+          optimizer_stream(*run_.optimizer, run_.shards->state_tensors(), fill);
     } else if (what == Saved::last) {
       c.blobs["optimizer"] = optimizer_bytes(*run_.optimizer);
     }

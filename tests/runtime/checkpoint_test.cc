@@ -143,16 +143,15 @@ TEST_F(CheckpointTest, AnOptimizerStateFilledATensorAtATimeWritesTheFileOfTheWho
   Checkpoint streamed;
   streamed.meta = whole.meta;
   streamed.blobs["rng"] = "after";
-  streamed.streams["optimizer"] =
-      optimizer_stream(lazy, deferred, [&](const torch::Tensor& t) {
-        EXPECT_TRUE(seen.insert(t.data_ptr()).second) << "filled twice";
-        if (before.defined()) give_back_pages(before);
-        t.copy_(source.at(t.data_ptr()));
-        before = t;
-        int64_t resident = 0;
-        for (const auto& d : deferred) resident += resident_bytes(d);
-        most = std::max(most, resident);
-      });
+  streamed.streams["optimizer"] = optimizer_stream(lazy, deferred, [&](const torch::Tensor& t) {
+    EXPECT_TRUE(seen.insert(t.data_ptr()).second) << "filled twice";
+    if (before.defined()) give_back_pages(before);
+    t.copy_(source.at(t.data_ptr()));
+    before = t;
+    int64_t resident = 0;
+    for (const auto& d : deferred) resident += resident_bytes(d);
+    most = std::max(most, resident);
+  });
   const std::string path = dir_ + "/streamed.ckpt";
   save_checkpoint(path, streamed);
   EXPECT_EQ(seen.size(), deferred.size());
@@ -166,8 +165,7 @@ TEST_F(CheckpointTest, AnOptimizerStateFilledATensorAtATimeWritesTheFileOfTheWho
   streamed.streams["optimizer"].size += 1;
   seen.clear();
   before = torch::Tensor();
-  EXPECT_CONTAINS(error_of([&] { save_checkpoint(path, streamed); }),
-                  "a streamed section gave");
+  EXPECT_CONTAINS(error_of([&] { save_checkpoint(path, streamed); }), "a streamed section gave");
   EXPECT_EQ(testing::slurp(path), testing::slurp(path_)) << "the file is left as it was";
 }
 

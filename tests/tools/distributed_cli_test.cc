@@ -309,22 +309,21 @@ int64_t largest_tensor_bytes(const std::string& path) {
 
 // The save of last.ckpt (`path`) held the whole optimizer state one tensor at a time: on
 // rank 0 the state's peak is its slice and at most one parameter's worth of one state
-// tensor (whole pages; 2 MiB ones where transparent huge pages back a large one), under
-// half the whole state; the other ranks hold their slices only.
-void expect_state_saved_a_tensor_at_a_time(const nlohmann::json& ranks, int64_t whole_state,
-                                           const std::string& path) {
+// tensor (whole pages; 2 MiB ones where transparent huge pages back a large one); the
+// other ranks hold their slices only. (SMS spam's fastText model is one table, 99.99% of
+// its weights: there one tensor is half of Adam's state and all of AdaGrad's.)
+void expect_state_saved_a_tensor_at_a_time(const nlohmann::json& ranks, const std::string& path) {
   const int64_t largest = largest_tensor_bytes(path);
   const int64_t page = largest >= (int64_t{2} << 20) ? int64_t{2} << 20 : 4096;
   for (const auto& r : ranks) {
-    const int64_t held = r["optimizer_state_peak_bytes"].get<int64_t>() -
-                         r["optimizer_state_bytes"].get<int64_t>();
+    const int64_t held =
+        r["optimizer_state_peak_bytes"].get<int64_t>() - r["optimizer_state_bytes"].get<int64_t>();
     if (r["rank"] != 0) {
       EXPECT_EQ(held, 0) << r;
       continue;
     }
     EXPECT_GT(held, 0) << r;
     EXPECT_LE(held, (largest + page - 1) / page * page) << r;
-    EXPECT_LT(held, whole_state / 2) << r;
   }
 }
 
@@ -350,7 +349,7 @@ void expect_sliced_state(const nlohmann::json& ddp, const nlohmann::json& sharde
   }
   EXPECT_EQ(sum, all);
   EXPECT_EQ(sharded["train"]["shard"], stage);
-  expect_state_saved_a_tensor_at_a_time(ranks, all, path);
+  expect_state_saved_a_tensor_at_a_time(ranks, path);
 }
 
 // 2 and 3 ranks (3 cuts SMS spam's tables unevenly), each stage: Adam's weights are
@@ -554,8 +553,7 @@ TEST_F(Dist, ParameterShardsAtTwoRanksGiveDataParallelWeightsWithHalfTheLayersPe
               whole[0]["optimizer_state_bytes"].get<int64_t>() / 2 + 2 * 64 * 4 * 4)
         << r;
   }
-  expect_state_saved_a_tensor_at_a_time(ranks, whole[0]["optimizer_state_bytes"].get<int64_t>(),
-                                        dir_ + "/sharded/last.ckpt");
+  expect_state_saved_a_tensor_at_a_time(ranks, dir_ + "/sharded/last.ckpt");
   EXPECT_EQ(report["splits"]["valid"]["accuracy"],
             nlohmann::json::parse(ddp.out)["splits"]["valid"]["accuracy"]);
 
