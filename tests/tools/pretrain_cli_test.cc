@@ -489,7 +489,7 @@ TEST(PretrainCli, ANewEncoderPretrainsOnASentencePieceModelTrainedFromTheSameStr
   // A model trained for a classifier (no pretrain.files) has no [MASK] piece.
   write_file(dir + "/plain.yaml",
              "data: {train: {path: labelled.tsv}, format: label_first}\n"
-             "tokenizer: {type: sentencepiece, model: plain.model, vocab_size: 30}\n");
+             "tokenizer: {type: sentencepiece, model: plain.model, vocab_size: 20}\n");
   ASSERT_EQ(run_sift("tokenizer train plain.yaml", dir, "", dir).status, 0);
   EXPECT_TRUE(testing::CleanSiftError(
       run_sift("pretrain pretrain.yaml --set tokenizer.type=sentencepiece "
