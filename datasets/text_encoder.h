@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/model_traits.h"
 #include "datasets/encoder.h"
 #include "datasets/sentencepiece.h"
 #include "datasets/tokenizer.h"
@@ -15,17 +16,12 @@
 
 namespace sift {
 
-enum class InputKind {
-  bag,       // word ids and hashed n-gram ids, order-free (fastText)
-  sequence,  // one id per token, in order, padded per batch
-};
-
 struct TextEncoderOptions {
   WordTokenizerOptions tokenizer;
   InputKind kind = InputKind::bag;
   int ngrams = 1;
   int64_t buckets = 0;
-  CharNgrams chars;         // character n-grams of each word (bags only)
+  CharNgrams chars;        // character n-grams of each word (bags only)
   int64_t max_length = 0;  // tokens kept per text; 0: all
   // Text to ids exactly as a fastText supervised model reads it (runs made by `sift import
   // fasttext`): split on ASCII whitespace only (' ', \t, \n, \v, \f, \r, \0; nothing is
@@ -33,7 +29,6 @@ struct TextEncoderOptions {
   // fastText does (BagEncoder's fasttext_hashing). The word tokenizer options are unused.
   bool fasttext_compat = false;
 };
-
 
 // Splits text into words as fastText's Dictionary::readWord does (ASCII whitespace and NUL).
 void split_fasttext(std::string_view text, std::vector<std::string>& out);
