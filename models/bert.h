@@ -74,8 +74,10 @@ TORCH_MODULE(Bert);
 // Its forward as TorchScript source, for export (models/bert_script.cc).
 std::string bert_script(const ModelConfig& config, ScriptWriter& writer);
 // Its encoder alone (a `sift pretrain` run's export): forward(ids, attention_mask) -> the
-// states [batch, length, dim] and pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
-// the [CLS] state or the mean over the mask, before the classifier's dense layer).
+// states [batch, length, dim], pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
+// the [CLS] state or the mean over the mask, before the classifier's dense layer) and
+// masked_token_scores(ids, attention_mask) -> [batch, length, ids] (the masked-token head,
+// tied to the input embeddings: a score for every id at every position).
 std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift

@@ -64,6 +64,23 @@ std::string head(const ModelConfig& config, ScriptWriter& w) {
   return w.output(w.linear(activated, "output"));
 }
 
+// The masked-token head (models/masked_lm_head.h) as the body of a method whose `x` holds
+// the states [batch, length, dim] in fp32: dense, exact GELU, LayerNorm, then scores against
+// the input embedding table (tied) plus the head's bias per id: [batch, length, ids].
+std::string masked_token_scores(const ModelConfig& config, ScriptWriter& w) {
+  const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
+  // A bf16 export's forward gives fp32 states; its weights are bf16.
+  const std::string cast = w.format() == WeightFormat::bf16
+                               ? "    x = x.to(" + w.weight("mlm.dense.weight") + ".dtype)\n"
+                               : "";
+  return cast + "    h = torch.gelu(" + w.linear("x", "mlm.dense") + ")\n" +
+         "    h = " + w.layer_norm("h", "mlm.norm", width, config.layer_norm_eps) + "\n" +
+         "    return " +
+         w.output(fmt::format("torch.linear(h, {}, {})", w.weight("embedding.weight"),
+                              w.weight("mlm.bias"))) +
+         "\n";
+}
+
 // Keys at padding get -inf: no state attends to them.
 constexpr const char* kKeyBias =
     "torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill("
@@ -130,11 +147,15 @@ def pooled(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
     x = self.forward(ids, attention_mask)
     valid = attention_mask.narrow(1, 0, x.size(1)).to(ids.device) > 0
     return {pooling}
-)",
+
+def masked_token_scores(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
+    x = self.forward(ids, attention_mask)
+{scores})",
                                fmt::arg("max", config.max_positions),
                                fmt::arg("embed", embeddings(config, w)),
                                fmt::arg("key_bias", kKeyBias), fmt::arg("blocks", blocks),
-                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling));
+                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling),
+                               fmt::arg("scores", masked_token_scores(config, w)));
 }
 
 }  // namespace sift

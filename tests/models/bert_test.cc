@@ -188,9 +188,10 @@ TEST(Bert, APreNormEncoderScriptsAsItComputesAndDiffersFromPostNorm) {
 
 // A `sift pretrain` run exports its encoder alone (bert_encoder_script): forward(ids,
 // attention_mask) gives every real token's state as the model computes it (the model's own
-// masked-token head over the script's states gives the model's scores), and pooled() the
-// vector its classifier's head reads ([CLS] or the mean over the mask).
-TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesAndPooledVector) {
+// masked-token head over the script's states gives the model's scores), masked_token_scores()
+// those scores itself, and pooled() the vector its classifier's head reads ([CLS] or the
+// mean over the mask).
+TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesMaskedTokenScoresAndPooledVector) {
   const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
   for (const std::string pooling : {"cls", "mean"}) {
     ModelConfig config = hf.model;
@@ -223,6 +224,16 @@ TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesAndPooledVector) {
     const torch::Tensor want = model->masked_token_logits(in, positions);
     EXPECT_LT((scores - want).abs().max().item<double>(), 1e-4) << pooling;
     EXPECT_GT(want.std().item<double>(), 0.01) << "scores too alike to tell anything";
+    // The exported head itself: a score for every id at every position.
+    const torch::Tensor exported =
+        script.run_method("masked_token_scores", in.ids, mask).toTensor();
+    ASSERT_EQ(exported.sizes().vec(), (std::vector<int64_t>{3, 7, hf.vocab_size}));
+    EXPECT_LT((exported.reshape({-1, hf.vocab_size}).index_select(0, positions) - want)
+                  .abs()
+                  .max()
+                  .item<double>(),
+              1e-4)
+        << pooling;
     // The classifier's head over pooled() gives the model's logits.
     const torch::Tensor pooled = script.run_method("pooled", in.ids, mask).toTensor();
     ASSERT_EQ(pooled.sizes().vec(), (std::vector<int64_t>{3, config.dim}));
