@@ -132,7 +132,8 @@ TEST_F(ServeCli, EveryExportKindOfEveryModelFamilyAnswersAsSiftPredict) {
   std::vector<std::string> args;
   for (const auto& [name, how] : kinds) {
     const std::string file = dir_ + "/" + name + ".pt";
-    const Result e = sift("export " + quote(how.first) + " --out " + quote(file) + " " + how.second);
+    const Result e =
+        sift("export " + quote(how.first) + " --out " + quote(file) + " " + how.second);
     ASSERT_EQ(e.status, 0) << name << ": " << e;
     args.insert(args.end(), {"--model", name + "=" + file});
   }
