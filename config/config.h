@@ -73,6 +73,7 @@ struct TokenizerConfig {
   std::string model;
   int64_t vocab_size = 8000;
   std::string model_type = "unigram";
+  PieceIds piece_ids = PieceIds::sift;  // how the model's input ids follow from the pieces
   int64_t sample_lines = 200000;
   bool lowercase = true;
   bool split_punctuation = true;
@@ -112,6 +113,9 @@ struct ModelConfig {
   int64_t embedding_dim = 0;  // ELECTRA's narrower embeddings, projected to dim; 0: dim
   double layer_norm_eps = 1e-12;
   std::string head_activation = "tanh";  // the head's dense layer: tanh, relu or gelu
+  std::string ff_activation = "gelu";    // the blocks' feed-forward: gelu (erf) or gelu_tanh
+  int64_t layer_repeats = 1;             // ALBERT: each layer applied this many times in a row
+  int64_t position_offset = 0;           // RoBERTa, XLM-R: the first token's position id
   // BERT-family: LayerNorm before each sublayer and once after the last block (pre-LN).
   bool pre_norm = false;
 };

@@ -42,6 +42,7 @@ const std::vector<std::string>& enum_names<BestMetric>() {
   return names;
 }
 SIFT_ENUM_NAMES(TokenizerType, "word", "sentencepiece", "wordpiece")
+SIFT_ENUM_NAMES(PieceIds, "sift", "albert", "fairseq")
 SIFT_ENUM_NAMES(FileFormat, "fasttext", "tsv", "csv", "label_first", "jsonl")
 SIFT_ENUM_NAMES(TextEncoding, "utf-8", "latin-1")
 SIFT_ENUM_NAMES(LabelMapping, "name", "index0", "index1")

@@ -39,6 +39,12 @@ enum class PruneStructure { unstructured, filters, heads, ffn, rows, hidden };
 // (config/metric_table.h); label_f1 is the F1 of train.best_label.
 enum class BestMetric { accuracy, macro_f1, micro_f1, loss, label_f1, masked_accuracy };
 enum class TokenizerType { word, sentencepiece, wordpiece };
+// tokenizer.piece_ids: how SentencePiece pieces become a model's input ids.
+enum class PieceIds {
+  sift,     // piece p is id p + 1, 0 the padding id (models Sift trains)
+  albert,   // ALBERT's: [CLS] pieces [SEP] in the model's own ids, its text normalisation
+  fairseq,  // XLM-R's: <s> pieces </s>, piece p is id p + 1, the unknown piece id 3
+};
 
 enum class FileFormat {
   fasttext,     // "__label__a __label__b text ...": labels anywhere as __label__ tokens
@@ -117,6 +123,7 @@ SIFT_DECLARE_ENUM_NAMES(ShardStage)
 SIFT_DECLARE_ENUM_NAMES(PruneStructure)
 SIFT_DECLARE_ENUM_NAMES(BestMetric)
 SIFT_DECLARE_ENUM_NAMES(TokenizerType)
+SIFT_DECLARE_ENUM_NAMES(PieceIds)
 SIFT_DECLARE_ENUM_NAMES(FileFormat)
 SIFT_DECLARE_ENUM_NAMES(TextEncoding)
 SIFT_DECLARE_ENUM_NAMES(LabelMapping)

@@ -312,6 +312,13 @@ std::vector<Option> declare() {
                  "Pieces in a SentencePiece model trained by `sift tokenizer train`.", at_least(8));
   t.add_choice("tokenizer.model_type", SIFT_FIELD(tokenizer.model_type), {"unigram", "bpe"},
                "SentencePiece algorithm for `sift tokenizer train`.");
+  t.add_enum<PieceIds>(
+      "tokenizer.piece_ids", SIFT_FIELD(tokenizer.piece_ids),
+      "tokenizer.type sentencepiece: how pieces become the model's input ids: sift (piece p "
+      "is id p + 1, 0 the padding id), albert (ALBERT's: the text's spaces collapsed, "
+      "accents stripped, lower-cased with tokenizer.lowercase, then [CLS] pieces [SEP] in "
+      "the model's own ids; set by `sift import hf`), fairseq (XLM-R's: <s> pieces </s>, "
+      "piece p is id p + 1, the unknown piece id 3; set by `sift import hf`).");
   t.add<int64_t>("tokenizer.sample_lines", SIFT_FIELD(tokenizer.sample_lines),
                  "Training lines sampled uniformly from all shards (reservoir sampling) to "
                  "train a SentencePiece model; bounds its memory.",
@@ -435,6 +442,19 @@ std::vector<Option> declare() {
                "BERT-family encoder: the activation after the head's dense layer on the pooled "
                "state: tanh (BERT's pooler), relu (DistilBERT's pre_classifier), gelu (ELECTRA's "
                "classification head).");
+  t.add_choice("model.ff_activation", SIFT_FIELD(model.ff_activation), {"gelu", "gelu_tanh"},
+               "BERT-family encoder: the feed-forward networks' activation: gelu (exact, erf: "
+               "BERT's) or gelu_tanh (the tanh approximation: ALBERT's gelu_new).");
+  t.add<int64_t>("model.layer_repeats", SIFT_FIELD(model.layer_repeats),
+                 "BERT-family encoder: each of the model.layers layers is applied this many "
+                 "times in a row, with the same weights (ALBERT's cross-layer sharing: 1 "
+                 "layer applied num_hidden_layers times).",
+                 at_least(1));
+  t.add<int64_t>("model.position_offset", SIFT_FIELD(model.position_offset),
+                 "BERT-family encoder: the position id of a text's first token (RoBERTa and "
+                 "XLM-R: padding_idx + 1 = 2; BERT: 0); model.max_positions counts the rows "
+                 "below it too.",
+                 at_least(0));
 
   t.add<int64_t>("train.epochs", SIFT_FIELD(train.epochs), "Passes over the training data.",
                  at_least(1));

@@ -153,7 +153,17 @@ void check_pretrain(const SiftConfig& config, const ModelTraits& model) {
   }
 }
 
+// tokenizer.piece_ids albert and fairseq are a SentencePiece model's ids.
+void check_piece_ids(const TokenizerConfig& t) {
+  if (t.piece_ids == PieceIds::sift || t.type == TokenizerType::sentencepiece) return;
+  throw Error(
+      fmt::format("tokenizer.piece_ids: {} reads a SentencePiece model; set tokenizer.type: "
+                  "sentencepiece",
+                  to_string(t.piece_ids)));
+}
+
 void check_data(const SiftConfig& config) {
+  check_piece_ids(config.tokenizer);
   if (!config.pretrain.files.empty()) return;  // pretraining reads pretrain.files instead
   if (config.data.train.path.empty()) {
     throw Error("data.train.path: The training data must be given (a path, a glob or a list).");
@@ -211,6 +221,10 @@ void check_parameter_shards(const SiftConfig& config, const ModelTraits& model) 
         "the {} model has no layers it gathers one at a time (transformer and "
         "bert do); use run.shard: gradients",
         model.name);
+  } else if (config.model.layer_repeats > 1) {
+    why =
+        "model.layer_repeats applies each layer's gathered weights several times, and its "
+        "gradients would be reduced once per application; use run.shard: gradients";
   } else if (!t.prune.structure.empty()) {
     why = "train.prune masks whole weights and gradients; use run.shard: gradients";
   } else if (t.loss_scaling == LossScaling::dynamic ||

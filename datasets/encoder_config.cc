@@ -17,6 +17,7 @@ TextEncoderOptions encoder_options(const SiftConfig& config, InputKind kind) {
   e.buckets = config.model.ngrams > 1 || e.chars.maxn > 0 ? config.model.buckets : 0;
   e.max_length = config.data.max_length;
   e.fasttext_compat = config.tokenizer.fasttext_compat;
+  e.piece_ids = config.tokenizer.piece_ids;
   return e;
 }
 

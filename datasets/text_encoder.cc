@@ -31,6 +31,10 @@ TextEncoder::TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions 
     : vocab_(vocab ? std::move(vocab) : std::make_shared<const Vocab>()),
       pieces_(std::move(pieces)),
       wordpiece_(std::move(wordpiece)),
+      model_pieces_(pieces_ && options.piece_ids != PieceIds::sift
+                        ? std::make_shared<const ModelPieces>(pieces_, options.piece_ids,
+                                                              options.tokenizer.lowercase)
+                        : nullptr),
       options_(options),
       tokenizer_(options.tokenizer),
       bag_(*vocab_, options.ngrams, options.buckets, options.fasttext_compat, options.chars),
@@ -63,6 +67,11 @@ void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
     ids.assign(pieces.begin(), pieces.end());
     return;
   }
+  if (model_pieces_) {
+    model_pieces_->encode(text, static_cast<size_t>(std::max<int64_t>(options_.max_length, 0)),
+                          ids);
+    return;
+  }
   if (pieces_) {
     encode_pieces(text, ids);
     return;
@@ -85,6 +94,7 @@ void TextEncoder::encode(std::string_view text, std::vector<int64_t>& ids) {
 
 int64_t TextEncoder::num_ids() const {
   if (wordpiece_) return static_cast<int64_t>(wordpiece_->vocab().size());
+  if (model_pieces_) return model_pieces_->num_ids();
   if (pieces_) {
     const bool hashed = options_.kind == InputKind::bag && options_.ngrams > 1;
     return pieces_->size() + 1 + (hashed ? options_.buckets : 0);

@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "config/enums.h"
 #include "datasets/encoder.h"
+#include "datasets/model_pieces.h"
 #include "datasets/sentencepiece.h"
 #include "datasets/tokenizer.h"
 #include "datasets/vocab.h"
@@ -32,6 +34,9 @@ struct TextEncoderOptions {
   // lower-cased or split off), "</s>" appended as the end-of-line word, n-grams hashed as
   // fastText does (BagEncoder's fasttext_hashing). The word tokenizer options are unused.
   bool fasttext_compat = false;
+  // With a SentencePiece model: Sift's ids (p + 1) or a pretrained model's own
+  // (datasets/model_pieces.h; tokenizer.lowercase is then its do_lower_case).
+  PieceIds piece_ids = PieceIds::sift;
 };
 
 
@@ -42,7 +47,8 @@ class TextEncoder {
  public:
   // `vocab` is shared so that the encoder can outlive the code that built it. With a
   // SentencePiece model, text is cut into its pieces instead of words, and piece p gets
-  // id p + 1 (0 stays the padding id); the vocabulary is then unused.
+  // id p + 1 (0 stays the padding id), or with options.piece_ids albert or fairseq the
+  // pretrained model's ids (ModelPieces); the vocabulary is then unused.
   // With a WordPiece tokenizer (BERT-family runs: tokenizer.type wordpiece), text becomes
   // [CLS] pieces [SEP] in the vocab.txt's own ids, cut to max_length ids; [PAD] is id 0.
   TextEncoder(std::shared_ptr<const Vocab> vocab, TextEncoderOptions options,
@@ -61,6 +67,7 @@ class TextEncoder {
   std::shared_ptr<const Vocab> vocab_;
   std::shared_ptr<const SentencePieceModel> pieces_;
   std::shared_ptr<const WordPieceTokenizer> wordpiece_;
+  std::shared_ptr<const ModelPieces> model_pieces_;  // piece_ids albert or fairseq
   TextEncoderOptions options_;
   WordTokenizer tokenizer_;
   BagEncoder bag_;

@@ -20,6 +20,12 @@ void check_options(const ModelConfig& config) {
     throw Error(fmt::format("model.heads: model.dim {} must be divisible by the {} heads.",
                             config.dim, config.heads));
   }
+  if (config.position_offset >= config.max_positions) {
+    throw Error(
+        fmt::format("model.position_offset: {} leaves no position of the {} "
+                    "(model.max_positions)",
+                    config.position_offset, config.max_positions));
+  }
   if (config.pooling != "cls" && config.pooling != "mean") {
     throw Error(
         fmt::format("model.pooling: The BERT-family encoder pools with 'cls' or 'mean', "
@@ -30,7 +36,9 @@ void check_options(const ModelConfig& config) {
 
 }  // namespace
 
-BertLayerImpl::BertLayerImpl(const ModelConfig& config) : pre_norm_(config.pre_norm) {
+BertLayerImpl::BertLayerImpl(const ModelConfig& config)
+    : pre_norm_(config.pre_norm),
+      gelu_approximation_(config.ff_activation == "gelu_tanh" ? "tanh" : "none") {
   attention_ =
       register_module("attention", SelfAttention(config.dim, config.heads, config.dropout));
   attention_norm_ = register_module("attention_norm", layer_norm(config));
@@ -43,18 +51,21 @@ BertLayerImpl::BertLayerImpl(const ModelConfig& config) : pre_norm_(config.pre_n
 torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& key_bias) {
   if (pre_norm_) {
     auto h = x + dropout_->forward(attention_->forward(attention_norm_->forward(x), key_bias));
-    auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(ff_norm_->forward(h))));
+    auto ff =
+        ff_out_->forward(torch::gelu(ff_in_->forward(ff_norm_->forward(h)), gelu_approximation_));
     return h + dropout_->forward(ff);
   }
   auto h = attention_norm_->forward(x + dropout_->forward(attention_->forward(x, key_bias)));
-  auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(h)));
+  auto ff = ff_out_->forward(torch::gelu(ff_in_->forward(h), gelu_approximation_));
   return ff_norm_->forward(h + dropout_->forward(ff));
 }
 
 BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
     : pooling_(config.pooling),
       activation_(config.head_activation),
-      max_tokens_(config.max_positions) {
+      max_tokens_(config.max_positions - config.position_offset),
+      position_offset_(config.position_offset),
+      layer_repeats_(config.layer_repeats) {
   check_options(config);
   const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
   embedding_ = register_module("embedding", torch::nn::Embedding(shape.num_ids, width));
@@ -91,7 +102,8 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
 
 torch::Tensor BertImpl::embed(const torch::Tensor& ids) {
   const int64_t length = ids.size(1);
-  auto x = embedding_->forward(ids) + positions_->weight.narrow(0, 0, length).unsqueeze(0);
+  auto x = embedding_->forward(ids) +
+           positions_->weight.narrow(0, position_offset_, length).unsqueeze(0);
   if (token_types_) x = x + token_types_->weight[0];
   x = embedding_norm_->forward(x);
   if (embedding_project_) x = embedding_project_->forward(x);
@@ -106,8 +118,8 @@ torch::Tensor BertImpl::token_states(const ModelInput& input, torch::Tensor& val
   lengths = input.lengths.to(torch::kInt64).clamp(1, length);
   valid = valid_positions(lengths, length, ids.device());
   // Each text keeps at least one real key (lengths >= 1).
-  torch::Tensor x = run_encoder_layers<BertLayerImpl>(layers_, recompute_, is_training(),
-                                                      embed(ids), key_padding_bias(valid));
+  torch::Tensor x = run_encoder_layers<BertLayerImpl>(
+      layers_, recompute_, is_training(), embed(ids), key_padding_bias(valid), layer_repeats_);
   return final_norm_ ? final_norm_->forward(x) : x;
 }
 

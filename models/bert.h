@@ -1,10 +1,12 @@
 // The BERT-family encoder (Devlin et al. 2019) as Hugging Face's modeling files lay it out,
 // so that imported checkpoints (`sift import hf`: BERT, DistilBERT, ELECTRA
-// discriminators, MiniLM-style BERTs) give their published logits:
-//   word + position (from 0) + token type 0 embeddings, LayerNorm (model.layer_norm_eps),
-//   [ELECTRA: a Linear from model.embedding_dim to model.dim];
+// discriminators, MiniLM-style BERTs, ALBERT, XLM-R) give their published logits:
+//   word + position (from model.position_offset: 0, RoBERTa's 2) + token type 0
+//   embeddings, LayerNorm (model.layer_norm_eps), [ELECTRA, ALBERT: a Linear from
+//   model.embedding_dim to model.dim];
 //   post-LayerNorm blocks: x = LN(x + Attention(x)); x = LN(x + FF(x)), FF with exact
-//   (erf) GELU;
+//   (erf) GELU or its tanh approximation (model.ff_activation: ALBERT's gelu_new), each
+//   block applied model.layer_repeats times in a row (ALBERT's shared layers);
 //   the [CLS] state (model.pooling cls) or the mean of real tokens (mean), a dense layer
 //   with the head's activation (BERT's tanh pooler, DistilBERT's relu pre_classifier,
 //   ELECTRA's gelu), dropout, and a Linear to the classes.
@@ -34,6 +36,7 @@ class BertLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm ff_norm_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
   bool pre_norm_ = false;
+  std::string gelu_approximation_;  // model.ff_activation: "none" (erf) or "tanh"
 };
 TORCH_MODULE(BertLayer);
 
@@ -57,6 +60,8 @@ class BertImpl : public ClassifierImpl {
   std::string pooling_;
   std::string activation_;
   int64_t max_tokens_;
+  int64_t position_offset_;
+  int64_t layer_repeats_;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Embedding positions_{nullptr};
   torch::nn::Embedding token_types_{nullptr};  // undefined with model.token_types 0
@@ -74,8 +79,10 @@ TORCH_MODULE(Bert);
 // Its forward as TorchScript source, for export (models/bert_script.cc).
 std::string bert_script(const ModelConfig& config, ScriptWriter& writer);
 // Its encoder alone (a `sift pretrain` run's export): forward(ids, attention_mask) -> the
-// states [batch, length, dim] and pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
-// the [CLS] state or the mean over the mask, before the classifier's dense layer).
+// states [batch, length, dim], pooled(ids, attention_mask) -> [batch, dim] (model.pooling:
+// the [CLS] state or the mean over the mask, before the classifier's dense layer) and
+// masked_token_scores(ids, attention_mask) -> [batch, length, ids] (the masked-token head,
+// tied to the input embeddings: a score for every id at every position).
 std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& writer);
 
 }  // namespace sift

@@ -9,6 +9,12 @@
 namespace sift {
 namespace {
 
+// The feed-forward network's activation (model.ff_activation) of `x`.
+std::string ff_gelu(const ModelConfig& config, const std::string& x) {
+  return config.ff_activation == "gelu_tanh" ? fmt::format("torch.gelu({}, approximate='tanh')", x)
+                                             : fmt::format("torch.gelu({})", x);
+}
+
 // model.pre_norm: x + Attention(LN(x)), then h + FF(LN(h)).
 std::string pre_norm_block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
@@ -23,8 +29,7 @@ def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
 )",
       fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
       fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
-      fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
-                              p + "ff_out")));
+      fmt::arg("ff", w.linear(ff_gelu(config, w.linear(ff_normed, p + "ff_in")), p + "ff_out")));
 }
 
 std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
@@ -33,8 +38,7 @@ std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter&
   const std::string attended = "x + " + w.linear("attended", p + "attention.out_proj");
   const std::string h =
       w.layer_norm("(" + attended + ")", p + "attention_norm", config.dim, config.layer_norm_eps);
-  const std::string ff =
-      w.linear(fmt::format("torch.gelu({})", w.linear("h", p + "ff_in")), p + "ff_out");
+  const std::string ff = w.linear(ff_gelu(config, w.linear("h", p + "ff_in")), p + "ff_out");
   return fmt::format(R"(
 def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
 {attention}    h = {h}
@@ -48,8 +52,9 @@ def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
 
 std::string embeddings(const ModelConfig& config, ScriptWriter& w) {
   const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
-  std::string x = fmt::format("{} + {}.narrow(0, 0, length).unsqueeze(0)",
-                              w.rows("embedding.weight", "ids"), w.weight("positions.weight"));
+  std::string x =
+      fmt::format("{} + {}.narrow(0, {}, length).unsqueeze(0)", w.rows("embedding.weight", "ids"),
+                  w.weight("positions.weight"), config.position_offset);
   if (config.token_types > 0) x += fmt::format(" + {}[0]", w.weight("token_types.weight"));
   x = w.layer_norm("(" + x + ")", "embedding_norm", width, config.layer_norm_eps);
   if (width != config.dim) x = w.linear(x, "embedding_project");
@@ -64,16 +69,36 @@ std::string head(const ModelConfig& config, ScriptWriter& w) {
   return w.output(w.linear(activated, "output"));
 }
 
+// The masked-token head (models/masked_lm_head.h) as the body of a method whose `x` holds
+// the states [batch, length, dim] in fp32: dense, exact GELU, LayerNorm, then scores against
+// the input embedding table (tied) plus the head's bias per id: [batch, length, ids].
+std::string masked_token_scores(const ModelConfig& config, ScriptWriter& w) {
+  const int64_t width = config.embedding_dim > 0 ? config.embedding_dim : config.dim;
+  // A bf16 export's forward gives fp32 states; its weights are bf16.
+  const std::string cast = w.format() == WeightFormat::bf16
+                               ? "    x = x.to(" + w.weight("mlm.dense.weight") + ".dtype)\n"
+                               : "";
+  return cast + "    h = torch.gelu(" + w.linear("x", "mlm.dense") + ")\n" +
+         "    h = " + w.layer_norm("h", "mlm.norm", width, config.layer_norm_eps) + "\n" +
+         "    return " +
+         w.output(fmt::format("torch.linear(h, {}, {})", w.weight("embedding.weight"),
+                              w.weight("mlm.bias"))) +
+         "\n";
+}
+
 // Keys at padding get -inf: no state attends to them.
 constexpr const char* kKeyBias =
     "torch.zeros([batch, 1, 1, length], dtype=x.dtype, device=ids.device).masked_fill("
     "torch.logical_not(valid).view(batch, 1, 1, length), float(\"-inf\"))";
 
-// The encoder's layers over `x` as lines of a method body, and the block methods they call.
+// The encoder's layers over `x` as lines of a method body (each block model.layer_repeats
+// times), and the block methods they call.
 std::string encoder_blocks(const ModelConfig& config, ScriptWriter& w, std::string& methods) {
   std::string blocks;
   for (int64_t i = 0; i < config.layers; ++i) {
-    blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
+    for (int64_t r = 0; r < config.layer_repeats; ++r) {
+      blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
+    }
     methods += block_method(config, i, w);
   }
   if (config.pre_norm) {
@@ -92,7 +117,7 @@ std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
                                   ? "    pooled = x.select(1, 0)\n"
                                   : "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
                                     "lengths.unsqueeze(1).to(x.dtype)\n";
-  return methods + sequence_forward_start(config.max_positions) +
+  return methods + sequence_forward_start(config.max_positions - config.position_offset) +
          fmt::format(R"(    x = {embed}
     key_bias = {key_bias}
 {blocks}{pooling}    return {out}
@@ -130,11 +155,15 @@ def pooled(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
     x = self.forward(ids, attention_mask)
     valid = attention_mask.narrow(1, 0, x.size(1)).to(ids.device) > 0
     return {pooling}
-)",
-                               fmt::arg("max", config.max_positions),
+
+def masked_token_scores(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
+    x = self.forward(ids, attention_mask)
+{scores})",
+                               fmt::arg("max", config.max_positions - config.position_offset),
                                fmt::arg("embed", embeddings(config, w)),
                                fmt::arg("key_bias", kKeyBias), fmt::arg("blocks", blocks),
-                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling));
+                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling),
+                               fmt::arg("scores", masked_token_scores(config, w)));
 }
 
 }  // namespace sift

@@ -50,17 +50,22 @@ TORCH_MODULE(TransformerLayer);
 // (key_valid [batch, length] true) and -inf on padding.
 torch::Tensor key_padding_bias(const torch::Tensor& key_valid);
 
-// x through each block of `layers` (Layer: forward(x, key_bias)), re-running in backward
-// the blocks that `policy` names (train.gradient_checkpointing).
+// x through each block of `layers` (Layer: forward(x, key_bias)), each `repeats` times in a
+// row (ALBERT's shared layers), re-running in backward the block runs that `policy` names
+// (train.gradient_checkpointing; run i x repeats + r of block i).
 template <typename Layer>
 torch::Tensor run_encoder_layers(torch::nn::ModuleList& layers, const RecomputePolicy& policy,
-                                 bool training, torch::Tensor x, const torch::Tensor& key_bias) {
+                                 bool training, torch::Tensor x, const torch::Tensor& key_bias,
+                                 int64_t repeats = 1) {
+  int64_t run = 0;
   for (size_t i = 0; i < layers->size(); ++i) {
     auto layer = layers->ptr<Layer>(i);
     auto block = [layer, key_bias](const std::vector<torch::Tensor>& in) {
       return layer->forward(in[0], key_bias);
     };
-    x = run_block(policy, static_cast<int64_t>(i), training, layer->parameters(), block, {x});
+    for (int64_t r = 0; r < repeats; ++r) {
+      x = run_block(policy, run++, training, layer->parameters(), block, {x});
+    }
   }
   return x;
 }

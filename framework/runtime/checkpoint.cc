@@ -5,9 +5,11 @@
 
 #include <cstring>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "framework/runtime/base/checkpoint_writer.h"
+#include "framework/runtime/untouched_zeros.h"
 #include "models/init.h"
 
 namespace sift {
@@ -82,6 +84,68 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer) {
   std::ostringstream out;
   archive.save_to(out);
   return out.str();
+}
+
+namespace {
+
+// The order in which `archive` writes the bytes of `deferred` (indices; a tensor without
+// bytes has none), and the archive's size: LibTorch's writer hands each record's bytes
+// over in one piece from the tensor's memory.
+std::pair<std::vector<size_t>, uint64_t> archive_layout(
+    torch::serialize::OutputArchive& archive, const std::vector<torch::Tensor>& deferred) {
+  std::unordered_map<const void*, size_t> starts;
+  for (size_t i = 0; i < deferred.size(); ++i) {
+    if (deferred[i].nbytes() > 0) starts.emplace(deferred[i].data_ptr(), i);
+  }
+  std::vector<size_t> order;
+  uint64_t size = 0;
+  archive.save_to([&](const void* data, size_t n) {
+    const auto it = starts.find(data);
+    if (it != starts.end() && n == deferred[it->second].nbytes()) order.push_back(it->second);
+    size += n;
+    return n;
+  });
+  if (order.size() != starts.size()) {
+    throw Error(
+        fmt::format("checkpoint: the optimizer archive wrote {} of its {} state tensors "
+                    "from their memory; they cannot be gathered as it is written",
+                    order.size(), starts.size()));
+  }
+  return {order, size};
+}
+
+}  // namespace
+
+StreamedSection optimizer_stream(const torch::optim::Optimizer& optimizer,
+                                 const std::vector<torch::Tensor>& deferred, FillFreed fill) {
+  auto archive = std::make_shared<torch::serialize::OutputArchive>();
+  optimizer.save(*archive);
+  auto [order, size] = archive_layout(*archive, deferred);
+  // That pass read them: their page tables name the zero page (not memory, but mincore
+  // counts it resident).
+  for (const auto& t : deferred) give_back_pages(t);
+  StreamedSection section;
+  section.size = size;
+  section.write = [archive, deferred, order = std::move(order),
+                   fill = std::move(fill)](const std::function<void(std::string_view)>& sink) {
+    size_t filled = 0;  // of `order`
+    if (!order.empty()) fill(deferred[order[filled++]]);
+    archive->save_to([&](const void* data, size_t n) {
+      sink(std::string_view(static_cast<const char*>(data), n));
+      if (filled < order.size()) {
+        // The tensor filled last is out: the next record's CRC is taken next.
+        const torch::Tensor& last = deferred[order[filled - 1]];
+        if (data == last.data_ptr() && n == last.nbytes()) fill(deferred[order[filled++]]);
+      }
+      return n;
+    });
+    if (filled != order.size()) {
+      throw Error(
+          "checkpoint: the optimizer archive wrote its state in another order than "
+          "it was measured in");
+    }
+  };
+  return section;
 }
 
 namespace {
@@ -238,6 +302,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
         views_of(tensors, held, fill == checkpoint.fill_freed.end() ? nullptr : &fill->second);
   }
   parts.fills = checkpoint.fills;
+  parts.streams = checkpoint.streams;
   write_checkpoint(path, parts, on_torch_threads);
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/uniform_fill.h"
 #include "framework/runtime/base/checkpoint_file.h"
+#include "framework/runtime/base/checkpoint_writer.h"
 
 namespace sift {
 
@@ -44,6 +45,9 @@ struct Checkpoint : StoredCheckpoint {
   // right before its bytes are written. Such a tensor is written dense; one without
   // this is an Error.
   std::map<std::string, FillFreed> fill_freed;
+  // Written only: sections whose bytes a function hands over as the file is written
+  // (optimizer_stream). Names must differ from the others'.
+  std::map<std::string, StreamedSection> streams;
 };
 
 // A module's parameters and buffers, by their dotted names.
@@ -53,6 +57,15 @@ NamedTensors named_tensors(const torch::nn::Module& module);
 std::string module_bytes(const torch::nn::Module& module);
 std::string tensors_bytes(const NamedTensors& tensors);
 std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
+// optimizer_bytes' bytes, byte for byte, handed over as a checkpoint is written, for an
+// optimizer whose state tensors `deferred` have no values yet (run.shard: each is
+// gathered from every rank's slice): fill(t) is called for each of them in the order the
+// archive writes them, right before their bytes are taken (LibTorch's writer takes a
+// record's CRC first), and their memory must stay until the next call or the end. They
+// must hold zeros that take no memory until written (untouched_zeros.h): a first pass
+// over them, before the file is written, measures the archive and the order.
+StreamedSection optimizer_stream(const torch::optim::Optimizer& optimizer,
+                                 const std::vector<torch::Tensor>& deferred, FillFreed fill);
 // Loads those bytes back; `path` only names the file in errors. Each returns the fills of
 // the tensors stored as changed rows (for ClassifierImpl::remember_fills).
 TensorFills load_module_bytes(torch::nn::Module& module, const std::string& bytes,

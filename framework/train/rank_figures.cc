@@ -39,14 +39,16 @@ nlohmann::json my_figures(Run& run) {
                                              run.shards->kept_apart_bytes() +
                                              layers->largest_layer_bytes()
                                        : bytes_of(steps);
+  const int64_t state = sharded ? run.shards->state_bytes()
+                                : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer);
   return {{"rank", run.dist->rank()},
           {"weights_bytes", weights},
           {"weights_peak_bytes", layers ? layers->peak_bytes() : weights},
           {"gradient_bytes", bytes_of(grads)},
           {"gradient_peak_bytes", gradient_peak},
-          {"optimizer_state_bytes",
-           sharded ? run.shards->state_bytes()
-                   : optimizer_state_bytes(run.plan.train.optimizer, *run.optimizer)},
+          {"optimizer_state_bytes", state},
+          // run.shard: its slices and the most of the whole state a save held at once.
+          {"optimizer_state_peak_bytes", sharded ? state + run.shards->save_peak_bytes() : state},
           {"slice_elements", sharded ? run.shards->slice_elements() : elements},
           {"peak_rss_bytes", peak_rss_bytes()},
           {"allreduce_seconds", run.dist->gradient_seconds()},
@@ -71,12 +73,13 @@ std::string ranks_text(const nlohmann::json& ranks) {
   std::string text;
   for (const auto& r : ranks) {
     text += fmt::format(
-        "{}rank {}: weights {} (peak {}), gradients {} (peak {}), optimizer state {}, peak RSS "
-        "{}; all-reduce {:.2f} s, all-gather {:.2f} s",
+        "{}rank {}: weights {} (peak {}), gradients {} (peak {}), optimizer state {} (peak {}), "
+        "peak RSS {}; all-reduce {:.2f} s, all-gather {:.2f} s",
         text.empty() ? "" : "\n", r["rank"].get<int64_t>(), mib(r, "weights_bytes"),
         mib(r, "weights_peak_bytes"), mib(r, "gradient_bytes"), mib(r, "gradient_peak_bytes"),
-        mib(r, "optimizer_state_bytes"), mib(r, "peak_rss_bytes"),
-        r["allreduce_seconds"].get<double>(), r["allgather_seconds"].get<double>());
+        mib(r, "optimizer_state_bytes"), mib(r, "optimizer_state_peak_bytes"),
+        mib(r, "peak_rss_bytes"), r["allreduce_seconds"].get<double>(),
+        r["allgather_seconds"].get<double>());
   }
   return text;
 }

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <unordered_map>
 
 #include "core/error.h"
+#include "framework/runtime/untouched_zeros.h"
 #include "framework/train/adadelta.h"
 #include "framework/train/optimization.h"
 
@@ -171,6 +173,12 @@ struct ShardedOptimizer::Impl {
   int64_t bucket = 0;                                  // elements per all-gather
   double gather_seconds = 0;
   int64_t gather_calls = 0;
+  // A save's whole state (rank 0; prepare_state to end_state_write).
+  bool saving = false;
+  std::vector<torch::Tensor> whole_state;
+  std::unordered_map<const void*, size_t> whole_index;  // by data pointer
+  torch::Tensor filled;                                 // the one gathered last
+  int64_t save_peak = 0;
 
   Impl(Distributed& d, ShardStage s, const OptimizerConfig& o) : dist(d), stage(s), config(o) {}
 
@@ -264,6 +272,26 @@ struct ShardedOptimizer::Impl {
       if (piece_unit[k] != unit) continue;
       f(pieces[k].flat, pieces[k].start - units[unit].begin);
     }
+  }
+
+  // The state tensors each parameter's optimizer state keeps.
+  size_t fields() const { return state_refs(config, *new_state(config.type)).tensors.size(); }
+
+  // State tensor k (of parameter k / fields, field k % fields), whole, into `into` (null:
+  // this rank only sends its part).
+  void gather_state_tensor(size_t k, const torch::Tensor* into) {
+    const size_t i = k / fields(), field = k % fields();
+    const int64_t begin = starts[i], end = begin + params[i].numel();
+    Spans by_rank(slices.size());
+    for (size_t r = 0; r < slices.size(); ++r) {
+      for (const Span& s : slices[r]) {
+        const int64_t a = std::max(begin, s.begin), b = std::min(end, s.end);
+        if (a < b) by_rank[r].push_back({a, b});
+      }
+    }
+    std::vector<Segment> target;
+    if (into) target.push_back({begin, into->view(-1)});
+    all_gather(by_rank, piece_states(field), into ? &target : nullptr, false);
   }
 
   std::vector<Segment> piece_states(size_t field) const {
@@ -412,14 +440,14 @@ int64_t ShardedOptimizer::kept_apart_bytes() const {
   return bytes;
 }
 
-void ShardedOptimizer::gather_state(torch::optim::Optimizer& full) {
+bool ShardedOptimizer::prepare_state(torch::optim::Optimizer& full) {
   auto& impl = *impl_;
-  torch::NoGradGuard no_grad;
-  const size_t fields = state_refs(impl.config, *new_state(impl.config.type)).tensors.size();
+  const size_t fields = impl.fields();
   // The same on every rank: whether the pieces have stepped (a state exists).
   std::vector<int64_t> stepped{impl.optimizer && !impl.optimizer->state().empty() ? 1 : 0};
   impl.dist.sum(stepped);
-  if (fields == 0 || stepped[0] != impl.dist.world_size()) return;  // no state yet (or none kept)
+  impl.saving = fields > 0 && stepped[0] == impl.dist.world_size();
+  if (!impl.saving) return false;  // no state yet (or none kept)
   std::vector<int64_t> step{0};
   if (impl.me() == 0) {
     auto& first = *impl.optimizer->state().at(state_key(impl.pieces.front().flat));
@@ -427,27 +455,72 @@ void ShardedOptimizer::gather_state(torch::optim::Optimizer& full) {
     if (refs.step) step[0] = *refs.step;
   }
   impl.dist.sum(step);  // rank 0's count on every rank (all pieces step together)
-  std::vector<std::unique_ptr<ParamState>> states;
-  std::vector<Segment> into;
-  for (size_t f = 0; f < fields; ++f) {
-    into.clear();
-    for (size_t i = 0; i < impl.params.size() && impl.me() == 0; ++i) {
-      if (f == 0) states.push_back(new_state(impl.config.type));
-      const auto refs = state_refs(impl.config, *states[i]);
-      if (refs.step) *refs.step = step[0];
-      *refs.tensors[f] = torch::zeros_like(impl.params[i]);
-      into.push_back({impl.starts[i], refs.tensors[f]->view(-1)});
+  if (impl.me() != 0) return true;
+  for (const auto& p : impl.params) {
+    auto state = new_state(impl.config.type);
+    const auto refs = state_refs(impl.config, *state);
+    if (refs.step) *refs.step = step[0];
+    for (torch::Tensor* t : refs.tensors) {
+      *t = untouched_zeros(p.sizes(), p.options());
+      if (t->nbytes() > 0) impl.whole_index[t->data_ptr()] = impl.whole_state.size();
+      impl.whole_state.push_back(*t);
     }
-    impl.all_gather(impl.slices, impl.piece_states(f), impl.me() == 0 ? &into : nullptr, false);
+    full.state()[state_key(p)] = std::move(state);
   }
-  for (size_t i = 0; i < states.size(); ++i)
-    full.state()[state_key(impl.params[i])] = std::move(states[i]);
+  return true;
 }
+
+const std::vector<torch::Tensor>& ShardedOptimizer::state_tensors() const {
+  return impl_->whole_state;
+}
+
+void ShardedOptimizer::fill_state(const torch::Tensor& tensor) {
+  auto& impl = *impl_;
+  const auto it = impl.whole_index.find(tensor.data_ptr());
+  if (!impl.saving || impl.me() != 0 || it == impl.whole_index.end()) {
+    throw Error("run.shard: a save asked for an optimizer state tensor this rank did not prepare");
+  }
+  const torch::Tensor before = impl.filled;
+  if (before.defined()) give_back_pages(before);
+  std::vector<int64_t> which{static_cast<int64_t>(it->second)};
+  impl.dist.sum(which);  // the others give 0
+  impl.gather_state_tensor(it->second, &tensor);
+  impl.filled = tensor;
+  impl.save_peak = std::max(
+      impl.save_peak, resident_bytes(tensor) + (before.defined() ? resident_bytes(before) : 0));
+}
+
+void ShardedOptimizer::end_state_write() {
+  auto& impl = *impl_;
+  if (!impl.saving) return;
+  int64_t resident = 0;
+  for (const auto& t : impl.whole_state) resident += resident_bytes(t);
+  impl.save_peak = std::max(impl.save_peak, resident);
+  impl.filled = torch::Tensor();
+  impl.whole_state.clear();
+  impl.whole_index.clear();
+  impl.saving = false;
+  std::vector<int64_t> which{-1};
+  impl.dist.sum(which);
+}
+
+void ShardedOptimizer::send_state() {
+  auto& impl = *impl_;
+  for (; impl.saving;) {
+    std::vector<int64_t> which{0};
+    impl.dist.sum(which);  // rank 0's choice
+    if (which[0] < 0) break;
+    impl.gather_state_tensor(static_cast<size_t>(which[0]), nullptr);
+  }
+  impl.saving = false;
+}
+
+int64_t ShardedOptimizer::save_peak_bytes() const { return impl_->save_peak; }
 
 void ShardedOptimizer::scatter_state(torch::optim::Optimizer& full) {
   auto& impl = *impl_;
   torch::NoGradGuard no_grad;
-  const size_t fields = state_refs(impl.config, *new_state(impl.config.type)).tensors.size();
+  const size_t fields = impl.fields();
   if (full.state().empty() || fields == 0 || !impl.optimizer) {
     full.state().clear();
     return;

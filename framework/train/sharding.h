@@ -58,10 +58,23 @@ class ShardedOptimizer {
   std::vector<torch::Tensor> kept_apart() const;
   int64_t kept_apart_bytes() const;
 
-  // Collective. The whole state in the ordinary layout, into `full` (an optimizer of the
-  // same type over the same parameters, holding no state) on rank 0; the others' stays
-  // empty. Rank 0 serialises it, then calls clear_full.
-  void gather_state(torch::optim::Optimizer& full);
+  // A save of last.ckpt, in the ordinary layout (what an optimizer over the whole
+  // parameters holds: the file does not depend on the world size), without any rank
+  // holding the whole state. prepare_state (collective, before the save) says whether the
+  // slices hold a state to save, alike on every rank; if so, rank 0's `full` (an
+  // optimizer of the same type over the same parameters, holding no state) gets the whole
+  // state as untouched zeros (untouched_zeros.h), state_tensors lists them, and the
+  // archive's writer (optimizer_stream) calls fill_state for each in turn, which gathers it
+  // from every rank's slice and gives the one before back. Rank 0 ends the save with
+  // end_state_write; the other ranks take part with send_state, which returns then.
+  bool prepare_state(torch::optim::Optimizer& full);
+  const std::vector<torch::Tensor>& state_tensors() const;
+  void fill_state(const torch::Tensor& tensor);
+  void end_state_write();
+  void send_state();
+  // The most of the whole state's tensors rank 0 held at once in a save (mincore of
+  // their pages, taken at each fill_state and at the end); 0 on the other ranks.
+  int64_t save_peak_bytes() const;
   // `full` holds the whole state (read from a checkpoint): keeps this rank's slices of
   // it, then empties `full`.
   void scatter_state(torch::optim::Optimizer& full);

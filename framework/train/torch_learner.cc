@@ -364,8 +364,9 @@ class TorchLearner : public Learner {
     run_.layers->load_rest();
   }
   void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
-    // Collective: rank 0's optimizer gets the whole state for write(), which empties it.
-    if (run_.shards) run_.shards->gather_state(*run_.optimizer);
+    // Collective: rank 0's optimizer gets the whole state's layout; write() gathers it a
+    // tensor at a time into the file.
+    state_streamed_ = run_.shards && run_.shards->prepare_state(*run_.optimizer);
     blobs["rng"] = rng_state();
     // The transfer set's streams run across epochs: their positions are saved at each save.
     for (const auto& t : run_.transfer) blobs[transfer_blob(t.name)] = t.stream->save_state();
@@ -380,21 +381,35 @@ class TorchLearner : public Learner {
     c.fills["model"] = run_.model->initial_fills();
     // best.ckpt is chosen at the final sparsity only, so the masks are those of now.
     if (run_.pruner) c.tensor_blobs[kPruneMasksSection] = run_.pruner->masks();
-    if (what == Saved::last) {
+    bool layers_done = !gathers_layers(what);
+    const bool streamed = what == Saved::last && state_streamed_;
+    if (streamed) {
+      // run.shard: each state tensor gathered as its bytes are written, after the
+      // model's layers (the order of the other ranks' take_part_in_write).
+      const FillFreed fill = [&](const torch::Tensor& t) {
+        if (!layers_done) run_.layers->gather_rest();
+        layers_done = true;
+        run_.shards->fill_state(t);
+      };
+      c.streams["optimizer"] =
+          optimizer_stream(*run_.optimizer, run_.shards->state_tensors(), fill);
+    } else if (what == Saved::last) {
       c.blobs["optimizer"] = optimizer_bytes(*run_.optimizer);
-      if (run_.shards) run_.optimizer->state().clear();
-      if (run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
     }
+    if (what == Saved::last && run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
     for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
     if (gathers_layers(what)) {
       // Each freed layer gathered as its tensors are written, one at a time.
       c.fill_freed["model"] = [this](const torch::Tensor& t) { run_.layers->fill(t); };
     }
     save_checkpoint(path, c);
-    if (gathers_layers(what)) run_.layers->gather_rest();
+    if (!layers_done) run_.layers->gather_rest();
+    if (streamed) run_.shards->end_state_write();
+    if (what == Saved::last && run_.shards) run_.optimizer->state().clear();
   }
   void take_part_in_write(Saved what) override {
     if (gathers_layers(what)) run_.layers->gather_rest();  // the writer's fills, in order
+    if (what == Saved::last && run_.shards) run_.shards->send_state();
   }
 
   std::string training_path() const override { return run_.training_path; }
@@ -440,6 +455,7 @@ class TorchLearner : public Learner {
 
   Run& run_;
   int64_t micro_ = 0;  // batches accumulated since the last optimizer step
+  bool state_streamed_ = false;  // run.shard: last.ckpt's state is gathered as it is written
 };
 
 }  // namespace

@@ -390,6 +390,44 @@ def wordpiece_ids(word, vocab, wp):
     return ids
 
 
+# ---- A pretrained model's own SentencePiece ids (datasets/model_pieces.cc) ---------------
+WORD_START = "\u2581"
+
+
+def albert_normalized(text, lowercase):
+    """AlbertTokenizer's text before its pieces: spaces, quotes, accents, case."""
+    text = " ".join(text.split()).replace("``", '"').replace("''", '"')
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return text.lower() if lowercase else text
+
+
+def albert_piece_ids(sp, text, lowercase):
+    """ALBERT's pieces of `text` as ids; a digit-then-comma piece is cut before the comma."""
+    ids = []
+    for piece in sp.encode(albert_normalized(text, lowercase), out_type=str):
+        if len(piece) > 1 and piece[-1] == "," and unicodedata.category(piece[-2]) == "Nd":
+            cut = sp.encode(piece[:-1].replace(WORD_START, ""), out_type=str)
+            if piece[0] != WORD_START and cut and cut[0][0] == WORD_START:
+                cut = cut[1:] if len(cut[0]) == 1 else [cut[0][1:]] + cut[1:]
+            ids += [sp.piece_to_id(p) for p in cut + [piece[-1]]]
+        else:
+            ids.append(sp.piece_to_id(piece))
+    return ids
+
+
+def model_piece_ids(sp, scheme, text, lowercase, max_length):
+    """[CLS] pieces [SEP] (albert) or <s> pieces </s> with fairseq's ids (fairseq)."""
+    if scheme == "albert":
+        first, last = sp.piece_to_id("[CLS]"), sp.piece_to_id("[SEP]")
+        ids = albert_piece_ids(sp, text, lowercase)
+    else:
+        first, last = 0, 2
+        ids = [3 if p == sp.unk_id() else p + 1 for p in sp.encode(text, out_type=int)]
+    if max_length > 0:
+        ids = ids[:max(max_length - 2, 0)]
+    return [first] + ids + [last]
+
+
 def hash_word(token):
     """FNV-1a, 32-bit, over the UTF-8 bytes (hash_word in datasets/encoder.cc)."""
     h = 2166136261
@@ -546,6 +584,9 @@ class Classifier:
             if max_length > 0:
                 ids = ids[:max(max_length - 2, 0)]
             return [self.vocab[wp["cls"]]] + ids + [self.vocab[wp["sep"]]]
+        if self.pieces is not None and t.get("piece_ids", "sift") != "sift":
+            return model_piece_ids(self.pieces, t["piece_ids"], text.decode("utf-8", "replace"),
+                                   t["lowercase"], max_length)
         if self.pieces is not None:
             ids = self.pieces.encode(text.decode("utf-8", "replace"), out_type=int)
             if max_length > 0:

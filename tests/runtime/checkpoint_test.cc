@@ -4,9 +4,12 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "core/error.h"
+#include "framework/runtime/untouched_zeros.h"
 #include "tests/test_files.h"
 
 namespace sift {
@@ -94,6 +97,76 @@ TEST_F(CheckpointTest, AFreedTensorIsFilledWhenItsTurnComesAndTheFileIsTheSame) 
   save_checkpoint(streamed, c);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
+}
+
+// An optimizer whose state tensors are untouched zeros (run.shard's save) writes, through
+// optimizer_stream, the file that its filled state gives as an optimizer_bytes blob,
+// byte for byte; each tensor is filled once, right before its bytes are taken, and at no
+// fill do the state's mappings hold more than the tensor filled then (mincore: the one
+// before was given back). Adam over 4 tensors of 64K floats: 2 MiB of state, 256 KiB
+// each.
+TEST_F(CheckpointTest, AnOptimizerStateFilledATensorAtATimeWritesTheFileOfTheWholeState) {
+  std::vector<torch::Tensor> params;
+  for (int i = 0; i < 4; ++i) params.push_back(torch::randn({256, 256}).requires_grad_(true));
+  torch::optim::Adam adam(params, torch::optim::AdamOptions(0.01));
+  for (int step = 0; step < 2; ++step) {
+    for (auto& p : params) p.mutable_grad() = torch::randn_like(p);
+    adam.step();
+  }
+  Checkpoint whole;
+  whole.meta = {{"model", "adam"}};
+  whole.blobs["optimizer"] = optimizer_bytes(adam);
+  whole.blobs["rng"] = "after";
+  save_checkpoint(path_, whole);
+
+  // The same parameters (the state's keys), the state as zeros that hold no memory.
+  torch::optim::Adam lazy(params, torch::optim::AdamOptions(0.01));
+  std::vector<torch::Tensor> deferred;
+  std::map<const void*, torch::Tensor> source;
+  for (auto& p : params) {
+    const auto& filled = static_cast<torch::optim::AdamParamState&>(
+        *adam.state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+    auto state = std::make_unique<torch::optim::AdamParamState>();
+    state->step(filled.step());
+    state->exp_avg(untouched_zeros(p.sizes(), p.options()));
+    state->exp_avg_sq(untouched_zeros(p.sizes(), p.options()));
+    for (const auto& [mine, theirs] : {std::pair{state->exp_avg(), filled.exp_avg()},
+                                       std::pair{state->exp_avg_sq(), filled.exp_avg_sq()}}) {
+      deferred.push_back(mine);
+      source[mine.data_ptr()] = theirs;
+    }
+    lazy.state()[c10::guts::to_string(p.unsafeGetTensorImpl())] = std::move(state);
+  }
+  std::set<const void*> seen;
+  torch::Tensor before;
+  int64_t most = 0;
+  Checkpoint streamed;
+  streamed.meta = whole.meta;
+  streamed.blobs["rng"] = "after";
+  streamed.streams["optimizer"] = optimizer_stream(lazy, deferred, [&](const torch::Tensor& t) {
+    EXPECT_TRUE(seen.insert(t.data_ptr()).second) << "filled twice";
+    if (before.defined()) give_back_pages(before);
+    t.copy_(source.at(t.data_ptr()));
+    before = t;
+    int64_t resident = 0;
+    for (const auto& d : deferred) resident += resident_bytes(d);
+    most = std::max(most, resident);
+  });
+  const std::string path = dir_ + "/streamed.ckpt";
+  save_checkpoint(path, streamed);
+  EXPECT_EQ(seen.size(), deferred.size());
+  EXPECT_EQ(testing::slurp(path), testing::slurp(path_));
+  EXPECT_EQ(most, 256 * 256 * 4);
+  torch::optim::Adam restored(params, torch::optim::AdamOptions(0.01));
+  load_optimizer_bytes(restored, load_checkpoint(path).blobs.at("optimizer"), path);
+  EXPECT_EQ(optimizer_bytes(restored), whole.blobs["optimizer"]);
+
+  // A stream that gives other than the bytes it announced is refused.
+  streamed.streams["optimizer"].size += 1;
+  seen.clear();
+  before = torch::Tensor();
+  EXPECT_CONTAINS(error_of([&] { save_checkpoint(path, streamed); }), "a streamed section gave");
+  EXPECT_EQ(testing::slurp(path), testing::slurp(path_)) << "the file is left as it was";
 }
 
 // Weights left on disk are read straight into the module, with the same checks.

@@ -80,7 +80,7 @@ constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "8769152ba3ea66c21ff94e775e94eba848ddf9533d535c6628de5e5f16854c55";
+constexpr const char* kExport = "e40795eb689a9a5ce27d1c24032e121f9bf62e239579e386fc20193bd9e351af";
 
 class GoldenRun : public ::testing::Test {
  protected:

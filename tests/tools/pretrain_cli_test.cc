@@ -292,7 +292,8 @@ train: {epochs: 1}
 
 // `sift export` of a pretraining run writes its encoder: PyTorch loads the file alone and
 // maps token ids and an attention mask to each token's state and a pooled vector, padding
-// changing no real token's state; the file carries the vocabulary, tokenizer and config.
+// changing no real token's state, and to masked-token scores (fp32, bf16 and int8 exports
+// alike); the file carries the vocabulary, tokenizer and config.
 // Predicting or serving from it is refused as from the run.
 TEST(PretrainCli, AnExportedEncoderGivesTokenStatesAndAPooledVectorInPyTorch) {
   const std::string dir = pretraining_folder("sift_pretrain_export");
@@ -331,10 +332,84 @@ print(json.dumps({"states": list(states.shape), "pooled": list(pooled.shape),
   EXPECT_EQ(got["config"], true) << py.out;
   EXPECT_EQ(got["tokenizer"], "wordpiece") << py.out;
   EXPECT_EQ(got["vocab"], kWords + 5) << py.out;
+  // The masked-token head: a score for every id at every position, in each export format.
+  ASSERT_EQ(run_sift("export runs/pre --out enc16.pt --dtype bf16", dir, "", dir).status, 0);
+  ASSERT_EQ(run_sift("export runs/pre --out enc8.pt --quantize int8", dir, "", dir).status, 0);
+  write_file(dir + "/scores.py", R"(import json, torch
+ids = torch.tensor([[2, 8, 4, 8, 3], [2, 9, 3, 0, 0]])
+mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+scores = {f: torch.jit.load(f).masked_token_scores(ids, mask) for f in ("enc.pt", "enc16.pt", "enc8.pt")}
+fp32 = scores["enc.pt"]
+print(json.dumps({"shape": list(fp32.shape), "spread": float(fp32.std()),
+                  "bf16": float((scores["enc16.pt"] - fp32).abs().max()),
+                  "int8": float((scores["enc8.pt"] - fp32).abs().max())}))
+)");
+  const SiftResult scores = testing::run_command("/usr/bin/python3 scores.py", dir, "", dir);
+  ASSERT_EQ(scores.status, 0) << scores;
+  auto head = nlohmann::json::parse(scores.out);  // non-const: a missing key fails, not aborts
+  EXPECT_EQ(head["shape"], (std::vector<int64_t>{2, 5, kWords + 5})) << scores.out;
+  EXPECT_GT(head["spread"].get<double>(), 0.01) << scores.out;
+  // bf16 keeps 8 bits of mantissa, int8 rows 7: both within a tenth of the spread here.
+  EXPECT_LT(head["bf16"].get<double>(), 0.1) << scores.out;
+  EXPECT_LT(head["int8"].get<double>(), 0.1) << scores.out;
   write_file(dir + "/texts.txt", texts(3, 5, false));
   EXPECT_TRUE(
       testing::CleanSiftError(run_sift("predict --model enc.pt --input texts.txt", dir, "", dir),
                               {"enc.pt is a `sift pretrain` run's encoder export", "fine-tune"}));
+}
+
+// The fine-tuning run computes the pretraining run's encoder: with its encoder frozen
+// (train.freeze), its exported classifier's logits are its own head over the pretraining
+// export's pooled vectors on the same ids, to float rounding, and both files carry the
+// same vocabulary. The same classifier trained without train.init_from does not (the check
+// can fail: its encoder is BERT's initialisation).
+TEST(PretrainCli, TheFineTuningRunsEncoderIsThePretrainedEncoderOnTheSameIds) {
+  const std::string dir = pretraining_folder("sift_pretrain_init_from");
+  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=30", dir, "", dir).status,
+            0);
+  ASSERT_EQ(run_sift("export runs/pre --out enc.pt", dir, "", dir).status, 0);
+  write_file(dir + "/finetune.yaml", finetune_yaml());
+  const std::string frozen =
+      " --quiet --set train.epochs=1 --set "
+      "'train.freeze=[embedding.*, embedding_norm.*, positions.*, token_types.*, layers.*]'";
+  const SiftResult fine = run_sift("train finetune.yaml" + frozen, dir, "", dir);
+  ASSERT_EQ(fine.status, 0) << fine;
+  std::string fresh_yaml = finetune_yaml();
+  fresh_yaml.erase(fresh_yaml.find("  init_from: runs/pre\n"), 22);
+  write_file(dir + "/fresh.yaml", fresh_yaml);
+  const SiftResult fresh = run_sift("train fresh.yaml --set run.name=fresh" + frozen, dir, "", dir);
+  ASSERT_EQ(fresh.status, 0) << fresh;
+  for (const std::string run : {"fine", "fresh"}) {
+    ASSERT_EQ(run_sift("export runs/" + run + " --out " + run + ".pt", dir, "", dir).status, 0);
+  }
+  write_file(dir + "/compare.py", R"(import json, sys, torch
+def load(path):
+    extra = {"vocab.txt": ""}
+    return torch.jit.load(path, _extra_files=extra), extra["vocab.txt"]
+encoder, vocab = load("enc.pt")
+t = vocab.decode().split().index
+ids = torch.tensor([[t("[CLS]"), t("w3"), t("w7"), t("w3"), t("w9"), t("[SEP]")],
+                    [t("[CLS]"), t("w5"), t("w11"), t("[SEP]"), t("[PAD]"), t("[PAD]")]])
+lengths = torch.tensor([6, 4])
+mask = (torch.arange(6).unsqueeze(0) < lengths.unsqueeze(1)).long()
+out = {}
+with torch.no_grad():
+    pooled = encoder.pooled(ids, mask)
+    for name in ("fine", "fresh"):
+        classifier, theirs = load(name + ".pt")
+        p = dict(classifier.named_parameters())
+        head = torch.tanh(torch.nn.functional.linear(pooled, p["head_weight"], p["head_bias"]))
+        expected = torch.nn.functional.linear(head, p["output_weight"], p["output_bias"])
+        out[name] = float((classifier(ids, lengths) - expected).abs().max())
+        out[name + "_vocab"] = theirs == vocab
+print(json.dumps(out))
+)");
+  const SiftResult py = testing::run_command("/usr/bin/python3 compare.py", dir, "", dir);
+  ASSERT_EQ(py.status, 0) << py;
+  auto got = nlohmann::json::parse(py.out);  // non-const: a missing key fails, not aborts
+  EXPECT_LT(got["fine"].get<double>(), 1e-5) << py.out;
+  EXPECT_EQ(got["fine_vocab"], true) << py.out;
+  EXPECT_GT(got["fresh"].get<double>(), 1e-3) << py.out;
 }
 
 // The masked-token accuracy on held_out.txt of a `sift pretrain` summary.

@@ -1,6 +1,6 @@
 // `sift import fasttext|hf MODEL --out RUN`: another tool's model as a Sift run folder
 // (fastText's in import_fasttext.cc; a quantized .ftz becomes a pq export file), or a
-// Hugging Face BERT-like folder (hf_model.h).
+// Hugging Face BERT-like folder (hf_model.h: BERT, DistilBERT, ELECTRA, ALBERT, XLM-R).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -60,11 +60,13 @@ SiftConfig hf_config(const ImportArgs& a, const HfModel& m, const std::string& v
            fmt::format("model.token_types={}", o.token_types),
            fmt::format("model.embedding_dim={}", o.embedding_dim),
            fmt::format("model.layer_norm_eps={}", o.layer_norm_eps),
-           "model.head_activation=" + o.head_activation, "model.pooling=cls",
-           fmt::format("model.dropout={}", o.dropout), "tokenizer.type=wordpiece",
-           "tokenizer.model=" + yaml_quoted(vocab),
+           "model.head_activation=" + o.head_activation, "model.ff_activation=" + o.ff_activation,
+           fmt::format("model.layer_repeats={}", o.layer_repeats),
+           fmt::format("model.position_offset={}", o.position_offset), "model.pooling=cls",
+           fmt::format("model.dropout={}", o.dropout), "tokenizer.type=" + to_string(m.tokenizer),
+           "tokenizer.piece_ids=" + to_string(m.piece_ids), "tokenizer.model=" + yaml_quoted(vocab),
            fmt::format("tokenizer.lowercase={}", m.lowercase),
-           fmt::format("data.max_length={}", o.max_positions),
+           fmt::format("data.max_length={}", o.max_positions - o.position_offset),
            // Hugging Face keeps no training data path; this names where the weights came from.
            "data.train.path=" + yaml_quoted_list({"hf-import:" + fs::absolute(a.model).string()}),
            "train.optimizer.type=adamw", "train.optimizer.lr=3e-5"}) {
@@ -79,7 +81,7 @@ void run_import_hf(const ImportArgs& a) {
   const std::vector<std::string> labels = hf_labels(a, m);
   make_run_folder(a.out, a.force);
   const std::string vocab = run_file(a.out, kTokenizerModelFile);
-  copy_file_atomically(m.vocab_path, vocab);
+  copy_file_atomically(m.tokenizer_path, vocab);
   const SiftConfig config = hf_config(a, m, std::filesystem::absolute(vocab).string());
   Checkpoint c;
   c.meta = checkpoint_meta("bert", static_cast<int64_t>(labels.size()), 0, 0);
@@ -90,9 +92,15 @@ void run_import_hf(const ImportArgs& a) {
     c.tensor_blobs["model"].emplace_back(t.name, torch::tensor(t.values).view(t.shape).clone());
   }
   write_imported_run(a.out, a.model, config, labels, Vocab(), c);
+  const int64_t depth = m.model.layers * m.model.layer_repeats;
   std::cout << fmt::format(
-      "imported {} ({}): {} layers, dim {}, {} heads, {} WordPiece tokens, {} labels -> {}\n",
-      a.model, m.model_type, m.model.layers, m.model.dim, m.model.heads, m.vocab_size,
+      "imported {} ({}): {} layers{}, dim {}, {} heads, {} {}, {} labels -> {}\n", a.model,
+      m.model_type, depth,
+      m.model.layer_repeats > 1 ? fmt::format(" ({} shared, each applied {} times)", m.model.layers,
+                                              m.model.layer_repeats)
+                                : "",
+      m.model.dim, m.model.heads, m.vocab_size,
+      m.tokenizer == TokenizerType::wordpiece ? "WordPiece tokens" : "SentencePiece ids",
       labels.size(), a.out);
 }
 
@@ -103,15 +111,16 @@ void add_import_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "import",
       "Turn another tool's model into a Sift run folder (fastText supervised .bin; a Hugging "
-      "Face BERT, DistilBERT or ELECTRA folder), or a quantized fastText model (.ftz) into a "
-      "pq export file.");
+      "Face BERT, DistilBERT, ELECTRA, ALBERT or XLM-R folder), or a quantized fastText model "
+      "(.ftz) into a pq export file.");
   cmd->add_option("format", args->format, "The model's format: fasttext or hf")
       ->required()
       ->check(CLI::IsMember({"fasttext", "hf"}));
   cmd->add_option("model", args->model,
                   "The fastText model (.bin from `fasttext supervised`, .ftz from `fasttext "
                   "quantize`), or the Hugging Face model folder (config.json, "
-                  "model.safetensors, vocab.txt)")
+                  "model.safetensors, vocab.txt; ALBERT: spiece.model; XLM-R: "
+                  "sentencepiece.bpe.model)")
       ->required();
   cmd->add_option("--labels", args->labels,
                   "hf: labels of a new classification head, for a folder without one")

@@ -39,6 +39,7 @@ void put_bytes(std::string& out, const std::string& bytes) {
 struct Piece {
   std::string_view bytes;
   const TensorView* deferred = nullptr;
+  const StreamedSection* stream = nullptr;  // instead: its bytes, bytes.size() of them
 
   std::string_view resolve() const {
     if (!deferred) return bytes;
@@ -54,8 +55,9 @@ struct Section {
   uint64_t size = 0;
   bool has_changed_rows = false;  // a tensor is stored as changed rows: format version 2
 
-  void add(std::string_view piece, const TensorView* deferred = nullptr) {
-    pieces.push_back({piece, deferred});
+  void add(std::string_view piece, const TensorView* deferred = nullptr,
+           const StreamedSection* stream = nullptr) {
+    pieces.push_back({piece, deferred, stream});
     size += piece.size();
   }
   void add_owned(std::string bytes) {
@@ -74,8 +76,7 @@ constexpr size_t kBlockBytes = size_t{1} << 18;
 void in_blocks(const std::vector<Piece>& pieces, std::string& buffer,
                const std::function<void(std::string_view)>& fn) {
   buffer.clear();
-  for (const Piece& p : pieces) {
-    const std::string_view piece = p.resolve();
+  const auto take = [&](std::string_view piece) {
     if (buffer.size() + piece.size() > kBlockBytes && !buffer.empty()) {
       fn(buffer);
       buffer.clear();
@@ -84,6 +85,21 @@ void in_blocks(const std::vector<Piece>& pieces, std::string& buffer,
       fn(piece);  // as it is: a dense table is not copied
     } else {
       buffer.append(piece);
+    }
+  };
+  for (const Piece& p : pieces) {
+    if (!p.stream) {
+      take(p.resolve());
+      continue;
+    }
+    uint64_t given = 0;
+    p.stream->write([&](std::string_view bytes) {
+      given += bytes.size();
+      if (given <= p.bytes.size()) take(bytes);
+    });
+    if (given != p.bytes.size()) {
+      throw Error(fmt::format("checkpoint: a streamed section gave {} bytes, not the {} announced",
+                              given, p.bytes.size()));
     }
   }
   if (!buffer.empty()) fn(buffer);
@@ -213,10 +229,17 @@ void write_checkpoint(const std::string& path, const CheckpointParts& parts,
                       const ParallelFor& parallel) {
   std::map<std::string, Section> sections;
   for (const auto& [name, bytes] : parts.blobs) sections[name].add(bytes);
-  for (const auto& [name, tensors] : parts.tensors) {
+  const auto given_twice = [&](const std::string& name) {
     if (sections.count(name)) {
       throw Error(fmt::format("{}: checkpoint section '{}' given twice", path, name));
     }
+  };
+  for (const auto& [name, stream] : parts.streams) {
+    given_twice(name);
+    sections[name].add(std::string_view(nullptr, stream.size), nullptr, &stream);
+  }
+  for (const auto& [name, tensors] : parts.tensors) {
+    given_twice(name);
     auto fills = parts.fills.find(name);
     sections.emplace(
         name, tensor_section(tensors, fills == parts.fills.end() ? TensorFills{} : fills->second,

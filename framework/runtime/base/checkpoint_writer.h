@@ -30,6 +30,15 @@ struct TensorView {
   size_t bytes() const;
 };
 
+// A section whose bytes a function hands over while the file is written, `size` of them
+// exactly (known beforehand: the section's length precedes it): an optimizer's archive
+// whose state is gathered a tensor at a time (run.shard). The bytes given to `sink` are
+// written or copied when it returns.
+struct StreamedSection {
+  uint64_t size = 0;
+  std::function<void(const std::function<void(std::string_view)>& sink)> write;
+};
+
 // Runs fn(begin, end) over parts of [0, n) (LibTorch's thread pool, or one loop).
 using ParallelFor = std::function<void(int64_t n, const std::function<void(int64_t, int64_t)>& fn)>;
 
@@ -41,6 +50,7 @@ struct CheckpointParts {
   std::map<std::string, std::string_view> blobs;           // read in place
   std::map<std::string, std::vector<TensorView>> tensors;  // names must differ from blobs'
   std::map<std::string, TensorFills> fills;                // by section, then tensor name
+  std::map<std::string, StreamedSection> streams;          // names must differ from the rest's
 };
 
 // Written to a temporary name, synced and renamed (core/atomic_file.h) in one pass over

@@ -40,6 +40,9 @@ nlohmann::json tokenizer_json(const TextEncoderOptions& o, TokenizerType type, i
   // "</s>", hash bytes as signed chars and sign-extend word hashes. Written only when set,
   // so that other exports keep their bytes.
   if (o.fasttext_compat) j["fasttext_compat"] = true;
+  // A pretrained model's own SentencePiece ids (datasets/model_pieces.h: albert, fairseq),
+  // likewise only when set.
+  if (o.piece_ids != PieceIds::sift) j["piece_ids"] = to_string(o.piece_ids);
   // Character n-grams (model.minn/maxn), likewise only when there are some.
   if (o.chars.maxn > 0) {
     j["minn"] = o.chars.minn;
@@ -75,6 +78,7 @@ TextEncoderOptions encoder_options_from_json(const std::string& text, const std:
     o.max_length = j.at("max_length").get<int64_t>();
     o.fasttext_compat = j.value("fasttext_compat", false);
     o.chars = {j.value("minn", 0), j.value("maxn", 0)};
+    o.piece_ids = from_string<PieceIds>(j.value("piece_ids", "sift"), "piece_ids");
     *type = from_string<TokenizerType>(j.at("type").get<std::string>(), "tokenizer.type");
     return o;
   } catch (const nlohmann::json::exception& e) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "datasets/model_pieces.h"
 #include "datasets/safetensors.h"
 
 namespace sift {
@@ -85,6 +86,56 @@ Layout distilbert_layout(const std::string& base) {
           "classifier"};
 }
 
+// ALBERT's: layer group g's one layer is "{}" (inner_group_num 1).
+Layout albert_layout(const std::string& base) {
+  const std::string e = base + "embeddings.",
+                    l = base + "encoder.albert_layer_groups.{}.albert_layers.0.";
+  return {e + "word_embeddings",
+          e + "position_embeddings",
+          e + "token_type_embeddings",
+          e + "LayerNorm",
+          base + "encoder.embedding_hidden_mapping_in",
+          l + "attention.query",
+          l + "attention.key",
+          l + "attention.value",
+          l + "attention.dense",
+          l + "attention.LayerNorm",
+          l + "ffn",
+          l + "ffn_output",
+          l + "full_layer_layer_norm",
+          base + "pooler",
+          "classifier"};
+}
+
+// ALBERT's layer groups: num_hidden_groups layers, each applied num_hidden_layers /
+// num_hidden_groups times in a row.
+void read_albert_layers(const json& c, const std::string& where, ModelConfig& o) {
+  const int64_t depth = key_of<int64_t>(c, "num_hidden_layers", where);
+  o.layers = key_of<int64_t>(c, "num_hidden_groups", where, int64_t{1});
+  if (o.layers < 1 || depth % o.layers != 0) {
+    throw Error(fmt::format("{}: num_hidden_groups {} does not divide num_hidden_layers {}", where,
+                            o.layers, depth));
+  }
+  o.layer_repeats = depth / o.layers;
+  const int64_t inner = key_of<int64_t>(c, "inner_group_num", where, int64_t{1});
+  if (inner != 1) {
+    throw Error(fmt::format(
+        "{}: inner_group_num {} is not supported (Sift reads ALBERT's one layer a group)", where,
+        inner));
+  }
+}
+
+// The feed-forward activation of config.json's hidden_act (DistilBERT: activation).
+std::string ff_activation(const json& c, const std::string& key, const std::string& where) {
+  const std::string act = key_of<std::string>(c, key, where, std::string("gelu"));
+  if (act == "gelu") return "gelu";
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") return "gelu_tanh";
+  throw Error(fmt::format(
+      "{}: {} \"{}\" is not supported (the encoder runs exact GELU, or its tanh approximation "
+      "as gelu_new)",
+      where, key, act));
+}
+
 // The sizes of config.json as the encoder's options.
 void read_sizes(const json& c, const std::string& type, const std::string& where, HfModel& m) {
   ModelConfig& o = m.model;
@@ -93,24 +144,25 @@ void read_sizes(const json& c, const std::string& type, const std::string& where
   o.dropout = 0.1;
   const bool distil = type == "distilbert";
   o.dim = key_of<int64_t>(c, distil ? "dim" : "hidden_size", where);
-  o.layers = key_of<int64_t>(c, distil ? "n_layers" : "num_hidden_layers", where);
+  if (type == "albert") {
+    read_albert_layers(c, where, o);
+  } else {
+    o.layers = key_of<int64_t>(c, distil ? "n_layers" : "num_hidden_layers", where);
+  }
   o.heads = key_of<int64_t>(c, distil ? "n_heads" : "num_attention_heads", where);
   o.ff_dim = key_of<int64_t>(c, distil ? "hidden_dim" : "intermediate_size", where);
   o.max_positions = key_of<int64_t>(c, "max_position_embeddings", where);
   m.vocab_size = key_of<int64_t>(c, "vocab_size", where);
   o.token_types = distil ? 0 : key_of<int64_t>(c, "type_vocab_size", where, int64_t{2});
   o.layer_norm_eps = distil ? 1e-12 : key_of<double>(c, "layer_norm_eps", where, 1e-12);
-  o.head_activation = type == "bert" ? "tanh" : distil ? "relu" : "gelu";
-  if (type == "electra") {
-    const int64_t e = key_of<int64_t>(c, "embedding_size", where, o.dim);
+  o.head_activation = type == "distilbert" ? "relu" : type == "electra" ? "gelu" : "tanh";
+  if (type == "electra" || type == "albert") {
+    const int64_t e = key_of<int64_t>(c, "embedding_size", where, type == "albert" ? 128 : o.dim);
     o.embedding_dim = e == o.dim ? 0 : e;
   }
-  const std::string act =
-      key_of<std::string>(c, distil ? "activation" : "hidden_act", where, std::string("gelu"));
-  if (act != "gelu") {
-    throw Error(fmt::format("{}: activation \"{}\" is not supported (the encoder runs exact GELU)",
-                            where, act));
-  }
+  // RoBERTa's positions count from padding_idx + 1 (fairseq's make_positions).
+  if (type == "xlm-roberta") o.position_offset = key_of<int64_t>(c, "pad_token_id", where, 1) + 1;
+  o.ff_activation = ff_activation(c, distil ? "activation" : "hidden_act", where);
   const std::string positions =
       key_of<std::string>(c, "position_embedding_type", where, std::string("absolute"));
   if (positions != "absolute") {
@@ -197,41 +249,88 @@ void read_tensors(const SafetensorsFile& file, const Layout& l, HfModel& m) {
   if (r.has(l.output + ".weight")) r.add("output", {l.output});
 }
 
+// The prefix of a task model's parts (XLMRobertaForSequenceClassification: "roberta").
+std::string prefix_of(const std::string& type) { return type == "xlm-roberta" ? "roberta" : type; }
+
 Layout layout_of(const std::string& type, const SafetensorsFile& file) {
   // Base models (BertModel) keep no prefix; task models prefix it with the model type.
-  const std::string base = file.find(type + ".embeddings.word_embeddings.weight") ? type + "." : "";
+  const std::string p = prefix_of(type) + ".";
+  const std::string base = file.find(p + "embeddings.word_embeddings.weight") ? p : "";
   if (type == "bert") return bert_layout(base, base + "pooler.dense", "classifier");
-  if (type == "electra") return bert_layout(base, "classifier.dense", "classifier.out_proj");
+  if (type == "electra" || type == "xlm-roberta") {
+    return bert_layout(base, "classifier.dense", "classifier.out_proj");
+  }
+  if (type == "albert") return albert_layout(base);
   return distilbert_layout(base);
 }
 
 // What Sift lacks for the BERT-like types it does not read: one line each.
 std::string missing_for(const std::string& type) {
   if (type == "roberta") return "a byte-level BPE tokenizer (vocab.json, merges.txt)";
-  if (type == "albert") {
-    return "ALBERT's layers shared across depth (one set of weights applied "
-           "num_hidden_layers times) and its SentencePiece model (spiece.model) read through "
-           "the SentencePiece plug-in";
-  }
-  if (type == "xlm-roberta" || type == "camembert") {
-    return "RoBERTa's position ids (from padding_idx + 1) and fairseq's SentencePiece ids "
-           "(sentencepiece.bpe.model offset by one, <s> <pad> </s> <unk> first) read through "
-           "the SentencePiece plug-in";
+  if (type == "camembert") {
+    return "CamemBERT's own fairseq ids (its SentencePiece pieces offset by four, with "
+           "<s>NOTUSED and </s>NOTUSED first)";
   }
   return "";
 }
 
+constexpr const char* kKnownTypes = "bert, distilbert, electra, albert, xlm-roberta";
+
 void check_type(const std::string& type, const std::string& where) {
-  if (type == "bert" || type == "distilbert" || type == "electra") return;
+  if (type == "bert" || type == "distilbert" || type == "electra" || type == "albert" ||
+      type == "xlm-roberta") {
+    return;
+  }
   const std::string missing = missing_for(type);
   if (!missing.empty()) {
     throw Error(fmt::format(
         "{}: model_type \"{}\" is not supported yet: Sift lacks {}; `sift import hf` reads "
-        "BERT, DistilBERT and ELECTRA (WordPiece) models",
+        "BERT, DistilBERT and ELECTRA (WordPiece), ALBERT and XLM-R (SentencePiece) models",
         where, type, missing));
   }
-  throw Error(
-      fmt::format("{}: unknown model_type \"{}\" (known: bert, distilbert, electra)", where, type));
+  throw Error(fmt::format("{}: unknown model_type \"{}\" (known: {})", where, type, kKnownTypes));
+}
+
+// The folder's file `name`, which must exist (`what` says what it is).
+std::string needed_file(const std::string& dir, const std::string& name, const std::string& what) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  if (!std::filesystem::exists(path)) throw Error(fmt::format("{}: no {} ({})", dir, name, what));
+  return path;
+}
+
+// The SentencePiece model's ids must be the embedding table's rows.
+void check_piece_count(const HfModel& m) {
+  const ModelPieces pieces(SentencePieceModel::open(m.tokenizer_path), m.piece_ids, m.lowercase);
+  if (pieces.num_ids() != m.vocab_size) {
+    throw Error(fmt::format("{} gives {} ids ({}), config.json's vocab_size is {}",
+                            m.tokenizer_path, pieces.num_ids(), to_string(m.piece_ids),
+                            m.vocab_size));
+  }
+}
+
+// The tokenizer's files: vocab.txt (WordPiece), spiece.model (ALBERT) or
+// sentencepiece.bpe.model (XLM-R), and tokenizer_config.json's case and accents.
+void read_tokenizer(const std::string& dir, HfModel& m) {
+  const std::string config = (std::filesystem::path(dir) / "tokenizer_config.json").string();
+  const json options = std::filesystem::exists(config) ? read_json(config) : json::object();
+  if (m.model_type == "albert" || m.model_type == "xlm-roberta") {
+    const bool albert = m.model_type == "albert";
+    m.tokenizer = TokenizerType::sentencepiece;
+    m.piece_ids = albert ? PieceIds::albert : PieceIds::fairseq;
+    m.tokenizer_path = needed_file(dir, albert ? "spiece.model" : "sentencepiece.bpe.model",
+                                   "the SentencePiece model");
+    m.lowercase = albert && key_of<bool>(options, "do_lower_case", config, true);
+    if (albert && key_of<bool>(options, "keep_accents", config, false)) {
+      throw Error(
+          fmt::format("{}: keep_accents true is not supported (Sift strips ALBERT's "
+                      "accents, as its tokenizer does by default)",
+                      config));
+    }
+    check_piece_count(m);
+    return;
+  }
+  m.tokenizer_path = needed_file(dir, "vocab.txt", "the WordPiece vocabulary");
+  m.lowercase = key_of<bool>(options, "do_lower_case", config, true);
 }
 
 }  // namespace
@@ -267,14 +366,7 @@ HfModel read_hf_model(const std::string& dir) {
   if (m.tensors.back().name == "output.weight" || m.tensors.back().name == "output.bias") {
     m.labels = labels_of(config, m.tensors[m.tensors.size() - 2].shape.at(0));
   }
-  m.vocab_path = (fs::path(dir) / "vocab.txt").string();
-  if (!fs::exists(m.vocab_path)) {
-    throw Error(fmt::format("{}: no vocab.txt (the WordPiece vocabulary)", dir));
-  }
-  const std::string tokenizer = (fs::path(dir) / "tokenizer_config.json").string();
-  if (fs::exists(tokenizer)) {
-    m.lowercase = key_of<bool>(read_json(tokenizer), "do_lower_case", tokenizer, true);
-  }
+  read_tokenizer(dir, m);
   return m;
 }
 

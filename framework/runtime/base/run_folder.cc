@@ -75,7 +75,9 @@ namespace {
 bool added_later(const std::string& key) {
   return key == "model.token_types" || key == "model.embedding_dim" ||
          key == "model.layer_norm_eps" || key == "model.head_activation" || key == "model.minn" ||
-         key == "model.maxn" || key == "model.pre_norm";
+         key == "model.maxn" || key == "model.pre_norm" || key == "model.ff_activation" ||
+         key == "model.layer_repeats" || key == "model.position_offset" ||
+         key == "tokenizer.piece_ids";
 }
 
 // The config's options that fix the model: name=value lines.
