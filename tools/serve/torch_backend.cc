@@ -63,8 +63,8 @@ class TorchBackend : public ModelBackend {
   double seconds_;
   // A bf16 model's products run through oneDNN, whose kernels (Debian's libdnnl 2.6) were
   // created from two workers at once: with batches of every shape the SST-2 Transformer's
-  // bf16 export answered 500 (std::bad_array_new_length) and then crashed in
-  // brgemm_kernel_create, in 3 of 4 runs of 10 s under wrk -c32
+  // bf16 export answered 500 (std::bad_array_new_length) in each of 5 runs of 8-10 s under
+  // wrk -c32 that were checked, and crashed in brgemm_kernel_create in 3 of 7 runs
   // (ServeCli.ABf16ExportUnderConcurrentBatchesOfEveryShapeAnswersEveryRequest). Its
   // forwards run one at a time; fp32 (OpenBLAS) and int8 (fbgemm) ran clean.
   bool one_forward_at_a_time_;
