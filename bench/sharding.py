@@ -10,8 +10,11 @@
 data held out for validation, at each rank count of --nproc (default 2; 3 and 4 ranks
 share this machine's 2 cores: memory is the figure there): per rank the weights between
 steps and at their peak (report.json's train.ranks: inside a step, a validation or a
-save), the optimizer state, peak RSS of each rank (VmHWM, read at the run's end, after
-the final validation and save), and seconds per step (train.seconds / train.steps).
+save), the gradients between steps and at their peak (the backward's), the optimizer state
+and the most of it a save held (optimizer_state_peak_bytes: rank 0 gathers the whole
+state into last.ckpt a tensor at a time), the weights, gradients and state together
+between steps, peak RSS of each rank (VmHWM, read at the run's end, after the final
+validation and save), and seconds per step (train.seconds / train.steps).
 Stage 3 recomputes every layer in backward, so at 2 ranks `none` is run with
 train.gradient_checkpointing all as well (the same arithmetic, the time it costs), and
 `optimizer` (stage 1); --short leaves both out.
@@ -119,27 +122,33 @@ def stage3(a, tmp):
     settings = ADAM + [f"train.max_steps={a.steps}", "data.valid_split=0.02"]
     rows, params = [], 0
     for nproc in a.nproc:
-        ddp, ddp_all = None, None
+        ddp, ddp_all, ddp_held = None, None, None
         for shard, extra in (STAGE3 if nproc == 2 and not a.short else STAGE3_SHORT):
             s = train(tmp, f"s3{nproc}{shard}{len(extra)}", config, settings + extra, nproc, shard)
             t = s["train"]
             ranks = t["ranks"]
             r = ranks[0]
             rss = [x["peak_rss_bytes"] for x in ranks]
+            held = r["weights_bytes"] + r["gradient_bytes"] + r["optimizer_state_bytes"]
             if ddp is None:
-                ddp, ddp_all, params = r, sum(rss), r["weights_bytes"] // 4
+                ddp, ddp_all, ddp_held, params = r, sum(rss), held, r["weights_bytes"] // 4
             state = r["optimizer_state_bytes"]
             row = (f"| {nproc} | {shard}{' (recomputed)' if extra else ''} | "
                    f"{mib(r['weights_bytes']):.1f} / {mib(r['weights_peak_bytes']):.1f} | "
-                   f"{mib(state):.1f} ({state / ddp['optimizer_state_bytes']:.3f}x) | "
+                   f"{mib(r['gradient_bytes']):.1f} / {mib(r['gradient_peak_bytes']):.1f} | "
+                   f"{mib(state):.1f} ({state / ddp['optimizer_state_bytes']:.3f}x) / "
+                   f"{mib(r['optimizer_state_peak_bytes']):.1f} | "
+                   f"{mib(held):.1f} ({held / ddp_held:.3f}x) | "
                    + " / ".join(f"{mib(x):.0f}" for x in rss) + " | "
                    f"{sum(rss) / ddp_all:.3f}x | {t['seconds'] / t['steps']:.2f} |")
             rows.append(row)
             print(row, flush=True)
     return params, "\n".join([
-        "| ranks | run.shard | weights MiB between steps / peak | optimizer state MiB (x DDP) "
-        "| peak RSS MiB, rank 0 / 1 / ... | peak RSS, all ranks (x DDP) | seconds per step |",
-        "|---|---|---|---|---|---|---|", *rows])
+        "| ranks | run.shard | weights MiB between steps / peak | gradients MiB between steps / "
+        "peak | optimizer state MiB (x DDP) / at a save | weights + gradients + state MiB "
+        "between steps (x DDP) | peak RSS MiB, rank 0 / 1 / ... | peak RSS, all ranks (x DDP) "
+        "| seconds per step |",
+        "|---|---|---|---|---|---|---|---|---|", *rows])
 
 
 def main_stage3(a):
@@ -211,9 +220,10 @@ def main():
         f"- run: `python3 bench/sharding.py --steps {a.steps}`; load average {' '.join(load)} "
         "at the end (this 2-core machine is shared: examples/s are indicative only)",
         *tables,
-        "Rank 0 writes last.ckpt: it gathers the whole optimizer state and serialises it, "
-        "so its peak RSS holds the whole state at the save whatever run.shard; the last "
-        "rank's does not. The encoder has SMS spam's vocabulary: fewer embedding rows than "
+        "Rank 0 writes last.ckpt: under data parallelism it serialises the whole optimizer "
+        "state it holds; under run.shard it gathers the state into the file a tensor at a "
+        "time (optimizer_stream), so its peak RSS holds one tensor's state more than the "
+        "other ranks'. The encoder has SMS spam's vocabulary: fewer embedding rows than "
         "BERT-Small's 30k (29M parameters in all).",
         "Stages 1 and 2 keep the weights whole on every rank (stage 3: --stage3, its own "
         "table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "

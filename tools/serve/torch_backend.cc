@@ -1,6 +1,7 @@
 #include "tools/serve/torch_backend.h"
 
 #include <chrono>
+#include <mutex>
 #include <utility>
 
 #include "framework/runtime/export.h"
@@ -12,10 +13,27 @@ namespace sift::serve {
 
 namespace {
 
+// Whether any of the model's tensors is bf16: its products then run through oneDNN.
+bool has_bf16_tensors(ModelBundle& b) {
+  if (auto* scripted = dynamic_cast<ScriptedClassifierImpl*>(b.model.get())) {
+    for (const auto& a : scripted->script().named_attributes(/*recurse=*/true)) {
+      if (a.value.isTensor() && a.value.toTensor().scalar_type() == torch::kBFloat16) return true;
+    }
+    return false;
+  }
+  for (const auto& p : b.model->parameters()) {
+    if (p.scalar_type() == torch::kBFloat16) return true;
+  }
+  return false;
+}
+
 class TorchBackend : public ModelBackend {
  public:
   TorchBackend(ModelBundle bundle, double seconds)
-      : bundle_(std::move(bundle)), encoders_(make_encoder(bundle_.task)), seconds_(seconds) {}
+      : bundle_(std::move(bundle)),
+        encoders_(make_encoder(bundle_.task)),
+        seconds_(seconds),
+        one_forward_at_a_time_(has_bf16_tensors(bundle_)) {}
   double load_seconds() const override { return seconds_; }
   std::string kind() const override { return bundle_.config.model.type; }
   bool uses_libtorch() const override { return true; }
@@ -28,6 +46,8 @@ class TorchBackend : public ModelBackend {
   }
   std::vector<cli::Predictions> predict(const std::vector<TextQuery>& batch) const override {
     c10::InferenceMode inference;  // thread-local: each worker sets its own
+    std::unique_lock<std::mutex> alone(forward_mutex_, std::defer_lock);
+    if (one_forward_at_a_time_) alone.lock();
     RawBatch raw;
     std::vector<cli::PredictQuery> queries;
     for (const TextQuery& q : batch) {
@@ -41,6 +61,14 @@ class TorchBackend : public ModelBackend {
   mutable ModelBundle bundle_;  // forward is not const; it changes nothing in eval mode
   mutable EncoderPool encoders_;
   double seconds_;
+  // A bf16 model's products run through oneDNN, whose kernels (Debian's libdnnl 2.6) were
+  // created from two workers at once: with batches of every shape the SST-2 Transformer's
+  // bf16 export answered 500 (std::bad_array_new_length) in each of 5 runs of 8-10 s under
+  // wrk -c32 that were checked, and crashed in brgemm_kernel_create in 3 of 7 runs
+  // (ServeCli.ABf16ExportUnderConcurrentBatchesOfEveryShapeAnswersEveryRequest). Its
+  // forwards run one at a time; fp32 (OpenBLAS) and int8 (fbgemm) ran clean.
+  bool one_forward_at_a_time_;
+  mutable std::mutex forward_mutex_;
 };
 
 }  // namespace
