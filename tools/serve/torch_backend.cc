@@ -1,7 +1,6 @@
 #include "tools/serve/torch_backend.h"
 
 #include <chrono>
-#include <mutex>
 #include <utility>
 
 #include "framework/runtime/export.h"
@@ -33,21 +32,20 @@ class TorchBackend : public ModelBackend {
       : bundle_(std::move(bundle)),
         encoders_(make_encoder(bundle_.task)),
         seconds_(seconds),
-        one_forward_at_a_time_(has_bf16_tensors(bundle_)) {}
+        one_worker_(has_bf16_tensors(bundle_)) {}
   double load_seconds() const override { return seconds_; }
   std::string kind() const override { return bundle_.config.model.type; }
   bool uses_libtorch() const override { return true; }
   const std::vector<std::string>& labels() const override { return bundle_.task.labels.names(); }
   bool multi_label() const override { return bundle_.config.data.multi_label; }
   double train_threshold() const override { return bundle_.config.train.threshold; }
+  bool one_worker() const override { return one_worker_; }
   bool padded() const override { return bundle_.task.encoder.kind == InputKind::sequence; }
   void encode(std::string_view text, std::vector<int64_t>& ids) const override {
     encoders_.encode(text, ids);
   }
   std::vector<cli::Predictions> predict(const std::vector<TextQuery>& batch) const override {
     c10::InferenceMode inference;  // thread-local: each worker sets its own
-    std::unique_lock<std::mutex> alone(forward_mutex_, std::defer_lock);
-    if (one_forward_at_a_time_) alone.lock();
     RawBatch raw;
     std::vector<cli::PredictQuery> queries;
     for (const TextQuery& q : batch) {
@@ -61,14 +59,14 @@ class TorchBackend : public ModelBackend {
   mutable ModelBundle bundle_;  // forward is not const; it changes nothing in eval mode
   mutable EncoderPool encoders_;
   double seconds_;
-  // A bf16 model's products run through oneDNN, whose kernels (Debian's libdnnl 2.6) were
-  // created from two workers at once: with batches of every shape the SST-2 Transformer's
-  // bf16 export answered 500 (std::bad_array_new_length) in each of 5 runs of 8-10 s under
-  // wrk -c32 that were checked, and crashed in brgemm_kernel_create in 3 of 7 runs
-  // (ServeCli.ABf16ExportUnderConcurrentBatchesOfEveryShapeAnswersEveryRequest). Its
-  // forwards run one at a time; fp32 (OpenBLAS) and int8 (fbgemm) ran clean.
-  bool one_forward_at_a_time_;
-  mutable std::mutex forward_mutex_;
+  // A bf16 model's products run through oneDNN (Debian's libdnnl 2.6), whose kernels broke
+  // when run from two workers: with batches of every shape the SST-2 Transformer's bf16
+  // export answered 500 (std::bad_array_new_length) in each of 5 runs of 8-10 s under wrk
+  // -c32 that were checked, and crashed in brgemm_kernel_create in 3 of 7 runs. Run one
+  // at a time under a mutex, still from two threads, it answered 500 in 1 of 4 runs
+  // (ServeCli.ABf16ExportUnderConcurrentBatchesOfEveryShapeAnswersEveryRequest, and in
+  // CI); from one worker, 0 of 10. fp32 (OpenBLAS) and int8 (fbgemm) ran clean.
+  bool one_worker_;
 };
 
 }  // namespace
