@@ -9,10 +9,11 @@
 #   Transformer: configs/sst2_transformer.yaml trained 1 epoch (throughput does not depend
 #     on accuracy), exported; `sift serve` with dynamic batching (length buckets across the
 #     queue, runs of similar length) and with --max-batch 1, each 2 workers x 1 thread (the
-#     default), and batching with 1 worker x 2 threads; the padding share is read from
+#     default), and batching with 1 worker x 2 threads; the int8 export batched and batch-1
+#     at concurrency 32; the padding share is read from
 #     /metrics. What batching can gain at most is measured without the server: the export's
 #     forward alone on one thread (build/sift-latency-bench), batch 1 against batches of 32
-#     texts sorted by length (no padding to speak of).
+#     texts sorted by length (no padding to speak of), for the fp32 and int8 exports.
 #
 #   bench/serve_bench.sh [-d SECONDS] [--soak SECONDS] [--out FILE] [--models DIR [--prepare]]
 #     (default 30 s a run, as the issue asks; soak 60 s; --models: the trained models are
@@ -85,6 +86,9 @@ if [[ ! -f $M/tf.pt ]]; then
     --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
     --set data.test.path="$DATA/sst2/stsa.binary.test" >/dev/null
   "$SIFT" export "$M/tf" --out "$M/tf.pt" >/dev/null
+fi
+if [[ ! -f $M/tf_int8.pt ]]; then
+  "$SIFT" export "$M/tf" --out "$M/tf_int8.pt" --quantize int8 >/dev/null
 fi
 [[ ${PREPARE:-0} == 1 ]] && exit 0
 
@@ -213,27 +217,37 @@ padding() {
     >>"$TMP/extra.jsonl"
 }
 sift_serve tf "$M/tf.pt" --max-batch 32 --max-delay-us 2000
-run_load "sift serve, dynamic batching" transformer "$URL" 1 32
+run_load "sift serve, dynamic batching" transformer "$URL" 1 8 32 64
 padding "length buckets"
 stop_server
 sift_serve tf "$M/tf.pt" --max-batch 1
-run_load "sift serve, --max-batch 1" transformer "$URL" 1 32
+run_load "sift serve, --max-batch 1" transformer "$URL" 1 8 32 64
 stop_server
 sift_serve tf "$M/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1 --compute-threads 2
 run_load "sift serve, batching, 1 worker x 2 threads" transformer "$URL" 32
 padding "1 worker x 2 threads"
 stop_server
+# The int8 export (Linear layers on fbgemm): a forward's own cost is a larger share of it.
+sift_serve tf "$M/tf_int8.pt" --max-batch 32 --max-delay-us 2000
+run_load "sift serve, int8 export, dynamic batching" transformer "$URL" 32
+padding "int8 export"
+stop_server
+sift_serve tf "$M/tf_int8.pt" --max-batch 1
+run_load "sift serve, int8 export, --max-batch 1" transformer "$URL" 32
+stop_server
 # The forward alone, one thread, every SST-2 test sentence: batch 1 against batches of 32
 # sorted by length (the most batching can gain: no server, no padding to speak of).
 cut -d' ' -f2- "$DATA/sst2/stsa.binary.test" >"$TMP/test.txt"
-for order in file length; do
-  "$LATENCY_BENCH" --model "$M/tf.pt" --texts "$TMP/test.txt" --threads 1 --single 100000 \
-    --batches 100000 --batch 32 --order "$order" |
+for order in file length int8; do
+  model=$M/tf.pt
+  [[ $order == int8 ]] && model=$M/tf_int8.pt
+  "$LATENCY_BENCH" --model "$model" --texts "$TMP/test.txt" --threads 1 --single 100000 \
+    --batches 100000 --batch 32 --order "${order/int8/length}" |
     $PY -c 'import json, sys; d = json.loads(sys.stdin.read()); d["forward"] = sys.argv[1]; print(json.dumps(d))' "$order" \
     >>"$TMP/extra.jsonl"
 done
 python_serve torch "$M/tf.pt"
-run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 32
+run_load "gunicorn -w 2 + Flask + torch.jit" transformer "$URL" 1 8 32 64
 stop_server
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -283,7 +297,10 @@ fwd_note = (f"The forward alone (build/sift-latency-bench --threads 1 --batch 32
             f"sentence, no server): batch 1 {one:,.0f} texts/s (mean {fwd['length']['mean_us']:.0f} us), "
             f"batches of 32 sorted by length {fwd['length']['batch_texts_per_s']:,.0f} texts/s "
             f"({fwd['length']['batch_texts_per_s'] / one:.2f}x), in file order "
-            f"{fwd['file']['batch_texts_per_s']:,.0f} ({fwd['file']['batch_texts_per_s'] / one:.2f}x): "
+            f"{fwd['file']['batch_texts_per_s']:,.0f} ({fwd['file']['batch_texts_per_s'] / one:.2f}x); "
+            f"the int8 export: batch 1 {1e6 / fwd['int8']['mean_us']:,.0f} texts/s, batches of 32 "
+            f"sorted by length {fwd['int8']['batch_texts_per_s']:,.0f} "
+            f"({fwd['int8']['batch_texts_per_s'] * fwd['int8']['mean_us'] / 1e6:.2f}x): "
             "the most dynamic batching can gain over batch 1 for this model on this machine, "
             "before any server cost.")
 page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
@@ -293,7 +310,7 @@ page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
            "`sift import`ed for sift serve (sift-lite: no LibTorch).", soak_note]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
-           "(fp32). sift serve: 2 workers x 1 LibTorch thread (the default); dynamic batching "
+           "(fp32; the int8 rows: its --quantize int8 export). sift serve: 2 workers x 1 LibTorch thread (the default); dynamic batching "
            "is --max-batch 32 --max-delay-us 2000, its batches bucketed by length across the "
            "queue and cut into runs of similar length (--run-cost-tokens 32, the default). "
            "gunicorn: 2 workers, torch.set_num_threads(1), examples/classify.py's tokenizer. "

@@ -16,6 +16,12 @@ namespace sift {
 
 struct ModelConfig;  // config/config.h
 
+// What a model reads of a text (datasets/text_encoder.h encodes it).
+enum class InputKind {
+  bag,       // word ids and hashed n-gram ids, order-free (fastText)
+  sequence,  // one id per token, in order, padded per batch
+};
+
 struct ModelTraits {
   std::string name;     // model.type
   std::string summary;  // one line for `sift config --reference` and errors
@@ -61,6 +67,8 @@ struct ModelTraits {
   // Its blocks run through run_block with their parameters gathered and freed one block
   // at a time: run.shard: parameters (ZeRO stage 3) can keep a slice of each.
   bool shards_parameters = false;
+  // What it reads of a text: a bag of ids, or a sequence.
+  InputKind input = InputKind::sequence;
 };
 
 }  // namespace sift

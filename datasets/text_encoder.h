@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/enums.h"
+#include "config/model_traits.h"
 #include "datasets/encoder.h"
 #include "datasets/model_pieces.h"
 #include "datasets/sentencepiece.h"
@@ -17,17 +18,12 @@
 
 namespace sift {
 
-enum class InputKind {
-  bag,       // word ids and hashed n-gram ids, order-free (fastText)
-  sequence,  // one id per token, in order, padded per batch
-};
-
 struct TextEncoderOptions {
   WordTokenizerOptions tokenizer;
   InputKind kind = InputKind::bag;
   int ngrams = 1;
   int64_t buckets = 0;
-  CharNgrams chars;         // character n-grams of each word (bags only)
+  CharNgrams chars;        // character n-grams of each word (bags only)
   int64_t max_length = 0;  // tokens kept per text; 0: all
   // Text to ids exactly as a fastText supervised model reads it (runs made by `sift import
   // fasttext`): split on ASCII whitespace only (' ', \t, \n, \v, \f, \r, \0; nothing is
@@ -38,7 +34,6 @@ struct TextEncoderOptions {
   // (datasets/model_pieces.h; tokenizer.lowercase is then its do_lower_case).
   PieceIds piece_ids = PieceIds::sift;
 };
-
 
 // Splits text into words as fastText's Dictionary::readWord does (ASCII whitespace and NUL).
 void split_fasttext(std::string_view text, std::vector<std::string>& out);

@@ -11,8 +11,11 @@
 namespace sift {
 namespace {
 
-torch::Tensor& weights_of(ClassifierImpl& model, const std::string& name) {
-  torch::Tensor* t = model.named_parameters().find(name);
+// A handle by value: named_parameters() returns a temporary dict, so a pointer into it
+// dangles once the statement ends (a use after free that crashed 1 run in ~100 in CI).
+torch::Tensor weights_of(ClassifierImpl& model, const std::string& name) {
+  const auto parameters = model.named_parameters();
+  const torch::Tensor* t = parameters.find(name);
   if (t == nullptr || t->scalar_type() != torch::kFloat32 || !t->is_contiguous() ||
       !t->device().is_cpu()) {
     throw Error(fmt::format("fused SGD: the model has no contiguous fp32 CPU '{}'", name));
@@ -23,8 +26,8 @@ torch::Tensor& weights_of(ClassifierImpl& model, const std::string& name) {
 }  // namespace
 
 std::unique_ptr<FusedSgd> fasttext_sgd(ClassifierImpl& model) {
-  torch::Tensor& embedding = weights_of(model, kFastTextTable);
-  torch::Tensor& weight = weights_of(model, kFastTextOutput);
+  const torch::Tensor embedding = weights_of(model, kFastTextTable);
+  const torch::Tensor weight = weights_of(model, kFastTextOutput);
   BagTables t;
   t.embedding = embedding.data_ptr<float>();
   t.weight = weight.data_ptr<float>();

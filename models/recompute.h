@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/enums.h"
+#include "models/base/recompute_policy.h"
 
 namespace sift {
 
@@ -28,19 +29,6 @@ class BlockShards {
   // zero) from this rank's batch: summed over the ranks, each keeps its slice.
   virtual void reduce_gradients(int64_t index, const std::vector<torch::Tensor>& grads) = 0;
 };
-
-// Which of a model's blocks (Transformer layers, RNN layers, CNN filter widths) are
-// recomputed: none (every = 0), all (1), or one in `every` (blocks 0, k, 2k, ...). With
-// `shards` (run.shard: parameters, set by the trainer) every block is gathered before it
-// runs and freed after, and recomputed in backward whatever `every` says.
-struct RecomputePolicy {
-  int64_t every = 0;
-  BlockShards* shards = nullptr;
-  bool applies(int64_t block) const { return every > 0 && block % every == 0; }
-};
-
-// From train.gradient_checkpointing and train.gradient_checkpointing_every.
-RecomputePolicy recompute_policy(GradientCheckpointing mode, int64_t every);
 
 // A block maps its inputs to one output. It may hold other tensors (masks, lengths),
 // which get no gradient, and must read its parameters through its module, so that the

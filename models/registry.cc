@@ -20,10 +20,11 @@ namespace {
 // Adds `Module` (a FooImpl + TORCH_MODULE(Foo), built as Foo(config, shape)) under
 // `name`, with that name's traits (models/base/traits.cc).
 template <typename Module>
-void register_model(std::vector<ModelSpec>& registry, const std::string& name, InputKind input,
-                    ScriptSource script, FusedSgdFactory fused_sgd = nullptr) {
+void register_model(std::vector<ModelSpec>& registry, const std::string& name, ScriptSource script,
+                    FusedSgdFactory fused_sgd = nullptr) {
   for (ModelTraits& traits : model_traits()) {
     if (traits.name != name) continue;
+    const InputKind input = traits.input;
     registry.push_back(
         {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
     return;
@@ -33,16 +34,16 @@ void register_model(std::vector<ModelSpec>& registry, const std::string& name, I
 
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
-  register_model<FastText>(r, "fasttext", InputKind::bag, fasttext_script, fasttext_sgd);
+  register_model<FastText>(r, "fasttext", fasttext_script, fasttext_sgd);
   r.back().prune_units = fasttext_units;
-  register_model<TextCnn>(r, "textcnn", InputKind::sequence, textcnn_script);
+  register_model<TextCnn>(r, "textcnn", textcnn_script);
   r.back().prune_units = textcnn_units;
-  register_model<Rnn>(r, "rnn", InputKind::sequence, rnn_script);
+  register_model<Rnn>(r, "rnn", rnn_script);
   r.back().prune_units = rnn_units;
-  register_model<Transformer>(r, "transformer", InputKind::sequence, transformer_script);
+  register_model<Transformer>(r, "transformer", transformer_script);
   r.back().prune_units = transformer_units;
-  register_model<Mlp>(r, "mlp", InputKind::bag, mlp_script);
-  register_model<Bert>(r, "bert", InputKind::sequence, bert_script);
+  register_model<Mlp>(r, "mlp", mlp_script);
+  register_model<Bert>(r, "bert", bert_script);
   r.back().prune_units = transformer_units;
   r.back().encoder_script = bert_encoder_script;
   return r;

@@ -28,20 +28,6 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes) {
   return targets;
 }
 
-LossOptions resolve_loss(const SiftConfig& config) {
-  LossOptions o;
-  o.multi_label = config.data.multi_label;
-  o.loss = config.train.loss;
-  o.negatives = config.train.neg;
-  o.label_smoothing = config.train.label_smoothing;
-  o.sum = config.train.loss_reduction == LossReduction::sum;
-  return o;
-}
-
-bool sigmoid_scores(bool multi_label, Loss loss) {
-  return multi_label || loss == Loss::ns || loss == Loss::ova;
-}
-
 torch::Tensor probabilities(const torch::Tensor& scores, bool multi_label, Loss loss) {
   const torch::Tensor s = scores.to(torch::kFloat32);
   return sigmoid_scores(multi_label, loss) ? torch::sigmoid(s) : torch::softmax(s, 1);
@@ -66,7 +52,7 @@ torch::Tensor model_loss(ClassifierImpl& model, const ModelInput& input, const R
 }
 
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
-                         const LossOptions& options) {
+                         const LossOptions& options, const torch::Tensor& class_weights) {
   namespace F = torch::nn::functional;
   const int64_t rows = labelled_rows(batch);
   if (rows == 0) return logits.sum() * 0.0;  // zero, and still a part of the graph
@@ -87,7 +73,7 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
   if (!options.multi_label) {
     auto o = F::CrossEntropyFuncOptions().label_smoothing(options.label_smoothing);
     if (options.sum) o.reduction(torch::kSum);
-    if (options.class_weights.defined()) o.weight(options.class_weights);
+    if (class_weights.defined()) o.weight(class_weights);
     auto labels = torch::from_blob(const_cast<int64_t*>(batch.labels.data()), {rows}, torch::kInt64)
                       .to(logits.device());
     return F::cross_entropy(labelled, labels, o);
@@ -97,7 +83,7 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
     targets = targets * (1.0 - options.label_smoothing) + 0.5 * options.label_smoothing;
   }
   auto o = F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum);
-  if (options.class_weights.defined()) o.pos_weight(options.class_weights);
+  if (class_weights.defined()) o.pos_weight(class_weights);
   auto loss = F::binary_cross_entropy_with_logits(labelled.to(torch::kFloat32), targets, o);
   return options.sum ? loss : loss / static_cast<double>(rows);
 }

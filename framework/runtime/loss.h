@@ -13,27 +13,11 @@
 
 #include "config/config.h"
 #include "datasets/batch.h"
+#include "framework/runtime/base/loss_options.h"
 #include "models/model.h"
 
 namespace sift {
 
-struct LossOptions {
-  bool multi_label = false;
-  Loss loss = Loss::softmax;  // train.loss
-  int64_t negatives = 5;      // train.neg: labels drawn per example by train.loss ns
-  double label_smoothing = 0.0;
-  bool sum = false;             // sum over the batch's examples instead of the mean
-  torch::Tensor class_weights;  // single-label: weight per class; multi-label: pos_weight
-};
-
-// The loss options of a config (data.multi_label, train.loss, train.neg,
-// train.label_smoothing, train.loss_reduction); class weights are added once the task is
-// known.
-LossOptions resolve_loss(const SiftConfig& config);
-
-// Whether the run's scores become probabilities by a sigmoid per label (multi-label data,
-// train.loss ns and ova) rather than a softmax over labels.
-bool sigmoid_scores(bool multi_label, Loss loss);
 // The probabilities [batch, classes] of a model's scores (fp32): a sigmoid per label or the
 // softmax (train.loss hs: of the tree's log-probabilities, which gives the tree's own).
 torch::Tensor probabilities(const torch::Tensor& scores, bool multi_label, Loss loss);
@@ -51,9 +35,10 @@ torch::Tensor multi_hot(const RawBatch& batch, int64_t classes);
 // so that loss values and learning rates stay comparable with single-label runs. Only
 // the rows with a label count (the mean is over them): distillation's unlabelled rows
 // (label -1, after the labelled ones: RawBatch::append) add nothing; a batch without
-// labelled rows has a hard loss of 0.
+// labelled rows has a hard loss of 0. `class_weights` (train.class_weights, undefined for
+// none): single-label, a weight per class; multi-label, each label's pos_weight.
 torch::Tensor batch_loss(const torch::Tensor& logits, const RawBatch& batch,
-                         const LossOptions& options);
+                         const LossOptions& options, const torch::Tensor& class_weights = {});
 
 // Knowledge distillation's soft loss (Hinton et al. 2015) of student logits against a
 // teacher's, both [batch, classes]: T^2 * KL(softmax(teacher/T) || softmax(student/T))

@@ -13,10 +13,6 @@
 
 namespace sift {
 
-DataPlan resolve_data(const SiftConfig& config) {
-  return resolve_data(config, find_model(config.model.type).input);
-}
-
 Classifier create_model(const ModelConfig& model, const OptimizerConfig& o, const Task& task,
                         const LossOptions& loss) {
   const ModelSpec& spec = find_model(model.type);

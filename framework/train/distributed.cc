@@ -29,6 +29,7 @@
 #include <torch/version.h>
 
 #include "core/error.h"
+#include "framework/runtime/device.h"
 
 namespace sift {
 
@@ -180,6 +181,7 @@ std::optional<DistributedEnv> distributed_env_from_environment() {
 struct Distributed::Impl {
   DistributedEnv env;
   DistributedOptions options;
+  torch::Device device{torch::kCPU};  // options.device's
   std::string backend;
   c10::intrusive_ptr<c10d::TCPStore> store;
   c10::intrusive_ptr<GroupBackend> group;
@@ -233,7 +235,7 @@ struct Distributed::Impl {
 
   // NCCL takes only CUDA tensors: small CPU ones make a round trip.
   torch::Tensor for_backend(const torch::Tensor& t) const {
-    return backend == "nccl" && !t.is_cuda() ? t.to(options.device) : t;
+    return backend == "nccl" && !t.is_cuda() ? t.to(device) : t;
   }
 
   // One in-place collective on t; `start` issues it on the tensor list.
@@ -330,7 +332,7 @@ void Distributed::Impl::connect() {
                     who(env.rank), where, options.timeout.count() / 1000.0, why));
   }
   introduce();
-  const bool cuda = options.device.is_cuda();
+  const bool cuda = device.is_cuda();
   backend = options.backend == "auto" ? (cuda ? "nccl" : "gloo") : options.backend;
 #ifdef USE_C10D_NCCL
   if (backend == "nccl") {
@@ -454,6 +456,7 @@ Distributed::Distributed(const DistributedEnv& env, const DistributedOptions& op
     : impl_(std::make_unique<Impl>()) {
   impl_->env = env;
   impl_->options = options;
+  impl_->device = parse_device(options.device);
   impl_->connect();
 }
 

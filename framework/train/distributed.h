@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/enums.h"
+#include "framework/train/base/distributed_options.h"
 #include "framework/train/base/group.h"
 
 namespace sift {
@@ -30,17 +31,6 @@ struct DistributedEnv {
 // From RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; nothing when WORLD_SIZE is
 // unset or 1. A malformed or inconsistent variable is a sift::Error naming it.
 std::optional<DistributedEnv> distributed_env_from_environment();
-
-struct DistributedOptions {
-  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
-  std::string backend = "auto";         // auto, gloo, nccl
-  double bucket_mb = 25.0;              // dense gradients per all-reduce
-  ShardStage shard = ShardStage::none;  // run.shard (sharding.h)
-  torch::Device device{torch::kCPU};
-  // "key=value" lines of the options every rank must share (agreed_options, run_plan.h):
-  // compared at the rendezvous, so a node started with another config is refused there.
-  std::string agreed_options;
-};
 
 // What the ranks agreed before a micro-batch: whether any still has data, and how many
 // examples they hold together.

@@ -1,10 +1,8 @@
 #include "framework/train/precision.h"
 
-#include <torch/version.h>
-
 #include <ATen/autocast_mode.h>
-
 #include <fmt/format.h>
+#include <torch/version.h>
 
 #include <cmath>
 
@@ -82,9 +80,8 @@ void LossScaler::load_state(const nlohmann::json& state) {
   skipped_ = state.value("skipped_steps", int64_t{0});
 }
 
-bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
-  return loss_scaling == LossScaling::dynamic ||
-         (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
+LossScaler make_scaler(const PrecisionPlan& plan) {
+  return plan.loss_scaling ? LossScaler(plan.scaler) : LossScaler();
 }
 
 }  // namespace sift

@@ -6,20 +6,13 @@
 #include <torch/torch.h>
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "framework/train/base/run_plan.h"
 
 namespace sift {
-
-struct LossScalerOptions {
-  double init_scale = 65536.0;
-  double growth_factor = 2.0;
-  double backoff_factor = 0.5;
-  int64_t growth_interval = 2000;  // clean steps before the scale grows
-};
 
 // Dynamic loss scaling, as torch.cuda.amp.GradScaler: the loss is multiplied by the scale
 // so that small fp16 gradients do not flush to zero; before the optimizer step the
@@ -56,7 +49,7 @@ class LossScaler {
   int64_t skipped_ = 0;
 };
 
-// Whether train.loss_scaling turns loss scaling on for `precision`: auto scales fp16 only.
-bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision);
+// The scaler a run's precision plan asks for (disabled unless plan.loss_scaling).
+LossScaler make_scaler(const PrecisionPlan& plan);
 
 }  // namespace sift

@@ -9,8 +9,8 @@
 #include "framework/runtime/collate.h"
 #include "framework/runtime/compute_threads.h"
 #include "framework/runtime/loss.h"
+#include "framework/train/base/run_plan.h"
 #include "framework/train/optimization.h"
-#include "framework/train/run_plan.h"
 
 namespace sift {
 namespace {

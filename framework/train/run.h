@@ -13,12 +13,12 @@
 #include "config/config.h"
 #include "datasets/masked_lm.h"
 #include "framework/runtime/checkpoint.h"
+#include "framework/train/base/run_plan.h"
 #include "framework/train/base/train_loop.h"
 #include "framework/train/distributed.h"
 #include "framework/train/layer_shards.h"
 #include "framework/train/precision.h"
 #include "framework/train/pruning.h"
-#include "framework/train/run_plan.h"
 #include "framework/train/sharding.h"
 #include "models/model.h"
 
@@ -37,13 +37,6 @@ struct TransferStream {
 // What the loop holds (RunCore: options, run folder, task, counters, best, logs), and
 // the LibTorch model, its optimizer and process group.
 struct Run : RunCore {
-  Run() {
-    data = &plan.data;
-    model_config = &plan.model;
-    train = &plan.train;
-    labels = &plan.labels;
-  }
-  RunPlan plan;  // the run's options, resolved once (run_plan.h)
   Classifier model{nullptr};
   // run.shard: the optimizer state of this rank's slice, which steps instead of
   // `optimizer` (null: none). `optimizer` then holds no state except while a save or a
@@ -59,7 +52,9 @@ struct Run : RunCore {
   // report's words for the path taken (fast_path.h).
   std::unique_ptr<FusedSgd> fused;
   std::string training_path;
-  torch::Device device{torch::kCPU};
+  torch::Device device{torch::kCPU};  // plan.device's
+  // train.class_weights on `device` (undefined: none): batch_loss's weights.
+  torch::Tensor class_weights;
   std::shared_ptr<Teacher> teacher;      // train.distill.teacher (null: no distillation)
   std::vector<TransferStream> transfer;  // train.distill.unlabeled, augment (empty: none)
   // Resume: the transfer streams' positions last.ckpt holds, by name (restore_last).

@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include "config/loader.h"
-#include "config/validate.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "framework/runtime/base/run_folder.h"
@@ -16,13 +15,12 @@
 #include "framework/runtime/device.h"
 #include "framework/runtime/loss.h"
 #include "framework/runtime/model_bundle.h"
-#include "framework/train/base/thread_split.h"
+#include "framework/train/base/run_plan.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
-#include "framework/train/run_plan.h"
 
 namespace sift {
 namespace {
@@ -90,17 +88,14 @@ torch::Tensor class_weights(const TrainConfig& t, const Task& task, bool multi_l
 }  // namespace
 
 void start_run(Run& run, const SiftConfig& config, const TrainOptions& options) {
-  SiftConfig split = config;
-  const std::string thread_split = apply_core_split(split);  // run.threads 0's cores
-  run.plan = resolve_run(split);  // every check between options, then each part once
-  run.plan.thread_split = thread_split;
+  run.plan = plan_training(config);  // every check between options, then each part once
   count_tensor_memory();  // the phase table's peak tensor bytes (one atomic add per tensor)
   apply_threads(run.plan.threads);
   run.dist = join_for_training(run.plan.distributed, run.plan.threads);
   torch::manual_seed(run.plan.seed + static_cast<uint64_t>(run.dist->rank()));
   run.options = options;
   run.options.quiet = options.quiet || !run.dist->is_primary();
-  run.device = run.plan.device;
+  run.device = parse_device(run.plan.device);
   const ShardStage shard = run.plan.distributed.shard;
   if (shard != ShardStage::none && !run.dist->is_group()) {
     throw Error(fmt::format(
@@ -159,7 +154,7 @@ void prepare_training(Run& run) {
   run.dist->broadcast_parameters(*run.model);
   const TrainConfig& t = run.plan.train;
   const torch::Tensor w = class_weights(t, run.task, run.plan.data.multi_label);
-  if (w.defined()) run.plan.loss.class_weights = w.to(run.device);
+  if (w.defined()) run.class_weights = w.to(run.device);
   const std::vector<ParamGroup> groups = param_groups(*run.model, t.optimizer);
   run.optimizer = create_optimizer(t.optimizer, groups);
   run.lr_scales = lr_scales(groups);
@@ -184,7 +179,7 @@ void prepare_training(Run& run) {
     }
   }
   run.model->set_recompute(run.plan.precision.recompute);
-  run.scaler = run.plan.precision.make_scaler();
+  run.scaler = make_scaler(run.plan.precision);
   if (!t.distill.teacher.empty()) {  // every rank its own
     run.teacher = load_teacher(t.distill.teacher, run.plan.data.multi_label, run.task, run.device);
   }

@@ -100,7 +100,7 @@ torch::Tensor classification_loss(Run& run, const RawBatch& batch,
   }
   if (!loss.defined()) {
     logits = logits.to(torch::kFloat32);  // the loss in fp32, whatever autocast produced
-    loss = batch_loss(logits, batch, run.plan.loss);
+    loss = batch_loss(logits, batch, run.plan.loss, run.class_weights);
     if (run.teacher) loss = with_distillation(run, loss, logits, teacher, batch.size());
   }
   return loss;

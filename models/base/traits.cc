@@ -101,6 +101,7 @@ std::vector<ModelTraits> model_traits() {
                      {"model.minn", {}},
                      {"model.maxn", {}},
                      {"tokenizer.min_count", {}}}));
+  r.back().input = InputKind::bag;
   r.back().prune = {PruneStructure::unstructured, PruneStructure::rows};
   r.back().losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
   r.back().fused_step = true;                                        // bag_sgd.h
@@ -193,6 +194,7 @@ std::vector<ModelTraits> model_traits() {
              {"model.layers", {}},
              {"model.dropout", {}},
              {"train.epochs", SearchSpace::integer(2, 30)}}));
+  r.back().input = InputKind::bag;
   r.back().defaults = kAdam;
   r.push_back(tuned(
       sized({"bert",

@@ -244,5 +244,34 @@ TEST(Validate, AModelTooLargeForMemoryIsRefusedNamingItsKeysBeforeAllocating) {
   EXPECT_EQ(error_of({"model.buckets=1000000"}), "");  // 400 MB
 }
 
+// tokenizer.piece_ids albert and fairseq read a SentencePiece model's ids (`sift import hf`
+// sets them with tokenizer.type sentencepiece).
+TEST(Validate, PieceIdsOfAPretrainedModelNeedASentencePieceTokenizer) {
+  EXPECT_EQ(error_of({"tokenizer.piece_ids=albert"}),
+            "tokenizer.piece_ids: albert reads a SentencePiece model; set tokenizer.type: "
+            "sentencepiece");
+  EXPECT_EQ(error_of({"tokenizer.piece_ids=fairseq", "tokenizer.type=sentencepiece"}), "");
+}
+
+// ALBERT's shared layers (model.layer_repeats) are not gathered by run.shard: parameters,
+// which would reduce a shared layer's gradients once per application.
+TEST(Validate, SharedLayersAreRefusedUnderParameterSharding) {
+  ModelTraits encoder{"enc", "encoder", {"model.dim", "model.layers", "model.layer_repeats"}};
+  encoder.recomputation = true;
+  encoder.shards_parameters = true;
+  const auto error = [&](const std::string& repeats) {
+    try {
+      validate(load_config("", {"data.train.path=[train.txt]", "model.type=enc",
+                                "run.shard=parameters", "model.layer_repeats=" + repeats}),
+               {encoder});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("1"), "");
+  EXPECT_CONTAINS(error("2"), "run.shard: parameters: model.layer_repeats applies each layer's");
+}
+
 }  // namespace validate_test
 }  // namespace sift

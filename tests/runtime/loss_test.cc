@@ -38,10 +38,10 @@ TEST(Loss, MultiLabelIsBinaryCrossEntropySummedOverLabels) {
   EXPECT_NEAR(batch_loss(logits, two_records(), o).item<double>(), (r0 + r1) / 2, 1e-5);
   o.sum = true;
   EXPECT_NEAR(batch_loss(logits, two_records(), o).item<double>(), r0 + r1, 1e-5);
-  o.class_weights = torch::tensor({3.0f, 1.0f, 2.0f});  // pos_weight: scales the positives
+  const auto pos_weight = torch::tensor({3.0f, 1.0f, 2.0f});  // scales the positives
   const double w0 = bce(2.0, 1, 3) + bce(-1.0, 0) + bce(0.5, 1, 2);
   const double w1 = bce(0.0, 0) + bce(1.5, 1, 1) + bce(-3.0, 0);
-  EXPECT_NEAR(batch_loss(logits, two_records(), o).item<double>(), w0 + w1, 1e-5);
+  EXPECT_NEAR(batch_loss(logits, two_records(), o, pos_weight).item<double>(), w0 + w1, 1e-5);
 }
 
 TEST(Loss, SingleLabelIsCrossEntropyOfTheFirstLabel) {

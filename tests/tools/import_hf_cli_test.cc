@@ -27,6 +27,20 @@ using sift::testing::write_file;
 
 const std::vector<std::string> kTexts{"w5 w17 w33", "W9, w44!", "w12", ""};
 
+// The softmax of each row of the reference's logits.
+std::vector<std::vector<double>> softmax_rows(const json& logits) {
+  std::vector<std::vector<double>> probs;
+  for (const auto& row : logits) {
+    std::vector<double> p;
+    double sum = 0, top = -1e300;
+    for (double v : row) top = std::max(top, v);
+    for (double v : row) sum += std::exp(v - top);
+    for (double v : row) p.push_back(std::exp(v - top) / sum);
+    probs.push_back(p);
+  }
+  return probs;
+}
+
 // The reference's softmax over each text's [CLS] ids [SEP], padded with [PAD].
 std::vector<std::vector<double>> reference_probabilities(const std::string& folder) {
   const WordPieceTokenizer tokenizer(WordPieceVocab::load(folder + "/vocab.txt"));
@@ -48,16 +62,7 @@ std::vector<std::vector<double>> reference_probabilities(const std::string& fold
                           "/tests/models/bert_reference.py " + folder + " " + folder +
                           "/input.json > " + out;
   EXPECT_EQ(std::system(cmd.c_str()), 0);
-  std::vector<std::vector<double>> probs;
-  for (const auto& row : json::parse(slurp(out))) {
-    std::vector<double> p;
-    double sum = 0, top = -1e300;
-    for (double v : row) top = std::max(top, v);
-    for (double v : row) sum += std::exp(v - top);
-    for (double v : row) p.push_back(std::exp(v - top) / sum);
-    probs.push_back(p);
-  }
-  return probs;
+  return softmax_rows(json::parse(slurp(out)));
 }
 
 TEST(ImportHfCli, AnImportedBertPredictsThePythonReferenceProbabilities) {
@@ -163,16 +168,7 @@ class ImportPiecesCli : public ::testing::TestWithParam<std::string> {
             quote(folder_) + " " + quote(dir_ + "/texts.json"),
         dir_);
     EXPECT_EQ(r.status, 0) << r;
-    std::vector<std::vector<double>> probs;
-    for (const auto& row : json::parse(r.out)) {
-      std::vector<double> p;
-      double sum = 0, top = -1e300;
-      for (double v : row) top = std::max(top, v);
-      for (double v : row) sum += std::exp(v - top);
-      for (double v : row) p.push_back(std::exp(v - top) / sum);
-      probs.push_back(p);
-    }
-    return probs;
+    return softmax_rows(json::parse(r.out));
   }
 
   static void expect_near(const std::vector<std::vector<double>>& a,

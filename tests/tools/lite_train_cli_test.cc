@@ -201,6 +201,26 @@ TEST_F(LiteTrainCli, ConfigErrorsAreSiftMainsOneLine) {
                              {"missing.txt"}));
 }
 
+TEST_F(LiteTrainCli, OnlyTheProgramThatTrainsChecksTheConfigBetweenOptions) {
+  // A check between options (validate) on a config sift-lite trains: its own line, as
+  // sift-main's, and no run folder.
+  const std::string crossed = "--set model.minn=5 --set model.maxn=3";
+  const Result lite = sift(train_args("crossed", crossed), "SIFT_LITE_WHY=1");
+  const Result main = sift(train_args("crossed", crossed), "SIFT_LITE=0");
+  EXPECT_TRUE(CleanSiftError(lite, {"model.minn"}));
+  EXPECT_EQ(lite.err, main.err);  // no "sift-lite: sift-main" line: sift-lite checked it
+  EXPECT_EQ(lite.status, main.status);
+  EXPECT_FALSE(fs::exists(dir_ + "/crossed"));
+  // One sift-lite hands over is decided on as loaded and checked by sift-main only: the
+  // reason is its key, not the check's error.
+  const Result handed =
+      sift(train_args("handed", crossed + " --set train.profile=true"), "SIFT_LITE_WHY=1");
+  EXPECT_NE(handed.err.find("sift-lite: sift-main train: train.profile\n"), std::string::npos)
+      << handed;
+  EXPECT_NE(handed.err.find("sift: error: model.minn"), std::string::npos) << handed;
+  EXPECT_EQ(handed.status, main.status);
+}
+
 TEST_F(LiteTrainCli, ADivergingRunStopsWithOneLine) {
   const Result lite = sift(train_args("nan", "--set train.optimizer.lr=1e30"));
   const Result main = sift(train_args("nan2", "--set train.optimizer.lr=1e30"), "SIFT_LITE=0");

@@ -1,9 +1,10 @@
-#include "framework/train/run_plan.h"
+#include "framework/train/base/run_plan.h"
 
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "framework/train/precision.h"
 
 namespace sift {
 namespace run_plan_test {
@@ -58,7 +59,7 @@ TEST(RunPlan, EachPartGetsItsOptionsFromTheConfig) {
   EXPECT_DOUBLE_EQ(p.labels.threshold, 0.3);
   EXPECT_EQ(p.precision.autocast, Precision::bf16);
   EXPECT_FALSE(p.precision.loss_scaling);  // auto: on for fp16 only
-  EXPECT_FALSE(p.precision.make_scaler().enabled());
+  EXPECT_FALSE(make_scaler(p.precision).enabled());
   EXPECT_EQ(p.precision.scaler.growth_interval, 77);
   EXPECT_EQ(p.distributed.timeout.count(), 12000);
   EXPECT_EQ(p.model.type, "transformer");
@@ -69,7 +70,7 @@ TEST(RunPlan, DynamicLossScalingGivesAnEnabledScalerWithTheGrowthInterval) {
   const RunPlan p = plan_of({"data.train.path=a.txt", "train.loss_scaling=dynamic",
                              "train.loss_scale_growth_interval=5"});
   EXPECT_TRUE(p.precision.loss_scaling);
-  EXPECT_TRUE(p.precision.make_scaler().enabled());
+  EXPECT_TRUE(make_scaler(p.precision).enabled());
   EXPECT_EQ(p.precision.scaler.growth_interval, 5);
 }
 

@@ -6,7 +6,7 @@
 // model's forward and fused step need none of it (framework/runtime/base/fasttext_predictor.h,
 // framework/train/base/lite_trainer.h). Everything else (other commands and models,
 // int8/bf16 exports, --quantized-engine, runs off the fast path or with more threads,
-// --resume, a config or load error) it hands to sift-main with the same arguments, in the
+// --resume, a config that does not load) it hands to sift-main with the same arguments, in the
 // same process (exec), which then answers as it always did; SIFT_LITE=0 hands every command
 // over. One program decides, and at most one exec follows (a launcher once stood in front
 // of both). SIFT_LITE_WHY=1 prints why a command went to sift-main. Reports and messages
@@ -86,8 +86,10 @@ void print_predictions(FastTextPredictor& model, const PredictArgs& args) {
   std::cout.flush();
 }
 
-// `sift train CONFIG` when lite_refusal takes it; sift-main otherwise, and for any error
-// before the run folder is made (the config, the checks), which it reports as it always has.
+// `sift train CONFIG` when lite_refusal takes the loaded config; sift-main otherwise, and
+// for a config that does not load, which it reports as it always has. Only the program that
+// trains checks the config between options (resolve_run), and sift-lite reports a failed
+// check as sift-main does (UsageError: exit 2).
 int train(int argc, char** argv) {
   const auto args = parse(argc, argv, "train", sift::cli::add_train_options);
   if (!args) hand_to_sift_main(argv, "not a train command sift-lite reads");
@@ -111,6 +113,10 @@ int train(int argc, char** argv) {
   } catch (const sift::Interrupted& e) {
     std::fprintf(stderr, "sift: %s\n", e.what());
     return 128 + e.signal();
+  } catch (const sift::UsageError& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "sift: error: %s\n", e.what());
+    return 2;
   } catch (const std::bad_alloc&) {
     std::cout.flush();
     std::fprintf(stderr, "sift: error: %s\n", sift::out_of_memory_line().c_str());

@@ -47,7 +47,8 @@ void Job::done_one() {
 BatchQueue::BatchQueue(std::shared_ptr<const ModelBackend> backend, BatchLimits limits,
                        BatchObserver on_batch)
     : backend_(std::move(backend)), limits_(limits), on_batch_(std::move(on_batch)) {
-  for (int64_t w = 0; w < limits_.workers; ++w) workers_.emplace_back([this] { work(); });
+  const int64_t workers = backend_->one_worker() ? 1 : limits_.workers;
+  for (int64_t w = 0; w < workers; ++w) workers_.emplace_back([this] { work(); });
 }
 
 BatchQueue::~BatchQueue() {
@@ -119,9 +120,8 @@ std::vector<BatchQueue::Item> BatchQueue::next_batch() {
              queued_tokens_ >= limits_.max_batch_tokens;
     });
     if (queue_.empty()) continue;  // another worker took them
-    std::vector<Item> batch = limits_.length_buckets && backend_->padded()
-                                  ? take_nearest_lengths()
-                                  : take_in_order();
+    std::vector<Item> batch =
+        limits_.length_buckets && backend_->padded() ? take_nearest_lengths() : take_in_order();
     for (const Item& item : batch) queued_tokens_ -= item.tokens;
     depth_.store(static_cast<int64_t>(queue_.size()));
     return batch;

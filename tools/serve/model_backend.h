@@ -39,11 +39,14 @@ class ModelBackend {
   // Whether the forward runs one text at a time, so that a batch saves nothing (fastText on
   // plain arrays): the server then runs a request's texts on its own thread.
   virtual bool one_at_a_time() const { return false; }
+  // Whether every forward must run on one and the same thread (a bf16 model: oneDNN's
+  // kernels), so that its queue has one worker whatever --workers says.
+  virtual bool one_worker() const { return false; }
   // The text's ids, as training reads it (thread-safe: the backend keeps an encoder per
   // caller).
   virtual void encode(std::string_view text, std::vector<int64_t>& ids) const = 0;
   // The predictions of a batch of texts, one per query, as `sift predict` prints them.
-  // Called from several worker threads at once.
+  // Called from several worker threads at once (from one, where one_worker()).
   virtual std::vector<cli::Predictions> predict(const std::vector<TextQuery>& batch) const = 0;
 };
 

@@ -51,9 +51,9 @@ std::vector<std::unique_ptr<ModelSlot>> load_models(const ServeArgs& args,
     }
     const auto m = slots.back()->current();
     metrics.loaded(spec.name, m->version, m->load_seconds);
-    std::fprintf(stderr, "sift serve: model %s: %s from %s, loaded in %.3f s; %s\n",
+    std::fprintf(stderr, "sift serve: model %s: %s from %s, loaded in %.3f s; %s%s\n",
                  spec.name.c_str(), m->backend->kind().c_str(), spec.path.c_str(), m->load_seconds,
-                 program.c_str());
+                 program.c_str(), m->backend->one_worker() ? "; one worker (bf16)" : "");
   }
   return slots;
 }
@@ -72,8 +72,8 @@ void watch_signals(HttpServer& server, double drain_seconds, const std::atomic<b
       std::fprintf(stderr, "sift serve: %s: draining (at most %.1f s)\n",
                    last_stop_signal.load() == SIGINT ? "SIGINT" : "SIGTERM", drain_seconds);
       server.drain(drain_seconds);
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration<double>(drain_seconds);
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(drain_seconds);
       while (!done.load() && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }

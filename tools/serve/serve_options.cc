@@ -139,7 +139,8 @@ void add_serve_options(CLI::App& cmd, ServeArgs& a) {
             cmd.add_flag(option.flag, *value, option.help);
           } else {
             CLI::Option* o = cmd.add_option(option.flag, *value, option.help);
-            if constexpr (std::is_arithmetic_v<T>) o->capture_default_str()->check(range_check(option));
+            if constexpr (std::is_arithmetic_v<T>)
+              o->capture_default_str()->check(range_check(option));
             if constexpr (std::is_same_v<T, std::string>) {
               if (!value->empty()) o->capture_default_str();
             }

@@ -196,4 +196,8 @@ DataPlan resolve_data(const SiftConfig& config, InputKind input) {
   return p;
 }
 
+DataPlan resolve_data(const SiftConfig& config) {
+  return resolve_data(config, traits_of(config.model.type).input);
+}
+
 }  // namespace sift

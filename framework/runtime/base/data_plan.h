@@ -82,10 +82,9 @@ struct DataPlan {
   const std::optional<SplitSource>& source(Split split) const;
 };
 
-// `input`: what the model of config.model.type reads (its registry entry's).
+// `input`: what the model of config.model.type reads.
 DataPlan resolve_data(const SiftConfig& config, InputKind input);
-// The same with that model's input kind from the registry (models/model.h; defined in
-// model_bundle.cc, with LibTorch: the torch-free trainer passes the fastText model's).
+// The same with that model's input kind (its traits', models/base/traits.h).
 DataPlan resolve_data(const SiftConfig& config);
 
 }  // namespace sift

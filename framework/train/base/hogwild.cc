@@ -38,7 +38,7 @@ struct Shared {
 // without locks. Thread 0 draws the progress.
 void hogwild_thread(const RunCore& run, FusedSgd& fused, ShardedStream& stream,
                     const HogwildPlan& plan, Shared& shared, Tally& tally, Progress* progress) {
-  const TrainConfig& t = *run.train;
+  const TrainConfig& t = run.plan.train;
   const bool sum = t.loss_reduction == LossReduction::sum;
   RawBatch batch;
   int64_t nonfinite_in_a_row = 0;
@@ -68,8 +68,8 @@ void hogwild_thread(const RunCore& run, FusedSgd& fused, ShardedStream& stream,
 }  // namespace
 
 bool hogwild_epoch(RunCore& run, const HogwildPlan& plan, Progress& progress) {
-  const int64_t threads = run.train->fast_path_threads;
-  DataPlan one_reader = *run.data;
+  const int64_t threads = run.plan.train.fast_path_threads;
+  DataPlan one_reader = run.plan.data;
   one_reader.train_stream.workers = 1;  // each training thread has its own reader
   // data.shuffle_buffer bounds the records held in all: each thread shuffles its own part
   // in its share (20NG, two threads, a whole buffer each: peak RSS 754 MB, 1.3x fastText's).

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "config/options.h"
-#include "config/validate.h"
 #include "framework/runtime/base/checkpoint_writer.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/base/task.h"
@@ -37,19 +36,18 @@ namespace {
 // (train.log's times, load 4-5).
 class FastTextLearner : public Learner {
  public:
-  FastTextLearner(RunCore& run, FastTextTables& tables, std::string thread_split)
+  FastTextLearner(RunCore& run, FastTextTables& tables)
       : run_(run),
         tables_(tables),
         step_(bag_sgd(tables.bag())),
-        journal_(tables.rows(), tables.dim()),
-        thread_split_(std::move(thread_split)) {}
+        journal_(tables.rows(), tables.dim()) {}
 
   Stepped step(const RawBatch& batch, double lr, bool /*logs*/) override {
     if (journal_.active()) keep_best_rows(batch);
     return {fused_sgd_step(*step_, batch, lr, run_, nonfinite_in_a_row_), true};
   }
   // Hogwild threads step outside step(), where no journal sees their rows.
-  bool best_to_disk() const override { return run_.train->fast_path_threads > 1; }
+  bool best_to_disk() const override { return run_.plan.train.fast_path_threads > 1; }
   bool holds_best_copy() const override { return journal_.active(); }
   void copy_best() override {
     journal_.start();
@@ -93,15 +91,15 @@ class FastTextLearner : public Learner {
     swap_best();
   }
   std::string training_path() const override {
-    const int64_t threads = run_.train->fast_path_threads;
+    const int64_t threads = run_.plan.train.fast_path_threads;
     return fmt::format("fast path: fused SGD, {} thread{}, without LibTorch (sift-lite){}", threads,
                        threads == 1 ? "" : "s",
-                       thread_split_.empty() ? "" : " (" + thread_split_ + ")");
+                       run_.plan.thread_split.empty() ? "" : " (" + run_.plan.thread_split + ")");
   }
   nlohmann::json environment(const std::string& dir) const override {
     // Training threads; no LibTorch pool.
-    return run_environment({"sift-lite", "not loaded", "cpu", run_.train->fast_path_threads, 1,
-                            run_.data->train_stream.workers, run_file(dir, kConfigFile)});
+    return run_environment({"sift-lite", "not loaded", "cpu", run_.plan.train.fast_path_threads, 1,
+                            run_.plan.data.train_stream.workers, run_file(dir, kConfigFile)});
   }
 
  private:
@@ -127,14 +125,6 @@ class FastTextLearner : public Learner {
   // The best weights: their embedding rows that training changed since, their output layer.
   RowJournal journal_;
   std::vector<float> best_output_, best_bias_;
-  std::string thread_split_;  // run.threads 0: how the cores were split, or ""
-};
-
-// One run: the resolved options the loop points at.
-struct LiteRun : RunCore {
-  SiftConfig config;  // as given: written out, not read for options
-  DataPlan data_plan;
-  LabelMode label_mode;
 };
 
 }  // namespace
@@ -158,7 +148,6 @@ const std::vector<std::string>& lite_honours() {
 }
 
 std::string lite_refusal(const SiftConfig& config) {
-  validate(config, model_traits());
   const TrainConfig& t = config.train;
   if (config.model.type != "fasttext") return "model.type is not fasttext";
   const FastPathCase c = fast_path_case(config);
@@ -182,27 +171,20 @@ std::string lite_refusal(const SiftConfig& config) {
 }
 
 nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options) {
-  LiteRun run;
-  run.config = config;
-  const std::string thread_split = apply_core_split(run.config);
-  run.data_plan = resolve_data(run.config, InputKind::bag);
-  run.label_mode = label_mode(run.config);
-  run.data = &run.data_plan;
-  run.model_config = &run.config.model;
-  run.train = &run.config.train;
-  run.labels = &run.label_mode;
+  RunCore run;
+  run.plan = plan_training(config);  // every check between options, then each part once
   run.options = options;
-  run.task = build_task(run.data_plan);
-  check_best_label(*run.train, run.task.labels);
-  run.dir = create_run_folder(run.config, run.lock);
-  write_run_text(run.dir, run.config, run.task, run.data_plan);
+  run.task = build_task(run.plan.data);
+  check_best_label(run.plan.train, run.task.labels);
+  run.dir = create_run_folder(run.plan.given, run.lock);
+  write_run_text(run.dir, run.plan.given, run.task, run.plan.data);
   run.file_hashes = run_file_hashes(run.dir);
   const TextEncoder encoder = make_encoder(run.task);
-  const Allocating weights = allocating_weights(config.model);
-  FastTextTables tables(encoder.num_ids(), run.task.labels.size(), config.model.dim,
-                        static_cast<uint64_t>(config.run.seed), config.train.loss,
-                        run.task.label_counts);
-  FastTextLearner learner(run, tables, thread_split);
+  const ModelConfig& model = run.plan.model;
+  const Allocating weights = allocating_weights(model);
+  FastTextTables tables(encoder.num_ids(), run.task.labels.size(), model.dim, run.plan.seed,
+                        run.plan.train.loss, run.task.label_counts);
+  FastTextLearner learner(run, tables);
   return train_and_report(run, learner, encoder, "");
 }
 

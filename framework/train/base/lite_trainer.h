@@ -27,12 +27,14 @@ const std::vector<std::string>& lite_honours();
 // process, no SentencePiece, and no key set off its default that lite_honours() does not
 // name (the key is the reason): a new option goes to sift-main until this learner honours
 // it. A resume (a command option, not the config's) is sift-main's too.
-// Checks the config as sift-main does first (validate): a refused config is sift-main's to
-// report.
+// It reads the loaded config without checking it between options (validate): the program
+// that trains it checks it, once (resolve_run, run_plan.h), so a config handed to
+// sift-main is checked there and nowhere else.
 std::string lite_refusal(const SiftConfig& config);
 
-// Trains and evaluates as train() (trainer.h) does; the report says which program trained
-// (report.json "environment"). Call only when lite_refusal(config) is "".
+// Trains and evaluates as train() (trainer.h) does, from the same plan (plan_training);
+// the report says which program trained (report.json "environment"). Call only when
+// lite_refusal(config) is "". A config error is thrown as sift-main throws it.
 nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options = {});
 
 }  // namespace sift

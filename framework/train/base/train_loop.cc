@@ -62,7 +62,7 @@ int64_t total_steps(const Task& task, const TrainConfig& t, int64_t per_batch) {
 
 // The limit and save timing of a loop that starts at the run's step.
 void start_loop(Loop& l, int64_t per_batch) {
-  const TrainConfig& t = *l.run.train;
+  const TrainConfig& t = l.run.plan.train;
   l.total_steps = total_steps(l.run.task, t, per_batch);
   l.step_limit = t.max_steps > 0 ? t.max_steps : std::numeric_limits<int64_t>::max();
   l.first_step = l.run.state.step;
@@ -76,7 +76,7 @@ void start_loop(Loop& l, int64_t per_batch) {
 bool epoch_end_saves(Loop& l, Progress& progress) {
   const double trained = std::chrono::duration<double>(Clock::now() - l.last_save).count();
   const bool saves_now = l.group.primary_says(l.saves.saves_at_epoch_end(trained));
-  if (!saves_now && l.run.train->save_last == SaveLast::automatic && !l.skipped_save_said) {
+  if (!saves_now && l.run.plan.train.save_last == SaveLast::automatic && !l.skipped_save_said) {
     l.skipped_save_said = true;
     progress.log_to_file_only(unsaved_epoch_end(l.saves.save_seconds(), trained));
   }
@@ -97,8 +97,8 @@ void write_last(Loop& l, bool epoch_complete) {
     l.learner.take_part_in_write(Saved::last);
     return;
   }
-  nlohmann::json meta = checkpoint_meta(run.model_config->type, run.task.labels.size(),
-                                        run.state.epoch, run.state.step);
+  nlohmann::json meta =
+      checkpoint_meta(run.plan.model.type, run.task.labels.size(), run.state.epoch, run.state.step);
   meta["run_files"] = run.file_hashes;  // checked on load: check_run_file_hashes
   meta["world_size"] = l.group.world_size();
   run.state.to_meta(meta, epoch_complete);
@@ -168,12 +168,12 @@ void score_validation(Loop& l, ShardedStream& valid, nlohmann::json& record, std
     run.step_log.tensorboard_text("valid_confusion", run.state.step,
                                   e.confusion.to_markdown(run.task.labels.names()));
   }
-  const double value = add_valid_metrics(e, *run.train, run.task.labels, record, line);
+  const double value = add_valid_metrics(e, run.plan.train, run.task.labels, record, line);
   if (const std::string why = l.learner.not_a_best(run.state.step); !why.empty()) {
     line += why;
     return;
   }
-  if (take_if_best(*run.train, value, run.state)) run.best.take(run.state, record);
+  if (take_if_best(run.plan.train, value, run.state)) run.best.take(run.state, record);
 }
 
 // Validates on `valid` (none: only the training loss is recorded): metrics.jsonl's record,
@@ -218,9 +218,9 @@ nlohmann::json final_evaluation(Loop& l, std::string& text) {
   restore_best(l);
   for (const std::string name : {"valid", "test"}) {
     // The report shows a few misclassified validation texts: only that stream carries texts.
-    const bool texts = name == "valid" && !run.data->multi_label;
+    const bool texts = name == "valid" && !run.plan.data.multi_label;
     auto stream =
-        open_stream(*run.data, from_string<Split>(name, "split"), *l.encoder, run.task.labels,
+        open_stream(run.plan.data, from_string<Split>(name, "split"), *l.encoder, run.task.labels,
                     false, l.group.rank(), l.group.world_size(), nullptr, texts);
     if (!stream) continue;
     ConfusedExamples confused;
@@ -271,7 +271,7 @@ void before_step(Loop& l) {
 // The steps of one epoch (or what is left of it). Returns whether data remains.
 bool run_steps(Loop& l, Progress& progress) {
   RunCore& run = l.run;
-  const TrainConfig& t = *run.train;
+  const TrainConfig& t = run.plan.train;
   TrainingState& s = run.state;
   RawBatch batch;
   bool more = true;
@@ -307,12 +307,12 @@ bool run_steps(Loop& l, Progress& progress) {
 
 // Whether the run trains Hogwild-style (fused steps on more than one thread).
 bool trains_hogwild(const Loop& l) {
-  return l.learner.fused() && l.run.train->fast_path_threads > 1;
+  return l.learner.fused() && l.run.plan.train.fast_path_threads > 1;
 }
 
 // One epoch, its validation and its save. Returns false when training ends inside it.
 bool run_epoch(Loop& l, Progress& progress, bool resume_mid_epoch) {
-  const TrainConfig& t = *l.run.train;
+  const TrainConfig& t = l.run.plan.train;
   TrainingState& s = l.run.state;
   const bool hogwild = trains_hogwild(l);  // its threads open streams of their own
   if (!resume_mid_epoch) {
@@ -351,7 +351,7 @@ bool run_epoch(Loop& l, Progress& progress, bool resume_mid_epoch) {
 // report.json's "train": steps, examples and their rate, records, how the loop ended.
 nlohmann::json train_summary(Loop& l, double seconds) {
   const TrainingState& s = l.run.state;
-  const TrainConfig& t = *l.run.train;
+  const TrainConfig& t = l.run.plan.train;
   const Task& task = l.run.task;
   std::vector<int64_t> examples{s.examples_seen};  // over all ranks
   l.group.sum(examples);
@@ -366,7 +366,7 @@ nlohmann::json train_summary(Loop& l, double seconds) {
           {"vocabulary_cache", task.vocabulary_cache.empty() ? "off" : task.vocabulary_cache},
           {"skipped_records", task.train_skipped},
           {"empty_texts", task.train_empty_texts},
-          {"workers", l.run.data->train_stream.workers},
+          {"workers", l.run.plan.data.train_stream.workers},
           {"stopped_early", l.stopped},
           {"precision", to_string(t.precision)},
           {"training_path", l.learner.training_path()},
@@ -379,11 +379,12 @@ nlohmann::json train_summary(Loop& l, double seconds) {
 // The epoch loop, from where the run stands (`data_state`: a mid-epoch data position).
 nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   RunCore& run = l.run;
-  const TrainConfig& t = *run.train;
+  const TrainConfig& t = run.plan.train;
   const int64_t rank = l.group.rank(), world = l.group.world_size();
-  l.batches = open_stream(*run.data, Split::train, *l.encoder, run.task.labels, true, rank, world,
-                          l.learner.teacher_encoder());
-  l.valid = open_stream(*run.data, Split::valid, *l.encoder, run.task.labels, false, rank, world);
+  l.batches = open_stream(run.plan.data, Split::train, *l.encoder, run.task.labels, true, rank,
+                          world, l.learner.teacher_encoder());
+  l.valid =
+      open_stream(run.plan.data, Split::valid, *l.encoder, run.task.labels, false, rank, world);
   l.learner.start(*l.encoder);
   start_loop(l, t.batch_size * world);  // batch_size on every rank
   Progress progress(l.total_steps, t.log_every, run.options.quiet, t.epochs);
@@ -393,7 +394,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   // Which path trains and on how many threads (run.threads 0: how the cores were split).
   progress.log_to_file_only("training: " + l.learner.training_path());
   run.step_log.open(primary ? run_file(run.dir, kStepLogFile) : "",
-                    validation_columns(*run.labels, t.best_metric), run.state.step,
+                    validation_columns(run.plan.labels, t.best_metric), run.state.step,
                     primary && t.tensorboard ? run_file(run.dir, kTensorBoardFolder) : "",
                     l.learner.teacher_encoder() != nullptr);
   run.step_log.restore_window(run.state.row_window);
@@ -422,7 +423,7 @@ nlohmann::json train_epochs(Loop& l, const std::string& data_state) {
   // Hogwild threads read for themselves, one reader each (hogwild.cc).
   const bool hogwild = trains_hogwild(l);
   const int64_t trainers = hogwild ? t.fast_path_threads : 1;
-  const int64_t readers = hogwild ? trainers : run.data->train_stream.workers;
+  const int64_t readers = hogwild ? trainers : run.plan.data.train_stream.workers;
   summary["phases"] =
       run.phases.to_json(progress.elapsed_seconds(), run.state.step - l.first_step,
                          data_bound_remedy(readers, trainers, std::thread::hardware_concurrency()));
@@ -457,7 +458,7 @@ void save_best(RunCore& run, Learner& learner, bool same_as_last) {
     return;
   }
   learner.write(run_file(run.dir, kBestCheckpointFile),
-                best_checkpoint_meta(run.model_config->type, run.task.labels.size(), run.state,
+                best_checkpoint_meta(run.plan.model.type, run.task.labels.size(), run.state,
                                      run.file_hashes, best.metrics),
                 {}, what);
 }
@@ -474,11 +475,11 @@ void write_best_out(RunCore& run, Learner& learner) {
 double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore& run,
                       int64_t& in_a_row) {
   const double n = static_cast<double>(batch.size());
-  const bool sum = run.train->loss_reduction == LossReduction::sum;
+  const bool sum = run.plan.train.loss_reduction == LossReduction::sum;
   PhaseTimer timer(run.phases, Phase::fused);
   const double loss = fused.gradient(batch, sum ? 1.0 : 1.0 / n);
   // The step being taken, as the log counts them.
-  if (step_applies(std::isfinite(loss), run.train->on_nonfinite, "loss or gradient",
+  if (step_applies(std::isfinite(loss), run.plan.train.on_nonfinite, "loss or gradient",
                    run.state.step + 1, run.state.epoch, run.dir, run.state.skipped_batches,
                    in_a_row)) {
     fused.apply(batch, lr);
@@ -487,7 +488,7 @@ double fused_sgd_step(FusedSgd& fused, const RawBatch& batch, double lr, RunCore
   return loss / n;
 }
 
-bool stop_early(const RunCore& run) { return stops_early(*run.train, run.state); }
+bool stop_early(const RunCore& run) { return stops_early(run.plan.train, run.state); }
 
 nlohmann::json train_and_report(RunCore& run, Learner& learner, const TextEncoder& encoder,
                                 const std::string& data_state,

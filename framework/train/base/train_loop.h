@@ -17,6 +17,7 @@
 #include "framework/runtime/base/task.h"
 #include "framework/train/base/learner.h"
 #include "framework/train/base/phases.h"
+#include "framework/train/base/run_plan.h"
 #include "framework/train/base/step_log.h"
 #include "framework/train/base/train_options.h"
 #include "framework/train/base/training_state.h"
@@ -30,11 +31,7 @@ struct RunCore {
   RunCore(const RunCore&) = delete;
   RunCore& operator=(const RunCore&) = delete;
 
-  // The run's resolved options (the RunPlan's parts in sift-main), set at its start.
-  const DataPlan* data = nullptr;
-  const ModelConfig* model_config = nullptr;
-  const TrainConfig* train = nullptr;
-  const LabelMode* labels = nullptr;
+  RunPlan plan;  // the run's options, resolved once at its start (run_plan.h)
   TrainOptions options;
   std::string dir;
   std::unique_ptr<RunFolderLock> lock;  // rank 0's, on the run folder it writes

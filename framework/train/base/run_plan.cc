@@ -1,4 +1,4 @@
-#include "framework/train/run_plan.h"
+#include "framework/train/base/run_plan.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include "config/validate.h"
 #include "core/error.h"
 #include "framework/runtime/base/run_folder.h"
-#include "framework/runtime/device.h"
-#include "models/model.h"
+#include "framework/train/base/thread_split.h"
+#include "models/base/traits.h"
 
 namespace sift {
 namespace {
@@ -31,7 +31,7 @@ DistributedOptions distributed_plan(const SiftConfig& config) {
   o.backend = config.run.dist_backend;
   o.bucket_mb = config.train.bucket_mb;
   o.shard = config.run.shard;
-  o.device = parse_device(config.run.device);
+  o.device = config.run.device;
   o.agreed_options = agreed_options(config);
   return o;
 }
@@ -52,6 +52,11 @@ void check_init_from(const SiftConfig& config) {
 }
 
 }  // namespace
+
+bool loss_scaling_enabled(LossScaling loss_scaling, Precision precision) {
+  return loss_scaling == LossScaling::dynamic ||
+         (loss_scaling == LossScaling::automatic && precision == Precision::fp16);
+}
 
 bool node_option(const std::string& key) {
   return key == "run.threads" || key == "run.device" || key == "data.workers" ||
@@ -84,6 +89,14 @@ RunPlan resolve_run(const SiftConfig& config) {
   p.seed = static_cast<uint64_t>(config.run.seed);
   p.device = p.distributed.device;
   return p;
+}
+
+RunPlan plan_training(const SiftConfig& config) {
+  SiftConfig split = config;
+  const std::string thread_split = apply_core_split(split);  // run.threads 0's cores
+  RunPlan plan = resolve_run(split);
+  plan.thread_split = thread_split;
+  return plan;
 }
 
 }  // namespace sift
