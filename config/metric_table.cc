@@ -21,9 +21,12 @@ const std::vector<MetricName>& metric_table() {
       {"loss", "loss", "loss", false, true, false, true, false},
       // The F1 of train.best_label (fastText's -autotune-metric f1:LABEL).
       {"label_f1", "label F1", "label F1", false, false, false, true, false},
-      // Masked-token pretraining (`sift pretrain`): the masked tokens predicted right.
+      // Masked-token pretraining (`sift pretrain`): the chosen tokens predicted right (the
+      // 10% left unchanged included), and those shown as [MASK] alone.
       {"masked_accuracy", "masked-token accuracy", "masked-token accuracy", false, false, true,
-       true, false}};
+       true, false},
+      {"mask_accuracy", "accuracy at [MASK]", "accuracy at [MASK]", false, false, true, false,
+       false}};
   return table;
 }
 

@@ -86,10 +86,12 @@ void reduce_evaluation(Distributed& dist, Evaluation& e) {
   std::vector<double> loss{e.loss * static_cast<double>(e.examples())};
   dist.sum(loss);
   if (e.masked_lm) {
-    std::vector<int64_t> counts{e.masked_tokens, e.masked_correct};
+    std::vector<int64_t> counts{e.masked_tokens, e.masked_correct, e.mask_tokens, e.mask_correct};
     dist.sum(counts);
     e.masked_tokens = counts[0];
     e.masked_correct = counts[1];
+    e.mask_tokens = counts[2];
+    e.mask_correct = counts[3];
   } else if (e.multi_label) {
     std::vector<int64_t> counts = e.multi.counts();
     dist.sum(counts);

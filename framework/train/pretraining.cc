@@ -18,8 +18,8 @@ torch::Tensor int64_tensor(const std::vector<int64_t>& values, std::vector<int64
 
 }  // namespace
 
-MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan,
-                         const MaskingVocab& vocab, uint64_t seed, torch::Device device) {
+MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan, const MaskingVocab& vocab,
+                         uint64_t seed, torch::Device device) {
   const PackedSequences packed = pack_sequences(batch, plan.sequence_tokens);
   const MaskedSequences masked = mask_tokens(packed, vocab, plan.masking, seed);
   std::vector<int64_t> positions, targets;
@@ -65,8 +65,8 @@ Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const M
   stream.start_epoch(1);
   LockstepBatches turns(stream, lockstep);
   for (uint64_t index = 1; turns.next(batch); ++index) {
-    const MaskedBatch b = masked_batch(batch, plan, vocab, splitmix64_nth(seed ^ kValidSalt, index),
-                                       device);
+    const MaskedBatch b =
+        masked_batch(batch, plan, vocab, splitmix64_nth(seed ^ kValidSalt, index), device);
     if (b.targets.numel() == 0) {
       turns.idle();
       continue;
@@ -76,7 +76,13 @@ Evaluation evaluate_masked(ClassifierImpl& model, ShardedStream& stream, const M
     const auto n = b.targets.numel();
     loss_sum += loss * static_cast<double>(n);
     e.masked_tokens += n;
-    e.masked_correct += logits.argmax(1).eq(b.targets).sum().item<int64_t>();
+    const torch::Tensor right = logits.argmax(1).eq(b.targets);
+    e.masked_correct += right.sum().item<int64_t>();
+    // The chosen positions the model saw as [MASK] (an original token is never [MASK]).
+    const torch::Tensor shown = b.input.ids.reshape({-1}).index_select(0, b.positions);
+    const torch::Tensor at_mask = shown.eq(vocab.mask_id);
+    e.mask_tokens += at_mask.sum().item<int64_t>();
+    e.mask_correct += right.logical_and(at_mask).sum().item<int64_t>();
   }
   if (e.masked_tokens > 0) e.loss = loss_sum / static_cast<double>(e.masked_tokens);
   if (was_training) model.train();

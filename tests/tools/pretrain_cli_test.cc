@@ -366,8 +366,8 @@ print(json.dumps({"shape": list(fp32.shape), "spread": float(fp32.std()),
 // can fail: its encoder is BERT's initialisation).
 TEST(PretrainCli, TheFineTuningRunsEncoderIsThePretrainedEncoderOnTheSameIds) {
   const std::string dir = pretraining_folder("sift_pretrain_init_from");
-  ASSERT_EQ(run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=30", dir, "", dir).status,
-            0);
+  ASSERT_EQ(
+      run_sift("pretrain pretrain.yaml --quiet --set train.max_steps=30", dir, "", dir).status, 0);
   ASSERT_EQ(run_sift("export runs/pre --out enc.pt", dir, "", dir).status, 0);
   write_file(dir + "/finetune.yaml", finetune_yaml());
   const std::string frozen =
@@ -417,6 +417,68 @@ print(json.dumps(out))
 double masked_accuracy(const SiftResult& r) {
   auto summary = nlohmann::json::parse(r.out);  // non-const: a missing key fails, not aborts
   return summary["splits"]["valid"]["masked_accuracy"].get<double>();
+}
+
+// Texts that walk a fixed cycle of 40 words from a random start (10 to 30 words each): a
+// word is the one after its left neighbour and before its right one, so context alone
+// tells a masked word. Chance and the unigram rate are 1/40.
+std::string cycle_texts(int count, uint64_t seed) {
+  constexpr int kCycle = 40;
+  std::vector<int> order(kCycle);
+  for (int i = 0; i < kCycle; ++i) order[i] = (i * 17 + 5) % kCycle;  // 17 is prime to 40
+  uint64_t state = seed;
+  auto draw = [&state](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  std::string out;
+  for (int t = 0; t < count; ++t) {
+    int at = draw(kCycle);
+    const int n = 10 + draw(21);
+    for (int i = 0; i < n; ++i, at = (at + 1) % kCycle) {
+      out += (i ? " c" : "c") + std::to_string(order[at]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// Whether masked-token pretraining learns at all: on texts where the neighbours give a
+// masked word away, a tiny encoder predicts nearly every [MASK] position. Measured at [MASK]
+// (seeds 1-3): 0.956 / 0.968 / 0.961 with these settings; 0.86 / 0.84 / 0.92 at 1,000
+// steps of 16 texts, as a PyTorch reference loop of the same model and schedule (0.87 / 0.86);
+// at 2,000 steps of 16 texts seed 3 had 0.57 (lr 0.01 is near the edge). The accuracy at
+// [MASK] alone is reported beside the one over every chosen position (which counts the 10%
+// left unchanged, whose answer the input gives away).
+TEST(PretrainCli, AMaskedWordThatItsNeighboursGiveAwayIsPredictedAtNearlyEveryMaskPosition) {
+  const std::string dir = make_temp_dir("sift_pretrain_cycle");
+  std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+  for (int i = 0; i < 40; ++i) vocab += "c" + std::to_string(i) + "\n";
+  write_file(dir + "/vocab.txt", vocab);
+  write_file(dir + "/unlabelled.txt", cycle_texts(2000, 1));
+  write_file(dir + "/held_out.txt", cycle_texts(300, 2));
+  write_file(dir + "/pretrain.yaml", R"(run: {dir: runs, name: pre, seed: 1, threads: 1}
+data: {workers: 1, shuffle_buffer: 64}
+pretrain: {files: [unlabelled.txt], valid: [held_out.txt], max_tokens: 32}
+model: {type: bert, dim: 32, layers: 2, heads: 4, ff_dim: 64, max_positions: 32, dropout: 0.0,
+        pre_norm: true}
+tokenizer: {type: wordpiece, model: vocab.txt}
+train:
+  epochs: 1000
+  max_steps: 1500
+  batch_size: 32
+  eval_every: 100000
+  optimizer: {type: adamw, lr: 0.01}
+  scheduler: {type: warmup_linear, warmup_ratio: 0.06}
+)");
+  const SiftResult r = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
+  ASSERT_EQ(r.status, 0) << r;
+  auto valid = nlohmann::json::parse(r.out)["splits"]["valid"];  // non-const: see above
+  EXPECT_GT(valid["mask_accuracy"].get<double>(), 0.9) << r.out;
+  EXPECT_GT(valid["masked_accuracy"].get<double>(), 0.8) << r.out;
+  const std::string csv = slurp(dir + "/runs/pre/metrics.csv");
+  EXPECT_NE(csv.find("valid_mask_accuracy"), std::string::npos) << csv;
+  EXPECT_NE(slurp(dir + "/runs/pre/report.html").find("accuracy at [MASK]"), std::string::npos);
 }
 
 TEST(PretrainCli, TwoRanksUnderSiftLaunchPretrainOneEncoderEachOnItsPartOfTheTexts) {
@@ -476,9 +538,9 @@ TEST(PretrainCli, ANewEncoderPretrainsOnASentencePieceModelTrainedFromTheSameStr
   const std::string wordpiece = "tokenizer:\n  type: wordpiece\n  model: vocab.txt\n";
   fine_yaml.erase(fine_yaml.find(wordpiece), wordpiece.size());  // the run's own tokenizer
   write_file(dir + "/finetune.yaml", fine_yaml);
-  const SiftResult fine = run_sift(
-      "train finetune.yaml --json --set train.init_from=runs/spm --set model.pooling=mean", dir,
-      "", dir);
+  const SiftResult fine =
+      run_sift("train finetune.yaml --json --set train.init_from=runs/spm --set model.pooling=mean",
+               dir, "", dir);
   ASSERT_EQ(fine.status, 0) << fine;
   EXPECT_NE(fine.err.find("train.init_from: runs/spm/best.ckpt fits but for output.weight"),
             std::string::npos)
@@ -491,11 +553,11 @@ TEST(PretrainCli, ANewEncoderPretrainsOnASentencePieceModelTrainedFromTheSameStr
              "data: {train: {path: labelled.tsv}, format: label_first}\n"
              "tokenizer: {type: sentencepiece, model: plain.model, vocab_size: 20}\n");
   ASSERT_EQ(run_sift("tokenizer train plain.yaml", dir, "", dir).status, 0);
-  EXPECT_TRUE(testing::CleanSiftError(
-      run_sift("pretrain pretrain.yaml --set tokenizer.type=sentencepiece "
-               "--set tokenizer.model=plain.model --set run.name=plain",
-               dir, "", dir),
-      {"tokenizer.model", "plain.model has no [MASK] piece"}));
+  EXPECT_TRUE(
+      testing::CleanSiftError(run_sift("pretrain pretrain.yaml --set tokenizer.type=sentencepiece "
+                                       "--set tokenizer.model=plain.model --set run.name=plain",
+                                       dir, "", dir),
+                              {"tokenizer.model", "plain.model has no [MASK] piece"}));
 }
 
 }  // namespace pretrain_cli_test

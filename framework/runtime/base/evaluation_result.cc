@@ -16,7 +16,12 @@ LabelMode label_mode(const SiftConfig& config) {
 }
 
 nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const {
-  if (masked_lm) return {{"examples", masked_tokens}, {"masked_accuracy", masked_accuracy()}};
+  if (masked_lm) {
+    return {{"examples", masked_tokens},
+            {"masked_accuracy", masked_accuracy()},
+            {"mask_tokens", mask_tokens},
+            {"mask_accuracy", mask_accuracy()}};
+  }
   nlohmann::json j = multi_label ? multi.to_json(names) : confusion.to_json(names);
   if (!multi_label && calibration.examples() > 0) j["calibration"] = calibration.to_json();
   if (top_k > 0) {
@@ -29,8 +34,10 @@ nlohmann::json Evaluation::to_json(const std::vector<std::string>& names) const 
 
 std::string Evaluation::to_text(const std::vector<std::string>& names) const {
   if (masked_lm) {
-    return fmt::format("masked tokens {}, masked-token accuracy {:.4f}, loss {:.4f}\n",
-                       masked_tokens, masked_accuracy(), loss);
+    return fmt::format(
+        "masked tokens {}, masked-token accuracy {:.4f}; [MASK] tokens {}, accuracy at [MASK] "
+        "{:.4f}; loss {:.4f}\n",
+        masked_tokens, masked_accuracy(), mask_tokens, mask_accuracy(), loss);
   }
   std::string text = multi_label ? multi.to_text(names) : confusion.to_text(names);
   return top_k > 0 ? text + fasttext_test_lines() : text;
@@ -43,7 +50,10 @@ std::string Evaluation::fasttext_test_lines() const {
 }
 
 nlohmann::json Evaluation::summary() const {
-  if (masked_lm) return {{"loss", loss}, {"masked_accuracy", masked_accuracy()}};
+  if (masked_lm) {
+    return {
+        {"loss", loss}, {"masked_accuracy", masked_accuracy()}, {"mask_accuracy", mask_accuracy()}};
+  }
   if (!multi_label) {
     return {{"loss", loss}, {"accuracy", confusion.accuracy()}, {"macro_f1", confusion.macro_f1()}};
   }
@@ -61,7 +71,8 @@ nlohmann::json Evaluation::per_class(const std::vector<std::string>& names) cons
 
 std::string Evaluation::headline() const {
   if (masked_lm)
-    return fmt::format("masked-token accuracy {:.4f}, loss {:.4f}", masked_accuracy(), loss);
+    return fmt::format("masked-token accuracy {:.4f}, accuracy at [MASK] {:.4f}, loss {:.4f}",
+                       masked_accuracy(), mask_accuracy(), loss);
   const nlohmann::json s = summary();
   std::string line = fmt::format("accuracy {:.4f}, macro-F1 {:.4f}", s["accuracy"].get<double>(),
                                  s["macro_f1"].get<double>());

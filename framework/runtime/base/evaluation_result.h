@@ -52,11 +52,20 @@ struct Evaluation {
   }
 
   // Masked-token pretraining: predicted positions, those predicted right; no confusion.
+  // masked_* counts every chosen position: the 80% shown as [MASK], the 10% shown as a
+  // random token and the 10% left as they were, which give their answer away (a model that
+  // copies its input gets them right). mask_* counts the [MASK] positions alone: on AG News
+  // after 1,500 steps the first was 0.120 and the second 0.044.
   bool masked_lm = false;
   int64_t masked_tokens = 0;
   int64_t masked_correct = 0;
+  int64_t mask_tokens = 0;
+  int64_t mask_correct = 0;
   double masked_accuracy() const {
     return masked_tokens ? static_cast<double>(masked_correct) / masked_tokens : 0.0;
+  }
+  double mask_accuracy() const {
+    return mask_tokens ? static_cast<double>(mask_correct) / mask_tokens : 0.0;
   }
 
   int64_t examples() const {
