@@ -99,6 +99,43 @@ TEST_F(CheckpointTest, AFreedTensorIsFilledWhenItsTurnComesAndTheFileIsTheSame) 
   EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
 }
 
+// A whole optimizer state (data parallelism's, one process's) streamed from its own memory
+// writes the bytes of its optimizer_bytes blob, and read back from the file as the archive
+// asks for its records (a resume) it is the state that was saved. A section cut short is
+// refused naming the file.
+TEST_F(CheckpointTest, AWholeOptimizerStateIsStreamedFromItsMemoryAndReadBackFromTheFile) {
+  std::vector<torch::Tensor> params;
+  for (int i = 0; i < 3; ++i) params.push_back(torch::randn({64, 32}).requires_grad_(true));
+  torch::optim::Adam adam(params, torch::optim::AdamOptions(0.01));
+  for (int step = 0; step < 3; ++step) {
+    for (auto& p : params) p.mutable_grad() = torch::randn_like(p);
+    adam.step();
+  }
+  Checkpoint whole;
+  whole.meta = {{"model", "adam"}};
+  whole.blobs["optimizer"] = optimizer_bytes(adam);
+  save_checkpoint(path_, whole);
+  Checkpoint streamed;
+  streamed.meta = whole.meta;
+  streamed.streams["optimizer"] = optimizer_stream(adam, {}, [](const torch::Tensor&) {});
+  const std::string path = dir_ + "/streamed.ckpt";
+  save_checkpoint(path, streamed);
+  EXPECT_EQ(testing::slurp(path), testing::slurp(path_));
+
+  const Checkpoint on_disk = load_checkpoint(path, {"optimizer"});
+  ASSERT_EQ(on_disk.blobs.count("optimizer"), 0u);
+  ASSERT_EQ(on_disk.on_disk.count("optimizer"), 1u);
+  torch::optim::Adam restored(params, torch::optim::AdamOptions(0.01));
+  load_optimizer_section(restored, on_disk.on_disk.at("optimizer"));
+  EXPECT_EQ(optimizer_bytes(restored), whole.blobs["optimizer"]);
+
+  SectionRef cut = on_disk.on_disk.at("optimizer");
+  cut.size /= 2;
+  torch::optim::Adam refused(params, torch::optim::AdamOptions(0.01));
+  EXPECT_CONTAINS(error_of([&] { load_optimizer_section(refused, cut); }),
+                  path + ": the optimizer state does not fit");
+}
+
 // An optimizer whose state tensors are untouched zeros (run.shard's save) writes, through
 // optimizer_stream, the file that its filled state gives as an optimizer_bytes blob,
 // byte for byte; each tensor is filled once, right before its bytes are taken, and at no
@@ -306,8 +343,7 @@ TEST_F(CheckpointTest, WeightsOfAnotherShapeAreRefused) {
 
 TEST_F(CheckpointTest, GarbageWeightBytesAreRefused) {
   torch::nn::Linear target(5, 3);
-  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }),
-                  path_);
+  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }), path_);
 }
 
 TEST_F(CheckpointTest, UnwritableDirectoryIsASiftError) {
