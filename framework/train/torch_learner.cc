@@ -394,7 +394,8 @@ class TorchLearner : public Learner {
       c.streams["optimizer"] =
           optimizer_stream(*run_.optimizer, run_.shards->state_tensors(), fill);
     } else if (what == Saved::last) {
-      c.blobs["optimizer"] = optimizer_bytes(*run_.optimizer);
+      // Written from the state's own memory, not first copied whole into a string.
+      c.streams["optimizer"] = optimizer_stream(*run_.optimizer, {}, [](const torch::Tensor&) {});
     }
     if (what == Saved::last && run_.scaler.enabled()) c.meta["loss_scaler"] = run_.scaler.state();
     for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
