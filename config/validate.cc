@@ -128,10 +128,12 @@ void check_pretrain(const SiftConfig& config, const ModelTraits& model) {
         "needs model.type bert)",
         model.name));
   }
-  if (config.tokenizer.type != TokenizerType::wordpiece) {
+  if (config.tokenizer.type != TokenizerType::wordpiece &&
+      config.tokenizer.type != TokenizerType::sentencepiece) {
     throw Error(fmt::format(
-        "tokenizer.type: masked-token pretraining reads WordPiece ids (tokenizer.type wordpiece "
-        "with tokenizer.model a vocab.txt holding [MASK]), not {}",
+        "tokenizer.type: masked-token pretraining reads WordPiece or SentencePiece ids "
+        "(tokenizer.type wordpiece with a vocab.txt holding [MASK], or sentencepiece with a "
+        "model holding it: `sift tokenizer train`), not {}",
         to_string(config.tokenizer.type)));
   }
   if (config.train.best_metric != BestMetric::masked_accuracy &&

@@ -80,6 +80,23 @@ MaskingVocab masking_vocab(const WordPieceVocab& vocab, const char* key) {
   return m;
 }
 
+MaskingVocab masking_vocab(const SentencePieceModel& model, const char* key) {
+  // TextEncoder's ids: piece p is id p + 1, and id 0 the padding (special).
+  std::vector<std::string> pieces = {"<pad>"};
+  for (int64_t p = 0; p < model.size(); ++p) pieces.push_back(model.id_to_piece(p));
+  MaskingVocab m;
+  const int64_t mask = model.piece_to_id(kMaskPiece);
+  if (mask == model.unk_id()) {
+    throw Error(fmt::format(
+        "{}: the SentencePiece model {} has no {} piece, which masked-token pretraining needs "
+        "(`sift tokenizer train` with pretrain.files adds it)",
+        key, model.path(), kMaskPiece));
+  }
+  m.mask_id = mask + 1;
+  mark_pieces(m, pieces, PieceMarking::sentencepiece);
+  return m;
+}
+
 void mark_pieces(MaskingVocab& vocab, const std::vector<std::string>& pieces,
                  PieceMarking marking) {
   static const std::string kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's word start

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "datasets/batch.h"
+#include "datasets/sentencepiece.h"
 #include "datasets/wordpiece.h"
 
 namespace sift {
@@ -57,6 +58,16 @@ void mark_pieces(MaskingVocab& vocab, const std::vector<std::string>& pieces, Pi
 // Of a WordPiece vocabulary: [PAD], [UNK], [CLS], [SEP], [MASK] and every "[...]" token
 // are special. Throws sift::Error naming `key` when it has no [MASK] token.
 MaskingVocab masking_vocab(const WordPieceVocab& vocab, const char* key);
+
+// The mask piece of a SentencePiece model for pretraining (a control symbol: never produced
+// by encoding a text).
+inline constexpr const char* kMaskPiece = "[MASK]";
+
+// Of a SentencePiece model, in TextEncoder's ids (piece p is id p + 1; id 0, the padding, is
+// special): "<...>" pieces but bytes and "[...]" pieces are special, a piece without the
+// U+2581 word start continues the word before it. Throws sift::Error naming `key` when the
+// model has no [MASK] piece.
+MaskingVocab masking_vocab(const SentencePieceModel& model, const char* key);
 
 // What the model reads and what it predicts: `targets` holds the original id at each
 // chosen position and -1 elsewhere (padding included).

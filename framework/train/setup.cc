@@ -145,8 +145,10 @@ std::vector<int64_t> layer_units(const Run& run) {
 }  // namespace
 
 void prepare_training(Run& run) {
-  if (run.plan.data.masked_lm)
-    run.masking = masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model");
+  if (run.plan.data.masked_lm) {
+    run.masking = run.task.wordpiece ? masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model")
+                                     : masking_vocab(*run.task.pieces, "tokenizer.model");
+  }
   freeze(*run.model, run.plan.train.freeze);
   run.model->to(run.device);
   run.dist->broadcast_parameters(*run.model);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "checkpoint_bytes.h"
+#include "datasets/sentencepiece.h"
 #include "process.h"
 #include "run_sift.h"
 
@@ -449,6 +450,52 @@ TEST(PretrainCli, Bf16WithGradientCheckpointingPretrainsAsFp32Does) {
   EXPECT_EQ(summary["train"]["gradient_checkpointing"], "all") << bf16.out;
   EXPECT_GT(masked_accuracy(bf16), 0.5) << bf16.out;
   EXPECT_NEAR(masked_accuracy(bf16), masked_accuracy(fp32), 0.15) << fp32.out << bf16.out;
+}
+
+// A new encoder on a SentencePiece vocabulary trained from the same stream: `sift tokenizer
+// train` with pretrain.files samples the unlabelled texts and adds a [MASK] piece; the
+// encoder pretrains on those pieces and fine-tunes through train.init_from with the run's own
+// model. A SentencePiece model without [MASK] is refused naming tokenizer.model.
+TEST(PretrainCli, ANewEncoderPretrainsOnASentencePieceModelTrainedFromTheSameStream) {
+  if (!sentencepiece_supported()) GTEST_SKIP() << "SentencePiece cannot load in this build";
+  const std::string dir = pretraining_folder("sift_pretrain_spm");
+  write_file(dir + "/spm.yaml",
+             "pretrain: {files: [unlabelled.txt]}\n"
+             "tokenizer: {type: sentencepiece, model: spm.model, vocab_size: 30}\n");
+  const SiftResult trained = run_sift("tokenizer train spm.yaml", dir, "", dir);
+  ASSERT_EQ(trained.status, 0) << trained;
+  const std::string spm = " --set tokenizer.type=sentencepiece --set tokenizer.model=spm.model";
+  const SiftResult pre =
+      run_sift("pretrain pretrain.yaml --quiet --json --set run.name=spm" + spm, dir, "", dir);
+  ASSERT_EQ(pre.status, 0) << pre;
+  EXPECT_GT(masked_accuracy(pre), 0.5) << pre.out;  // chance: 1/30
+  EXPECT_EQ(slurp(dir + "/runs/spm/tokenizer.model"), slurp(dir + "/spm.model"))
+      << "the run carries its SentencePiece model";
+
+  std::string fine_yaml = finetune_yaml();
+  const std::string wordpiece = "tokenizer:\n  type: wordpiece\n  model: vocab.txt\n";
+  fine_yaml.erase(fine_yaml.find(wordpiece), wordpiece.size());  // the run's own tokenizer
+  write_file(dir + "/finetune.yaml", fine_yaml);
+  const SiftResult fine = run_sift(
+      "train finetune.yaml --json --set train.init_from=runs/spm --set model.pooling=mean", dir,
+      "", dir);
+  ASSERT_EQ(fine.status, 0) << fine;
+  EXPECT_NE(fine.err.find("train.init_from: runs/spm/best.ckpt fits but for output.weight"),
+            std::string::npos)
+      << fine.err;
+  EXPECT_GT(nlohmann::json::parse(fine.out)["splits"]["valid"]["accuracy"].get<double>(), 0.6)
+      << fine.out;
+
+  // A model trained for a classifier (no pretrain.files) has no [MASK] piece.
+  write_file(dir + "/plain.yaml",
+             "data: {train: {path: labelled.tsv}, format: label_first}\n"
+             "tokenizer: {type: sentencepiece, model: plain.model, vocab_size: 20}\n");
+  ASSERT_EQ(run_sift("tokenizer train plain.yaml", dir, "", dir).status, 0);
+  EXPECT_TRUE(testing::CleanSiftError(
+      run_sift("pretrain pretrain.yaml --set tokenizer.type=sentencepiece "
+               "--set tokenizer.model=plain.model --set run.name=plain",
+               dir, "", dir),
+      {"tokenizer.model", "plain.model has no [MASK] piece"}));
 }
 
 }  // namespace pretrain_cli_test

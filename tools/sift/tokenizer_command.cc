@@ -7,6 +7,7 @@
 #include "config/loader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "datasets/masked_lm.h"
 #include "datasets/sentencepiece.h"
 #include "datasets/wordpiece_trainer.h"
 #include "framework/runtime/base/task.h"
@@ -62,8 +63,12 @@ void train_tokenizer(const std::string& config_path, const std::vector<std::stri
       sample_training_text(resolve_data(config), static_cast<uint64_t>(t.sample_lines), sample);
   std::cerr << fmt::format("sampled {} lines; training a {} model of {} pieces\n", lines,
                            t.model_type, t.vocab_size);
+  // For masked-token pretraining (pretrain.files) the model holds a [MASK] piece: a control
+  // symbol, which no text encodes to.
+  std::vector<std::pair<std::string, std::string>> flags;
+  if (!config.pretrain.files.empty()) flags.emplace_back("control_symbols", kMaskPiece);
   try {
-    train_sentencepiece(sample, prefix, t.vocab_size, t.model_type);
+    train_sentencepiece(sample, prefix, t.vocab_size, t.model_type, flags);
   } catch (...) {
     std::filesystem::remove(sample);
     throw;

@@ -6,6 +6,7 @@
 
 #include "config/loader.h"
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "datasets/wordpiece.h"
 #include "framework/runtime/base/init_from_config.h"
 #include "framework/runtime/base/run_folder.h"
@@ -58,9 +59,17 @@ void continue_run(SiftConfig& config, const std::string& from,
   }
   take_run_model(config, from, models);
   const std::string vocabulary = run_file(from, kTokenizerModelFile);
-  if (config.tokenizer.model != vocabulary) {
-    check_vocabulary(config.tokenizer.model, vocabulary, from);
+  if (config.tokenizer.model == vocabulary) return;
+  if (config.tokenizer.type == TokenizerType::sentencepiece) {
+    if (read_file_bytes(config.tokenizer.model) != read_file_bytes(vocabulary)) {
+      throw Error(fmt::format(
+          "tokenizer.model: {} is not the SentencePiece model the encoder in {} "
+          "(train.init_from) was trained on; leave tokenizer.model out to take the run's own",
+          config.tokenizer.model, from));
+    }
+    return;
   }
+  check_vocabulary(config.tokenizer.model, vocabulary, from);
 }
 
 }  // namespace
