@@ -104,7 +104,7 @@ TEST_F(ServeCli, BadRequestsGetJsonErrorsWithTheirStatusAndTheServerStaysUp) {
       {"/v1/models/nope/predict", R"({"texts": ["a"]})", 404, "no model named 'nope'"},
       {"/v2/models/trec/infer", R"({"inputs": []})", 400, "BYTES"},
       {"/v2/models/trec/infer",
-       R"({"inputs": [{"name": "t", "datatype": "BYTES", "shape": [3], "data": ["a"]}]})", 400,
+       R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [3], "data": ["a"]}]})", 400,
        "shape"},
   };
   for (const auto& c : cases) {
