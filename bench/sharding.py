@@ -220,10 +220,13 @@ def main():
         f"- run: `python3 bench/sharding.py --steps {a.steps}`; load average {' '.join(load)} "
         "at the end (this 2-core machine is shared: examples/s are indicative only)",
         *tables,
-        "Rank 0 writes last.ckpt: under data parallelism it serialises the whole optimizer "
-        "state it holds; under run.shard it gathers the state into the file a tensor at a "
-        "time (optimizer_stream), so its peak RSS holds one tensor's state more than the "
-        "other ranks'. The encoder has SMS spam's vocabulary: fewer embedding rows than "
+        "Rank 0 writes last.ckpt from the optimizer state's own memory under data "
+        "parallelism, and under run.shard gathers it into the file a tensor at a time "
+        "(optimizer_stream), so its peak RSS holds one tensor's state more than the other "
+        "ranks'. Stages 1 and 2 can peak above data parallelism on a small model: the "
+        "buckets (train.bucket_mb) of the emulated reduce-scatter and of the weights' "
+        "all-gather can cost more than the optimizer state they save. "
+        "The encoder has SMS spam's vocabulary: fewer embedding rows than "
         "BERT-Small's 30k (29M parameters in all).",
         "Stages 1 and 2 keep the weights whole on every rank (stage 3: --stage3, its own "
         "table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "

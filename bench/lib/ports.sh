@@ -1,4 +1,4 @@
-# Loopback ports for the serving benches (sourced by bench/serve_bench.sh, bench/http_libs.sh;
+# Loopback ports for the serving benches (sourced by bench/lib/serve_load.sh, bench/http_libs.sh;
 # both define die()).
 # free_port: a TCP port nothing listens on now.
 free_port() {

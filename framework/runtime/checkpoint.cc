@@ -3,7 +3,10 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <sstream>
 #include <unordered_map>
 
@@ -277,17 +280,49 @@ TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint
   }
 }
 
-void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
-                          const std::string& path) {
+namespace {
+
+// LibTorch's archive reader takes bytes at positions as it needs them: the state is read
+// into its tensors without a second copy of the archive (an istringstream copied the
+// section's string: three copies of the state at a resume, with the tensors).
+using ReadAt = std::function<size_t(uint64_t position, void* out, size_t n)>;
+
+void load_optimizer_archive(torch::optim::Optimizer& optimizer, const ReadAt& read, uint64_t size,
+                            const std::string& path) {
   try {
-    std::istringstream in(bytes);
     torch::serialize::InputArchive archive;
-    archive.load_from(in);
+    archive.load_from(read, [size] { return static_cast<size_t>(size); });
     optimizer.load(archive);
   } catch (const c10::Error& e) {
     throw Error(
         fmt::format("{}: the optimizer state does not fit: {}", path, e.what_without_backtrace()));
   }
+}
+
+}  // namespace
+
+void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
+                          const std::string& path) {
+  const ReadAt read = [&bytes](uint64_t at, void* out, size_t n) -> size_t {
+    if (at >= bytes.size()) return 0;
+    n = std::min<size_t>(n, bytes.size() - at);
+    std::memcpy(out, bytes.data() + at, n);
+    return n;
+  };
+  load_optimizer_archive(optimizer, read, bytes.size(), path);
+}
+
+void load_optimizer_section(torch::optim::Optimizer& optimizer, const SectionRef& section) {
+  std::ifstream& in = *section.file;
+  const ReadAt read = [&](uint64_t at, void* out, size_t n) -> size_t {
+    if (at >= section.size) return 0;
+    n = static_cast<size_t>(std::min<uint64_t>(n, section.size - at));
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(section.offset + at));
+    in.read(static_cast<char*>(out), static_cast<std::streamsize>(n));
+    return static_cast<size_t>(in.gcount());
+  };
+  load_optimizer_archive(optimizer, read, section.size, section.path);
 }
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {

@@ -91,6 +91,8 @@ TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint
                                const FillFreed& fill_freed = {});
 void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& path);
+// The same from a section left on disk, read as the archive asks for its records.
+void load_optimizer_section(torch::optim::Optimizer& optimizer, const SectionRef& section);
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // read_checkpoint (checkpoint_file.h) as a Checkpoint.

@@ -129,8 +129,8 @@ std::string restore_last(Run& run, const Checkpoint& last, const std::string& pa
   run.model->remember_fills(load_model_weights(*run.model, last, path));
   // sift-lite's checkpoints (lite_trainer.h) hold neither: plain SGD keeps no state, and
   // its fast path draws nothing from LibTorch's generator; both start fresh.
-  if (last.blobs.count("optimizer")) {
-    load_optimizer_bytes(*run.optimizer, blob_of(last, "optimizer", path), path);
+  if (const auto it = last.on_disk.find("optimizer"); it != last.on_disk.end()) {
+    load_optimizer_section(*run.optimizer, it->second);
     if (run.shards) run.shards->scatter_state(*run.optimizer);  // keeps this rank's slices
   }
   if (last.blobs.count(rank_blob("rng", rank))) {

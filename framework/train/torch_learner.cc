@@ -455,7 +455,7 @@ class TorchLearner : public Learner {
   bool gathers_layers(Saved what) const { return run_.layers && what != Saved::best_copy; }
 
   Run& run_;
-  int64_t micro_ = 0;  // batches accumulated since the last optimizer step
+  int64_t micro_ = 0;            // batches accumulated since the last optimizer step
   bool state_streamed_ = false;  // run.shard: last.ckpt's state is gathered as it is written
 };
 

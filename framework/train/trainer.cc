@@ -185,7 +185,8 @@ nlohmann::json resume(const std::string& run_dir, const std::vector<std::string>
   ModelBundle saved = load_run(run_dir, overrides);
   const std::string last_path = run_file(run_dir, kLastCheckpointFile);
   check_run_folder_visible(run_dir, last_path);
-  const Checkpoint last = load_checkpoint(last_path, {"model"});  // read into the model
+  // Read from the file into the model and the optimizer, not first into memory whole.
+  const Checkpoint last = load_checkpoint(last_path, {"model", "optimizer"});
   check_run_file_hashes(run_dir, last.meta, last_path);
   Run run;
   start_run(run, saved.config, options);

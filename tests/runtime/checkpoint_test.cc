@@ -99,6 +99,57 @@ TEST_F(CheckpointTest, AFreedTensorIsFilledWhenItsTurnComesAndTheFileIsTheSame) 
   EXPECT_EQ(testing::slurp(streamed), testing::slurp(path_));
 }
 
+// `count` parameters of `shape` and an Adam over them that took `steps` steps (its state
+// filled); path_ holds a checkpoint of that state as an optimizer_bytes blob, returned.
+struct SteppedAdam {
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<torch::optim::Adam> adam;
+  Checkpoint whole;
+};
+SteppedAdam stepped_adam(int count, std::vector<int64_t> shape, int steps,
+                         const std::string& path) {
+  SteppedAdam a;
+  for (int i = 0; i < count; ++i) a.params.push_back(torch::randn(shape).requires_grad_(true));
+  a.adam = std::make_unique<torch::optim::Adam>(a.params, torch::optim::AdamOptions(0.01));
+  for (int step = 0; step < steps; ++step) {
+    for (auto& p : a.params) p.mutable_grad() = torch::randn_like(p);
+    a.adam->step();
+  }
+  a.whole.meta = {{"model", "adam"}};
+  a.whole.blobs["optimizer"] = optimizer_bytes(*a.adam);
+  save_checkpoint(path, a.whole);
+  return a;
+}
+
+// A whole optimizer state (data parallelism's, one process's) streamed from its own memory
+// writes the bytes of its optimizer_bytes blob, and read back from the file as the archive
+// asks for its records (a resume) it is the state that was saved. A section cut short is
+// refused naming the file.
+TEST_F(CheckpointTest, AWholeOptimizerStateIsStreamedFromItsMemoryAndReadBackFromTheFile) {
+  const SteppedAdam a = stepped_adam(3, {64, 32}, 3, path_);
+  const auto& params = a.params;
+  const Checkpoint& whole = a.whole;
+  Checkpoint streamed;
+  streamed.meta = whole.meta;
+  streamed.streams["optimizer"] = optimizer_stream(*a.adam, {}, [](const torch::Tensor&) {});
+  const std::string path = dir_ + "/streamed.ckpt";
+  save_checkpoint(path, streamed);
+  EXPECT_EQ(testing::slurp(path), testing::slurp(path_));
+
+  const Checkpoint on_disk = load_checkpoint(path, {"optimizer"});
+  ASSERT_EQ(on_disk.blobs.count("optimizer"), 0u);
+  ASSERT_EQ(on_disk.on_disk.count("optimizer"), 1u);
+  torch::optim::Adam restored(params, torch::optim::AdamOptions(0.01));
+  load_optimizer_section(restored, on_disk.on_disk.at("optimizer"));
+  EXPECT_EQ(optimizer_bytes(restored), whole.blobs.at("optimizer"));
+
+  SectionRef cut = on_disk.on_disk.at("optimizer");
+  cut.size /= 2;
+  torch::optim::Adam refused(params, torch::optim::AdamOptions(0.01));
+  EXPECT_CONTAINS(error_of([&] { load_optimizer_section(refused, cut); }),
+                  path + ": the optimizer state does not fit");
+}
+
 // An optimizer whose state tensors are untouched zeros (run.shard's save) writes, through
 // optimizer_stream, the file that its filled state gives as an optimizer_bytes blob,
 // byte for byte; each tensor is filled once, right before its bytes are taken, and at no
@@ -106,16 +157,10 @@ TEST_F(CheckpointTest, AFreedTensorIsFilledWhenItsTurnComesAndTheFileIsTheSame) 
 // before was given back). Adam over 4 tensors of 64K floats: 2 MiB of state, 256 KiB
 // each.
 TEST_F(CheckpointTest, AnOptimizerStateFilledATensorAtATimeWritesTheFileOfTheWholeState) {
-  std::vector<torch::Tensor> params;
-  for (int i = 0; i < 4; ++i) params.push_back(torch::randn({256, 256}).requires_grad_(true));
-  torch::optim::Adam adam(params, torch::optim::AdamOptions(0.01));
-  for (int step = 0; step < 2; ++step) {
-    for (auto& p : params) p.mutable_grad() = torch::randn_like(p);
-    adam.step();
-  }
-  Checkpoint whole;
-  whole.meta = {{"model", "adam"}};
-  whole.blobs["optimizer"] = optimizer_bytes(adam);
+  SteppedAdam a = stepped_adam(4, {256, 256}, 2, path_ + ".unused");
+  std::vector<torch::Tensor>& params = a.params;
+  torch::optim::Adam& adam = *a.adam;
+  Checkpoint& whole = a.whole;
   whole.blobs["rng"] = "after";
   save_checkpoint(path_, whole);
 
@@ -306,8 +351,7 @@ TEST_F(CheckpointTest, WeightsOfAnotherShapeAreRefused) {
 
 TEST_F(CheckpointTest, GarbageWeightBytesAreRefused) {
   torch::nn::Linear target(5, 3);
-  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }),
-                  path_);
+  EXPECT_CONTAINS(error_of([&] { load_module_bytes(*target, "not an archive", path_); }), path_);
 }
 
 TEST_F(CheckpointTest, UnwritableDirectoryIsASiftError) {

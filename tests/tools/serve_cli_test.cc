@@ -7,13 +7,13 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -104,7 +104,7 @@ TEST_F(ServeCli, BadRequestsGetJsonErrorsWithTheirStatusAndTheServerStaysUp) {
       {"/v1/models/nope/predict", R"({"texts": ["a"]})", 404, "no model named 'nope'"},
       {"/v2/models/trec/infer", R"({"inputs": []})", 400, "BYTES"},
       {"/v2/models/trec/infer",
-       R"({"inputs": [{"name": "t", "datatype": "BYTES", "shape": [3], "data": ["a"]}]})", 400,
+       R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [3], "data": ["a"]}]})", 400,
        "shape"},
   };
   for (const auto& c : cases) {
@@ -216,8 +216,8 @@ TEST_F(ServeCli, ThirtyTwoConcurrentClientsEachGetTheAnswerToTheirOwnTexts) {
 TEST_F(ServeCli, SigtermAnswersEveryAcceptedRequestThenExitsZero) {
   // Batches wait 400 ms for company: the requests are still queued when SIGTERM comes (the
   // Transformer: fastText's texts run on the request's own thread, never queued).
-  Server s(dir_, {"--model", "trec=" + train_transformer(), "--max-delay-us", "400000", "--max-batch",
-                  "1000", "--drain-seconds", "5", "--wait-full-delay"});
+  Server s(dir_, {"--model", "trec=" + train_transformer(), "--max-delay-us", "400000",
+                  "--max-batch", "1000", "--drain-seconds", "5", "--wait-full-delay"});
   std::vector<int> status(16, 0);
   std::vector<std::thread> clients;
   for (int i = 0; i < 16; ++i) {
@@ -300,8 +300,8 @@ TEST_F(ServeCli, AFullQueueAnswers429WithRetryAfterAndALateRequest504) {
   EXPECT_EQ(s.stop(SIGTERM), 0);
 
   // A batch that closes after the request's deadline: 504, and the server answers on.
-  Server late(dir_, {"--model", "trec=" + run, "--max-delay-us", "500000",
-                     "--wait-full-delay", "--max-batch", "100", "--timeout-ms", "100"});
+  Server late(dir_, {"--model", "trec=" + run, "--max-delay-us", "500000", "--wait-full-delay",
+                     "--max-batch", "100", "--timeout-ms", "100"});
   const auto [status, body] = late.post("/v1/models/trec/predict", R"({"texts": ["a"]})");
   EXPECT_EQ(status, 504) << body;
   EXPECT_NE(body.find("not answered within 100 ms"), std::string::npos) << body;
@@ -365,11 +365,12 @@ TEST_F(ServeCli, FuzzedBodiesAlwaysGetAJsonAnswerAndNeverBringTheServerDown) {
   Server s(dir_, {"--model", "trec=" + train_fasttext(), "--no-access-log"});
   const std::vector<std::string> seeds = {
       R"({"texts": ["Who wrote Hamlet ?", "How far is the moon ?"], "top_k": 2, "threshold": 0.1})",
-      R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a b"]}]})"};
+      R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a b"]}]})",
+      R"({"id": "r", "inputs": [{"name": "text", "datatype": "BYTES", "shape": [1, 1], "data": ["a"]}], "outputs": [{"name": "score", "parameters": {"binary_data": false}}]})"};
   std::mt19937 rng(39);
   auto client = s.client();
   for (int i = 0; i < 400; ++i) {
-    std::string body = seeds[static_cast<size_t>(i) % 2];
+    std::string body = i % 2 ? seeds[1 + static_cast<size_t>(i / 2) % 2] : seeds[0];
     const int edits = 1 + static_cast<int>(rng() % 6);
     for (int e = 0; e < edits && !body.empty(); ++e) {
       const size_t at = rng() % body.size();

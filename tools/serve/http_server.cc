@@ -133,11 +133,20 @@ const std::vector<RouteShape>& route_shapes() {
         {std::regex("/v2/models/" + n), "GET"},
         {std::regex("/v2/models/" + n + "/ready"), "GET"},
         {std::regex("/v2/models/" + n + "/infer"), "POST"},
+        {std::regex("/v2/models/" + n + "/versions/" + n), "GET"},
+        {std::regex("/v2/models/" + n + "/versions/" + n + "/ready"), "GET"},
+        {std::regex("/v2/models/" + n + "/versions/" + n + "/infer"), "POST"},
         {std::regex("/metrics"), "GET"},
     };
   }();
   return shapes;
 }
+
+// The v2 model routes' names in the metrics: infer, metadata, ready; plain and versioned.
+const char* const v2_routes[2][3] = {
+    {"/v2/models/{name}/infer", "/v2/models/{name}", "/v2/models/{name}/ready"},
+    {"/v2/models/{name}/versions/{version}/infer", "/v2/models/{name}/versions/{version}",
+     "/v2/models/{name}/versions/{version}/ready"}};
 
 // A path as the access log prints it: printable ASCII only, at most 200 bytes.
 std::string printable(const std::string& s) {
@@ -215,6 +224,15 @@ ModelSlot& HttpServer::slot_of(const std::string& name) const {
   throw HttpError(404, fmt::format("no model named '{}'", name));
 }
 
+std::shared_ptr<LoadedModel> HttpServer::model_of(const Request& req) const {
+  auto model = slot_of(req.matches[1]).current();
+  if (req.matches.size() > 2 && req.matches[2] != std::to_string(model->version)) {
+    throw HttpError(404, fmt::format("model '{}' has no version '{}' (version {} is served)",
+                                     req.matches[1].str(), req.matches[2].str(), model->version));
+  }
+  return model;
+}
+
 bool HttpServer::authorized(const Request& req, Response& res) const {
   if (settings_.token.empty() ||
       bearer_matches(req.get_header_value("Authorization"), settings_.token)) {
@@ -264,9 +282,6 @@ void HttpServer::add_routes() {
   s.Post(std::string("/v1/models/") + kName + "/reload",
          guarded("/v1/models/{name}/reload",
                  [this](const Request& req, Response& res) { reload(req, res); }));
-  s.Post(std::string("/v2/models/") + kName + "/infer",
-         guarded("/v2/models/{name}/infer",
-                 [this](const Request& req, Response& res) { predict(req, res, true); }));
   s.Get("/v2", guarded("/v2", [](const Request&, Response& res) {
           answer(res, 200, R"({"name":"sift","version":"0.1.0","extensions":[]})");
         }));
@@ -277,17 +292,24 @@ void HttpServer::add_routes() {
           answer(res, draining() ? 503 : 200,
                  draining() ? R"({"ready":false})" : R"({"ready":true})");
         }));
-  s.Get(std::string("/v2/models/") + kName,
-        guarded("/v2/models/{name}", [this](const Request& req, Response& res) {
-          const auto m = slot_of(req.matches[1]).current();
-          answer(res, 200, metadata_body({req.matches[1], m->backend.get(), m->version}));
-        }));
-  s.Get(std::string("/v2/models/") + kName + "/ready",
-        guarded("/v2/models/{name}/ready", [this](const Request& req, Response& res) {
-          slot_of(req.matches[1]);
-          answer(res, draining() ? 503 : 200,
-                 draining() ? R"({"ready":false})" : R"({"ready":true})");
-        }));
+  // Each v2 model route, also under /versions/{version}/ (404 unless that version serves).
+  const std::string model = std::string("/v2/models/") + kName;
+  for (const bool versioned : {false, true}) {
+    const std::string path = versioned ? model + "/versions/" + kName : model;
+    const char* const* route = v2_routes[versioned ? 1 : 0];
+    s.Post(path + "/infer", guarded(route[0], [this](const Request& req, Response& res) {
+             predict(req, res, true);
+           }));
+    s.Get(path, guarded(route[1], [this](const Request& req, Response& res) {
+            const auto m = model_of(req);
+            answer(res, 200, metadata_body({req.matches[1], m->backend.get(), m->version}));
+          }));
+    s.Get(path + "/ready", guarded(route[2], [this](const Request& req, Response& res) {
+            model_of(req);
+            answer(res, draining() ? 503 : 200,
+                   draining() ? R"({"ready":false})" : R"({"ready":true})");
+          }));
+  }
   s.Get("/metrics", guarded("/metrics", [this](const Request&, Response& res) {
           for (const auto& slot : models_) {
             metrics_.queue_depth(slot->name(), slot->current()->queue->depth());
@@ -361,8 +383,11 @@ class Arrival {
 }  // namespace
 
 void HttpServer::predict(const Request& req, Response& res, bool v2) {
-  ModelSlot& slot = slot_of(req.matches[1]);
-  const std::shared_ptr<LoadedModel> model = slot.current();  // finishes on this version
+  const std::string name = req.matches[1];
+  const std::shared_ptr<LoadedModel> model = model_of(req);  // finishes on this version
+  if (v2 && req.has_header("Inference-Header-Content-Length")) {
+    refuse_binary("the Inference-Header-Content-Length header");
+  }
   Arrival arrival(*model->queue);
   const PredictRequest r =
       v2 ? parse_infer(req.body, settings_.limits) : parse_predict(req.body, settings_.limits);
@@ -389,7 +414,7 @@ void HttpServer::predict(const Request& req, Response& res, bool v2) {
     case BatchQueue::Admit::full:
       res.set_header("Retry-After", "1");
       return refuse(res, 429,
-                    fmt::format("model {}'s queue is full ({} texts); retry later", slot.name(),
+                    fmt::format("model {}'s queue is full ({} texts); retry later", name,
                                 model->queue->limits().queue_texts));
     case BatchQueue::Admit::stopped:
       return refuse(res, 503, "the server is shutting down");
@@ -400,9 +425,9 @@ void HttpServer::predict(const Request& req, Response& res, bool v2) {
     return refuse(res, 504, fmt::format("not answered within {} ms", settings_.timeout_ms));
   }
   if (!job->error().empty()) return refuse(res, 500, "the model failed: " + job->error());
-  const ModelView view{slot.name(), &b, model->version};
+  const ModelView view{name, &b, model->version};
   answer(res, 200,
-         v2 ? infer_body(view, job->results())
+         v2 ? infer_body(view, job->results(), r)
             : predict_body(view, job->results(), r.truncated, settings_.limits.max_text_bytes));
 }
 

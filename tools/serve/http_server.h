@@ -59,6 +59,9 @@ class HttpServer {
   using Response = httplib::Response;
   void add_routes();
   ModelSlot& slot_of(const std::string& name) const;
+  // The model a route names, at the version its path names (/versions/{v}/), if it names
+  // one: 404 unless that version is the one serving.
+  std::shared_ptr<LoadedModel> model_of(const Request& req) const;
   void predict(const Request& req, Response& res, bool v2);
   void reload(const Request& req, Response& res);
   void list_models(Response& res) const;

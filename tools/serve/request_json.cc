@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace sift::serve {
@@ -106,6 +107,13 @@ void refuse_unknown(const nlohmann::json& j, std::initializer_list<const char*> 
 
 }  // namespace
 
+[[noreturn]] void refuse_binary(const std::string& field) {
+  throw HttpError(400, fmt::format("{}: the binary tensor data extension is not supported; send "
+                                   "the texts as JSON \"data\" (tritonclient.http: "
+                                   "binary_data=False)",
+                                   field));
+}
+
 PredictRequest parse_predict(std::string_view body, const RequestLimits& limits) {
   const nlohmann::json j = parse_object(body);
   refuse_unknown(j, {"texts", "top_k", "threshold"}, "");
@@ -117,35 +125,108 @@ PredictRequest parse_predict(std::string_view body, const RequestLimits& limits)
   return r;
 }
 
-PredictRequest parse_infer(std::string_view body, const RequestLimits& limits) {
-  const nlohmann::json j = parse_object(body);
-  refuse_unknown(j, {"id", "inputs", "outputs", "parameters"}, "");
+namespace {
+
+void check_shape(const nlohmann::json& input, size_t texts) {
+  const auto shape = input.find("shape");
+  if (shape == input.end()) return;
+  int64_t n = 1;
+  bool numbers = shape->is_array();
+  for (const auto& d : numbers ? *shape : nlohmann::json::array()) {
+    numbers = numbers && d.is_number_integer();
+    n *= numbers ? d.get<int64_t>() : 1;
+  }
+  if (!numbers || n != static_cast<int64_t>(texts)) {
+    throw HttpError(400,
+                    fmt::format("inputs[0].shape does not hold the {} texts of its data", texts));
+  }
+}
+
+// inputs: one BYTES tensor named kV2Input.
+void read_input(const nlohmann::json& j, const RequestLimits& limits, PredictRequest& r) {
   const auto inputs = j.find("inputs");
   if (inputs == j.end() || !inputs->is_array() || inputs->size() != 1) {
-    throw HttpError(400, "inputs must be an array of one BYTES tensor of texts");
+    throw HttpError(400, fmt::format("inputs must be an array of one BYTES tensor of texts, "
+                                     "named '{}'",
+                                     kV2Input.name));
   }
   const nlohmann::json& input = (*inputs)[0];
-  if (!input.is_object() || input.value("datatype", "") != "BYTES") {
-    throw HttpError(400, "inputs[0].datatype must be BYTES");
+  if (!input.is_object()) throw HttpError(400, "inputs[0] must be an object");
+  refuse_unknown(input, {"name", "shape", "datatype", "parameters", "data"}, "inputs[0].");
+  const auto name = input.find("name");
+  if (name == input.end()) throw HttpError(400, "missing field inputs[0].name");
+  if (!name->is_string() || name->get<std::string>() != kV2Input.name) {
+    throw HttpError(400, fmt::format("inputs[0].name is {}; the model's input is named '{}'",
+                                     name->dump(), kV2Input.name));
+  }
+  if (input.value("datatype", "") != kV2Input.datatype) {
+    throw HttpError(400, fmt::format("inputs[0].datatype must be {}", kV2Input.datatype));
+  }
+  if (auto p = input.find("parameters"); p != input.end()) {
+    if (!p->is_object()) throw HttpError(400, "inputs[0].parameters must be an object");
+    if (p->contains("binary_data_size")) refuse_binary("inputs[0].parameters.binary_data_size");
   }
   const auto data = input.find("data");
   if (data == input.end()) throw HttpError(400, "missing field inputs[0].data");
-  PredictRequest r;
   r.texts = texts_of(*data, "inputs[0].data", limits, r.truncated);
-  if (auto shape = input.find("shape"); shape != input.end()) {
-    int64_t n = 1;
-    bool numbers = shape->is_array();
-    for (const auto& d : numbers ? *shape : nlohmann::json::array()) {
-      numbers = numbers && d.is_number_integer();
-      n *= numbers ? d.get<int64_t>() : 1;
+  check_shape(input, r.texts.size());
+}
+
+// outputs[i]: {"name", "parameters"}; binary_data is answered as JSON data, which clients read.
+size_t read_output(const nlohmann::json& output, const std::string& where) {
+  if (!output.is_object()) throw HttpError(400, where + " must be an object");
+  refuse_unknown(output, {"name", "parameters"}, where + ".");
+  const auto name = output.find("name");
+  if (name == output.end()) throw HttpError(400, fmt::format("missing field {}.name", where));
+  if (auto p = output.find("parameters"); p != output.end()) {
+    if (!p->is_object()) throw HttpError(400, where + ".parameters must be an object");
+    refuse_unknown(*p, {"binary_data"}, where + ".parameters.");
+    if (auto b = p->find("binary_data"); b != p->end() && !b->is_boolean()) {
+      throw HttpError(400, where + ".parameters.binary_data must be true or false");
     }
-    if (!numbers || n != static_cast<int64_t>(r.texts.size())) {
-      throw HttpError(400, fmt::format("inputs[0].shape does not hold the {} texts of its data",
-                                       r.texts.size()));
+  }
+  for (size_t i = 0; i < kV2OutputCount; ++i) {
+    if (name->is_string() && name->get<std::string>() == kV2Outputs[i].name) return i;
+  }
+  throw HttpError(400, fmt::format("{}.name is {}; the model's outputs are '{}' and '{}'", where,
+                                   name->dump(), kV2Outputs[0].name, kV2Outputs[1].name));
+}
+
+void read_outputs(const nlohmann::json& j, PredictRequest& r) {
+  const auto outputs = j.find("outputs");
+  if (outputs == j.end()) return;
+  if (!outputs->is_array()) throw HttpError(400, "outputs must be an array");
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string where = fmt::format("outputs[{}]", i);
+    const size_t which = read_output((*outputs)[i], where);
+    if (std::find(r.outputs.begin(), r.outputs.end(), which) != r.outputs.end()) {
+      throw HttpError(400,
+                      fmt::format("{}.name '{}' is asked twice", where, kV2Outputs[which].name));
     }
+    r.outputs.push_back(which);
+  }
+}
+
+}  // namespace
+
+PredictRequest parse_infer(std::string_view body, const RequestLimits& limits) {
+  const nlohmann::json j = parse_object(body);
+  refuse_unknown(j, {"id", "inputs", "outputs", "parameters"}, "");
+  PredictRequest r;
+  if (auto id = j.find("id"); id != j.end()) {
+    if (!id->is_string()) throw HttpError(400, "id must be a string");
+    r.id = id->get<std::string>();
+  }
+  read_input(j, limits, r);
+  read_outputs(j, r);
+  if (r.outputs.empty()) {
+    for (size_t i = 0; i < kV2OutputCount; ++i) r.outputs.push_back(i);
   }
   if (auto p = j.find("parameters"); p != j.end()) {
     if (!p->is_object()) throw HttpError(400, "parameters must be an object");
+    if (auto b = p->find("binary_data_output"); b != p->end() && !b->is_boolean()) {
+      throw HttpError(400, "parameters.binary_data_output must be true or false");
+    }
     read_options(*p, "parameters.", r);
   }
   return r;

@@ -4,6 +4,7 @@
 // and a sentence naming the field; nothing in a body names a file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -23,17 +24,34 @@ struct RequestLimits {
   int64_t max_text_bytes = 65536;  // a longer text is cut to this many bytes, and said
 };
 
+// The Open Inference Protocol v2 tensors of every served model: one BYTES input of texts,
+// and two outputs, both [texts, k]: the labels (BYTES) and their probabilities (FP32).
+struct V2Tensor {
+  const char* name;
+  const char* datatype;
+};
+inline constexpr V2Tensor kV2Input{"text", "BYTES"};
+inline constexpr V2Tensor kV2Outputs[] = {{"label", "BYTES"}, {"score", "FP32"}};
+inline constexpr size_t kV2OutputCount = sizeof(kV2Outputs) / sizeof(kV2Outputs[0]);
+
 struct PredictRequest {
   std::vector<std::string> texts;
   std::optional<int64_t> top_k;
   std::optional<double> threshold;
   std::vector<size_t> truncated;  // the texts cut to max_text_bytes
+  // v2 only: the request's "id", echoed in the answer; the outputs asked for, as indices
+  // into kV2Outputs in the order asked (every output when the request names none).
+  std::optional<std::string> id;
+  std::vector<size_t> outputs;
 };
 
 // The byte offset of the first byte that is not part of valid UTF-8, or npos.
 size_t invalid_utf8_at(std::string_view bytes);
 
 PredictRequest parse_predict(std::string_view body, const RequestLimits& limits);
+// v2 `infer`: texts from inputs[0] (named kV2Input), the outputs asked for, the id.
 PredictRequest parse_infer(std::string_view body, const RequestLimits& limits);
+// A request of the v2 binary tensor data extension (`field` says how it was told): 400.
+[[noreturn]] void refuse_binary(const std::string& field);
 
 }  // namespace sift::serve

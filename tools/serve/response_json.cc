@@ -36,22 +36,29 @@ std::string predict_body(const ModelView& m, const std::vector<cli::Predictions>
   return dump(out);
 }
 
-std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results) {
+std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
+                       const PredictRequest& asked) {
   size_t k = 0;
   for (const auto& p : results) k = std::max(k, p.size());
-  nlohmann::json labels = nlohmann::json::array(), scores = nlohmann::json::array();
+  nlohmann::json data[kV2OutputCount] = {nlohmann::json::array(), nlohmann::json::array()};
   for (const auto& p : results) {
     for (size_t j = 0; j < k; ++j) {
-      labels.push_back(j < p.size() ? p[j].first : "");
-      scores.push_back(j < p.size() ? p[j].second : 0.0);
+      data[0].push_back(j < p.size() ? p[j].first : "");
+      data[1].push_back(j < p.size() ? p[j].second : 0.0);
     }
   }
-  const nlohmann::json shape = {results.size(), k};
-  return dump({{"model_name", m.name},
-               {"model_version", std::to_string(m.version)},
-               {"outputs",
-                {{{"name", "label"}, {"datatype", "BYTES"}, {"shape", shape}, {"data", labels}},
-                 {{"name", "score"}, {"datatype", "FP32"}, {"shape", shape}, {"data", scores}}}}});
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const size_t i : asked.outputs) {
+    outputs.push_back({{"name", kV2Outputs[i].name},
+                       {"datatype", kV2Outputs[i].datatype},
+                       {"shape", {results.size(), k}},
+                       {"data", std::move(data[i])}});
+  }
+  nlohmann::json out = {{"model_name", m.name},
+                        {"model_version", std::to_string(m.version)},
+                        {"outputs", std::move(outputs)}};
+  if (asked.id) out["id"] = *asked.id;
+  return dump(out);
 }
 
 std::string models_body(const std::vector<ModelView>& models) {
@@ -68,13 +75,16 @@ std::string models_body(const std::vector<ModelView>& models) {
 }
 
 std::string metadata_body(const ModelView& m) {
-  return dump({{"name", m.name},
-               {"versions", {std::to_string(m.version)}},
-               {"platform", m.backend->uses_libtorch() ? "sift_libtorch" : "sift_fasttext"},
-               {"inputs", {{{"name", "text"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
-               {"outputs",
-                {{{"name", "label"}, {"datatype", "BYTES"}, {"shape", {-1, -1}}},
-                 {{"name", "score"}, {"datatype", "FP32"}, {"shape", {-1, -1}}}}}});
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const V2Tensor& t : kV2Outputs) {
+    outputs.push_back({{"name", t.name}, {"datatype", t.datatype}, {"shape", {-1, -1}}});
+  }
+  return dump(
+      {{"name", m.name},
+       {"versions", {std::to_string(m.version)}},
+       {"platform", m.backend->uses_libtorch() ? "sift_libtorch" : "sift_fasttext"},
+       {"inputs", {{{"name", kV2Input.name}, {"datatype", kV2Input.datatype}, {"shape", {-1}}}}},
+       {"outputs", std::move(outputs)}});
 }
 
 }  // namespace sift::serve

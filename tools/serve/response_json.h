@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/serve/model_backend.h"
+#include "tools/serve/request_json.h"
 
 namespace sift::serve {
 
@@ -21,12 +22,14 @@ std::string error_body(const std::string& message);
 // were cut, "truncated" (their indices) and "warning".
 std::string predict_body(const ModelView& m, const std::vector<cli::Predictions>& results,
                          const std::vector<size_t>& truncated, int64_t max_text_bytes);
-// v2: outputs "label" (BYTES) and "score" (FP32), both [texts, k] with k the most labels
-// any text has; shorter rows are padded with "" and 0.
-std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results);
+// v2: the outputs `asked` names (kV2Outputs: "label" BYTES and "score" FP32), in its
+// order, each [texts, k] with k the most labels any text has (shorter rows are padded with
+// "" and 0), and its "id" when it has one.
+std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
+                       const PredictRequest& asked);
 // GET /v1/models: every model's name, kind, version, labels and whether LibTorch runs it.
 std::string models_body(const std::vector<ModelView>& models);
-// GET /v2/models/{m}: the v2 metadata.
+// GET /v2/models/{m}: the v2 metadata: the input and outputs infer reads and answers.
 std::string metadata_body(const ModelView& m);
 
 }  // namespace sift::serve

@@ -1,0 +1,63 @@
+# The load of the serving benches (sourced by bench/serve_bench.sh and bench/serve_tuning.sh,
+# which set PY, SIFT and TMP and define die()): the request bodies, a `sift serve` on a free
+# port, and wrk's figures as one JSON row.
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
+# write_bodies TEST_FILE OUT.lua: wrk's Lua script POSTing {"texts": [one sentence]},
+# cycling through the first 200 sentences of a label-first file.
+write_bodies() {
+  $PY - "$1" "$2" <<'EOF'
+import json, sys
+texts = [l.split(" ", 1)[1].strip() for l in open(sys.argv[1], encoding="utf-8") if " " in l][:200]
+with open(sys.argv[2], "w") as out:
+    out.write("wrk.method = 'POST'\nwrk.headers['Content-Type'] = 'application/json'\n")
+    out.write("local bodies = {\n")
+    for t in texts:
+        out.write("  %s,\n" % json.dumps(json.dumps({"texts": [t]})))
+    out.write("}\nlocal i = 0\n")
+    out.write("request = function()\n  i = i % #bodies + 1\n"
+              "  return wrk.format(nil, nil, nil, bodies[i])\nend\n")
+EOF
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || true
+  SERVER_PID=
+}
+
+sift_serve() {  # sift_serve NAME MODEL_PATH OPTIONS...
+  local port
+  port=$(free_port)
+  "$SIFT" serve --model "$1=$2" --port "$port" --no-access-log "${@:3}" 2>"$TMP/serve.err" &
+  SERVER_PID=$!
+  wait_port "$port"
+  URL=http://127.0.0.1:$port/v1/models/$1/predict
+}
+
+# wrk_row WRK_OUTPUT SERVER MODEL CONCURRENCY PEAK_RSS_MB: wrk --latency's figures as one
+# JSON row on stdout (and a readable line on stderr).
+wrk_row() {
+  $PY - "$@" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+def ms(v, unit):
+    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+p = {m.group(1): ms(m.group(2), m.group(3))
+     for m in re.finditer(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)}
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+total = int(re.search(r"(\d+) requests in", text).group(1))
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+errors = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sock.groups())) if sock else 0)
+row = {"server": sys.argv[2], "model": sys.argv[3], "concurrency": int(sys.argv[4]),
+       "requests_per_s": round(rps), "texts_per_s": round(rps), "p50_ms": round(p["50"], 2),
+       "p99_ms": round(p["99"], 2), "errors": errors, "requests": total,
+       "peak_rss_mb": int(sys.argv[5])}
+print(json.dumps(row))
+print(f"{row['server']:<34} c={row['concurrency']:<3} {row['requests_per_s']:>7} req/s  "
+      f"p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms  errors {errors}  "
+      f"RSS {row['peak_rss_mb']} MB", file=sys.stderr)
+EOF
+}
