@@ -59,6 +59,19 @@ def norm(w, prefix, x, eps):
     return F.layer_norm(x, (x.shape[-1],), w[prefix + ".weight"], w[prefix + ".bias"], eps)
 
 
+def bert_layers(w, cfg, x, mask, base, eps):
+    """BERT's post-LayerNorm encoder layers (modeling_bert's BertLayer), as BERT, ELECTRA and
+    XLM-R stack them."""
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"{base}encoder.layer.{i}."
+        a = attention(w, p + "attention.self.query", p + "attention.self.key", p + "attention.self.value",
+                      cfg["num_attention_heads"], x, mask)
+        x = norm(w, p + "attention.output.LayerNorm", x + linear(w, p + "attention.output.dense", a), eps)
+        h = F.gelu(linear(w, p + "intermediate.dense", x))
+        x = norm(w, p + "output.LayerNorm", x + linear(w, p + "output.dense", h), eps)
+    return x
+
+
 def bert_like(w, cfg, ids, mask, base, electra):
     eps = cfg.get("layer_norm_eps", 1e-12)
     e = base + "embeddings."
@@ -68,13 +81,7 @@ def bert_like(w, cfg, ids, mask, base, electra):
     x = norm(w, e + "LayerNorm", x, eps)
     if electra and base + "embeddings_project.weight" in w:
         x = linear(w, base + "embeddings_project", x)
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"{base}encoder.layer.{i}."
-        a = attention(w, p + "attention.self.query", p + "attention.self.key", p + "attention.self.value",
-                      cfg["num_attention_heads"], x, mask)
-        x = norm(w, p + "attention.output.LayerNorm", x + linear(w, p + "attention.output.dense", a), eps)
-        h = F.gelu(linear(w, p + "intermediate.dense", x))
-        x = norm(w, p + "output.LayerNorm", x + linear(w, p + "output.dense", h), eps)
+    x = bert_layers(w, cfg, x, mask, base, eps)
     cls = x[:, 0]
     if electra:
         return linear(w, "classifier.out_proj", F.gelu(linear(w, "classifier.dense", cls)))
@@ -118,13 +125,7 @@ def xlm_roberta(w, cfg, ids, lengths, mask, base):
     x = (w[e + "word_embeddings.weight"][ids] + w[e + "position_embeddings.weight"][positions]
          + w[e + "token_type_embeddings.weight"][0])
     x = norm(w, e + "LayerNorm", x, eps)
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"{base}encoder.layer.{i}."
-        a = attention(w, p + "attention.self.query", p + "attention.self.key", p + "attention.self.value",
-                      cfg["num_attention_heads"], x, mask)
-        x = norm(w, p + "attention.output.LayerNorm", x + linear(w, p + "attention.output.dense", a), eps)
-        h = F.gelu(linear(w, p + "intermediate.dense", x))
-        x = norm(w, p + "output.LayerNorm", x + linear(w, p + "output.dense", h), eps)
+    x = bert_layers(w, cfg, x, mask, base, eps)
     return linear(w, "classifier.out_proj", torch.tanh(linear(w, "classifier.dense", x[:, 0])))
 
 
