@@ -58,13 +58,9 @@ LATENCY_BENCH=$(dirname "$SIFT")/sift-latency-bench
 [[ -x $LATENCY_BENCH ]] || die "$LATENCY_BENCH is missing (cmake --build build --target sift_latency_bench)"
 [[ -f $DATA/sst2/stsa.binary.train ]] || die "$DATA/sst2 is missing (tools/get_data.sh)"
 
-TMP=$(mktemp -d)
-SERVER_PID=
-cleanup() {
-  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null || true
-  [[ ${KEEP_TMP:-0} == 1 ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=lib/serve_load.sh
+source "$(dirname "$0")/lib/serve_load.sh"
+open_scratch
 ROWS=$TMP/rows.jsonl
 : >"$ROWS"
 : >"$TMP/extra.jsonl"
@@ -92,8 +88,6 @@ if [[ ! -f $M/tf_int8.pt ]]; then
 fi
 [[ ${PREPARE:-0} == 1 ]] && exit 0
 
-# shellcheck source=lib/serve_load.sh
-source "$(dirname "$0")/lib/serve_load.sh"
 # ---- the request bodies: one SST-2 test sentence each ---------------------------------
 write_bodies "$DATA/sst2/stsa.binary.test" "$TMP/body.lua"
 

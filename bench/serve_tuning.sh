@@ -43,15 +43,9 @@ command -v wrk >/dev/null || die "wrk is not installed (tools/setup.sh)"
   die "--models DIR must hold tf.pt and tf_int8.pt (bench/serve_bench.sh --models DIR --prepare)"
 [[ -f $DATA/sst2/stsa.binary.test ]] || die "$DATA/sst2 is missing (tools/get_data.sh)"
 
-TMP=$(mktemp -d)
-SERVER_PID=
-cleanup() {
-  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null || true
-  [[ ${KEEP_TMP:-0} == 1 ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
 # shellcheck source=lib/serve_load.sh
 source "$(dirname "$0")/lib/serve_load.sh"
+open_scratch
 write_bodies "$DATA/sst2/stsa.binary.test" "$TMP/body.lua"
 ROWS=$TMP/rows.jsonl
 : >"$ROWS"

@@ -1,8 +1,20 @@
 # The load of the serving benches (sourced by bench/serve_bench.sh and bench/serve_tuning.sh,
-# which set PY, SIFT and TMP and define die()): the request bodies, a `sift serve` on a free
-# port, and wrk's figures as one JSON row.
+# which set PY and SIFT and define die()): their scratch folder TMP, the request bodies, a
+# `sift serve` on a free port, and wrk's figures as one JSON row.
 # shellcheck source=ports.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
+# open_scratch: TMP, a new folder removed at exit (KEEP_TMP=1 keeps it), when the server
+# started last (SERVER_PID) is stopped if it still runs.
+open_scratch() {
+  TMP=$(mktemp -d)
+  SERVER_PID=
+  trap close_scratch EXIT
+}
+close_scratch() {
+  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null || true
+  [[ ${KEEP_TMP:-0} == 1 ]] || rm -rf "$TMP"
+}
 
 # write_bodies TEST_FILE OUT.lua: wrk's Lua script POSTing {"texts": [one sentence]},
 # cycling through the first 200 sentences of a label-first file.
