@@ -3,24 +3,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "framework/train/base/fast_path_rules.h"
 
 namespace sift {
 
-std::string fast_path_refusal(const Run& run) {
-  const RunPlan& c = run.plan;
-  FastPathCase k;
-  k.model_type = c.model.type;
-  k.fused_step = find_model(c.model.type).bag_tables != nullptr;
-  k.multi_label = c.data.multi_label;
-  k.loss_scaling = run.scaler.enabled();
-  k.device = run.device.is_cpu() ? "cpu" : run.device.str();
-  k.distributed = run.dist->is_group();
-  return fast_path_refusal(c.train, k);
-}
-
 void choose_training_path(Run& run) {
-  const std::string refusal = fast_path_refusal(run);
+  const std::string& refusal = run.plan.fast_path_refusal;
   const int64_t threads = run.plan.train.fast_path_threads;
   if (!refusal.empty()) {
     if (threads > 1) {

@@ -11,12 +11,9 @@
 
 namespace sift {
 
-// Why `run` cannot take the fused loop (the first reason found), or "" when it can.
-std::string fast_path_refusal(const Run& run);
-
 // Sets run.fused (and run.training_path, the report's words for it) when the run takes
-// the fast path. Throws sift::Error when train.fast_path_threads > 1 asks for a path
-// the run cannot take.
+// the fast path (run.plan.fast_path_refusal is "", decided once with the plan). Throws sift::Error
+// when train.fast_path_threads > 1 asks for a path the run cannot take.
 void choose_training_path(Run& run);
 
 }  // namespace sift

@@ -15,7 +15,6 @@
 #include "core/error.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/train/distributed_training.h"
-#include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/torch_learner.h"
 
@@ -122,7 +121,7 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
   run.best.saved = true;
   run.best.is_reference = run.state.has_best && run.state.best_step == run.state.step;
   if (!run.state.has_best) return;
-  if (fast_path_refusal(run).empty()) {
+  if (run.plan.fast_path_refusal.empty()) {
     // The fastText learner keeps no whole copy: the best weights are best.ckpt's, or the
     // model's when they are last.ckpt's.
     run.best.in_model = run.best.is_reference;

@@ -85,13 +85,17 @@ class LiteTrainCli : public ::testing::Test {
     EXPECT_EQ(ra["train"]["steps"], rb["train"]["steps"]) << name;
   }
 
-  // Stops a run of `sets` by SIGTERM inside its epochs, resumes it, trains it whole in
-  // another folder, and expects the same weights and test accuracy.
+  // Stops a run of `sets` by SIGTERM inside its epochs (a second after its train.log
+  // opens: sift-main's start under load took more than the second once waited from the
+  // command), resumes it, trains it whole in another folder, and expects the same weights
+  // and test accuracy.
   void expect_resumed_as_whole(const std::string& sets) {
-    const Result stopped =
-        testing::run_command("(" + quote(SIFT_BINARY) + " " + train_args("part", sets) +
-                                 " & pid=$!; sleep 1; kill -TERM $pid; wait $pid)",
-                             dir_, "", kSource);
+    const std::string log = quote(dir_ + "/part/train.log");
+    const Result stopped = testing::run_command(
+        "(" + quote(SIFT_BINARY) + " " + train_args("part", sets) +
+            " & pid=$!; for i in $(seq 300); do [ -s " + log +
+            " ] && break; sleep 0.1; done; sleep 1; kill -TERM $pid; wait $pid)",
+        dir_, "", kSource);
     ASSERT_EQ(stopped.status, 128 + 15) << stopped;
     EXPECT_NE(stopped.err.find("stopped by SIGTERM"), std::string::npos) << stopped;
     EXPECT_NE(stopped.err.find("sift train --resume"), std::string::npos) << stopped;

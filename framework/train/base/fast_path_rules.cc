@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "framework/train/base/run_plan.h"
 #include "models/base/traits.h"
 
 namespace sift {
@@ -40,8 +41,7 @@ FastPathCase fast_path_case(const SiftConfig& config) {
   c.model_type = config.model.type;
   c.fused_step = traits_of(config.model.type).fused_step;
   c.multi_label = config.data.multi_label;
-  c.loss_scaling = t.loss_scaling == LossScaling::dynamic ||
-                   (t.loss_scaling == LossScaling::automatic && t.precision == Precision::fp16);
+  c.loss_scaling = loss_scaling_enabled(t.loss_scaling, t.precision);
   c.device = config.run.device;
   const char* world = std::getenv("WORLD_SIZE");
   c.distributed = world != nullptr && std::string(world) != "1";

@@ -9,6 +9,7 @@
 #include "config/validate.h"
 #include "core/error.h"
 #include "framework/runtime/base/run_folder.h"
+#include "framework/train/base/fast_path_rules.h"
 #include "framework/train/base/thread_split.h"
 #include "models/base/traits.h"
 
@@ -88,6 +89,7 @@ RunPlan resolve_run(const SiftConfig& config) {
   p.threads = config.run.threads;
   p.seed = static_cast<uint64_t>(config.run.seed);
   p.device = p.distributed.device;
+  p.fast_path_refusal = fast_path_refusal(config.train, fast_path_case(config));
   return p;
 }
 

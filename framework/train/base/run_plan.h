@@ -48,8 +48,10 @@ struct RunPlan {
   LabelMode labels;  // evaluation: single- or multi-label, the threshold
   PrecisionPlan precision;
   DistributedOptions distributed;
-  int64_t threads = 0;         // run.threads: 0 is all cores
-  std::string thread_split;    // run.threads 0 on the fast path: its cores' split (thread_split.h)
+  int64_t threads = 0;       // run.threads: 0 is all cores
+  std::string thread_split;  // run.threads 0 on the fast path: its cores' split (thread_split.h)
+  // Why the run does not take the fused fast path ("": it does; fast_path_rules.h).
+  std::string fast_path_refusal;
   std::string device = "cpu";  // run.device (framework/runtime/device.h parses it)
   uint64_t seed = 0;
 };
