@@ -13,7 +13,7 @@
 #include "config/model_traits.h"
 #include "core/uniform_fill.h"
 #include "datasets/text_encoder.h"
-#include "models/base/fused_sgd.h"
+#include "models/base/bag_sgd.h"
 #include "models/base/traits.h"
 #include "models/prune_units.h"
 #include "models/recompute.h"
@@ -125,14 +125,18 @@ using ModelFactory = std::function<Classifier(const ModelConfig&, const ModelSha
 // predict_proba(...) over the trained tensors the writer holds (models/*_script.cc).
 using ScriptSource = std::function<std::string(const ModelConfig&, ScriptWriter&)>;
 
+// A view of a model's weights as the fused step's tables, valid while it keeps them.
+using BagTablesOf = std::function<BagTables(ClassifierImpl& model)>;
+
 // Everything the framework knows of a model type: one entry in models/registry.cc.
 struct ModelSpec {
   ModelTraits traits;  // name, summary, the model.* keys it reads, what it supports
   InputKind input = InputKind::bag;
   ModelFactory create;
   ScriptSource script;
-  // Its training step without autograd (train.fast_path); null: autograd only.
-  FusedSgdFactory fused_sgd = nullptr;
+  // Its weights as the fused SGD step's tables (train.fast_path: bag_sgd.h); null: autograd
+  // only.
+  BagTablesOf bag_tables = nullptr;
   // Its units for structured pruning (traits.prune lists the structures); null: none.
   PruneUnits prune_units = nullptr;
   // Its encoder alone as TorchScript, for the export of a `sift pretrain` run (no classes):

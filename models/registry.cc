@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "models/bert.h"
 #include "models/fasttext.h"
-#include "models/fasttext_sgd.h"
+#include "models/fasttext_tables.h"
 #include "models/mlp.h"
 #include "models/model.h"
 #include "models/rnn.h"
@@ -21,12 +21,12 @@ namespace {
 // `name`, with that name's traits (models/base/traits.cc).
 template <typename Module>
 void register_model(std::vector<ModelSpec>& registry, const std::string& name, ScriptSource script,
-                    FusedSgdFactory fused_sgd = nullptr) {
+                    BagTablesOf bag_tables = nullptr) {
   for (ModelTraits& traits : model_traits()) {
     if (traits.name != name) continue;
     const InputKind input = traits.input;
     registry.push_back(
-        {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(fused_sgd)});
+        {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(bag_tables)});
     return;
   }
   throw Error(fmt::format("models/base/traits.cc has no model '{}'", name));
@@ -34,7 +34,7 @@ void register_model(std::vector<ModelSpec>& registry, const std::string& name, S
 
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
-  register_model<FastText>(r, "fasttext", fasttext_script, fasttext_sgd);
+  register_model<FastText>(r, "fasttext", fasttext_script, bag_tables_of);
   r.back().prune_units = fasttext_units;
   register_model<TextCnn>(r, "textcnn", textcnn_script);
   r.back().prune_units = textcnn_units;

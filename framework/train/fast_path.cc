@@ -11,7 +11,7 @@ std::string fast_path_refusal(const Run& run) {
   const RunPlan& c = run.plan;
   FastPathCase k;
   k.model_type = c.model.type;
-  k.fused_step = find_model(c.model.type).fused_sgd != nullptr;
+  k.fused_step = find_model(c.model.type).bag_tables != nullptr;
   k.multi_label = c.data.multi_label;
   k.loss_scaling = run.scaler.enabled();
   k.device = run.device.is_cpu() ? "cpu" : run.device.str();
@@ -29,11 +29,11 @@ void choose_training_path(Run& run) {
           "does not take ({}); set it to 1",
           threads, refusal));
     }
-    run.fused.reset();
+    run.fused = false;
     run.training_path = fmt::format("autograd ({})", refusal);
     return;
   }
-  run.fused = find_model(run.plan.model.type).fused_sgd(*run.model);
+  run.fused = true;
   const std::string& split = run.plan.thread_split;
   run.training_path = fmt::format("fast path: fused SGD, {} thread{}{}", threads,
                                   threads == 1 ? "" : "s", split.empty() ? "" : " (" + split + ")");

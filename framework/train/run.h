@@ -48,9 +48,10 @@ struct Run : RunCore {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   // Each parameter group's share of the scheduled learning rate (param_groups.h).
   std::vector<double> lr_scales;
-  // train.fast_path: the fused SGD step when the run takes it (null: autograd), and the
-  // report's words for the path taken (fast_path.h).
-  std::unique_ptr<FusedSgd> fused;
+  // train.fast_path: whether the run takes the fused SGD step (the fastText learner over
+  // the model's tensors, fasttext_learner.h; else autograd), and the report's words for
+  // the path taken (fast_path.h).
+  bool fused = false;
   std::string training_path;
   torch::Device device{torch::kCPU};  // plan.device's
   // train.class_weights on `device` (undefined: none): batch_loss's weights.

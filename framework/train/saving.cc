@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/train/distributed_training.h"
+#include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/torch_learner.h"
 
@@ -118,9 +119,17 @@ void restore_counters(Run& run, const Checkpoint& last, const std::string& path)
   check_world_size(meta, path, run.dist->world_size());
   run.state = TrainingState::from_meta(meta, rank_counters(run, last, path), path);
   task_counts_from_meta(meta, path, run.task);
-  if (run.state.has_best) torch_learner(run)->copy_best();
   run.best.saved = true;
   run.best.is_reference = run.state.has_best && run.state.best_step == run.state.step;
+  if (!run.state.has_best) return;
+  if (fast_path_refusal(run).empty()) {
+    // The fastText learner keeps no whole copy: the best weights are best.ckpt's, or the
+    // model's when they are last.ckpt's.
+    run.best.in_model = run.best.is_reference;
+    run.best.on_disk = !run.best.is_reference;
+    return;
+  }
+  torch_learner(run)->copy_best();  // the model holds best.ckpt's weights until restore_last
 }
 
 std::string restore_last(Run& run, const Checkpoint& last, const std::string& path) {

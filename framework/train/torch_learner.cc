@@ -12,6 +12,7 @@
 #include "framework/runtime/collate.h"
 #include "framework/runtime/evaluation.h"
 #include "framework/runtime/loss.h"
+#include "framework/train/base/fasttext_learner.h"
 #include "framework/train/base/run_report.h"
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
@@ -229,6 +230,13 @@ int64_t transfer_rows(const Run& run, const std::string& name) {
   return 0;
 }
 
+// report.json's "environment" of sift-main's run folder `dir`.
+nlohmann::json main_environment(const Run& run, const std::string& dir) {
+  return run_environment({"sift-main", TORCH_VERSION, run.device.str(), at::get_num_threads(),
+                          run.dist->world_size(), run.plan.data.train_stream.workers,
+                          run_file(dir, kConfigFile)});
+}
+
 class TorchLearner : public Learner {
  public:
   explicit TorchLearner(Run& run) : run_(run) {}
@@ -247,10 +255,6 @@ class TorchLearner : public Learner {
     return sift::next_batch(run_, stream, batch);
   }
   Stepped step(const RawBatch& batch, double lr, bool logs) override {
-    if (run_.fused) {
-      run_.grad_norm = std::nan("");  // not computed there
-      return {fused_sgd_step(*run_.fused, batch, lr, run_, run_.nonfinite_in_a_row), true};
-    }
     set_lr(*run_.optimizer, lr, run_.lr_scales);
     if (run_.shards) run_.shards->set_lr(lr);
     if (run_.layers) run_.layers->from_whole();
@@ -271,10 +275,6 @@ class TorchLearner : public Learner {
   double loss_scale() const override {
     return run_.scaler.enabled() ? run_.scaler.scale() : std::nan("");
   }
-  std::unique_ptr<FusedSgd> make_fused() override {
-    return find_model(run_.plan.model.type).fused_sgd(*run_.model);
-  }
-  bool fused() const override { return run_.fused != nullptr; }
 
   Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
     const Allocating batches("an evaluation batch's activations", batch_keys(run_.plan));
@@ -441,9 +441,7 @@ class TorchLearner : public Learner {
     text += run_.pruner->report_text();
   }
   nlohmann::json environment(const std::string& dir) const override {
-    return run_environment({"sift-main", TORCH_VERSION, run_.device.str(), at::get_num_threads(),
-                            run_.dist->world_size(), run_.plan.data.train_stream.workers,
-                            run_file(dir, kConfigFile)});
+    return main_environment(run_, dir);
   }
 
  private:
@@ -459,8 +457,45 @@ class TorchLearner : public Learner {
   bool state_streamed_ = false;  // run.shard: last.ckpt's state is gathered as it is written
 };
 
+// The fastText learner (fasttext_learner.h) over the model's tensors, with what sift-main
+// adds: ns's draws from LibTorch's generator, whose state last.ckpt keeps (a resume draws
+// on from it), and its report (the path's words, the rank's figures, the environment).
+// The fast path is one process on the CPU (fast_path_rules.h).
+class MainFastTextLearner : public FastTextLearner {
+ public:
+  explicit MainFastTextLearner(Run& run) : FastTextLearner(run, tables_of(run)), main_(run) {}
+
+  void add_rank_blobs(std::map<std::string, std::string>& blobs) override {
+    blobs["rng"] = rng_state();
+  }
+  std::string training_path() const override { return main_.training_path; }
+  void add_summary(nlohmann::json& train, Progress& /*progress*/) override {
+    train["ranks"] = rank_figures(main_);
+  }
+  nlohmann::json environment(const std::string& dir) const override {
+    return main_environment(main_, dir);
+  }
+
+ protected:
+  std::unique_ptr<FusedSgd> new_step() override { return bag_sgd(bag_tables(main_)); }
+
+ private:
+  static BagTables bag_tables(Run& run) {
+    return find_model(run.plan.model.type).bag_tables(*run.model);
+  }
+  static std::unique_ptr<FastTextTables> tables_of(Run& run) {
+    return std::make_unique<FastTextTables>(
+        bag_tables(run), static_cast<int64_t>(run.task.labels.size()), &run.model->initial_fills());
+  }
+
+  Run& main_;
+};
+
 }  // namespace
 
-std::unique_ptr<Learner> torch_learner(Run& run) { return std::make_unique<TorchLearner>(run); }
+std::unique_ptr<Learner> torch_learner(Run& run) {
+  if (run.fused) return std::make_unique<MainFastTextLearner>(run);
+  return std::make_unique<TorchLearner>(run);
+}
 
 }  // namespace sift

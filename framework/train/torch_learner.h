@@ -1,7 +1,9 @@
-// sift-main's learner (learner.h): the LibTorch model of a Run, stepped by autograd
-// (torch_learner.cc: forward, backward, the optimizer, the non-finite guard, loss scaling, pruning)
-// or by its fused SGD step (fast_path.h), evaluated by evaluate() summed over the ranks,
-// and written to checkpoints with its optimizer, random state and pruning masks.
+// sift-main's learners (learner.h). The LibTorch model of a Run stepped by autograd
+// (torch_learner.cc: forward, backward, the optimizer, the non-finite guard, loss scaling,
+// pruning), evaluated by evaluate() summed over the ranks, and written to checkpoints with
+// its optimizer, random state and pruning masks. On the fast path (fast_path.h): the
+// fastText learner (fasttext_learner.h) over the model's tensors, with LibTorch's random
+// state in last.ckpt.
 #pragma once
 
 #include <memory>
@@ -11,7 +13,8 @@
 
 namespace sift {
 
-// The learner over `run`'s model and optimizer (`run` outlives it).
+// The learner over `run`'s model and optimizer (`run` outlives it): the fastText learner
+// when run.fused, else autograd's.
 std::unique_ptr<Learner> torch_learner(Run& run);
 
 }  // namespace sift

@@ -1,18 +1,14 @@
 // A model's training step without autograd: forward, gradient and plain SGD update in
 // loops over the weight tensors' own memory. Models that have one (the fastText bag)
-// name a factory in their registry entry; framework/train/fast_path decides when to use
-// it. An instance holds its own scratch space and raw pointers into the model's weights:
-// Hogwild threads each make one over the same model and update it without locks.
+// name the view of their weights it steps (bag_sgd.h's BagTables) in their registry entry;
+// framework/train/fast_path decides when to use it. An instance holds its own scratch space and raw
+// pointers into the model's weights: Hogwild threads each make one over the same model and update
+// it without locks.
 #pragma once
-
-#include <functional>
-#include <memory>
 
 #include "datasets/batch.h"
 
 namespace sift {
-
-class ClassifierImpl;  // models/model.h
 
 class FusedSgd {
  public:
@@ -24,8 +20,5 @@ class FusedSgd {
   // weights -= lr x the gradient gradient() kept (for the same batch).
   virtual void apply(const RawBatch& batch, double lr) = 0;
 };
-
-// Makes a fused step over `model`'s weights; the model must outlive it.
-using FusedSgdFactory = std::function<std::unique_ptr<FusedSgd>(ClassifierImpl& model)>;
 
 }  // namespace sift

@@ -9,7 +9,7 @@
 #include "models/base/label_tree.h"
 #include "models/base/negative_sampler.h"
 #include "models/fasttext.h"
-#include "models/fasttext_sgd.h"
+#include "models/fasttext_tables.h"
 #include "tests/models/bag_batch.h"
 
 namespace sift {
@@ -181,7 +181,7 @@ TEST(FastTextLossesSgd, OneFusedStepAtLrOneMovesEachWeightByAutogradsGradient) {
       l.backward();
       std::vector<torch::Tensor> before;
       for (const auto& p : m->parameters()) before.push_back(p.detach().clone());
-      auto fused = fasttext_sgd(*m);
+      auto fused = bag_sgd(bag_tables_of(*m));
       torch::manual_seed(11);
       const double fused_loss = fused->gradient(b, sum ? 1.0 : 0.25);
       fused->apply(b, 1.0);
@@ -202,7 +202,7 @@ TEST(FastTextLossesSgd, OneFusedStepAtLrOneMovesEachWeightByAutogradsGradient) {
 TEST(FastTextLossesSgd, HsTouchesOnlyTheRowsOnTheLabelsPaths) {
   FastText m = model_with(Loss::hs);
   const auto before = m->named_parameters()["output.weight"].detach().clone();
-  auto fused = fasttext_sgd(*m);
+  auto fused = bag_sgd(bag_tables_of(*m));
   RawBatch one;
   one.add({1, 2}, 6);  // the most frequent label: a short path
   fused->gradient(one, 1.0);

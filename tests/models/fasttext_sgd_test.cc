@@ -1,8 +1,7 @@
-#include "models/fasttext_sgd.h"
-
 #include <gtest/gtest.h>
 
 #include "models/fasttext.h"
+#include "models/fasttext_tables.h"
 #include "tests/models/bag_batch.h"
 
 namespace sift {
@@ -46,7 +45,7 @@ TEST(FastTextSgd, OneStepAtLrOneMovesEachWeightByAutogradsGradient) {
     loss.backward();
     const auto before = copies(m->parameters());
 
-    auto fused = fasttext_sgd(*m);
+    auto fused = bag_sgd(bag_tables_of(*m));
     const double fused_loss = fused->gradient(b, sum ? 1.0 : 0.25);
     fused->apply(b, 1.0);
 
@@ -65,7 +64,7 @@ TEST(FastTextSgd, OneStepAtLrOneMovesEachWeightByAutogradsGradient) {
 TEST(FastTextSgd, GradientAloneLeavesTheWeightsAsTheyWere) {
   FastText m = model();
   const auto before = copies(m->parameters());
-  fasttext_sgd(*m)->gradient(batch(), 1.0);
+  bag_sgd(bag_tables_of(*m))->gradient(batch(), 1.0);
   const auto after = m->parameters();
   for (size_t i = 0; i < after.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i]));
 }

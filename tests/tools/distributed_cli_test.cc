@@ -1,7 +1,6 @@
 // Distributed training as a user runs it: `sift launch`, and ranks started by hand with
 // torchrun's environment, on the loopback interface with ports chosen free at test time.
 #include <arpa/inet.h>
-#include <algorithm>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -10,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -569,6 +569,24 @@ TEST_F(Dist, ParameterShardsAtTwoRanksGiveDataParallelWeightsWithHalfTheLayersPe
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
 }
 
+// Stage 3 composes with bf16 (autocast over the gathered fp32 weights) and with gradient
+// checkpointing (stage3_config recomputes every layer): at 2 ranks it trains data
+// parallelism's weights in the same precision, and keeps only its slice of the layers.
+TEST_F(Dist, ParameterShardsInBf16GiveDataParallelWeights) {
+  const std::string args =
+      "train " + stage3_config(dir_) + " --quiet --json --set run.dir=" + dir_ +
+      " --set train.precision=bf16 --set run.threads=1" + " --set data.workers=1 --set run.name=";
+  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
+  const auto whole = nlohmann::json::parse(ddp.out)["train"]["ranks"][0];
+  for (const auto& r : nlohmann::json::parse(sharded.out)["train"]["ranks"]) {
+    EXPECT_LT(r["weights_bytes"].get<int64_t>(), whole["weights_bytes"].get<int64_t>()) << r;
+  }
+}
+
 // Uneven inputs: rank 1 runs out of data long before rank 0, and meets rank 0's per-layer
 // gathers and reductions with zero gradients (LayerShards::idle_pass) until the epoch ends.
 TEST_F(Dist, ParameterShardsOnUnevenShardsTrainTheEpochWhereOneRankRunsOut) {
@@ -607,8 +625,8 @@ TEST_F(Dist, ParameterShardsAreRefusedNamingTheKeyForModelsAndOptionsTheyDoNotCo
 // parallelism's, and no rank held more than one layer whole at any time (the weights'
 // peak: the rest, its slices and one layer).
 TEST_F(Dist, ParameterShardsKeepTheBestWeightsOnDiskAndHoldOneLayerWholeAtATime) {
-  const std::string args = "train " + stage3_config(dir_) + " --quiet --json --set run.dir=" +
-                           dir_ +
+  const std::string args = "train " + stage3_config(dir_) +
+                           " --quiet --json --set run.dir=" + dir_ +
                            " --set run.threads=1 --set data.workers=1 --set train.eval_every=30 "
                            "--set train.max_steps=150 --set train.optimizer.lr=0.003 "
                            "--set run.name=";
@@ -638,8 +656,7 @@ std::map<int64_t, double> logged_norms(const std::string& run_dir) {
   std::getline(in, line);
   std::vector<std::string> header;
   for (std::istringstream cells(line); std::getline(cells, line, ',');) header.push_back(line);
-  const size_t column =
-      std::find(header.begin(), header.end(), "grad_norm") - header.begin();
+  const size_t column = std::find(header.begin(), header.end(), "grad_norm") - header.begin();
   std::map<int64_t, double> norms;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;

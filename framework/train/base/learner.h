@@ -1,7 +1,9 @@
 // What the training loop (train_loop.h, written once, torch-free) asks of what it trains:
 // step a batch, evaluate a stream, write and read its weights, keep and restore the best,
-// say whether they are finite and their bytes. Two learners: sift-main's LibTorch model
-// (torch_learner.h) and sift-lite's fastText tables on plain arrays (lite_trainer.cc).
+// say whether they are finite and their bytes. Two learners: the LibTorch model stepped by
+// autograd (torch_learner.h) and the fastText model's tables on plain arrays stepped by the
+// fused step (fasttext_learner.h), which sift-lite trains over its own arrays and sift-main's
+// fast path over the LibTorch model's tensors.
 #pragma once
 
 #include <cmath>
@@ -57,8 +59,8 @@ class Learner {
   virtual double grad_norm() const { return std::nan(""); }
   virtual double loss_scale() const { return std::nan(""); }
   // A fused step over the weights (for Hogwild threads), or null when steps are not fused.
-  virtual std::unique_ptr<FusedSgd> make_fused() = 0;
-  virtual bool fused() const = 0;
+  virtual std::unique_ptr<FusedSgd> make_fused() { return nullptr; }
+  virtual bool fused() const { return false; }
 
   // One pass over `stream` summed over the group; `confused`: a few misclassified texts.
   virtual Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) = 0;

@@ -7,13 +7,10 @@
 #include <sstream>
 
 #include "config/options.h"
-#include "framework/runtime/base/checkpoint_writer.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/runtime/base/task.h"
 #include "framework/train/base/fast_path_rules.h"
-#include "framework/train/base/lite_evaluation.h"
-#include "framework/train/base/lite_weights.h"
-#include "framework/train/base/row_journal.h"
+#include "framework/train/base/fasttext_learner.h"
 #include "framework/train/base/run_report.h"
 #include "framework/train/base/thread_split.h"
 #include "framework/train/base/train_loop.h"
@@ -22,74 +19,13 @@
 namespace sift {
 namespace {
 
-// The fastText model's tables on plain arrays (lite_weights.h) as the loop's learner: the
-// fused step on one thread or Hogwild threads, lite_evaluate, and checkpoints written
-// without LibTorch (last.ckpt without LibTorch's generator state, which the fast path draws
-// nothing from, or optimizer state, which plain SGD keeps none of: a resume by sift-main
-// starts both fresh, which changes nothing it computes).
-//
-// The best weights, while training goes on from them, are the rows its steps change kept
-// as they were (RowJournal) and a copy of the small output layer. Written to best.ckpt at
-// each such epoch start instead (and read back at the end), they cost SST-2 three 4 MB
-// saves, each a search of the 80 MB table for changed rows, a CRC and an fsync: 64-600 ms
-// per epoch start against 13 ms with the journal, beside 10 ms of steps per epoch
-// (train.log's times, load 4-5).
-class FastTextLearner : public Learner {
+// The fastText learner over its own arrays, as the sift-lite program reports it:
+// last.ckpt holds neither LibTorch's generator state, which the fast path draws nothing
+// from without ns, nor optimizer state, which plain SGD keeps none of: a resume by
+// sift-main starts both fresh, which changes nothing it computes.
+class LiteLearner : public FastTextLearner {
  public:
-  FastTextLearner(RunCore& run, FastTextTables& tables)
-      : run_(run),
-        tables_(tables),
-        step_(bag_sgd(tables.bag())),
-        journal_(tables.rows(), tables.dim()) {}
-
-  Stepped step(const RawBatch& batch, double lr, bool /*logs*/) override {
-    if (journal_.active()) keep_best_rows(batch);
-    return {fused_sgd_step(*step_, batch, lr, run_, nonfinite_in_a_row_), true};
-  }
-  // Hogwild threads step outside step(), where no journal sees their rows.
-  bool best_to_disk() const override { return run_.plan.train.fast_path_threads > 1; }
-  bool holds_best_copy() const override { return journal_.active(); }
-  void copy_best() override {
-    journal_.start();
-    const BagTables t = tables_.bag();
-    best_output_.assign(t.weight, t.weight + t.classes * t.dim);
-    best_bias_.assign(t.bias, t.bias + t.classes);
-  }
-  void drop_best_copy() override {
-    journal_.clear();
-    best_output_ = {};
-    best_bias_ = {};
-  }
-  void restore_best_copy() override {
-    if (!journal_.active()) return;
-    swap_best();
-    drop_best_copy();  // it holds the weights training left
-  }
-  std::unique_ptr<FusedSgd> make_fused() override { return bag_sgd(tables_.bag()); }
-  bool fused() const override { return true; }
-  Evaluation evaluate(ShardedStream& stream, ConfusedExamples* confused) override {
-    return lite_evaluate(tables_, stream, confused);
-  }
-  int64_t bytes() const override { return tables_.bytes(); }
-  bool weights_finite() const override { return tables_.all_finite(); }
-  void load_weights(const std::string& path) override { tables_.load(path); }
-  void write(const std::string& path, const nlohmann::json& meta,
-             const std::map<std::string, std::string>& blobs, Saved what) override {
-    CheckpointParts c;
-    c.meta = meta;
-    tables_.add_to(c);
-    for (const auto& [name, bytes] : blobs) c.blobs[name] = bytes;
-    if (what != Saved::best_copy || !journal_.active()) return write_checkpoint(path, c);
-    // The tables hold the best weights while they are written, the trained ones after.
-    swap_best();
-    try {
-      write_checkpoint(path, c);
-    } catch (...) {
-      swap_best();
-      throw;
-    }
-    swap_best();
-  }
+  using FastTextLearner::FastTextLearner;
   std::string training_path() const override {
     const int64_t threads = run_.plan.train.fast_path_threads;
     return fmt::format("fast path: fused SGD, {} thread{}, without LibTorch (sift-lite){}", threads,
@@ -101,30 +37,6 @@ class FastTextLearner : public Learner {
     return run_environment({"sift-lite", "not loaded", "cpu", run_.plan.train.fast_path_threads, 1,
                             run_.plan.data.train_stream.workers, run_file(dir, kConfigFile)});
   }
-
- private:
-  // Before a step changes them: the batch's rows as the best weights hold them. A journal
-  // past a quarter of the table goes to best.ckpt instead (write_best_out), as a run that
-  // changes most rows between validations would otherwise hold a second table.
-  void keep_best_rows(const RawBatch& batch) {
-    journal_.keep(tables_.embedding(), batch.ids.data(), static_cast<int64_t>(batch.ids.size()));
-    if (journal_.bytes() > tables_.bytes() / 4) write_best_out(run_, *this);
-  }
-  // Swaps the best weights (the journal's rows, the output layer's copy) with the tables'.
-  void swap_best() {
-    const BagTables t = tables_.bag();
-    journal_.swap(t.embedding);
-    std::swap_ranges(best_output_.begin(), best_output_.end(), t.weight);
-    std::swap_ranges(best_bias_.begin(), best_bias_.end(), t.bias);
-  }
-
-  RunCore& run_;
-  FastTextTables& tables_;
-  std::unique_ptr<FusedSgd> step_;
-  int64_t nonfinite_in_a_row_ = 0;  // skip_batch: skipped steps since the last taken one
-  // The best weights: their embedding rows that training changed since, their output layer.
-  RowJournal journal_;
-  std::vector<float> best_output_, best_bias_;
 };
 
 }  // namespace
@@ -182,9 +94,9 @@ nlohmann::json lite_train(const SiftConfig& config, const TrainOptions& options)
   const TextEncoder encoder = make_encoder(run.task);
   const ModelConfig& model = run.plan.model;
   const Allocating weights = allocating_weights(model);
-  FastTextTables tables(encoder.num_ids(), run.task.labels.size(), model.dim, run.plan.seed,
-                        run.plan.train.loss, run.task.label_counts);
-  FastTextLearner learner(run, tables);
+  LiteLearner learner(run, std::make_unique<FastTextTables>(
+                               encoder.num_ids(), run.task.labels.size(), model.dim, run.plan.seed,
+                               run.plan.train.loss, run.task.label_counts));
   return train_and_report(run, learner, encoder, "");
 }
 

@@ -1,8 +1,9 @@
 // `sift train` of the fastText model on its fast path without LibTorch (the sift-lite
 // program, tools/lite/). Loading LibTorch takes 0.35-0.5 s on these machines, more than
 // the fastText CLI's whole training on TREC; the fast path (fused SGD on plain arrays)
-// needs none of it. This trainer runs the same steps on the same batches as sift-main's
-// fast path (on one thread: the same bytes) and writes the same run folder (config, labels,
+// needs none of it. Its learner is the one sift-main's fast path takes (fasttext_learner.h),
+// over arrays of its own: the same steps on the same batches (on one thread: the same bytes)
+// and the same run folder (config, labels,
 // vocabulary, last.ckpt and best.ckpt, metrics.csv and metrics.jsonl, train.log, the reports), so
 // that predict, eval, export and `sift train --resume` read it as they read sift-main's. What it
 // does not take (lite_refusal) is trained by sift-main.

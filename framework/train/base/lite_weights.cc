@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -28,36 +29,55 @@ FastTextTables::FastTextTables(int64_t rows, int64_t labels, int64_t dim, uint64
       classes_(fasttext_output_rows(loss, labels)),
       dim_(dim),
       loss_(loss),
-      embedding_(new float[static_cast<size_t>(rows * dim)]),
-      output_(static_cast<size_t>(classes_ * dim), 0.0f),
-      bias_(static_cast<size_t>(classes_), 0.0f) {
+      own_embedding_(new float[static_cast<size_t>(rows * dim)]),
+      own_output_(static_cast<size_t>(classes_ * dim), 0.0f),
+      own_bias_(static_cast<size_t>(classes_), 0.0f),
+      embedding_(own_embedding_.get()),
+      output_(own_output_.data()),
+      bias_(own_bias_.data()) {
   if (loss == Loss::hs) {  // models/fasttext.cc's buffer and tree
     label_counts_ = label_counts_of(label_counts, labels);
-    tree_ = build_label_tree(label_counts_);
+    own_tree_ = build_label_tree(label_counts_);
   }
   const double bound = 1.0 / static_cast<double>(dim);  // models/embeddings.cc make_bag_table
-  fill_ = UniformFill{torch_first_random64(seed), -bound, bound};
-  fill_.values(0, embedding_.get(), static_cast<size_t>(rows * dim));
+  const UniformFill fill{torch_first_random64(seed), -bound, bound};
+  fill.values(0, embedding_, static_cast<size_t>(rows * dim));
+  own_fills_[kFastTextTable] = fill;
+}
+
+FastTextTables::FastTextTables(const BagTables& t, int64_t labels, const TensorFills* fills)
+    : rows_(t.rows),
+      labels_(labels),
+      classes_(t.classes),
+      dim_(t.dim),
+      loss_(t.loss),
+      fills_(fills),
+      embedding_(t.embedding),
+      output_(t.weight),
+      bias_(t.bias) {
+  if (t.tree != nullptr) tree_ = t.tree;
+  if (t.label_counts != nullptr) label_counts_.assign(t.label_counts, t.label_counts + labels);
 }
 
 BagTables FastTextTables::bag() {
   BagTables t;
-  t.embedding = embedding_.get();
-  t.weight = output_.data();
-  t.bias = bias_.data();
+  t.embedding = embedding_;
+  t.weight = output_;
+  t.bias = bias_;
   t.rows = rows_;
   t.classes = classes_;
   t.dim = dim_;
   t.loss = loss_;
-  if (loss_ == Loss::hs) t.tree = &tree_;
+  if (loss_ == Loss::hs) t.tree = tree_;
+  if (!label_counts_.empty()) t.label_counts = label_counts_.data();
   return t;
 }
 
 std::vector<TensorView> FastTextTables::views() const {
   std::vector<TensorView> v = {
-      {kFastTextTable, kFloatCode, {rows_, dim_}, embedding_.get(), sizeof(float), {}},
-      {kFastTextOutput, kFloatCode, {classes_, dim_}, output_.data(), sizeof(float), {}},
-      {kFastTextBias, kFloatCode, {classes_}, bias_.data(), sizeof(float), {}}};
+      {kFastTextTable, kFloatCode, {rows_, dim_}, embedding_, sizeof(float), {}},
+      {kFastTextOutput, kFloatCode, {classes_, dim_}, output_, sizeof(float), {}},
+      {kFastTextBias, kFloatCode, {classes_}, bias_, sizeof(float), {}}};
   if (!label_counts_.empty()) {  // a buffer: after the parameters, as named_tensors lists them
     v.push_back(
         {kFastTextLabelCounts, kLongCode, {labels_}, label_counts_.data(), sizeof(int64_t), {}});
@@ -67,7 +87,9 @@ std::vector<TensorView> FastTextTables::views() const {
 
 void FastTextTables::add_to(CheckpointParts& checkpoint) const {
   checkpoint.tensors["model"] = views();
-  checkpoint.fills["model"][kFastTextTable] = fill_;
+  if (const auto it = fills_->find(kFastTextTable); it != fills_->end()) {
+    checkpoint.fills["model"][kFastTextTable] = it->second;
+  }
 }
 
 int64_t FastTextTables::bytes() const {
@@ -82,8 +104,8 @@ bool FastTextTables::all_finite() const {
     }
     return true;
   };
-  return finite(embedding_.get(), rows_ * dim_) && finite(output_.data(), classes_ * dim_) &&
-         finite(bias_.data(), classes_);
+  return finite(embedding_, rows_ * dim_) && finite(output_, classes_ * dim_) &&
+         finite(bias_, classes_);
 }
 
 void FastTextTables::load(const std::string& path) {
@@ -98,11 +120,13 @@ void FastTextTables::load(const std::string& path) {
   if (w->embedding->rows() != rows_ || w->embedding->width() != dim_) {
     throw_corrupted_tensor(path, kFastTextTable);
   }
-  if (w->output.size() != output_.size()) throw_corrupted_tensor(path, kFastTextOutput);
-  if (w->bias.size() != bias_.size()) throw_corrupted_tensor(path, kFastTextBias);
-  w->embedding->copy_to(embedding_.get());
-  output_ = std::move(w->output);
-  bias_ = std::move(w->bias);
+  if (static_cast<int64_t>(w->output.size()) != classes_ * dim_) {
+    throw_corrupted_tensor(path, kFastTextOutput);
+  }
+  if (static_cast<int64_t>(w->bias.size()) != classes_) throw_corrupted_tensor(path, kFastTextBias);
+  w->embedding->copy_to(embedding_);
+  std::copy(w->output.begin(), w->output.end(), output_);
+  std::copy(w->bias.begin(), w->bias.end(), bias_);
 }
 
 }  // namespace sift

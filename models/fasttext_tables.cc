@@ -1,9 +1,8 @@
-#include "models/fasttext_sgd.h"
+#include "models/fasttext_tables.h"
 
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "models/base/bag_sgd.h"
 #include "models/base/fasttext_forward.h"
 #include "models/fasttext.h"
 #include "models/model.h"
@@ -26,7 +25,7 @@ torch::Tensor weights_of(ClassifierImpl& model, const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<FusedSgd> fasttext_sgd(ClassifierImpl& model) {
+BagTables bag_tables_of(ClassifierImpl& model) {
   const torch::Tensor embedding = weights_of(model, kFastTextTable);
   const torch::Tensor weight = weights_of(model, kFastTextOutput);
   BagTables t;
@@ -37,13 +36,19 @@ std::unique_ptr<FusedSgd> fasttext_sgd(ClassifierImpl& model) {
   t.classes = weight.size(0);
   t.dim = weight.size(1);
   auto* fasttext = dynamic_cast<FastTextImpl*>(&model);
-  if (fasttext == nullptr) return bag_sgd(t);  // the bag of another model: softmax
+  if (fasttext == nullptr) return t;  // the bag of another model: softmax
   t.loss = fasttext->loss();
   t.negatives = fasttext->negatives();
   if (t.loss == Loss::hs) t.tree = &fasttext->tree();
   if (t.loss == Loss::ns) t.sampler = &fasttext->sampler();
+  if (t.loss == Loss::hs || t.loss == Loss::ns) {
+    const auto buffers = model.named_buffers();  // a handle: the data is the model's
+    if (const torch::Tensor* c = buffers.find(kFastTextLabelCounts)) {
+      t.label_counts = c->data_ptr<int64_t>();
+    }
+  }
   t.seed = negative_seed;
-  return bag_sgd(t);
+  return t;
 }
 
 }  // namespace sift
