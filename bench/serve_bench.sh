@@ -283,6 +283,7 @@ fwd_note = (f"The forward alone (build/sift-latency-bench --threads 1 --batch 32
             f"({fwd['bf16']['batch_texts_per_s'] * fwd['bf16']['mean_us'] / 1e6:.2f}x): "
             "the most dynamic batching can gain over batch 1 for this model on this machine, "
             "before any server cost.")
+# One note a table: bench/RESULTS.md is kept under 700 lines.
 cpu_note = ("server CPU us/request: the server's CPU time (user + system; gunicorn with its "
             "workers) over the load, divided by the requests answered: what a request costs "
             "whatever share of the two cores wrk and other jobs left the server.")
@@ -290,7 +291,7 @@ page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
     table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
           [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled). "
            "The same model: a `fasttext supervised` .bin (dim 10, bigrams, 5 epochs), "
-           "`sift import`ed for sift serve (sift-lite: no LibTorch).", soak_note, cpu_note]),
+           "`sift import`ed for sift serve (sift-lite: no LibTorch). " + soak_note + " " + cpu_note]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
            "(fp32; the int8 and bf16 rows: its --quantize int8 and --dtype bf16 exports). sift serve: "
@@ -298,7 +299,7 @@ page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
            "is --max-batch 32 --max-delay-us 2000, its batches bucketed by length across the "
            "queue and cut into runs of similar length (--run-cost-tokens 32, the default). "
            "gunicorn: 2 workers, torch.set_num_threads(1), examples/classify.py's tokenizer. "
-           + pad_note, fwd_note, cpu_note])]}
+           + pad_note + " " + fwd_note + " " + cpu_note])]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
     f.write("\n")
