@@ -27,6 +27,7 @@ FAMILY = {
     "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
     "prune": "compression", "pq_compression": "compression", "fuzz": "reliability",
     "sharding": "distributed", "sharding-stage3": "distributed",
+    "finetune-hf-sst2": "finetune-hf",
 }
 
 

@@ -9,11 +9,11 @@
 #   Transformer: configs/sst2_transformer.yaml trained 1 epoch (throughput does not depend
 #     on accuracy), exported; `sift serve` with dynamic batching (length buckets across the
 #     queue, runs of similar length) and with --max-batch 1, each 2 workers x 1 thread (the
-#     default), and batching with 1 worker x 2 threads; the int8 export batched and batch-1
-#     at concurrency 32; the padding share is read from
+#     default), and batching with 1 worker x 2 threads; the int8 and bf16 exports batched and
+#     batch-1 at concurrency 32 (bf16: 1 worker x 1 thread both); the padding share is read from
 #     /metrics. What batching can gain at most is measured without the server: the export's
 #     forward alone on one thread (build/sift-latency-bench), batch 1 against batches of 32
-#     texts sorted by length (no padding to speak of), for the fp32 and int8 exports.
+#     texts sorted by length (no padding to speak of), for the fp32, int8 and bf16 exports.
 #
 #   bench/serve_bench.sh [-d SECONDS] [--soak SECONDS] [--out FILE] [--models DIR [--prepare]]
 #     (default 30 s a run, as the issue asks; soak 60 s; --models: the trained models are
@@ -86,6 +86,9 @@ fi
 if [[ ! -f $M/tf_int8.pt ]]; then
   "$SIFT" export "$M/tf" --out "$M/tf_int8.pt" --quantize int8 >/dev/null
 fi
+if [[ ! -f $M/tf_bf16.pt ]]; then
+  "$SIFT" export "$M/tf" --out "$M/tf_bf16.pt" --dtype bf16 >/dev/null
+fi
 [[ ${PREPARE:-0} == 1 ]] && exit 0
 
 # ---- the request bodies: one SST-2 test sentence each ---------------------------------
@@ -100,14 +103,28 @@ peak_rss() {
   echo $((total / 1024))
 }
 
-# run_load SERVER MODEL URL CONCURRENCY...: wrk at each concurrency; one row each.
+# CPU time (clock ticks, user + system) of a process and its children (gunicorn's workers).
+cpu_ticks() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '{print $14 + $15}' /proc/"$p"/stat 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+
+# run_load SERVER MODEL URL CONCURRENCY...: wrk at each concurrency; one row each, with the
+# server's CPU time per request (the cost of a request whatever share of the two cores
+# other jobs on the machine leave it).
 run_load() {
-  local server=$1 model=$2 url=$3
+  local server=$1 model=$2 url=$3 ticks
   shift 3
   wrk -t1 -c8 -d2s -s "$TMP/body.lua" "$url" >/dev/null  # warm-up
   for c in "$@"; do
+    ticks=$(cpu_ticks "$SERVER_PID")
     wrk -t1 -c"$c" -d"${DUR}"s --latency -s "$TMP/body.lua" "$url" >"$TMP/wrk.txt"
-    wrk_row "$TMP/wrk.txt" "$server" "$model" "$c" "$(peak_rss "$SERVER_PID")" >>"$ROWS"
+    ticks=$(($(cpu_ticks "$SERVER_PID") - ticks))
+    wrk_row "$TMP/wrk.txt" "$server" "$model" "$c" "$(peak_rss "$SERVER_PID")" \
+      "$(echo "$ticks $(getconf CLK_TCK)" | awk '{print $1 / $2}')" >>"$ROWS"
   done
 }
 
@@ -183,14 +200,25 @@ stop_server
 sift_serve tf "$M/tf_int8.pt" --max-batch 1
 run_load "sift serve, int8 export, --max-batch 1" transformer "$URL" 32
 stop_server
+# The bf16 export: one worker of one thread (oneDNN's bf16 kernels, docs/serving.md; with
+# --compute-threads 2 its batch-1 server answered 653-1,019 requests/s against 1,425-1,489).
+sift_serve tf "$M/tf_bf16.pt" --max-batch 32 --max-delay-us 2000
+run_load "sift serve, bf16 export, dynamic batching" transformer "$URL" 32
+padding "bf16 export"
+stop_server
+sift_serve tf "$M/tf_bf16.pt" --max-batch 1
+run_load "sift serve, bf16 export, --max-batch 1" transformer "$URL" 32
+stop_server
 # The forward alone, one thread, every SST-2 test sentence: batch 1 against batches of 32
 # sorted by length (the most batching can gain: no server, no padding to speak of).
 cut -d' ' -f2- "$DATA/sst2/stsa.binary.test" >"$TMP/test.txt"
-for order in file length int8; do
+for order in file length int8 bf16; do
   model=$M/tf.pt
-  [[ $order == int8 ]] && model=$M/tf_int8.pt
+  [[ $order == int8 || $order == bf16 ]] && model=$M/tf_$order.pt
+  sort_by=$order
+  [[ $order == int8 || $order == bf16 ]] && sort_by=length
   "$LATENCY_BENCH" --model "$model" --texts "$TMP/test.txt" --threads 1 --single 100000 \
-    --batches 100000 --batch 32 --order "${order/int8/length}" |
+    --batches 100000 --batch 32 --order "$sort_by" |
     $PY -c 'import json, sys; d = json.loads(sys.stdin.read()); d["forward"] = sys.argv[1]; print(json.dumps(d))' "$order" \
     >>"$TMP/extra.jsonl"
 done
@@ -207,7 +235,7 @@ commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=
                         text=True).stdout.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 cols = ["server", "concurrency", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors",
-        "peak RSS MB"]
+        "peak RSS MB", "server CPU us/request"]
 def table(model, title, notes):
     return {"title": title,
             "command": f"`bench/serve_bench.sh -d {dur} --soak {soak['seconds']}`",
@@ -217,7 +245,8 @@ def table(model, title, notes):
             "load": f"load average {sys.argv[4]} before, {sys.argv[5]} after",
             "columns": cols,
             "rows": [[r["server"], r["concurrency"], r["requests_per_s"], r["texts_per_s"],
-                      r["p50_ms"], r["p99_ms"], r["errors"], r["peak_rss_mb"]]
+                      r["p50_ms"], r["p99_ms"], r["errors"], r["peak_rss_mb"],
+                      r.get("server_cpu_us")]
                      for r in rows if r["model"] == model],
             "notes": notes}
 extra, pads, fwd = {}, [], {}
@@ -248,21 +277,29 @@ fwd_note = (f"The forward alone (build/sift-latency-bench --threads 1 --batch 32
             f"{fwd['file']['batch_texts_per_s']:,.0f} ({fwd['file']['batch_texts_per_s'] / one:.2f}x); "
             f"the int8 export: batch 1 {1e6 / fwd['int8']['mean_us']:,.0f} texts/s, batches of 32 "
             f"sorted by length {fwd['int8']['batch_texts_per_s']:,.0f} "
-            f"({fwd['int8']['batch_texts_per_s'] * fwd['int8']['mean_us'] / 1e6:.2f}x): "
+            f"({fwd['int8']['batch_texts_per_s'] * fwd['int8']['mean_us'] / 1e6:.2f}x); "
+            f"the bf16 export: batch 1 {1e6 / fwd['bf16']['mean_us']:,.0f}, batches of 32 "
+            f"sorted by length {fwd['bf16']['batch_texts_per_s']:,.0f} "
+            f"({fwd['bf16']['batch_texts_per_s'] * fwd['bf16']['mean_us'] / 1e6:.2f}x): "
             "the most dynamic batching can gain over batch 1 for this model on this machine, "
             "before any server cost.")
+# One note a table: bench/RESULTS.md is kept under 700 lines.
+cpu_note = ("server CPU us/request: the server's CPU time (user + system; gunicorn with its "
+            "workers) over the load, divided by the requests answered: what a request costs "
+            "whatever share of the two cores wrk and other jobs left the server.")
 page = {"family": "serving", "heading": "Serving", "order": 1, "tables": [
     table("fasttext", "fastText model: sift serve against gunicorn + Flask + fasttext",
           [f"wrk -t1 -cC -d{dur}s on loopback, one SST-2 sentence a request (200 cycled). "
            "The same model: a `fasttext supervised` .bin (dim 10, bigrams, 5 epochs), "
-           "`sift import`ed for sift serve (sift-lite: no LibTorch).", soak_note]),
+           "`sift import`ed for sift serve (sift-lite: no LibTorch). " + soak_note + " " + cpu_note]),
     table("transformer", "Transformer export: dynamic batching, batch-1, gunicorn + Flask + torch.jit",
           [f"wrk -t1 -cC -d{dur}s; configs/sst2_transformer.yaml trained 1 epoch and exported "
-           "(fp32; the int8 rows: its --quantize int8 export). sift serve: 2 workers x 1 LibTorch thread (the default); dynamic batching "
+           "(fp32; the int8 and bf16 rows: its --quantize int8 and --dtype bf16 exports). sift serve: "
+           "2 workers x 1 LibTorch thread (the default; bf16: 1 worker x 1 thread); dynamic batching "
            "is --max-batch 32 --max-delay-us 2000, its batches bucketed by length across the "
            "queue and cut into runs of similar length (--run-cost-tokens 32, the default). "
            "gunicorn: 2 workers, torch.set_num_threads(1), examples/classify.py's tokenizer. "
-           + pad_note, fwd_note])]}
+           + pad_note + " " + fwd_note + " " + cpu_note])]}
 with open(sys.argv[2] + ".tmp", "w") as f:
     json.dump(page, f, indent=1)
     f.write("\n")

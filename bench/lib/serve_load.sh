@@ -48,8 +48,9 @@ sift_serve() {  # sift_serve NAME MODEL_PATH OPTIONS...
   URL=http://127.0.0.1:$port/v1/models/$1/predict
 }
 
-# wrk_row WRK_OUTPUT SERVER MODEL CONCURRENCY PEAK_RSS_MB: wrk --latency's figures as one
-# JSON row on stdout (and a readable line on stderr).
+# wrk_row WRK_OUTPUT SERVER MODEL CONCURRENCY PEAK_RSS_MB [SERVER_CPU_SECONDS]: wrk
+# --latency's figures as one JSON row on stdout (and a readable line on stderr); with the
+# server's CPU seconds during the load, its CPU microseconds per request too.
 wrk_row() {
   $PY - "$@" <<'EOF'
 import json, re, sys
@@ -67,9 +68,12 @@ row = {"server": sys.argv[2], "model": sys.argv[3], "concurrency": int(sys.argv[
        "requests_per_s": round(rps), "texts_per_s": round(rps), "p50_ms": round(p["50"], 2),
        "p99_ms": round(p["99"], 2), "errors": errors, "requests": total,
        "peak_rss_mb": int(sys.argv[5])}
+if len(sys.argv) > 6:
+    row["server_cpu_us"] = round(float(sys.argv[6]) * 1e6 / max(total, 1))
 print(json.dumps(row))
 print(f"{row['server']:<34} c={row['concurrency']:<3} {row['requests_per_s']:>7} req/s  "
       f"p50 {row['p50_ms']:>7} ms  p99 {row['p99_ms']:>7} ms  errors {errors}  "
-      f"RSS {row['peak_rss_mb']} MB", file=sys.stderr)
+      f"RSS {row['peak_rss_mb']} MB" +
+      (f"  CPU {row['server_cpu_us']} us/req" if "server_cpu_us" in row else ""), file=sys.stderr)
 EOF
 }

@@ -6,13 +6,24 @@ Hugging Face user writes it by hand. Written for this bench; no Hugging Face cod
 
     /usr/bin/python3 bench/python/finetune_torch.py --layers 4 --hidden 256 --heads 4
         --batch 32 --length 128 --steps 8 [--warmup 2] [--bf16] [--checkpointing] [--threads 1]
+        [--ids FILE --pad longest|max|bucket [--bucket-window 8]]
 
-Prints one JSON line: {"examples_per_s", "seconds", "steps", "loss"}; the timing covers the
---steps steps after --warmup untimed ones (bench/finetune_hf.py times sift's the same way).
+Without --ids, each batch is --length random ids per text. With --ids (a line per text: its
+label, then its input ids, as `sift tokenizer encode` gives them), batches are the file's
+texts in file order, --batch at a time, padded as --pad says: longest (to the batch's
+longest text, as Hugging Face's DataCollatorWithPadding), max (to --length, as run_glue.py's
+pad_to_max_length) or bucket (Sift's data.bucket_window: windows of --bucket-window
+batches' worth sorted by length, cut into batches taken in a seeded random order).
+
+Prints one JSON line: {"examples_per_s", "seconds", "steps", "loss", "padded_tokens",
+"tokens"}; the timing covers the --steps steps after --warmup untimed ones
+(bench/finetune_hf.py times sift's the same way); padded_tokens and tokens count the timed
+batches' ids with and without padding.
 """
 import argparse
 import json
 import math
+import random
 import time
 
 import torch
@@ -69,6 +80,32 @@ class Bert(nn.Module):
         return self.classifier(self.drop(torch.tanh(self.pooler(x[:, 0]))))
 
 
+def real_batches(path, batch, length, pad, window, count):
+    """`count` (ids, lengths, labels) batches of the texts in `path`, padded as `pad` says."""
+    texts = []
+    for line in open(path):
+        label, *ids = map(int, line.split())
+        texts.append((ids[:length], label))
+    if pad == "bucket":
+        order, rng = [], random.Random(1)
+        for w in range(0, len(texts), batch * window):
+            sorted_window = sorted(texts[w:w + batch * window], key=lambda t: len(t[0]))
+            runs = [sorted_window[i:i + batch] for i in range(0, len(sorted_window), batch)]
+            rng.shuffle(runs)
+            order += [t for run in runs for t in run]
+        texts = order
+    out = []
+    for b in range(count):
+        chunk = [texts[(b * batch + i) % len(texts)] for i in range(batch)]
+        lengths = torch.tensor([len(ids) for ids, _ in chunk])
+        width = length if pad == "max" else int(lengths.max())
+        ids = torch.zeros(batch, width, dtype=torch.int64)
+        for i, (row, _) in enumerate(chunk):
+            ids[i, :len(row)] = torch.tensor(row)
+        out.append((ids, torch.tensor([label for _, label in chunk]), lengths))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--layers", type=int, default=4)
@@ -82,6 +119,9 @@ def main():
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--checkpointing", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--ids")
+    ap.add_argument("--pad", choices=["longest", "max", "bucket"], default="longest")
+    ap.add_argument("--bucket-window", type=int, default=8)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -92,15 +132,20 @@ def main():
     decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "norm" in n)]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                                    {"params": no_decay, "weight_decay": 0.0}], lr=5e-5)
-    g = torch.Generator().manual_seed(2)
-    batches = [(torch.randint(5, a.vocab, (a.batch, a.length), generator=g),
-                torch.randint(0, 2, (a.batch,), generator=g)) for _ in range(4)]
-    lengths = torch.full((a.batch,), a.length, dtype=torch.int64)
+    if a.ids:
+        batches = real_batches(a.ids, a.batch, a.length, a.pad, a.bucket_window,
+                               a.warmup + a.steps)
+    else:
+        g = torch.Generator().manual_seed(2)
+        full = torch.full((a.batch,), a.length, dtype=torch.int64)
+        batches = [(torch.randint(5, a.vocab, (a.batch, a.length), generator=g),
+                    torch.randint(0, 2, (a.batch,), generator=g), full) for _ in range(4)]
+    timed = [batches[s % len(batches)] for s in range(a.warmup, a.warmup + a.steps)]
     start = time.perf_counter()
     for step in range(a.warmup + a.steps):
         if step == a.warmup:
             start = time.perf_counter()
-        ids, labels = batches[step % len(batches)]
+        ids, labels, lengths = batches[step % len(batches)]
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
             logits = model(ids, lengths)
         loss = F.cross_entropy(logits.float(), labels)
@@ -109,7 +154,9 @@ def main():
         optimizer.step()
     seconds = time.perf_counter() - start
     print(json.dumps({"examples_per_s": a.steps * a.batch / seconds, "seconds": seconds,
-                      "steps": a.steps, "loss": loss.item()}))
+                      "steps": a.steps, "loss": loss.item(),
+                      "padded_tokens": sum(b[0].numel() for b in timed),
+                      "tokens": sum(int(b[2].sum()) for b in timed)}))
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "tests/hf_folder.h"
 #include "tests/tools/checkpoint_bytes.h"
@@ -418,6 +420,31 @@ TEST_F(FinetuneHfCli, AConfigOfDataPathsAndInitFromFineTunesTheImportedModel) {
   // A fine-tuning's own choices may differ from the run's: dropout, frozen embeddings.
   ASSERT_EQ(
       sift("config plain.yaml --set model.dropout=0 --set model.freeze_embeddings=true").status, 0);
+}
+
+// `sift tokenizer encode` prints the ids the fine-tuning reads: [CLS] pieces [SEP] in the
+// run's vocab.txt ids, "##" pieces and [UNK] as BERT's WordPiece gives them, the long text
+// cut to the run's data.max_length (40, the folder's positions), one line per text.
+TEST_F(FinetuneHfCli, TokenizerEncodePrintsTheIdsTheFineTuningReads) {
+  labelled("train.txt", 30, "meh", 1);
+  std::string input;
+  for (const auto& t : kTexts) input += t + "\n";
+  const SiftResult r = sift("tokenizer encode " + quote(base() + "/config.yaml") +
+                                " --set data.format=fasttext --set data.train.path=[train.txt]" +
+                                " --set train.init_from=" + quote(base()),
+                            input);
+  ASSERT_EQ(r.status, 0) << r;
+  const auto lines = testing::lines_of(r.out);
+  ASSERT_EQ(lines.size(), kTexts.size()) << r.out;
+  EXPECT_EQ(lines[0], "2 5 6 7 8 30 3");                         // the film was great !
+  EXPECT_EQ(lines[1], "2 20 21 22 26 6 23 29 27 35 33 1 34 3");  // un ##aff ##able ...
+  EXPECT_EQ(lines[2], "2 36 37 38 39 15 3");                     // CJK one by one
+  EXPECT_EQ(lines[4], "2 3");                                    // the empty text
+  std::istringstream last(lines[7]);
+  std::vector<int64_t> ids{std::istream_iterator<int64_t>(last), std::istream_iterator<int64_t>()};
+  ASSERT_EQ(ids.size(), 40u) << lines[7];
+  EXPECT_EQ(ids.front(), 2);
+  EXPECT_EQ(ids.back(), 3);
 }
 
 // A model key that contradicts the imported run is refused in one line naming the key,

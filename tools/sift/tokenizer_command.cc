@@ -10,7 +10,9 @@
 #include "datasets/masked_lm.h"
 #include "datasets/sentencepiece.h"
 #include "datasets/wordpiece_trainer.h"
+#include "framework/runtime/base/init_from_config.h"
 #include "framework/runtime/base/task.h"
+#include "models/base/traits.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -78,15 +80,44 @@ void train_tokenizer(const std::string& config_path, const std::vector<std::stri
                            lines);
 }
 
+// Each line of `input` (- for stdin) as `sift train` of `config_path` reads it: one line of
+// its input ids (the config's tokenizer and data.max_length; with train.init_from, the
+// run's), space-separated. For baselines that must see Sift's ids (bench/finetune_hf.py
+// --sst2) and for checking a tokenization by eye.
+void encode_texts(const std::string& config_path, const std::vector<std::string>& overrides,
+                  const std::string& input) {
+  const SiftConfig config = load_training_config(config_path, overrides, model_traits());
+  const Task task = build_task(resolve_data(config));
+  TextEncoder encoder = make_encoder(task);
+  std::ifstream file;
+  if (input != "-") {
+    file.open(input);
+    if (!file) throw Error(fmt::format("--input: cannot read '{}'", input));
+  }
+  std::istream& in = input == "-" ? std::cin : file;
+  std::vector<int64_t> ids;
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ids.clear();
+    encoder.encode(line, ids);
+    out.clear();
+    fmt::format_to(std::back_inserter(out), "{}\n", fmt::join(ids, " "));
+    std::cout << out;
+  }
+}
+
 }  // namespace
 
 void add_tokenizer_command(CLI::App& app) {
   struct Args {
     std::string config;
     std::vector<std::string> overrides;
+    std::string input = "-";
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("tokenizer", "Train a tokenizer for a config.");
+  auto* cmd =
+      app.add_subcommand("tokenizer", "Train a tokenizer for a config, or encode texts with it.");
   cmd->require_subcommand(1);
   auto* train = cmd->add_subcommand(
       "train",
@@ -95,6 +126,15 @@ void add_tokenizer_command(CLI::App& app) {
   train->add_option("config", args->config, "YAML config file")->required();
   train->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
   train->callback([args] { train_tokenizer(args->config, args->overrides); });
+  auto* encode = cmd->add_subcommand(
+      "encode",
+      "Print the input ids `sift train` of the config reads for each line of --input, one "
+      "line each (its tokenizer and data.max_length; with train.init_from, the run's).");
+  encode->add_option("config", args->config, "YAML config file")->required();
+  encode->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
+  encode->add_option("--input", args->input, "Text file, one text per line; - for stdin")
+      ->capture_default_str();
+  encode->callback([args] { encode_texts(args->config, args->overrides, args->input); });
 }
 
 }  // namespace sift::cli
