@@ -123,15 +123,18 @@ void add_tokenizer_command(CLI::App& app) {
       "train",
       "Train a SentencePiece model (tokenizer.model) on a uniform sample of the training data, "
       "or with tokenizer.type wordpiece a WordPiece vocabulary (vocab.txt).");
-  train->add_option("config", args->config, "YAML config file")->required();
-  train->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
+  // Both read a config with --set overrides.
+  const auto add_config = [&args](CLI::App* sub) {
+    sub->add_option("config", args->config, "YAML config file")->required();
+    sub->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
+  };
+  add_config(train);
   train->callback([args] { train_tokenizer(args->config, args->overrides); });
   auto* encode = cmd->add_subcommand(
       "encode",
       "Print the input ids `sift train` of the config reads for each line of --input, one "
       "line each (its tokenizer and data.max_length; with train.init_from, the run's).");
-  encode->add_option("config", args->config, "YAML config file")->required();
-  encode->add_option("--set", args->overrides, "Override a config key")->type_name("KEY=VALUE");
+  add_config(encode);
   encode->add_option("--input", args->input, "Text file, one text per line; - for stdin")
       ->capture_default_str();
   encode->callback([args] { encode_texts(args->config, args->overrides, args->input); });
