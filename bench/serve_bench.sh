@@ -192,23 +192,22 @@ sift_serve tf "$M/tf.pt" --max-batch 32 --max-delay-us 2000 --workers 1 --comput
 run_load "sift serve, batching, 1 worker x 2 threads" transformer "$URL" 32
 padding "1 worker x 2 threads"
 stop_server
+# export_pair FILE KIND: the export in $M/FILE served batched and at --max-batch 1, at
+# concurrency 32 (the other defaults).
+export_pair() {
+  sift_serve tf "$M/$1" --max-batch 32 --max-delay-us 2000
+  run_load "sift serve, $2 export, dynamic batching" transformer "$URL" 32
+  padding "$2 export"
+  stop_server
+  sift_serve tf "$M/$1" --max-batch 1
+  run_load "sift serve, $2 export, --max-batch 1" transformer "$URL" 32
+  stop_server
+}
 # The int8 export (Linear layers on fbgemm): a forward's own cost is a larger share of it.
-sift_serve tf "$M/tf_int8.pt" --max-batch 32 --max-delay-us 2000
-run_load "sift serve, int8 export, dynamic batching" transformer "$URL" 32
-padding "int8 export"
-stop_server
-sift_serve tf "$M/tf_int8.pt" --max-batch 1
-run_load "sift serve, int8 export, --max-batch 1" transformer "$URL" 32
-stop_server
+export_pair tf_int8.pt int8
 # The bf16 export: one worker of one thread (oneDNN's bf16 kernels, docs/serving.md; with
 # --compute-threads 2 its batch-1 server answered 653-1,019 requests/s against 1,425-1,489).
-sift_serve tf "$M/tf_bf16.pt" --max-batch 32 --max-delay-us 2000
-run_load "sift serve, bf16 export, dynamic batching" transformer "$URL" 32
-padding "bf16 export"
-stop_server
-sift_serve tf "$M/tf_bf16.pt" --max-batch 1
-run_load "sift serve, bf16 export, --max-batch 1" transformer "$URL" 32
-stop_server
+export_pair tf_bf16.pt bf16
 # The forward alone, one thread, every SST-2 test sentence: batch 1 against batches of 32
 # sorted by length (the most batching can gain: no server, no padding to speak of).
 cut -d' ' -f2- "$DATA/sst2/stsa.binary.test" >"$TMP/test.txt"
