@@ -16,6 +16,13 @@ namespace sift {
 
 struct ModelConfig;  // config/config.h
 
+// What run.shard: parameters (ZeRO stage 3) gathers of a model around each use.
+enum class ParameterShards {
+  none,    // nothing: refused
+  layers,  // its blocks, run through run_block one at a time, each gathered whole
+  rows,    // its embedding table, by the rows a batch reads (BlockShards::gather_rows)
+};
+
 // What a model reads of a text (datasets/text_encoder.h encodes it).
 enum class InputKind {
   bag,       // word ids and hashed n-gram ids, order-free (fastText)
@@ -64,9 +71,8 @@ struct ModelTraits {
   // as fastText's -pretrainedVectors adds them: a test word the training data lacks then
   // starts from its vector instead of <unk>.
   bool pretrained_words_join_vocabulary = false;
-  // Its blocks run through run_block with their parameters gathered and freed one block
-  // at a time: run.shard: parameters (ZeRO stage 3) can keep a slice of each.
-  bool shards_parameters = false;
+  // What run.shard: parameters (ZeRO stage 3) keeps a slice of on each rank.
+  ParameterShards parameter_shards = ParameterShards::none;
   // What it reads of a text: a bag of ids, or a sequence.
   InputKind input = InputKind::sequence;
 };

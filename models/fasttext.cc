@@ -121,7 +121,10 @@ std::pair<torch::Tensor, torch::Tensor> FastTextImpl::label_paths(const torch::T
 }
 
 torch::Tensor FastTextImpl::hidden(const ModelInput& input) {
-  return embedding_->forward(input.ids, input.offsets);
+  // run.shard: parameters: the table holds the rows of the ranks' batches, ids renumbered.
+  const torch::Tensor ids =
+      recompute_.shards ? recompute_.shards->gather_rows(embedding_->weight, input.ids) : input.ids;
+  return embedding_->forward(ids, input.offsets);
 }
 
 torch::Tensor FastTextImpl::binary_losses(const torch::Tensor& h, const torch::Tensor& rows,

@@ -33,6 +33,8 @@ class FastTextImpl : public ClassifierImpl {
   std::pair<torch::Tensor, torch::Tensor> top_k(const ModelInput& input, int64_t k,
                                                 double min_probability) override;
 
+  std::string row_table() const override { return "embedding.weight"; }
+
   Loss loss() const { return loss_; }
   int64_t negatives() const { return negatives_; }
   // hs: the tree of the label counts the weights hold ("label_counts", rebuilt when a

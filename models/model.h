@@ -66,11 +66,16 @@ class ClassifierImpl : public torch::nn::Module {
   virtual int64_t depth_of(const std::string& /*name*/) const { return -1; }
   virtual int64_t layer_count() const { return 0; }
 
+  // run.shard: parameters on a model whose traits say ParameterShards::rows: the name of
+  // the table its forward reads through BlockShards::gather_rows ("": none).
+  virtual std::string row_table() const { return ""; }
+
   // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their
   // activations. Models without blocks (fasttext) ignore it.
   void set_recompute(RecomputePolicy policy) { recompute_.every = policy.every; }
-  // run.shard: parameters: the slices of the blocks' parameters (null: whole), for the
-  // models whose traits say shards_parameters; they pass recompute_ to run_block.
+  // run.shard: parameters: the slices of the blocks' parameters or of the table's rows
+  // (null: whole), for the models whose traits say parameter_shards; they pass recompute_
+  // to run_block, or gather their table's rows through it.
   void set_block_shards(BlockShards* shards) { recompute_.shards = shards; }
 
   // The tensors that began as a recomputable uniform fill (the bag tables): checkpoints

@@ -14,9 +14,9 @@
 
 namespace sift {
 
-// run.shard: parameters (ZeRO stage 3; framework/train/layer_shards.h): blocks whose
-// parameters each rank keeps only a slice of. Each call is collective: every rank makes
-// the same calls in the same order.
+// run.shard: parameters (ZeRO stage 3; framework/train/layer_shards.h): blocks, or an
+// embedding table, whose parameters each rank keeps only a slice of. Each call is
+// collective: every rank makes the same calls in the same order.
 class BlockShards {
  public:
   virtual ~BlockShards() = default;
@@ -28,6 +28,11 @@ class BlockShards {
   // The gradients of block `index`'s trainable parameters (in module order; undefined:
   // zero) from this rank's batch: summed over the ranks, each keeps its slice.
   virtual void reduce_gradients(int64_t index, const std::vector<torch::Tensor>& grads) = 0;
+  // A table kept by rows (ClassifierImpl::row_table): gives `table` (the parameter) the
+  // rows that `ids` name on any rank, gathered from the ranks that keep them, and returns
+  // `ids` renumbered into them. Their gradient is reduced after the backward (the
+  // trainer's call); without shards of `table` (or while it is whole) returns `ids`.
+  virtual torch::Tensor gather_rows(const torch::Tensor& table, const torch::Tensor& ids) = 0;
 };
 
 // A block maps its inputs to one output. It may hold other tensors (masks, lengths),

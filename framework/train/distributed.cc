@@ -583,6 +583,10 @@ void Distributed::average(torch::Tensor& flat) {
   ++impl_->gradient_calls;
 }
 
+void Distributed::sum(torch::Tensor& t) {
+  if (impl_) impl_->all_reduce(t, "sum");
+}
+
 void Distributed::sum(std::vector<double>& values) {
   if (!impl_) return;
   auto t = torch::tensor(values, torch::kFloat64);

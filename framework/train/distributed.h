@@ -72,6 +72,8 @@ class Distributed : public Group {
   // has no reduce-scatter: run.shard: parameters all-reduces a layer's gradient with this
   // and keeps its slice (N - 1)/N more traffic than a reduce-scatter would send.
   void average(torch::Tensor& flat);
+  // Sums `t` over the ranks, in place (a tensor that each rank fills its own part of).
+  void sum(torch::Tensor& t);
   // Element-wise sums over the ranks, in place.
   void sum(std::vector<double>& values) override;
   void sum(std::vector<int64_t>& values) override;

@@ -42,7 +42,8 @@ at::DataPtr mapped(size_t bytes, const c10::Device& device) {
 
 LayerShards::LayerShards(Distributed& dist, ShardedOptimizer& shards,
                          const std::vector<torch::Tensor>& params,
-                         const std::vector<int64_t>& units, std::vector<torch::Tensor> all)
+                         const std::vector<int64_t>& units, std::vector<torch::Tensor> all,
+                         const std::vector<int64_t>& row_units)
     : dist_(dist), shards_(shards), all_(std::move(all)) {
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -62,7 +63,15 @@ LayerShards::LayerShards(Distributed& dist, ShardedOptimizer& shards,
       view.copy_(p.detach());
       p.set_data(view);  // the same parameter (autograd, optimizer, module), its memory in flat
       at += p.numel();
+      l.view = view;
     }
+  }
+  for (const int64_t unit : row_units) {
+    Layer& l = layers_.at(unit);
+    if (l.params.size() != 1 || l.params.front().dim() != 2) {
+      throw Error("run.shard: parameters: a table kept by rows is one 2-D parameter");
+    }
+    l.by_rows = true;
   }
   // The layers' first storages, freed just now, would stay in glibc's heap (the trim
   // threshold keep_freed_memory sets) and in RSS with them.
@@ -117,7 +126,70 @@ void LayerShards::reduce_gradients(int64_t index, const std::vector<torch::Tenso
   shards_.add_unit_gradient(l->unit, gradient);
 }
 
+namespace {
+
+std::string int64_bytes(const torch::Tensor& t) {
+  return {static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.nbytes())};
+}
+
+}  // namespace
+
+torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::Tensor& ids) {
+  Layer* l = nullptr;
+  for (auto& candidate : layers_) {
+    if (candidate.by_rows &&
+        candidate.params.front().unsafeGetTensorImpl() == table.unsafeGetTensorImpl()) {
+      l = &candidate;
+    }
+  }
+  if (l == nullptr || whole_) return ids;
+  torch::NoGradGuard no_grad;
+  release_rows();
+  // The union of every rank's ids, sorted: each rank's own, then all-gathered (variable
+  // lengths, as bytes) and merged.
+  const torch::Tensor mine =
+      std::get<0>(at::_unique(ids.to(torch::kCPU, torch::kInt64).reshape(-1), /*sorted=*/true))
+          .contiguous();
+  std::vector<int64_t> all;
+  for (const std::string& bytes : dist_.all_gather(int64_bytes(mine))) {
+    const auto* from = reinterpret_cast<const int64_t*>(bytes.data());
+    all.insert(all.end(), from, from + bytes.size() / sizeof(int64_t));
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  l->ids = torch::tensor(all, torch::kInt64);
+  const torch::Tensor& weight = l->params.front();
+  auto rows = torch::zeros({l->ids.numel(), weight.size(1)}, l->flat.options());
+  shards_.gather_unit_rows(l->unit, l->ids, rows);
+  l->rows_peak = std::max(l->rows_peak, static_cast<int64_t>(rows.nbytes()));
+  l->params.front().set_data(rows);
+  peak_ = std::max(peak_, resident_bytes());
+  return torch::searchsorted(l->ids.to(ids.device()), ids);
+}
+
+void LayerShards::reduce_rows() {
+  torch::NoGradGuard no_grad;
+  for (auto& l : layers_) {
+    if (!l.by_rows || !l.ids.defined()) continue;
+    auto& p = l.params.front();
+    torch::Tensor gradient = p.grad().defined() ? p.grad() : torch::zeros_like(p);
+    dist_.average(gradient);
+    shards_.add_unit_rows(l.unit, l.ids, gradient);
+    p.mutable_grad() = torch::Tensor();
+  }
+  release_rows();
+}
+
+void LayerShards::release_rows() {
+  for (auto& l : layers_) {
+    if (!l.by_rows || !l.ids.defined()) continue;
+    l.params.front().set_data(l.view);
+    l.ids = torch::Tensor();
+  }
+}
+
 void LayerShards::hold_whole() {
+  release_rows();
   if (whole_) return;
   torch::NoGradGuard no_grad;
   for (auto& l : layers_) {
@@ -130,6 +202,7 @@ void LayerShards::hold_whole() {
 }
 
 void LayerShards::from_whole() {
+  release_rows();
   if (!whole_) return;
   for (auto& l : layers_) {
     if (l.unit < 0) continue;
@@ -141,6 +214,10 @@ void LayerShards::from_whole() {
 
 void LayerShards::idle_forward() {
   for (int64_t i = 0; i < static_cast<int64_t>(layers_.size()); ++i) {
+    if (layers_[i].by_rows) {
+      gather_rows(layers_[i].params.front(), torch::empty({0}, torch::kInt64));
+      continue;
+    }
     gather(i);
     release(i);
   }
@@ -149,10 +226,12 @@ void LayerShards::idle_forward() {
 void LayerShards::idle_pass() {
   idle_forward();
   for (int64_t i = static_cast<int64_t>(layers_.size()) - 1; i >= 0; --i) {
+    if (layers_[i].by_rows) continue;  // reduce_rows, below
     gather(i);
     release(i);
     reduce_gradients(i, {});
   }
+  reduce_rows();
 }
 
 std::vector<torch::Tensor> LayerShards::held() const {
@@ -174,6 +253,7 @@ int64_t LayerShards::layer_of(const torch::Tensor& param) const {
 }
 
 void LayerShards::fill(const torch::Tensor& param) {
+  release_rows();
   const int64_t index = layer_of(param);
   if (index < 0) throw Error("run.shard: parameters: a save asked for a tensor no layer holds");
   if (index == filled_) return;
@@ -250,6 +330,7 @@ double LayerShards::clip_gradients(double max_norm) {
 }
 
 void LayerShards::load(const torch::Tensor& param) {
+  release_rows();
   const int64_t index = layer_of(param);
   if (index < 0) throw Error("run.shard: parameters: a load asked for a tensor no layer holds");
   if (index == loading_) return;
@@ -295,7 +376,8 @@ void LayerShards::measure_between_steps() { between_steps_ = resident_bytes(); }
 int64_t LayerShards::largest_layer_bytes() const {
   int64_t bytes = 0;
   for (const auto& l : layers_) {
-    if (l.unit >= 0) bytes = std::max(bytes, static_cast<int64_t>(l.flat.nbytes()));
+    if (l.unit < 0) continue;
+    bytes = std::max(bytes, l.by_rows ? l.rows_peak : static_cast<int64_t>(l.flat.nbytes()));
   }
   return bytes;
 }

@@ -14,6 +14,13 @@
 // makes the model whole (hold_whole, collective); the next step frees it again
 // (from_whole keeps this rank's slice of what the whole weights hold, so loading weights
 // into them is kept too).
+//
+// A table kept by rows (the fastText model's word and bucket table: ParameterShards::rows)
+// is one such layer that no forward gathers whole: gather_rows gives the parameter the
+// rows the ranks' batches read (their union), [rows, dim], and the model's own forward
+// runs on them with its ids renumbered; after the backward reduce_rows averages their
+// gradient over the ranks and each rank adds the rows of its slice to its gradient. A
+// save, a load and hold_whole treat it as any layer (gathered whole, one at a time).
 #pragma once
 
 #include <torch/torch.h>
@@ -31,12 +38,21 @@ class LayerShards : public BlockShards {
   // `params`, `units`: as ShardedOptimizer got them (its stage-3 constructor; `shards`
   // must have been made from the same); `all`: every parameter of the model (for the
   // resident bytes). Starts whole.
+  // `row_units`: the units that are tables kept by rows.
   LayerShards(Distributed& dist, ShardedOptimizer& shards, const std::vector<torch::Tensor>& params,
-              const std::vector<int64_t>& units, std::vector<torch::Tensor> all);
+              const std::vector<int64_t>& units, std::vector<torch::Tensor> all,
+              const std::vector<int64_t>& row_units = {});
 
   void gather(int64_t index) override;
   void release(int64_t index) override;
   void reduce_gradients(int64_t index, const std::vector<torch::Tensor>& grads) override;
+  torch::Tensor gather_rows(const torch::Tensor& table, const torch::Tensor& ids) override;
+  // Collective, after each backward (a rank without a batch: idle_pass): the gathered rows'
+  // gradients averaged over the ranks, each rank's rows added to its slice's gradient; the
+  // rows are freed. Nothing without a table kept by rows.
+  void reduce_rows();
+  // The gathered rows freed (after an evaluation; local).
+  void release_rows();
 
   // Collective: every layer whole, until the next from_whole.
   void hold_whole();
@@ -87,7 +103,8 @@ class LayerShards : public BlockShards {
   void measure_between_steps();
   int64_t between_steps_bytes() const { return between_steps_; }
   int64_t peak_bytes() const { return peak_; }
-  // The largest layer's bytes (one layer's whole gradient is held while it is reduced).
+  // The largest layer's bytes (one layer's whole gradient is held while it is reduced); a
+  // table kept by rows: the most rows gathered at once.
   int64_t largest_layer_bytes() const;
 
  private:
@@ -95,6 +112,13 @@ class LayerShards : public BlockShards {
     int64_t unit = -1;                  // ShardedOptimizer's unit
     std::vector<torch::Tensor> params;  // views into `flat`
     torch::Tensor flat;                 // its storage freed between uses
+    // A table kept by rows: its view into `flat` (params[0]'s data but while rows are
+    // gathered), the rows gathered now (sorted ids; undefined: none) and the most bytes
+    // of rows gathered at once.
+    bool by_rows = false;
+    torch::Tensor view;
+    torch::Tensor ids;
+    int64_t rows_peak = 0;
   };
   Layer* layer(int64_t index);
   int64_t layer_of(const torch::Tensor& param) const;

@@ -130,12 +130,18 @@ std::string init_from(ClassifierImpl& model, const std::string& from) {
 namespace {
 
 // run.shard: parameters: each trainable parameter's layer (ClassifierImpl::depth_of 1 to
-// layer_count), or -1 for the rest, which stays whole; empty for the other stages.
+// layer_count; a table kept by rows, ClassifierImpl::row_table: unit 0), or -1 for the
+// rest, which stays whole; empty for the other stages.
 std::vector<int64_t> layer_units(const Run& run) {
   if (run.plan.distributed.shard != ShardStage::parameters) return {};
   std::vector<int64_t> units;
+  const std::string table = run.model->row_table();
   for (const auto& named : run.model->named_parameters()) {
     if (!named.value().requires_grad()) continue;
+    if (!table.empty()) {
+      units.push_back(named.key() == table ? 0 : -1);
+      continue;
+    }
     const int64_t depth = run.model->depth_of(named.key());
     units.push_back(depth >= 1 && depth <= run.model->layer_count() ? depth - 1 : -1);
   }
@@ -173,8 +179,10 @@ void prepare_training(Run& run) {
                                            params, run.plan.distributed.bucket_mb, units);
     run.optimizer->state().clear();  // Adagrad's is made at once; the slices hold it
     if (!units.empty()) {
-      run.layers = std::make_unique<LayerShards>(*run.dist, *run.shards, params, units,
-                                                 run.model->parameters());
+      const bool rows = !run.model->row_table().empty();
+      run.layers = std::make_unique<LayerShards>(
+          *run.dist, *run.shards, params, units, run.model->parameters(),
+          rows ? std::vector<int64_t>{0} : std::vector<int64_t>{});
       run.model->set_block_shards(run.layers.get());
     }
   }

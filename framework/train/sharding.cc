@@ -274,6 +274,50 @@ struct ShardedOptimizer::Impl {
     }
   }
 
+  // Rows `ids` (sorted, unique) of layer `unit`, a table rows.size(1) wide: copies this
+  // rank's elements of them into `rows` (to_rows), or adds `rows`' elements to its
+  // slice's gradient. A piece's rows: the whole ones in one step, the one or two cut by
+  // the piece's ends (cuts fall on 64 elements, not on rows) element by element.
+  void move_rows(int64_t unit, const torch::Tensor& ids, const torch::Tensor& rows, bool to_rows) {
+    const int64_t dim = rows.size(1), count = ids.numel();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    each_unit_piece(unit, [&](torch::Tensor& piece, int64_t at) {
+      if (!to_rows && !piece.grad().defined()) piece.mutable_grad() = torch::zeros_like(piece);
+      const torch::Tensor target = to_rows ? piece : piece.grad();
+      const int64_t end = at + piece.numel();
+      const int64_t whole_begin = (at + dim - 1) / dim, whole_end = end / dim;  // rows
+      const int64_t* lo = std::lower_bound(id, id + count, at / dim);
+      const int64_t* hi = std::upper_bound(id, id + count, (end - 1) / dim);
+      int64_t first = -1, n = 0;  // the ids of whole rows: [first, first + n)
+      for (const int64_t* p = lo; p < hi; ++p) {
+        const int64_t row = *p;
+        if (row >= whole_begin && row < whole_end) {
+          if (first < 0) first = p - id;
+          ++n;
+          continue;
+        }
+        const int64_t a = std::max(at, row * dim), b = std::min(end, (row + 1) * dim);
+        const auto in_piece = target.narrow(0, a - at, b - a);
+        const auto in_rows = rows[p - id].narrow(0, a - row * dim, b - a);
+        if (to_rows) {
+          in_rows.copy_(in_piece);
+        } else {
+          in_piece.add_(in_rows);
+        }
+      }
+      if (n == 0) return;
+      const auto table =
+          target.narrow(0, whole_begin * dim - at, (whole_end - whole_begin) * dim).view({-1, dim});
+      const auto local = ids.narrow(0, first, n).to(target.device()) - whole_begin;
+      const auto part = rows.narrow(0, first, n);
+      if (to_rows) {
+        part.copy_(table.index_select(0, local));
+      } else {
+        table.index_add_(0, local, part);
+      }
+    });
+  }
+
   // The state tensors each parameter's optimizer state keeps.
   size_t fields() const { return state_refs(config, *new_state(config.type)).tensors.size(); }
 
@@ -315,10 +359,10 @@ ShardedOptimizer::ShardedOptimizer(Distributed& dist, ShardStage stage,
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     if (!p.is_contiguous() || p.scalar_type() != params.front().scalar_type()) {
-      throw Error(fmt::format("run.shard: a parameter of shape {} is {}; sharding needs "
-                              "contiguous parameters of one dtype",
-                              fmt::join(p.sizes(), "x"),
-                              p.is_contiguous() ? "of another dtype" : "not contiguous"));
+      throw Error(fmt::format(
+          "run.shard: a parameter of shape {} is {}; sharding needs "
+          "contiguous parameters of one dtype",
+          fmt::join(p.sizes(), "x"), p.is_contiguous() ? "of another dtype" : "not contiguous"));
     }
     impl.starts.push_back(start);
     if (units.empty() || units[i] < 0) impl.whole.push_back({start, p.detach().view(-1)});
@@ -329,9 +373,10 @@ ShardedOptimizer::ShardedOptimizer(Distributed& dist, ShardStage stage,
   impl.cut_space(numels, units);
   for (int64_t r = 0; r < dist.world_size(); ++r) {
     if (impl.slice_length(r) > 0) continue;
-    throw Error(fmt::format("run.shard: the model's {} trainable values leave rank {} of {} no "
-                            "slice; use fewer processes or run.shard: none",
-                            start, r, dist.world_size()));
+    throw Error(
+        fmt::format("run.shard: the model's {} trainable values leave rank {} of {} no "
+                    "slice; use fewer processes or run.shard: none",
+                    start, r, dist.world_size()));
   }
   std::vector<torch::Tensor> leaves;
   for (const Span& mine : impl.slices[impl.me()]) {
@@ -350,7 +395,8 @@ ShardedOptimizer::ShardedOptimizer(Distributed& dist, ShardStage stage,
     }
   }
   const int64_t element = static_cast<int64_t>(impl.params.front().element_size());
-  impl.bucket = std::max<int64_t>(kCutAlign, static_cast<int64_t>(bucket_mb * 1024 * 1024) / element);
+  impl.bucket =
+      std::max<int64_t>(kCutAlign, static_cast<int64_t>(bucket_mb * 1024 * 1024) / element);
   if (!leaves.empty()) {
     impl.optimizer = create_optimizer(config, leaves);  // Adagrad's state: made here
   }
@@ -424,6 +470,22 @@ void ShardedOptimizer::add_unit_gradient(int64_t unit, const torch::Tensor& grad
       piece.mutable_grad() = slice.clone();
     }
   });
+}
+
+void ShardedOptimizer::gather_unit_rows(int64_t unit, const torch::Tensor& ids,
+                                        torch::Tensor& rows) {
+  torch::NoGradGuard no_grad;
+  const auto start = Clock::now();
+  impl_->move_rows(unit, ids, rows, /*to_rows=*/true);
+  impl_->dist.sum(rows);
+  impl_->gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  ++impl_->gather_calls;
+}
+
+void ShardedOptimizer::add_unit_rows(int64_t unit, const torch::Tensor& ids,
+                                     const torch::Tensor& gradient) {
+  torch::NoGradGuard no_grad;
+  impl_->move_rows(unit, ids, gradient, /*to_rows=*/false);
 }
 
 std::vector<torch::Tensor> ShardedOptimizer::kept_apart() const {

@@ -54,6 +54,13 @@ class ShardedOptimizer {
   void gather_unit(int64_t unit, const torch::Tensor& flat);
   void keep_unit(int64_t unit, const torch::Tensor& flat);
   void add_unit_gradient(int64_t unit, const torch::Tensor& gradient);
+  // A table kept by rows (layer `unit`, rows.size(1) wide): its rows `ids` (sorted,
+  // unique, int64 on the CPU) into `rows` [ids, dim], which holds zeros: gather_unit_rows
+  // (collective) fills this rank's elements of them and sums `rows` over the ranks (x + 0
+  // is exact); add_unit_rows adds this rank's elements of their averaged gradient
+  // `gradient` [ids, dim] to its slice's gradient.
+  void gather_unit_rows(int64_t unit, const torch::Tensor& ids, torch::Tensor& rows);
+  void add_unit_rows(int64_t unit, const torch::Tensor& ids, const torch::Tensor& gradient);
   // The layers' pieces kept apart from the parameters (this rank's slices), and their bytes.
   std::vector<torch::Tensor> kept_apart() const;
   int64_t kept_apart_bytes() const;

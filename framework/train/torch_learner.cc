@@ -135,7 +135,8 @@ double accumulate_batch(Run& run, const RawBatch& batch, int64_t micro) {
   const torch::Tensor scaled =
       run.scaler.scale_loss(run.loss_scale != 1.0 ? loss * run.loss_scale : loss);
   (t.accumulate > 1 ? scaled / static_cast<double>(t.accumulate) : scaled).backward();
-  const double value = loss.item<double>();  // on a GPU: waits for the backward
+  if (run.layers) run.layers->reduce_rows();  // a table kept by rows: its batch's rows
+  const double value = loss.item<double>();   // on a GPU: waits for the backward
   run.losses_finite = run.losses_finite && std::isfinite(value);
   return value / (run.plan.loss.sum && !pretraining ? batch.size() : 1);
 }
@@ -293,6 +294,7 @@ class TorchLearner : public Learner {
     Evaluation e =
         sift::evaluate(run_.model, stream, run_.task.encoder.kind, run_.task.labels.size(),
                        run_.device, run_.plan.labels, confused, in_step);
+    if (run_.layers) run_.layers->release_rows();
     reduce_evaluation(*run_.dist, e);
     run_.model->train();
     return e;

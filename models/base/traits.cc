@@ -105,7 +105,8 @@ std::vector<ModelTraits> model_traits() {
   r.back().prune = {PruneStructure::unstructured, PruneStructure::rows};
   r.back().losses = {Loss::softmax, Loss::hs, Loss::ns, Loss::ova};  // fastText's -loss
   r.back().fused_step = true;                                        // bag_sgd.h
-  r.back().pretrained_words_join_vocabulary = true;  // as fastText's -pretrainedVectors
+  r.back().pretrained_words_join_vocabulary = true;   // as fastText's -pretrainedVectors
+  r.back().parameter_shards = ParameterShards::rows;  // its word and bucket table
   // fastText's own step: one example at a time, its loss summed, the rate decaying linearly
   // to 0 (lr 0.1, dim 100, 5 epochs, unigrams are the table's defaults already). With
   // the table's batch 32 and mean the model reached 0.188 on TREC; with these, issue #41.
@@ -173,7 +174,7 @@ std::vector<ModelTraits> model_traits() {
                      {"train.batch_size", {}},
                      {"train.epochs", SearchSpace::integer(2, 15)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
-  r.back().shards_parameters = true;
+  r.back().parameter_shards = ParameterShards::layers;
   // lr 1e-3: chosen on a hashed tenth of TREC's training file held out (validation
   // accuracy 0.760 at 5 epochs, against 0.632 at 5e-4; 10 epochs reached 0.814 but double
   // every default run's time).
@@ -217,7 +218,7 @@ std::vector<ModelTraits> model_traits() {
        {"train.epochs", SearchSpace::integer(2, 6)}}));
   r.back().prune = {PruneStructure::unstructured, PruneStructure::heads, PruneStructure::ffn};
   r.back().masked_lm = true;
-  r.back().shards_parameters = true;
+  r.back().parameter_shards = ParameterShards::layers;
   // BERT's fine-tuning recipe (Devlin et al. 2019: 2e-5 to 5e-5, 2 to 4 epochs).
   r.back().defaults =
       with(kAdamWWarmup,

@@ -258,7 +258,7 @@ TEST(Validate, PieceIdsOfAPretrainedModelNeedASentencePieceTokenizer) {
 TEST(Validate, SharedLayersAreRefusedUnderParameterSharding) {
   ModelTraits encoder{"enc", "encoder", {"model.dim", "model.layers", "model.layer_repeats"}};
   encoder.recomputation = true;
-  encoder.shards_parameters = true;
+  encoder.parameter_shards = ParameterShards::layers;
   const auto error = [&](const std::string& repeats) {
     try {
       validate(load_config("", {"data.train.path=[train.txt]", "model.type=enc",
