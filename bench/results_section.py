@@ -26,7 +26,7 @@ FAMILY = {
     "export": "export",
     "export_dtypes": "export", "tune": "tuning", "distill": "distillation",
     "prune": "compression", "pq_compression": "compression", "fuzz": "reliability",
-    "sharding": "distributed", "sharding-stage3": "distributed",
+    "sharding": "distributed", "sharding-stage3": "distributed", "sharding-rows": "distributed",
     "finetune-hf-sst2": "finetune-hf",
 }
 

@@ -4,6 +4,7 @@
   python3 bench/sharding.py              # writes bench/RESULTS.md (section Distributed)
   python3 bench/sharding.py --no-write --steps 4
   python3 bench/sharding.py --stage3 --steps 6   # the stage-3 table (below)
+  python3 bench/sharding.py --rows --steps 12     # stage 3 of the fastText table (below)
 
 --stage3: every stage on a larger encoder (model.type transformer, 6 layers, 768 wide,
 12 heads, 3072 feed-forward: BERT-Base's layers; SMS spam's vocabulary), Adam, 2% of the
@@ -18,6 +19,13 @@ validation and save), and seconds per step (train.seconds / train.steps).
 Stage 3 recomputes every layer in backward, so at 2 ranks `none` is run with
 train.gradient_checkpointing all as well (the same arithmetic, the time it costs), and
 `optimizer` (stage 1); --short leaves both out.
+
+--rows: the fastText model of the default run (1M x 50 buckets, Adam) under data
+parallelism, `gradients` and `parameters` (its table kept by rows: a batch's rows gathered
+from their owners) at 1, 2 and 4 ranks: per rank (rank 0) the weights between steps and at
+their peak (a save gathers the table whole), the gradients between steps and at their
+peak, the optimizer state, the three together between steps (x DDP), peak RSS of every
+rank, examples/s and the validation accuracy.
 
 Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
 4 layers, 512 wide, 8 heads, 2048 feed-forward; SMS spam's vocabulary) and the fastText
@@ -96,6 +104,8 @@ def options():
                    help="only every stage on the larger encoder (stage 3 included)")
     p.add_argument("--nproc", type=int, nargs="+", default=[2],
                    help="--stage3: the rank counts (default 2)")
+    p.add_argument("--rows", action="store_true",
+                   help="only the fastText table under stage 3 (run.shard parameters)")
     p.add_argument("--short", action="store_true",
                    help="--stage3: at 2 ranks too only none, gradients and parameters")
     return p.parse_args()
@@ -174,10 +184,62 @@ def main_stage3(a):
         write_section("sharding-stage3", heading, text)
 
 
+ROWS = [(1, "none"), (2, "none"), (2, "gradients"), (2, "parameters"), (4, "none"),
+        (4, "gradients"), (4, "parameters")]
+
+
+def main_rows(a):
+    tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
+    start_load = open("/proc/loadavg").read().split()[:3]
+    label, config, extra = MODELS[1]
+    settings = extra + ADAM + [f"train.max_steps={a.steps}"]
+    rows, ddp, params = [], {}, 0
+    for nproc, shard in ROWS:
+        s = train(tmp, f"rows{nproc}{shard}", config, settings, nproc, shard)
+        t = s["train"]
+        r = t["ranks"][0]
+        held = r["weights_bytes"] + r["gradient_bytes"] + r["optimizer_state_bytes"]
+        if shard == "none":
+            ddp[nproc], params = (r, held), r["weights_bytes"] // 4
+        base, base_held = ddp[nproc]
+        state = r["optimizer_state_bytes"]
+        row = (f"| {nproc} | {shard} | "
+               f"{mib(r['weights_bytes']):.1f} / {mib(r['weights_peak_bytes']):.1f} | "
+               f"{mib(r['gradient_bytes']):.1f} / {mib(r['gradient_peak_bytes']):.1f} | "
+               f"{mib(state):.1f} ({state / base['optimizer_state_bytes']:.3f}x) | "
+               f"{mib(held):.1f} ({held / base_held:.3f}x) | "
+               + " / ".join(f"{mib(x['peak_rss_bytes']):.0f}" for x in t["ranks"]) + " | "
+               f"{t['examples'] / t['seconds']:.1f} | "
+               f"{s['splits']['valid']['accuracy']:.4f} |")
+        rows.append(row)
+        print(row, flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    load = open("/proc/loadavg").read().split()[:3]
+    heading = (f"Sharding: run.shard parameters on the fastText table ({label}, "
+               f"{params / 1e6:.1f}M parameters), Adam, {a.steps} steps; rank 0's weights, "
+               "gradients and state, every rank's peak RSS (docs/distributed.md)")
+    text = "\n\n".join([
+        f"- run: `python3 bench/sharding.py --rows --steps {a.steps}`; load average "
+        f"{' '.join(start_load)} at the start, {' '.join(load)} at the end (2 cores, shared: "
+        "examples/s are indicative only, and 4 ranks share them)",
+        "\n".join([
+            "| ranks | run.shard | weights MiB between steps / peak | gradients MiB between "
+            "steps / peak | optimizer state MiB (x DDP) | weights + gradients + state MiB "
+            "between steps (x DDP) | peak RSS MiB, rank 0 / 1 / ... | examples/s "
+            "| valid accuracy |",
+            "|---|---|---|---|---|---|---|---|---|", *rows])])
+    print(heading + "\n\n" + text)
+    if not a.no_write:
+        write_section("sharding-rows", heading, text)
+
+
 def main():
     a, tables = options(), []
     if a.stage3:
         main_stage3(a)
+        return
+    if a.rows:
+        main_rows(a)
         return
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
     for label, config, extra in MODELS:
