@@ -183,6 +183,23 @@ bool add_changed_rows(Section& s, const TensorView& t, const UniformFill& fill,
   return true;
 }
 
+// `t`'s record, dense: its bytes from its memory, or fetched as they are written.
+void add_dense(Section& s, const TensorView& t) {
+  std::string head;
+  put_bytes(head, t.name);
+  put<int8_t>(head, t.dtype);
+  put<uint32_t>(head, static_cast<uint32_t>(t.shape.size()));
+  for (auto d : t.shape) put<int64_t>(head, d);
+  const size_t n = t.bytes();
+  put<uint64_t>(head, n);
+  s.add_owned(std::move(head));
+  if (t.fetch) {
+    s.add(std::string_view(nullptr, n), &t);
+  } else {
+    s.add(std::string_view(static_cast<const char*>(t.data), n));
+  }
+}
+
 // Weights are stored as raw tensors (count; then name, dtype, shape, byte length, bytes):
 // several times faster to write than a LibTorch archive (80 MB of fastText buckets:
 // 0.5 s there), and every mismatch can be named. A tensor with a fill may be stored as
@@ -193,24 +210,27 @@ Section tensor_section(const std::vector<TensorView>& tensors, const TensorFills
   std::string count;
   put<uint32_t>(count, static_cast<uint32_t>(tensors.size()));
   s.add_owned(std::move(count));
-  for (const TensorView& t : tensors) {
+  // A deferred tensor with a fill (run.shard: parameters' fastText table) is fetched now,
+  // when no deferred tensor follows it (its bytes stay until the next fetch), so that its
+  // changed rows can size its record: the file data parallelism writes.
+  size_t last_deferred = tensors.size();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].fetch) last_deferred = i;
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorView& t = tensors[i];
     auto fill = fills.find(t.name);
+    if (fill != fills.end() && t.fetch && i == last_deferred) {
+      TensorView fetched = t;
+      fetched.data = t.fetch();
+      fetched.fetch = nullptr;
+      if (!add_changed_rows(s, fetched, fill->second, parallel)) add_dense(s, fetched);
+      continue;
+    }
     if (!t.fetch && fill != fills.end() && add_changed_rows(s, t, fill->second, parallel)) {
       continue;
     }
-    std::string head;
-    put_bytes(head, t.name);
-    put<int8_t>(head, t.dtype);
-    put<uint32_t>(head, static_cast<uint32_t>(t.shape.size()));
-    for (auto d : t.shape) put<int64_t>(head, d);
-    const size_t n = t.bytes();
-    put<uint64_t>(head, n);
-    s.add_owned(std::move(head));
-    if (t.fetch) {
-      s.add(std::string_view(nullptr, n), &t);
-    } else {
-      s.add(std::string_view(static_cast<const char*>(t.data), n));
-    }
+    add_dense(s, t);
   }
   return s;
 }

@@ -24,7 +24,9 @@ struct TensorView {
   size_t element_size = 0;
   // Instead of `data`: a tensor whose memory is filled only when its bytes are written
   // (run.shard: parameters: a layer gathered from every rank), in the file's order; the
-  // bytes it returns stay until the next fetch. Such a tensor is written dense.
+  // bytes it returns stay until the next fetch. Such a tensor is written dense, but for the
+  // section's last one with a fill: fetched when the section is laid out, it is stored as
+  // its changed rows where those are under half of it, as in memory.
   std::function<const void*()> fetch;
 
   size_t bytes() const;
