@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.shard (ZeRO stages 1 and 2) against data parallelism, 1, 2 and 4 ranks over Gloo.
+"""run.shard (ZeRO stages 1 to 3) against data parallelism, 1, 2 and 4 ranks over Gloo.
 
   python3 bench/sharding.py              # writes bench/RESULTS.md (section Distributed)
   python3 bench/sharding.py --no-write --steps 4
@@ -20,16 +20,15 @@ Stage 3 recomputes every layer in backward, so at 2 ranks `none` is run with
 train.gradient_checkpointing all as well (the same arithmetic, the time it costs), and
 `optimizer` (stage 1); --short leaves both out.
 
---rows: the fastText model of the default run (1M x 50 buckets, Adam) under data
-parallelism, `gradients` and `parameters` (its table kept by rows: a batch's rows gathered
-from their owners) at 1, 2 and 4 ranks: per rank (rank 0) the weights between steps and at
-their peak (a save gathers the table whole), the gradients between steps and at their
-peak, the optimizer state, the three together between steps (x DDP), peak RSS of every
-rank, examples/s and the validation accuracy.
+--rows: the fastText model with a large bucket table (model.buckets 1M x model.dim 50),
+Adam, at every stage against data parallelism at 1, 2 and 4 ranks (`parameters`: its
+table kept by rows, each batch's rows gathered from their owners): per rank (rank 0) the
+weights between steps and at their peak (a save gathers the table whole), the gradients
+between steps and at their peak, the optimizer state, the three together between steps
+(x DDP), peak RSS of every rank, examples/s and the validation accuracy.
 
-Two models under Adam on SMS spam: a BERT-Small-shaped encoder (model.type transformer,
-4 layers, 512 wide, 8 heads, 2048 feed-forward; SMS spam's vocabulary) and the fastText
-model with a large bucket table (model.buckets 1M x model.dim 50). Every run trains
+The default run: a BERT-Small-shaped encoder (model.type transformer, 4 layers, 512 wide,
+8 heads, 2048 feed-forward; SMS spam's vocabulary) under Adam on SMS spam. Every run trains
 --steps optimizer steps (the ranks share this machine's cores: memory is the figure,
 time secondary) with one compute thread and one data worker per rank. Per rank, from
 report.json's train.ranks (rank_figures.cc): optimizer_state_bytes, gradient_bytes (held
@@ -70,11 +69,10 @@ model:
 train:
   batch_size: 8
 """
-MODELS = [
-    ("BERT-Small-shaped encoder", ENCODER, []),
-    ("fastText, 1M x 50 buckets", "configs/sms_spam.yaml",
-     ["model.buckets=1000000", "model.dim=50", "train.batch_size=32"]),
-]
+MODELS = [("BERT-Small-shaped encoder", ENCODER, [])]
+# --rows: every stage of the fastText model, stage 3 its table kept by rows.
+FASTTEXT = ("fastText, 1M x 50 buckets", "configs/sms_spam.yaml",
+            ["model.buckets=1000000", "model.dim=50", "train.batch_size=32"])
 SETUPS = [(1, "none"), (2, "none"), (2, "optimizer"), (2, "gradients"),
           (4, "none"), (4, "optimizer"), (4, "gradients")]
 
@@ -105,7 +103,7 @@ def options():
     p.add_argument("--nproc", type=int, nargs="+", default=[2],
                    help="--stage3: the rank counts (default 2)")
     p.add_argument("--rows", action="store_true",
-                   help="only the fastText table under stage 3 (run.shard parameters)")
+                   help="only the fastText model, every stage (stage 3: its table by rows)")
     p.add_argument("--short", action="store_true",
                    help="--stage3: at 2 ranks too only none, gradients and parameters")
     return p.parse_args()
@@ -184,14 +182,14 @@ def main_stage3(a):
         write_section("sharding-stage3", heading, text)
 
 
-ROWS = [(1, "none"), (2, "none"), (2, "gradients"), (2, "parameters"), (4, "none"),
-        (4, "gradients"), (4, "parameters")]
+ROWS = [(1, "none"), (2, "none"), (2, "optimizer"), (2, "gradients"), (2, "parameters"),
+        (4, "none"), (4, "optimizer"), (4, "gradients"), (4, "parameters")]
 
 
 def main_rows(a):
     tmp = tempfile.mkdtemp(prefix="sift_shard_bench_")
     start_load = open("/proc/loadavg").read().split()[:3]
-    label, config, extra = MODELS[1]
+    label, config, extra = FASTTEXT
     settings = extra + ADAM + [f"train.max_steps={a.steps}"]
     rows, ddp, params = [], {}, 0
     for nproc, shard in ROWS:
@@ -215,9 +213,9 @@ def main_rows(a):
         print(row, flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     load = open("/proc/loadavg").read().split()[:3]
-    heading = (f"Sharding: run.shard parameters on the fastText table ({label}, "
-               f"{params / 1e6:.1f}M parameters), Adam, {a.steps} steps; rank 0's weights, "
-               "gradients and state, every rank's peak RSS (docs/distributed.md)")
+    heading = (f"Sharding: run.shard on the fastText model ({label}, {params / 1e6:.1f}M "
+               f"parameters; stage 3 keeps the table by rows), Adam, {a.steps} steps; rank 0's "
+               "weights, gradients and state, every rank's peak RSS (docs/distributed.md)")
     text = "\n\n".join([
         f"- run: `python3 bench/sharding.py --rows --steps {a.steps}`; load average "
         f"{' '.join(start_load)} at the start, {' '.join(load)} at the end (2 cores, shared: "

@@ -220,8 +220,10 @@ std::vector<Option> declare() {
       "they are all-gathered); gradients: the optimizer state and, after each step's "
       "reduction, the gradients; parameters (transformer, bert): also each layer's "
       "weights, gathered before the layer runs and freed after (every layer is "
-      "recomputed in backward). The weights equal none's. Needs a distributed run (sift "
-      "launch --nproc N).");
+      "recomputed in backward); parameters (fasttext): also a block of its table's rows, "
+      "each batch's rows gathered from the ranks that keep them. The weights equal "
+      "none's (docs/distributed.md: where within a stated bound). Needs a distributed "
+      "run (sift launch --nproc N).");
 
   add_format_options(t, "data", SIFT_FIELD(data), "(default for every split)");
   for (Split split : {Split::train, Split::valid, Split::test}) {
