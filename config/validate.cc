@@ -223,14 +223,6 @@ void check_parameter_shards(const SiftConfig& config, const ModelTraits& model) 
         "the {} model has neither layers it gathers one at a time (transformer and bert do) "
         "nor a table it gathers by rows (fasttext does); use run.shard: gradients",
         model.name);
-  } else if (model.parameter_shards == ParameterShards::rows &&
-             (t.loss == Loss::hs || t.loss == Loss::ns)) {
-    // Their evaluation reads the table twice a batch (the search and the loss), and the
-    // ranks gather rows in step once a batch.
-    why = fmt::format(
-        "train.loss {} is not built with the table's rows sharded; use softmax or "
-        "ova, or run.shard: gradients",
-        to_string(t.loss));
   } else if (config.model.layer_repeats > 1) {
     why =
         "model.layer_repeats applies each layer's gathered weights several times, and its "

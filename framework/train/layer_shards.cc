@@ -143,6 +143,11 @@ torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::
     }
   }
   if (l == nullptr || whole_) return ids;
+  // The same batch read again (hs's evaluation: the tree's search, then the loss): every
+  // rank with a batch does so, and a rank without gathers once a batch (idle_forward).
+  if (l->ids.defined() && l->asked.unsafeGetTensorImpl() == ids.unsafeGetTensorImpl()) {
+    return l->renumbered;
+  }
   torch::NoGradGuard no_grad;
   release_rows();
   // The union of every rank's ids, sorted: each rank's own, then all-gathered (variable
@@ -164,7 +169,9 @@ torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::
   l->rows_peak = std::max(l->rows_peak, static_cast<int64_t>(rows.nbytes()));
   l->params.front().set_data(rows);
   peak_ = std::max(peak_, resident_bytes());
-  return torch::searchsorted(l->ids.to(ids.device()), ids);
+  l->asked = ids;
+  l->renumbered = torch::searchsorted(l->ids.to(ids.device()), ids);
+  return l->renumbered;
 }
 
 void LayerShards::reduce_rows() {
@@ -184,7 +191,7 @@ void LayerShards::release_rows() {
   for (auto& l : layers_) {
     if (!l.by_rows || !l.ids.defined()) continue;
     l.params.front().set_data(l.view);
-    l.ids = torch::Tensor();
+    l.ids = l.asked = l.renumbered = torch::Tensor();
   }
 }
 

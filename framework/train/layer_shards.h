@@ -119,6 +119,9 @@ class LayerShards : public BlockShards {
     torch::Tensor view;
     torch::Tensor ids;
     int64_t rows_peak = 0;
+    // The ids the gather was asked for (held, so that no other tensor takes its address)
+    // and what it returned: a second read of the same batch reuses the rows.
+    torch::Tensor asked, renumbered;
   };
   Layer* layer(int64_t index);
   int64_t layer_of(const torch::Tensor& param) const;

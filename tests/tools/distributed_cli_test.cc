@@ -622,12 +622,6 @@ TEST_F(Dist, ParameterShardsAreRefusedNamingTheKeyForModelsAndOptionsTheyDoNotCo
                          "it gathers one at a time"),
             std::string::npos)
       << bag;
-  const Result hs = run("launch --nproc 2 -- " + train_args("hs", set + " --set train.loss=hs"));
-  EXPECT_NE(hs.status, 0) << hs;
-  EXPECT_NE(hs.err.find("sift: error: run.shard: parameters: train.loss hs is not built with the "
-                        "table's rows sharded"),
-            std::string::npos)
-      << hs;
   const Result prune = run("train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
                            " --set run.name=prune --set train.prune.structure=[heads] "
                            "--set train.prune.sparsity=0.5 --set run.shard=parameters");
@@ -784,6 +778,21 @@ TEST_F(Dist, RowShardedFastTextUnderAdamAtTwoAndThreeRanksGivesDataParallelWeigh
     expect_table_blocks(ddp, rows, nproc);
     expect_state_saved_a_tensor_at_a_time(rows["train"]["ranks"],
                                           dir_ + "/rows" + n + "/last.ckpt");
+  }
+}
+
+// fastText's other losses: hs (whose evaluation reads the table twice a batch, the tree's
+// search and the loss, from one gather), ns (negatives drawn alike on both) and ova, at 2
+// ranks validated every 10 steps: data parallelism's last.ckpt and validation figures.
+TEST_F(Dist, RowShardedFastTextTrainsEveryLossAsDataParallelDoes) {
+  for (const std::string loss : {"hs", "ns", "ova"}) {
+    SCOPED_TRACE(loss);
+    const std::string set = kAdam + " --set train.eval_every=10 --set train.loss=" + loss;
+    const auto ddp = launch(2, "ddp_" + loss, set);
+    const auto rows = launch(2, "rows_" + loss, set + " --set run.shard=parameters");
+    ASSERT_FALSE(rows.is_null());
+    EXPECT_TRUE(weights("rows_" + loss) == weights("ddp_" + loss));
+    EXPECT_EQ(rows["splits"]["valid"], ddp["splits"]["valid"]);
   }
 }
 
