@@ -4,10 +4,7 @@
 #include <torch/version.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
-#include <torch/serialize.h>
 
 #include "core/error.h"
 #include "core/out_of_memory.h"
@@ -110,26 +107,6 @@ torch::Tensor classification_loss(Run& run, const RawBatch& batch,
   return loss;
 }
 
-// DEBUG (#43 lockstep, to be removed): SIFT_MLM_DUMP=dir writes tensors of the first steps.
-void debug_dump(const std::string& name, const std::vector<std::pair<std::string, torch::Tensor>>& ts) {
-  const char* dir = std::getenv("SIFT_MLM_DUMP");
-  if (!dir) return;
-  c10::Dict<std::string, torch::Tensor> d;
-  for (const auto& t : ts) d.insert(t.first, t.second.detach().cpu().clone());
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(d));
-  std::ofstream(std::string(dir) + "/" + name + ".pt", std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-bool debug_step(int64_t step) { return std::getenv("SIFT_MLM_DUMP") && step < 20; }
-void debug_params(Run& run, const std::string& name, bool grads) {
-  std::vector<std::pair<std::string, torch::Tensor>> ts;
-  for (const auto& p : run.model->named_parameters()) {
-    if (grads && !p.value().grad().defined()) continue;
-    ts.emplace_back(p.key(), grads ? p.value().grad() : p.value());
-  }
-  debug_dump(name, ts);
-}
-
 // Masked-token pretraining's loss of unlabelled batch `micro` of the coming step.
 torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
                                std::optional<PhaseTimer>& timer) {
@@ -138,14 +115,7 @@ torch::Tensor pretraining_loss(Run& run, const RawBatch& batch, int64_t micro,
       masked_batch(batch, *run.plan.data.masked_lm, *run.masking, seed, run.device);
   timer.emplace(run.phases, Phase::forward);
   AutocastGuard autocast(run.plan.precision.autocast, run.device);
-  torch::Tensor loss = masked_lm_loss(*run.model, b, nullptr);
-  if (std::getenv("SIFT_MLM_DUMP")) {
-    if (run.state.step == 0 && micro == 0) debug_params(run, "init", false);
-    debug_dump(fmt::format("batch{}_{}", run.state.step, micro),
-               {{"ids", b.input.ids}, {"lengths", b.input.lengths}, {"positions", b.positions},
-                {"targets", b.targets}, {"loss", loss}});
-  }
-  return loss;
+  return masked_lm_loss(*run.model, b, nullptr);
 }
 
 // One batch's forward and backward (gradients accumulate); returns its mean loss per
@@ -197,9 +167,6 @@ void optimizer_step(Run& run) {
   run.scaler.update(finite);
   // Loss scaling's overflow skips come first; the guard sees what would reach the weights.
   const bool take = finite && nonfinite_guard(run, run.losses_finite);
-  if (run.masking && debug_step(run.state.step)) {
-    debug_params(run, fmt::format("grad{}", run.state.step), true);
-  }
   run.losses_finite = true;
   run.grad_norm = std::nan("");
   if (take) {
@@ -228,11 +195,6 @@ void optimizer_step(Run& run) {
     }
     if (run.pruner) run.pruner->apply();
     if (run.plan.train.max_norm > 0) apply_max_norm(*run.model, run.plan.train.max_norm);
-  }
-  if (run.masking && debug_step(run.state.step)) {
-    debug_params(run, fmt::format("after{}", run.state.step), false);
-    debug_dump(fmt::format("lr{}", run.state.step),
-               {{"lr", torch::tensor(run.optimizer->param_groups()[0].options().get_lr())}});
   }
   drop_gradients(*run.optimizer);
   ++run.state.step;
