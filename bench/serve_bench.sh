@@ -75,67 +75,18 @@ if [[ ! -f $M/ft.bin || ! -d $M/ft_run ]]; then
   rm -rf "$M/ft_run"
   "$SIFT" import fasttext "$M/ft.bin" --out "$M/ft_run" >/dev/null
 fi
-if [[ ! -f $M/tf.pt ]]; then
-  rm -rf "$M/tf"
-  "$SIFT" train configs/sst2_transformer.yaml --quiet --set run.dir="$M" --set run.name=tf \
-    --set train.epochs=1 --set data.train.path="$DATA/sst2/stsa.binary.train" \
-    --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
-    --set data.test.path="$DATA/sst2/stsa.binary.test" >/dev/null
-  "$SIFT" export "$M/tf" --out "$M/tf.pt" >/dev/null
-fi
-if [[ ! -f $M/tf_int8.pt ]]; then
-  "$SIFT" export "$M/tf" --out "$M/tf_int8.pt" --quantize int8 >/dev/null
-fi
-if [[ ! -f $M/tf_bf16.pt ]]; then
-  "$SIFT" export "$M/tf" --out "$M/tf_bf16.pt" --dtype bf16 >/dev/null
-fi
+prepare_transformer "$M"
 [[ ${PREPARE:-0} == 1 ]] && exit 0
 
 # ---- the request bodies: one SST-2 test sentence each ---------------------------------
 write_bodies "$DATA/sst2/stsa.binary.test" "$TMP/body.lua"
 
-# Peak RSS (MB) of a process and its children (gunicorn's workers).
-peak_rss() {
-  local total=0 p
-  for p in $1 $(pgrep -P "$1" || true); do
-    total=$((total + $(awk '/VmHWM/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)))
-  done
-  echo $((total / 1024))
-}
-
-# CPU time (clock ticks, user + system) of a process and its children (gunicorn's workers).
-cpu_ticks() {
-  local total=0 p
-  for p in $1 $(pgrep -P "$1" || true); do
-    total=$((total + $(awk '{print $14 + $15}' /proc/"$p"/stat 2>/dev/null || echo 0)))
-  done
-  echo "$total"
-}
-
-# run_load SERVER MODEL URL CONCURRENCY...: wrk at each concurrency; one row each, with the
-# server's CPU time per request (the cost of a request whatever share of the two cores
-# other jobs on the machine leave it).
+# run_load SERVER MODEL URL CONCURRENCY...: wrk at each concurrency; one row each.
 run_load() {
-  local server=$1 model=$2 url=$3 ticks
+  local server=$1 model=$2 url=$3
   shift 3
   wrk -t1 -c8 -d2s -s "$TMP/body.lua" "$url" >/dev/null  # warm-up
-  for c in "$@"; do
-    ticks=$(cpu_ticks "$SERVER_PID")
-    wrk -t1 -c"$c" -d"${DUR}"s --latency -s "$TMP/body.lua" "$url" >"$TMP/wrk.txt"
-    ticks=$(($(cpu_ticks "$SERVER_PID") - ticks))
-    wrk_row "$TMP/wrk.txt" "$server" "$model" "$c" "$(peak_rss "$SERVER_PID")" \
-      "$(echo "$ticks $(getconf CLK_TCK)" | awk '{print $1 / $2}')" >>"$ROWS"
-  done
-}
-
-python_serve() {  # python_serve KIND MODEL_PATH
-  local port
-  port=$(free_port)
-  SERVE_KIND=$1 SERVE_MODEL=$2 gunicorn -w 2 -b 127.0.0.1:"$port" --chdir bench/python \
-    --log-level warning serve_flask:app &
-  SERVER_PID=$!
-  wait_port "$port"
-  URL=http://127.0.0.1:$port/predict
+  for c in "$@"; do load_row "$server" "$model" "$url" "$c" "$DUR" >>"$ROWS"; done
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -60,12 +60,8 @@ for export in fp32 int8; do
 done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
-  order=("${SETTINGS[@]}")
-  if ((round % 2 == 0)); then
-    order=()
-    for ((i = ${#SETTINGS[@]} - 1; i >= 0; i--)); do order+=("${SETTINGS[i]}"); done
-  fi
-  for setting in "${order[@]}"; do
+  round_order "$round"
+  for setting in "${ORDER[@]}"; do
     read -r export delay cost <<<"$setting"
     model=$MODELS/tf.pt
     [[ $export == int8 ]] && model=$MODELS/tf_int8.pt

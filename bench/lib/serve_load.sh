@@ -1,6 +1,7 @@
-# The load of the serving benches (sourced by bench/serve_bench.sh and bench/serve_tuning.sh,
-# which set PY and SIFT and define die()): their scratch folder TMP, the request bodies, a
-# `sift serve` on a free port, and wrk's figures as one JSON row.
+# The load of the serving benches (sourced by bench/serve_bench.sh, bench/serve_tuning.sh and
+# bench/serve_batching.sh, which set PY, SIFT and DATA and define die()): their scratch folder
+# TMP, the Transformer and its exports, the request bodies, a `sift serve` or gunicorn server
+# on a free port, the server's CPU time and peak RSS, and wrk's figures as one JSON row.
 # shellcheck source=ports.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
@@ -76,4 +77,78 @@ print(f"{row['server']:<34} c={row['concurrency']:<3} {row['requests_per_s']:>7}
       f"RSS {row['peak_rss_mb']} MB" +
       (f"  CPU {row['server_cpu_us']} us/req" if "server_cpu_us" in row else ""), file=sys.stderr)
 EOF
+}
+
+# prepare_transformer DIR [--set KEY=VALUE...]: configs/sst2_transformer.yaml trained 1 epoch
+# (throughput does not depend on accuracy) in DIR/tf, and its exports DIR/tf.pt (fp32),
+# DIR/tf_int8.pt (--quantize int8) and DIR/tf_bf16.pt (--dtype bf16); what is there is kept.
+prepare_transformer() {
+  local dir=$1
+  shift
+  if [[ ! -f $dir/tf.pt ]]; then
+    rm -rf "$dir/tf"
+    "$SIFT" train configs/sst2_transformer.yaml --quiet --set run.dir="$dir" --set run.name=tf \
+      --set train.epochs=1 --set data.train.path="$DATA/sst2/stsa.binary.train" \
+      --set data.valid.path="$DATA/sst2/stsa.binary.dev" \
+      --set data.test.path="$DATA/sst2/stsa.binary.test" "$@" >/dev/null
+    "$SIFT" export "$dir/tf" --out "$dir/tf.pt" >/dev/null
+  fi
+  if [[ ! -f $dir/tf_int8.pt ]]; then
+    "$SIFT" export "$dir/tf" --out "$dir/tf_int8.pt" --quantize int8 >/dev/null
+  fi
+  if [[ ! -f $dir/tf_bf16.pt ]]; then
+    "$SIFT" export "$dir/tf" --out "$dir/tf_bf16.pt" --dtype bf16 >/dev/null
+  fi
+}
+
+# Peak RSS (MB) of a process and its children (gunicorn's workers).
+peak_rss() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '/VmHWM/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)))
+  done
+  echo $((total / 1024))
+}
+
+# CPU time (clock ticks, user + system) of a process and its children (gunicorn's workers).
+cpu_ticks() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '{print $14 + $15}' /proc/"$p"/stat 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+
+python_serve() {  # python_serve KIND MODEL_PATH
+  local port
+  port=$(free_port)
+  SERVE_KIND=$1 SERVE_MODEL=$2 gunicorn -w 2 -b 127.0.0.1:"$port" --chdir bench/python \
+    --log-level warning serve_flask:app &
+  SERVER_PID=$!
+  wait_port "$port"
+  URL=http://127.0.0.1:$port/predict
+}
+
+
+# load_row LABEL MODEL URL CONCURRENCY SECONDS: wrk --latency at that concurrency on the
+# bodies in $TMP/body.lua, as one JSON row with the server's (SERVER_PID's) peak RSS and its
+# CPU microseconds per request (what a request costs whatever share of the two cores wrk
+# and other jobs left the server).
+load_row() {
+  local ticks
+  ticks=$(cpu_ticks "$SERVER_PID")
+  wrk -t1 -c"$4" -d"$5"s --latency -s "$TMP/body.lua" "$3" >"$TMP/wrk.txt"
+  ticks=$(($(cpu_ticks "$SERVER_PID") - ticks))
+  wrk_row "$TMP/wrk.txt" "$1" "$2" "$4" "$(peak_rss "$SERVER_PID")" \
+    "$(echo "$ticks $(getconf CLK_TCK)" | awk '{print $1 / $2}')"
+}
+
+# round_order ROUND: SETTINGS into ORDER, reversed in even rounds, so that a setting's place
+# in the round (the load drifting over it) is the same for all on average.
+round_order() {
+  ORDER=("${SETTINGS[@]}")
+  if (($1 % 2 == 0)); then
+    ORDER=()
+    for ((i = ${#SETTINGS[@]} - 1; i >= 0; i--)); do ORDER+=("${SETTINGS[i]}"); done
+  fi
 }

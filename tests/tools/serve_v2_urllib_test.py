@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """`sift serve`'s v2 protocol (KServe / Triton HTTP) from Python's standard library client
-(urllib), as a Triton client sends it with tritonclient.http's binary_data=False: the id
-echoed, the outputs asked, the versioned route, a wrong input name and a binary request
-refused with a JSON error naming the field. Trains the fastText model on the TREC sample
+(urllib), as a Triton client sends it with tritonclient.http: the id echoed, the outputs
+asked, the versioned route, a wrong input name refused with a JSON error naming the field,
+and the binary tensor data extension (tritonclient's default, binary_data=True: the texts
+after the JSON, the outputs read back from the bytes after the answer's JSON) giving the
+JSON request's labels and scores. Trains the fastText model on the TREC sample
 (about a second), serves it on a free port, stops it with SIGTERM (exit 0).
 
 Usage: serve_v2_urllib_test.py --sift build/sift
@@ -11,6 +13,7 @@ import argparse
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -109,12 +112,52 @@ def exercise(port):
     status, answer = request(port, "/v2/models/trec/versions/9/infer", infer_body(texts))
     check(status == 404 and "no version '9'" in answer.get("error", ""),
           "a version not served is a 404 naming it: %d %s" % (status, answer))
-    header = json.dumps({"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES",
-                                     "parameters": {"binary_data_size": 6}}]}).encode()
-    status, answer = request(port, "/v2/models/trec/infer", header + b"\x02\x00\x00\x00hi",
-                             {"Inference-Header-Content-Length": str(len(header))})
-    check(status == 400 and "Inference-Header-Content-Length" in answer.get("error", ""),
-          "a binary request is a 400 naming the header: %d %s" % (status, answer))
+    binary_round_trip(port, texts + ["Où est la gare ?"])
+
+
+def binary_round_trip(port, texts):
+    """The texts in binary, both outputs asked in binary, as tritonclient.http's defaults
+    send them, against the same request in JSON."""
+    status, plain = request(port, "/v2/models/trec/infer",
+                            infer_body(texts, parameters={"top_k": 2}))
+    check(status == 200, "the JSON request answers 200: %s" % plain)
+    data = b"".join(struct.pack("<I", len(t.encode())) + t.encode() for t in texts)
+    header = json.dumps({"inputs": [{"name": "text", "shape": [len(texts), 1],
+                                     "datatype": "BYTES",
+                                     "parameters": {"binary_data_size": len(data)}}],
+                         "outputs": [{"name": "label", "parameters": {"binary_data": True}},
+                                     {"name": "score", "parameters": {"binary_data": True}}],
+                         "parameters": {"top_k": 2}}).encode()
+    req = urllib.request.Request("http://127.0.0.1:%d/v2/models/trec/infer" % port,
+                                 data=header + data, method="POST",
+                                 headers={"Inference-Header-Content-Length": str(len(header)),
+                                          "Content-Type": "application/octet-stream"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        check(r.status == 200, "the binary request answers 200")
+        length = int(r.headers["Inference-Header-Content-Length"])
+        body = r.read()
+    answer, at = json.loads(body[:length]), length
+    for out in answer["outputs"]:
+        size = out["parameters"]["binary_data_size"]
+        chunk, at = body[at:at + size], at + size
+        if out["datatype"] == "BYTES":
+            values, i = [], 0
+            while i < len(chunk):
+                (n,) = struct.unpack_from("<I", chunk, i)
+                values.append(chunk[i + 4:i + 4 + n].decode())
+                i += 4 + n
+        else:
+            values = list(struct.unpack("<%df" % (size // 4), chunk))
+        out["data"] = values
+    check(at == len(body), "the answer's binary data is its outputs' (%d of %d bytes)"
+          % (at, len(body)))
+    want = {o["name"]: o for o in plain["outputs"]}
+    got = {o["name"]: o for o in answer["outputs"]}
+    check(got["label"]["data"] == want["label"]["data"] and got["label"]["shape"] == [3, 2],
+          "binary labels are the JSON request's: %s %s" % (got["label"], want["label"]))
+    check(all(abs(a - b) < 1e-6 for a, b in zip(got["score"]["data"], want["score"]["data"]))
+          and len(got["score"]["data"]) == 6,
+          "binary scores are the JSON request's: %s %s" % (got["score"], want["score"]))
 
 
 def main():

@@ -22,7 +22,6 @@
 
 #include "config/loader.h"
 #include "core/error.h"
-#include "core/out_of_memory.h"
 #include "core/sibling_program.h"
 #include "framework/runtime/base/fasttext_predictor.h"
 #include "framework/train/base/lite_trainer.h"
@@ -31,6 +30,7 @@
 #include "tools/serve/fasttext_backend.h"
 #include "tools/serve/serve_config.h"
 #include "tools/serve/serve_main.h"
+#include "tools/sift/exit_status.h"
 #include "tools/sift/fasttext_cli.h"
 #include "tools/sift/predict_options.h"
 #include "tools/sift/train_options.h"
@@ -108,25 +108,10 @@ int train(int argc, char** argv) {
   sift::TrainOptions options;
   options.quiet = args->quiet;
   options.stop_signal = sift::cli::catch_stop_signals();
-  try {
+  return sift::cli::exit_status_of([&] {
     sift::cli::print_train_report(sift::lite_train(config, options), args->json);
-  } catch (const sift::Interrupted& e) {
-    std::fprintf(stderr, "sift: %s\n", e.what());
-    return 128 + e.signal();
-  } catch (const sift::UsageError& e) {
-    std::cout.flush();
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::cout.flush();
-    std::fprintf(stderr, "sift: error: %s\n", sift::out_of_memory_line().c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 int predict(int argc, char** argv) {
@@ -146,17 +131,10 @@ int predict(int argc, char** argv) {
     hand_to_sift_main(argv, e.what());  // which reports it as it always has
   }
   if (!model) hand_to_sift_main(argv, why);
-  try {
+  return sift::cli::exit_status_of([&] {
     print_predictions(*model, *args);
-  } catch (const sift::UsageError& e) {  // as sift-main exits
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 // `sift serve` when every model is a fastText one this path reads; sift-main otherwise.
@@ -191,12 +169,8 @@ int serve(int argc, char** argv) {
     if (!model) throw sift::Error(why + " (sift-lite serves fastText models; restart to serve it)");
     return model;
   };
-  try {
-    return sift::serve::run_serve(*args, loader, "LibTorch not loaded (sift-lite)");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 1;
-  }
+  return sift::cli::exit_status_of(
+      [&] { return sift::serve::run_serve(*args, loader, "LibTorch not loaded (sift-lite)"); });
 }
 
 }  // namespace

@@ -105,6 +105,8 @@ struct RequestNote {
 thread_local RequestNote note;
 
 constexpr const char* kJson = "application/json";
+// The binary tensor data extension's header: the length of the JSON that starts the body.
+constexpr const char* kJsonBytes = "Inference-Header-Content-Length";
 const char* const kName = "([A-Za-z0-9._-]+)";
 
 void answer(Response& res, int status, const std::string& body) {
@@ -283,7 +285,8 @@ void HttpServer::add_routes() {
          guarded("/v1/models/{name}/reload",
                  [this](const Request& req, Response& res) { reload(req, res); }));
   s.Get("/v2", guarded("/v2", [](const Request&, Response& res) {
-          answer(res, 200, R"({"name":"sift","version":"0.1.0","extensions":[]})");
+          answer(res, 200,
+                 R"({"name":"sift","version":"0.1.0","extensions":["binary_tensor_data"]})");
         }));
   s.Get("/v2/health/live", guarded("/v2/health/live", [](const Request&, Response& res) {
           answer(res, 200, R"({"live":true})");
@@ -385,12 +388,13 @@ class Arrival {
 void HttpServer::predict(const Request& req, Response& res, bool v2) {
   const std::string name = req.matches[1];
   const std::shared_ptr<LoadedModel> model = model_of(req);  // finishes on this version
-  if (v2 && req.has_header("Inference-Header-Content-Length")) {
-    refuse_binary("the Inference-Header-Content-Length header");
+  std::optional<uint64_t> json_bytes;
+  if (v2 && req.has_header(kJsonBytes)) {
+    json_bytes = parse_header_length(req.get_header_value(kJsonBytes), req.body.size());
   }
   Arrival arrival(*model->queue);
-  const PredictRequest r =
-      v2 ? parse_infer(req.body, settings_.limits) : parse_predict(req.body, settings_.limits);
+  const PredictRequest r = v2 ? parse_infer(req.body, settings_.limits, json_bytes)
+                              : parse_predict(req.body, settings_.limits);
   note.texts = r.texts.size();
   const ModelBackend& b = *model->backend;
   cli::PredictArgs args;
@@ -426,9 +430,15 @@ void HttpServer::predict(const Request& req, Response& res, bool v2) {
   }
   if (!job->error().empty()) return refuse(res, 500, "the model failed: " + job->error());
   const ModelView view{name, &b, model->version};
-  answer(res, 200,
-         v2 ? infer_body(view, job->results(), r)
-            : predict_body(view, job->results(), r.truncated, settings_.limits.max_text_bytes));
+  if (!v2) {
+    return answer(res, 200,
+                  predict_body(view, job->results(), r.truncated, settings_.limits.max_text_bytes));
+  }
+  InferAnswer a = infer_body(view, job->results(), r);
+  if (!a.json_bytes) return answer(res, 200, a.body);
+  res.status = 200;
+  res.set_header(kJsonBytes, std::to_string(*a.json_bytes));
+  res.set_content(std::move(a.body), "application/octet-stream");
 }
 
 void HttpServer::reload(const Request& req, Response& res) {

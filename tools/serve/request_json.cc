@@ -62,14 +62,18 @@ std::string cut_text(std::string text, const RequestLimits& limits, size_t index
   return text;
 }
 
+void check_count(size_t n, const std::string& field, const RequestLimits& limits) {
+  if (n == 0) throw HttpError(400, fmt::format("{} must hold at least one text", field));
+  if (static_cast<int64_t>(n) > limits.max_texts) {
+    throw HttpError(
+        413, fmt::format("{} holds {} texts; at most {} per request", field, n, limits.max_texts));
+  }
+}
+
 std::vector<std::string> texts_of(const nlohmann::json& array, const std::string& field,
                                   const RequestLimits& limits, std::vector<size_t>& truncated) {
   if (!array.is_array()) throw HttpError(400, fmt::format("{} must be an array of strings", field));
-  if (array.empty()) throw HttpError(400, fmt::format("{} must hold at least one text", field));
-  if (static_cast<int64_t>(array.size()) > limits.max_texts) {
-    throw HttpError(413, fmt::format("{} holds {} texts; at most {} per request", field,
-                                     array.size(), limits.max_texts));
-  }
+  check_count(array.size(), field, limits);
   std::vector<std::string> texts;
   texts.reserve(array.size());
   for (size_t i = 0; i < array.size(); ++i) {
@@ -78,6 +82,38 @@ std::vector<std::string> texts_of(const nlohmann::json& array, const std::string
     }
     texts.push_back(cut_text(array[i].get<std::string>(), limits, i, truncated));
   }
+  return texts;
+}
+
+// The texts of inputs[0] in the binary tensor data extension: `data`, each element a 4-byte
+// little-endian length and its bytes, as UTF-8.
+std::vector<std::string> binary_texts(std::string_view data, const RequestLimits& limits,
+                                      std::vector<size_t>& truncated) {
+  std::vector<std::string> texts;
+  for (size_t at = 0; at < data.size();) {
+    const size_t i = texts.size();
+    check_count(i + 1, "inputs[0]'s binary data", limits);  // 413 before the element is read
+    if (data.size() - at < 4) {
+      throw HttpError(400,
+                      fmt::format("inputs[0]'s binary data ends inside element {}'s length", i));
+    }
+    const auto* b = reinterpret_cast<const unsigned char*>(data.data() + at);
+    const uint64_t n = b[0] | (b[1] << 8) | (b[2] << 16) | (uint64_t{b[3]} << 24);
+    at += 4;
+    if (data.size() - at < n) {
+      throw HttpError(400, fmt::format("inputs[0]'s binary data ends inside element {} ({} bytes "
+                                       "said, {} left)",
+                                       i, n, data.size() - at));
+    }
+    const std::string_view text = data.substr(at, n);
+    if (const size_t bad = invalid_utf8_at(text); bad != std::string_view::npos) {
+      throw HttpError(400,
+                      fmt::format("inputs[0] element {} is not valid UTF-8 (byte {})", i, bad));
+    }
+    texts.push_back(cut_text(std::string(text), limits, i, truncated));
+    at += n;
+  }
+  check_count(texts.size(), "inputs[0]'s binary data", limits);
   return texts;
 }
 
@@ -107,13 +143,6 @@ void refuse_unknown(const nlohmann::json& j, std::initializer_list<const char*> 
 
 }  // namespace
 
-[[noreturn]] void refuse_binary(const std::string& field) {
-  throw HttpError(400, fmt::format("{}: the binary tensor data extension is not supported; send "
-                                   "the texts as JSON \"data\" (tritonclient.http: "
-                                   "binary_data=False)",
-                                   field));
-}
-
 PredictRequest parse_predict(std::string_view body, const RequestLimits& limits) {
   const nlohmann::json j = parse_object(body);
   refuse_unknown(j, {"texts", "top_k", "threshold"}, "");
@@ -142,8 +171,48 @@ void check_shape(const nlohmann::json& input, size_t texts) {
   }
 }
 
-// inputs: one BYTES tensor named kV2Input.
-void read_input(const nlohmann::json& j, const RequestLimits& limits, PredictRequest& r) {
+// inputs[0].parameters.binary_data_size: a byte count, given with the header that says
+// where the JSON ends.
+uint64_t binary_data_size(const nlohmann::json& v, bool binary) {
+  if (!v.is_number_unsigned()) {
+    throw HttpError(400, "inputs[0].parameters.binary_data_size must be an integer >= 0");
+  }
+  if (!binary) {
+    throw HttpError(400,
+                    "inputs[0].parameters.binary_data_size needs the "
+                    "Inference-Header-Content-Length header (the JSON's length in bytes)");
+  }
+  return v.get<uint64_t>();
+}
+
+// inputs[0]'s texts: its JSON data, or its binary data, which is all of `tail` (the bytes
+// after the JSON; binary: whether the request said where its JSON ends).
+std::vector<std::string> input_texts(const nlohmann::json& input, std::string_view tail,
+                                     bool binary, const RequestLimits& limits,
+                                     std::vector<size_t>& truncated) {
+  std::optional<uint64_t> size;
+  if (auto p = input.find("parameters"); p != input.end()) {
+    if (!p->is_object()) throw HttpError(400, "inputs[0].parameters must be an object");
+    refuse_unknown(*p, {"binary_data_size"}, "inputs[0].parameters.");
+    if (auto n = p->find("binary_data_size"); n != p->end()) size = binary_data_size(*n, binary);
+  }
+  const auto data = input.find("data");
+  if (size && data != input.end()) {
+    throw HttpError(400, "inputs[0] has both data and parameters.binary_data_size");
+  }
+  if (tail.size() != size.value_or(0)) {
+    throw HttpError(400, fmt::format("the body holds {} bytes after its JSON and "
+                                     "inputs[0].parameters.binary_data_size says {}",
+                                     tail.size(), size.value_or(0)));
+  }
+  if (size) return binary_texts(tail, limits, truncated);
+  if (data == input.end()) throw HttpError(400, "missing field inputs[0].data");
+  return texts_of(*data, "inputs[0].data", limits, truncated);
+}
+
+// inputs: one BYTES tensor named kV2Input (its texts: input_texts).
+void read_input(const nlohmann::json& j, std::string_view tail, bool binary,
+                const RequestLimits& limits, PredictRequest& r) {
   const auto inputs = j.find("inputs");
   if (inputs == j.end() || !inputs->is_array() || inputs->size() != 1) {
     throw HttpError(400, fmt::format("inputs must be an array of one BYTES tensor of texts, "
@@ -162,18 +231,13 @@ void read_input(const nlohmann::json& j, const RequestLimits& limits, PredictReq
   if (input.value("datatype", "") != kV2Input.datatype) {
     throw HttpError(400, fmt::format("inputs[0].datatype must be {}", kV2Input.datatype));
   }
-  if (auto p = input.find("parameters"); p != input.end()) {
-    if (!p->is_object()) throw HttpError(400, "inputs[0].parameters must be an object");
-    if (p->contains("binary_data_size")) refuse_binary("inputs[0].parameters.binary_data_size");
-  }
-  const auto data = input.find("data");
-  if (data == input.end()) throw HttpError(400, "missing field inputs[0].data");
-  r.texts = texts_of(*data, "inputs[0].data", limits, r.truncated);
+  r.texts = input_texts(input, tail, binary, limits, r.truncated);
   check_shape(input, r.texts.size());
 }
 
-// outputs[i]: {"name", "parameters"}; binary_data is answered as JSON data, which clients read.
-size_t read_output(const nlohmann::json& output, const std::string& where) {
+// outputs[i]: {"name", "parameters"}; `binary` gets its parameters.binary_data if given.
+size_t read_output(const nlohmann::json& output, const std::string& where,
+                   std::optional<bool>& binary) {
   if (!output.is_object()) throw HttpError(400, where + " must be an object");
   refuse_unknown(output, {"name", "parameters"}, where + ".");
   const auto name = output.find("name");
@@ -181,8 +245,11 @@ size_t read_output(const nlohmann::json& output, const std::string& where) {
   if (auto p = output.find("parameters"); p != output.end()) {
     if (!p->is_object()) throw HttpError(400, where + ".parameters must be an object");
     refuse_unknown(*p, {"binary_data"}, where + ".parameters.");
-    if (auto b = p->find("binary_data"); b != p->end() && !b->is_boolean()) {
-      throw HttpError(400, where + ".parameters.binary_data must be true or false");
+    if (auto b = p->find("binary_data"); b != p->end()) {
+      if (!b->is_boolean()) {
+        throw HttpError(400, where + ".parameters.binary_data must be true or false");
+      }
+      binary = b->get<bool>();
     }
   }
   for (size_t i = 0; i < kV2OutputCount; ++i) {
@@ -192,43 +259,65 @@ size_t read_output(const nlohmann::json& output, const std::string& where) {
                                    name->dump(), kV2Outputs[0].name, kV2Outputs[1].name));
 }
 
-void read_outputs(const nlohmann::json& j, PredictRequest& r) {
+// The outputs asked (every one when none is named), each binary or not; `all_binary` is the
+// request's parameters.binary_data_output.
+void read_outputs(const nlohmann::json& j, bool all_binary, PredictRequest& r) {
   const auto outputs = j.find("outputs");
-  if (outputs == j.end()) return;
-  if (!outputs->is_array()) throw HttpError(400, "outputs must be an array");
+  if (outputs != j.end() && !outputs->is_array()) throw HttpError(400, "outputs must be an array");
+  if (outputs == j.end() || outputs->empty()) {
+    for (size_t i = 0; i < kV2OutputCount; ++i) r.outputs.push_back(i);
+    r.binary.assign(kV2OutputCount, all_binary);
+    return;
+  }
   for (size_t i = 0; i < outputs->size(); ++i) {
     const std::string where = fmt::format("outputs[{}]", i);
-    const size_t which = read_output((*outputs)[i], where);
+    std::optional<bool> binary;
+    const size_t which = read_output((*outputs)[i], where, binary);
     if (std::find(r.outputs.begin(), r.outputs.end(), which) != r.outputs.end()) {
       throw HttpError(400,
                       fmt::format("{}.name '{}' is asked twice", where, kV2Outputs[which].name));
     }
     r.outputs.push_back(which);
+    r.binary.push_back(binary.value_or(all_binary));
   }
 }
 
 }  // namespace
 
-PredictRequest parse_infer(std::string_view body, const RequestLimits& limits) {
-  const nlohmann::json j = parse_object(body);
+uint64_t parse_header_length(const std::string& value, size_t body_bytes) {
+  const bool digits =
+      !value.empty() && value.size() <= 19 &&
+      std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || std::stoull(value) > body_bytes) {
+    throw HttpError(400, fmt::format("the Inference-Header-Content-Length header must be the "
+                                     "JSON's length in bytes, at most the body's {}",
+                                     body_bytes));
+  }
+  return std::stoull(value);
+}
+
+PredictRequest parse_infer(std::string_view body, const RequestLimits& limits,
+                           std::optional<uint64_t> json_bytes) {
+  const size_t json_end = std::min<uint64_t>(json_bytes.value_or(body.size()), body.size());
+  const nlohmann::json j = parse_object(body.substr(0, json_end));
   refuse_unknown(j, {"id", "inputs", "outputs", "parameters"}, "");
   PredictRequest r;
   if (auto id = j.find("id"); id != j.end()) {
     if (!id->is_string()) throw HttpError(400, "id must be a string");
     r.id = id->get<std::string>();
   }
-  read_input(j, limits, r);
-  read_outputs(j, r);
-  if (r.outputs.empty()) {
-    for (size_t i = 0; i < kV2OutputCount; ++i) r.outputs.push_back(i);
-  }
+  read_input(j, body.substr(json_end), json_bytes.has_value(), limits, r);
+  bool all_binary = false;
   if (auto p = j.find("parameters"); p != j.end()) {
     if (!p->is_object()) throw HttpError(400, "parameters must be an object");
-    if (auto b = p->find("binary_data_output"); b != p->end() && !b->is_boolean()) {
-      throw HttpError(400, "parameters.binary_data_output must be true or false");
+    if (auto b = p->find("binary_data_output"); b != p->end()) {
+      if (!b->is_boolean())
+        throw HttpError(400, "parameters.binary_data_output must be true or false");
+      all_binary = b->get<bool>();
     }
     read_options(*p, "parameters.", r);
   }
+  read_outputs(j, all_binary, r);
   return r;
 }
 

@@ -1,7 +1,8 @@
 // The bodies `sift serve` reads: `POST /v1/models/{name}/predict`'s
 // {"texts": [...], "top_k": k, "threshold": t} and the Open Inference Protocol v2's
-// `infer` request (texts as a BYTES input). Every refusal is an HttpError with the status
-// and a sentence naming the field; nothing in a body names a file.
+// `infer` request (texts as a BYTES input, as JSON data or in the binary tensor data
+// extension, which tritonclient.http sends by default). Every refusal is an HttpError with the
+// status and a sentence naming the field; nothing in a body names a file.
 #pragma once
 
 #include <cstddef>
@@ -40,9 +41,12 @@ struct PredictRequest {
   std::optional<double> threshold;
   std::vector<size_t> truncated;  // the texts cut to max_text_bytes
   // v2 only: the request's "id", echoed in the answer; the outputs asked for, as indices
-  // into kV2Outputs in the order asked (every output when the request names none).
+  // into kV2Outputs in the order asked (every output when the request names none), and
+  // whether each is answered as binary data (its parameters.binary_data, else the request's
+  // parameters.binary_data_output, else JSON).
   std::optional<std::string> id;
   std::vector<size_t> outputs;
+  std::vector<bool> binary;
 };
 
 // The byte offset of the first byte that is not part of valid UTF-8, or npos.
@@ -50,8 +54,13 @@ size_t invalid_utf8_at(std::string_view bytes);
 
 PredictRequest parse_predict(std::string_view body, const RequestLimits& limits);
 // v2 `infer`: texts from inputs[0] (named kV2Input), the outputs asked for, the id.
-PredictRequest parse_infer(std::string_view body, const RequestLimits& limits);
-// A request of the v2 binary tensor data extension (`field` says how it was told): 400.
-[[noreturn]] void refuse_binary(const std::string& field);
+// `json_bytes` is the Inference-Header-Content-Length header's value when the request has
+// one (the binary tensor data extension): the JSON is the body's first json_bytes bytes,
+// and inputs[0] may give its texts after them (parameters.binary_data_size: each element a
+// 4-byte little-endian length and its bytes); every byte after the JSON must be its.
+PredictRequest parse_infer(std::string_view body, const RequestLimits& limits,
+                           std::optional<uint64_t> json_bytes = std::nullopt);
+// The Inference-Header-Content-Length header's value: a byte count within the body (400).
+uint64_t parse_header_length(const std::string& value, size_t body_bytes);
 
 }  // namespace sift::serve

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace sift::serve {
@@ -36,7 +37,33 @@ std::string predict_body(const ModelView& m, const std::vector<cli::Predictions>
   return dump(out);
 }
 
-std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
+namespace {
+
+void append_le32(std::string& out, uint32_t v) {
+  for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+}
+
+// An output's elements in the binary tensor data extension's layout.
+std::string binary_of(const nlohmann::json& data, bool bytes) {
+  std::string out;
+  for (const auto& v : data) {
+    if (bytes) {
+      const auto& s = v.get_ref<const std::string&>();
+      append_le32(out, static_cast<uint32_t>(s.size()));
+      out += s;
+    } else {
+      const float f = v.get<float>();
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      append_le32(out, u);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+InferAnswer infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
                        const PredictRequest& asked) {
   size_t k = 0;
   for (const auto& p : results) k = std::max(k, p.size());
@@ -48,17 +75,33 @@ std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& 
     }
   }
   nlohmann::json outputs = nlohmann::json::array();
-  for (const size_t i : asked.outputs) {
-    outputs.push_back({{"name", kV2Outputs[i].name},
-                       {"datatype", kV2Outputs[i].datatype},
-                       {"shape", {results.size(), k}},
-                       {"data", std::move(data[i])}});
+  std::string binary;
+  bool any_binary = false;
+  for (size_t o = 0; o < asked.outputs.size(); ++o) {
+    const size_t i = asked.outputs[o];
+    nlohmann::json out = {{"name", kV2Outputs[i].name},
+                          {"datatype", kV2Outputs[i].datatype},
+                          {"shape", {results.size(), k}}};
+    if (o < asked.binary.size() && asked.binary[o]) {
+      const std::string bytes = binary_of(data[i], i == 0);
+      out["parameters"] = {{"binary_data_size", bytes.size()}};
+      binary += bytes;
+      any_binary = true;
+    } else {
+      out["data"] = std::move(data[i]);
+    }
+    outputs.push_back(std::move(out));
   }
   nlohmann::json out = {{"model_name", m.name},
                         {"model_version", std::to_string(m.version)},
                         {"outputs", std::move(outputs)}};
   if (asked.id) out["id"] = *asked.id;
-  return dump(out);
+  InferAnswer answer{dump(out), std::nullopt};
+  if (any_binary) {
+    answer.json_bytes = answer.body.size();
+    answer.body += binary;
+  }
+  return answer;
 }
 
 std::string models_body(const std::vector<ModelView>& models) {

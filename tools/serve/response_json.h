@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,16 @@ std::string predict_body(const ModelView& m, const std::vector<cli::Predictions>
                          const std::vector<size_t>& truncated, int64_t max_text_bytes);
 // v2: the outputs `asked` names (kV2Outputs: "label" BYTES and "score" FP32), in its
 // order, each [texts, k] with k the most labels any text has (shorter rows are padded with
-// "" and 0), and its "id" when it has one.
-std::string infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
+// "" and 0), and its "id" when it has one. An output asked as binary data has
+// parameters.binary_data_size instead of data, and its bytes follow the JSON in the body, in
+// the order of the outputs (BYTES: each element a 4-byte little-endian length and its bytes;
+// FP32: little-endian floats); json_bytes then says where the JSON ends (the
+// Inference-Header-Content-Length header).
+struct InferAnswer {
+  std::string body;
+  std::optional<size_t> json_bytes;
+};
+InferAnswer infer_body(const ModelView& m, const std::vector<cli::Predictions>& results,
                        const PredictRequest& asked);
 // GET /v1/models: every model's name, kind, version, labels and whether LibTorch runs it.
 std::string models_body(const std::vector<ModelView>& models);

@@ -16,6 +16,7 @@
 #include "core/release_start_pages.h"
 #include "framework/train/trainer.h"
 #include "tools/sift/commands.h"
+#include "tools/sift/exit_status.h"
 #include "tools/sift/fasttext_cli.h"
 
 namespace {
@@ -103,38 +104,22 @@ int main(int argc, char** argv) {
     return kUsageError;
   }
   if (unknown_command(app, argc, argv)) return kUsageError;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) && unknown_flag(app, argc, argv)) {
-      return kUsageError;
+  return sift::cli::exit_status_of([&] {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (dynamic_cast<const CLI::ExtrasError*>(&e) && unknown_flag(app, argc, argv)) {
+        return kUsageError;
+      }
+      if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: their text
+      // A bad value, a missing argument: one line, as every other error (CLI11's own print
+      // adds a second, "Run with --help for more information.").
+      throw sift::UsageError(e.what());
+    } catch (const c10::Error& e) {  // its what() carries a backtrace: the message alone
+      const std::string message = e.what_without_backtrace();
+      throw sift::Error(sift::is_allocation_failure(message) ? sift::out_of_memory_line(message)
+                                                             : message);
     }
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: their text
-    // A bad value, a missing argument: one line, as every other error (CLI11's own print
-    // adds a second, "Run with --help for more information.").
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return kUsageError;
-  } catch (const sift::Interrupted& e) {
-    std::fprintf(stderr, "sift: %s\n", e.what());  // training saved and stopped, as asked
-    return 128 + e.signal();
-  } catch (const sift::UsageError& e) {
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return kUsageError;
-  } catch (const sift::Error& e) {
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "sift: error: %s\n", sift::out_of_memory_line().c_str());
-    return 1;
-  } catch (const c10::Error& e) {
-    const std::string message = e.what_without_backtrace();
-    const bool memory = sift::is_allocation_failure(message);
-    std::fprintf(stderr, "sift: error: %s\n",
-                 memory ? sift::out_of_memory_line(message).c_str() : message.c_str());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sift: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
