@@ -88,10 +88,17 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
   if (shape.masked_lm) mlm_ = register_module("mlm", MaskedLmHead(config, width, shape.num_ids));
 
   // BERT's initialisation: N(0, 0.02) weights, zero biases; imports replace them.
+  // But the token-type table starts at zero: a text of one segment (Sift's texts, packed
+  // pretraining rows) adds its row 0 to every token, and drawn N(0, 0.02) like the
+  // embeddings and positions that row is a third of every token's input, the same for all.
+  // With it `sift pretrain` learned the 40-word cycle (bench/mlm_reference.py, lr 0.003, 600
+  // steps) at half the pace of the reference, which has no token types: accuracy at [MASK]
+  // 0.35 against 0.60 (16 seeds); at zero 0.49 (#43, docs/pretraining.md).
   torch::NoGradGuard no_grad;
   for (auto& p : named_parameters()) {
     if (p.key().find("norm") != std::string::npos) continue;
-    if (p.key().size() > 5 && p.key().substr(p.key().size() - 5) == ".bias") {
+    if (p.key() == "token_types.weight" ||
+        (p.key().size() > 5 && p.key().substr(p.key().size() - 5) == ".bias")) {
       p.value().zero_();
     } else {
       p.value().normal_(0.0, 0.02);

@@ -286,12 +286,22 @@ std::string ScriptWriter::linear(const std::string& x, const std::string& prefix
     // Small products (batch 1, fastText's output layer) run in fp32 on the weights
     // unpacked from the same object: at 40 x 128 x 384 multiply-adds oneDNN's int8 kernel
     // took 68-85 us against 36-39 us in fp32 (LibTorch 1.13, one thread), so only products of at
-    // least int8_min_macs_ multiply-adds use it.
+    // least int8_min_macs_ multiply-adds use it. Unpacking and dequantizing at each call cost
+    // 169 us of a batch-1 forward of the SST-2 Transformer (9 layers) and 1,057 us of one at
+    // BERT-Mini's shape (17): prepare_weights() keeps them, once, in <attr>_fp32 (left None
+    // in the file, so that it stays int8-sized; Sift's loaders call it).
     const int64_t in = tensor(dotted + "weight").size(1), out = tensor(dotted + "weight").size(0);
+    module_.register_attribute(attr + "_fp32", c10::OptionalType::create(c10::TensorType::get()),
+                               c10::IValue());
+    prepare_ += fmt::format(
+        "    self.{0}_fp32 = quantized.linear_unpack(self.{0})[0].dequantize()\n", attr);
     methods_ += fmt::format(
         "\ndef {0}(self, x: Tensor) -> Tensor:\n"
         "    if x.numel() * {1} >= {2}:\n"
         "{3}"
+        "    w = self.{4}_fp32\n"
+        "    if w is not None:\n"
+        "        return torch.linear(x, w, {5})\n"
         "    return torch.linear(x, quantized.linear_unpack(self.{4})[0].dequantize(), {5})\n",
         method, out, int8_min_macs_, int8_call("x", attr, in, out), attr,
         bias ? weight(dotted + "bias") : "None");
@@ -349,7 +359,10 @@ std::string ScriptWriter::bag_mean(const std::string& name) {
 }
 
 torch::jit::Module ScriptWriter::finish(const std::string& source) {
-  module_.define(source + methods_, std::make_shared<QuantizedOpsResolver>());
+  const std::string prepare =
+      prepare_.empty() ? ""
+                       : "\ndef " + std::string(kPrepareWeights) + "(self) -> None:\n" + prepare_;
+  module_.define(source + methods_ + prepare, std::make_shared<QuantizedOpsResolver>());
   module_.eval();
   return module_;
 }

@@ -32,6 +32,10 @@ enum class WeightFormat { fp32, int8, bf16 };
 // multiply-adds (68-85 against 36-39 us) and 2.8x faster on 40 x 512 x 2048 (240 against
 // 669-704 us; bench/python/int8_linear_calls.py).
 inline constexpr int64_t kInt8MinMacs = int64_t{1} << 23;
+// The method of an int8 export that keeps its Linear layers' dequantized weights for the
+// products that run in fp32 (ScriptWriter::linear); a loader calls it once, before serving
+// (the forward then only reads them, from any thread). Absent from other exports.
+inline constexpr const char* kPrepareWeights = "prepare_weights";
 // int8 Linear inputs of at most this many values get a quantization range the kernel has
 // seen before (ScriptWriter::linear; 128 tokens of 1,024 values).
 inline constexpr int64_t kInt8AnchorMaxValues = int64_t{1} << 17;
@@ -118,6 +122,7 @@ class ScriptWriter {
   torch::jit::Module module_;
   int64_t int8_min_macs_;
   std::string methods_;  // helper methods the expressions call (int8 Linear layers)
+  std::string prepare_;  // kPrepareWeights' body: each int8 Linear's fp32 weights kept
   Loss loss_ = Loss::softmax;
   bool multi_label_ = false;
   std::optional<PqRequest> pq_request_;

@@ -11,6 +11,7 @@
 #include "framework/runtime/base/export_format.h"
 #include "framework/runtime/device.h"
 #include "framework/runtime/export.h"
+#include "models/script_writer.h"
 
 namespace sift {
 namespace {
@@ -104,6 +105,7 @@ ModelBundle load_export(const std::string& path, const std::vector<std::string>&
   b.device = parse_device(b.config.run.device);
   module.to(b.device);
   module.eval();
+  if (module.find_method(kPrepareWeights)) module.run_method(kPrepareWeights);
   b.model = std::make_shared<ScriptedClassifierImpl>(std::move(module), b.task.encoder.kind);
   return b;
 }

@@ -521,6 +521,10 @@ class Classifier:
             raise ExportError(f"{path} is in Sift export format version {fmt['version']}; "
                               f"this reader reads up to {FORMAT_VERSION}")
         self._check_weights(path, fmt["crc32"]["weights"], fmt.get("packed", []))
+        # An int8 export keeps its Linear layers' fp32 weights once for the products too small
+        # for the int8 kernel (Sift's loader does the same); else each call unpacks them.
+        if hasattr(self.module, "prepare_weights"):
+            self.module.prepare_weights()
         self.labels = extra["labels.txt"].decode().splitlines()
         self.tok = json.loads(extra["tokenizer.json"])
         self.bag = self.tok["input"] == "bag"

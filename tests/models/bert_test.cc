@@ -183,6 +183,45 @@ TEST(Bert, PaddingNeverChangesATextsLogits) {
   EXPECT_LT((model->forward(alone)[0] - model->forward(in)[1]).abs().max().item<double>(), 1e-5);
 }
 
+// A new encoder (not imported) starts with a zero token-type table: every token of a
+// one-segment text adds row 0, and a drawn row would be a vector all tokens share, a third
+// of their input (with it `sift pretrain` learned the 40-word cycle at half the reference's
+// pace, docs/pretraining.md). The other weights keep BERT's N(0, 0.02).
+TEST(Bert, ANewEncoderAddsNoTokenTypeVectorThatEveryTokenShares) {
+  ModelConfig config;
+  config.type = "bert";
+  config.dim = 32;
+  config.layers = 1;
+  config.heads = 4;
+  config.ff_dim = 64;
+  config.max_positions = 16;
+  config.pooling = "cls";
+  ModelShape shape;
+  shape.num_ids = 50;
+  shape.num_classes = 0;
+  shape.masked_lm = true;
+  Bert model(config, shape);
+  auto params = model->named_parameters();
+  ASSERT_TRUE(params.contains("token_types.weight"));
+  EXPECT_EQ(params["token_types.weight"].abs().max().item<double>(), 0.0);
+  const torch::Tensor embedding = params["embedding.weight"];
+  EXPECT_NEAR(embedding.std().item<double>(), 0.02, 0.002);
+  // Two ids at one position differ by their embedding rows alone, as without token types.
+  torch::NoGradGuard no_grad;
+  model->eval();
+  ModelInput in;
+  in.ids = torch::tensor({7, 9}, torch::kInt64).view({2, 1});
+  in.lengths = torch::tensor({1, 1}, torch::kInt64);
+  ModelConfig without = config;
+  without.token_types = 0;
+  Bert plain(without, shape);
+  plain->eval();
+  for (auto& p : plain->named_parameters()) p.value().copy_(params[p.key()]);
+  const torch::Tensor positions = torch::tensor({0, 1}, torch::kInt64);
+  EXPECT_TRUE(torch::equal(model->masked_token_logits(in, positions),
+                           plain->masked_token_logits(in, positions)));
+}
+
 // Built for pretraining, the encoder's masked-token scores are BERT's prediction head
 // (dense, GELU, LayerNorm) against the input embedding table itself plus a bias: the head
 // holds no [ids, width] matrix of its own, and the scores follow the table.

@@ -362,6 +362,38 @@ TEST(ExportInt8, ManyCallsOfVariedShapeStayCloseToFp32) {
   }
 }
 
+// The products too small for the int8 kernel run in fp32 on weights that Sift's loader
+// dequantizes once (prepare_weights), not at each call: the file keeps them None (it stays
+// int8-sized), the loaded model holds each packed Linear's weights in fp32, and its logits
+// are those of the same file run without them (unpacked at each call), bit for bit.
+TEST(ExportInt8, SmallProductsRunOnWeightsTheLoaderDequantizedOnce) {
+  ModelBundle trained =
+      fresh_bundle({"model.type=transformer", "model.dim=16", "model.heads=4", "model.layers=2",
+                    "model.ff_dim=32", "model.pooling=mean", "model.max_positions=64"});
+  const std::string path = temp_dir() + "/int8_prepared.pt";
+  ExportOptions options;
+  options.quantize = "int8";  // the default threshold: these products all run in fp32
+  export_run(trained, path, options);
+  torch::jit::Module raw = torch::jit::load(path);
+  ModelBundle loaded = load_export(path);
+  torch::jit::Module& prepared = dynamic_cast<ScriptedClassifierImpl&>(*loaded.model).script();
+  const auto packed = packed_of(path);
+  ASSERT_FALSE(packed.empty());
+  for (const std::string& name : packed) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(raw.attr(name + "_fp32").isNone());
+    const c10::IValue kept = prepared.attr(name + "_fp32");
+    ASSERT_TRUE(kept.isTensor());
+    EXPECT_EQ(kept.toTensor().dim(), 2);
+    EXPECT_EQ(kept.toTensor().scalar_type(), torch::kFloat);
+  }
+  const auto texts = test_texts(trained.config);
+  ModelBundle unprepared = load_export(path);
+  auto& script = dynamic_cast<ScriptedClassifierImpl&>(*unprepared.model).script();
+  for (const std::string& name : packed) script.setattr(name + "_fp32", c10::IValue());
+  EXPECT_TRUE(torch::equal(logits_of(loaded, texts), logits_of(unprepared, texts)));
+}
+
 TEST(ExportOptionsCheck, Bf16WithInt8AndUnknownEnginesAreRefusedByName) {
   ModelBundle b = fresh_bundle({"model.type=fasttext", "model.dim=8"});
   ExportOptions options;
