@@ -28,7 +28,7 @@ between steps and at their peak, the optimizer state, the three together between
 (x DDP), peak RSS of every rank, examples/s and the validation accuracy.
 
 The default run: a BERT-Small-shaped encoder (model.type transformer, 4 layers, 512 wide,
-8 heads, 2048 feed-forward; SMS spam's vocabulary) under Adam on SMS spam. Every run trains
+8 heads, 2048 feed-forward; SMS spam's vocabulary) under Adam on SMS spam, every stage. Every run trains
 --steps optimizer steps (the ranks share this machine's cores: memory is the figure,
 time secondary) with one compute thread and one data worker per rank. Per rank, from
 report.json's train.ranks (rank_figures.cc): optimizer_state_bytes, gradient_bytes (held
@@ -73,8 +73,8 @@ MODELS = [("BERT-Small-shaped encoder", ENCODER, [])]
 # --rows: every stage of the fastText model, stage 3 its table kept by rows.
 FASTTEXT = ("fastText, 1M x 50 buckets", "configs/sms_spam.yaml",
             ["model.buckets=1000000", "model.dim=50", "train.batch_size=32"])
-SETUPS = [(1, "none"), (2, "none"), (2, "optimizer"), (2, "gradients"),
-          (4, "none"), (4, "optimizer"), (4, "gradients")]
+SETUPS = [(1, "none"), (2, "none"), (2, "optimizer"), (2, "gradients"), (2, "parameters"),
+          (4, "none"), (4, "optimizer"), (4, "gradients"), (4, "parameters")]
 
 
 def train(tmp, name, config, settings, nproc, shard):
@@ -288,12 +288,13 @@ def main():
         "all-gather can cost more than the optimizer state they save. "
         "The encoder has SMS spam's vocabulary: fewer embedding rows than "
         "BERT-Small's 30k (29M parameters in all).",
-        "Stages 1 and 2 keep the weights whole on every rank (stage 3: --stage3, its own "
-        "table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "
+        "Stages 1 and 2 keep the weights whole on every rank; stage 3 (parameters) keeps a "
+        "slice of each layer between steps and recomputes every layer in backward (a larger "
+        "encoder in --stage3's table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "
         "in Gloo 1.13; docs/distributed.md)."])
     print(text)
     if not a.no_write:
-        write_section("sharding", "Sharding: run.shard (ZeRO 1-2) against data parallelism", text)
+        write_section("sharding", "Sharding: run.shard (ZeRO 1-3) against data parallelism", text)
 
 
 if __name__ == "__main__":

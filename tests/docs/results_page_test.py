@@ -68,8 +68,8 @@ class ResultsPageTest(unittest.TestCase):
         # round's families (multi-host, fastText readers, pretrained fine-tuning, pretraining,
         # sharding) came: 640 held them at one or two tables each; 700 with serving's HTTP
         # libraries and the huge-pages table of the fastText family; 715 with serving's
-        # batching by model size.
-        self.assertLessEqual(text.count("\n"), 715)
+        # batching by model size; 720 with stage 3 in the BERT-Small sharding table.
+        self.assertLessEqual(text.count("\n"), 720)
 
     def test_no_row_appears_in_two_tables(self):
         text = open(results_page.PAGE, encoding="utf-8").read()
