@@ -86,15 +86,13 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-$PY - "$ROWS" "$OUT" "$DUR" "$ROUNDS" "$load_before" "$load_after" <<'EOF'
-import datetime, json, os, statistics, subprocess, sys
+$PY - "$ROWS" "$OUT" "$DUR" "$ROUNDS" "$load_before" "$load_after" "$(dirname "$0")/lib" <<'EOF'
+import sys
 rows_file, out, dur, rounds, before, after = sys.argv[1:7]
-runs = {}
-for line in open(rows_file):
-    r = json.loads(line)
-    runs.setdefault(r["server"], []).append(r)
-def med(setting, key):
-    return statistics.median(r[key] for r in runs[setting])
+sys.path.insert(0, sys.argv[7])
+from serve_rounds import Rounds, heading, write_page
+runs = Rounds(rows_file)
+med = runs.median
 shapes = {"small": "small (2 x 128, ff 256)", "mini": "mini (4 x 256, ff 1024)"}
 rows = []
 for shape, name in shapes.items():
@@ -109,19 +107,9 @@ for shape, name in shapes.items():
     rows.append([name, "gunicorn + Flask + torch.jit, fp32", round(med(py, "requests_per_s")), "",
                  "", round(med(py, "p99_ms"), 1), "", round(med(py, "server_cpu_us")), "",
                  round(med(py, "peak_rss_mb"))])
-errors = sum(r["errors"] for rs in runs.values() for r in rs)
-spreads = sorted((max(r["requests_per_s"] for r in rs) - min(r["requests_per_s"] for r in rs))
-                 / med(k, "requests_per_s") for k, rs in runs.items())
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                        text=True).stdout.strip()
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-            if l.startswith("model name")), "?")
-table = {
-    "title": "Transformer: dynamic batching against batch-1 serving, by model size, concurrency 32",
-    "command": f"`bench/serve_batching.sh -d {dur} --rounds {rounds}`",
-    "commit": commit, "machine": f"{cpu}, 2 cores (shared with wrk)",
-    "date": datetime.date.today().isoformat(),
-    "load": f"load average {before} before, {after} after",
+table = heading("Transformer: dynamic batching against batch-1 serving, by model size, concurrency 32",
+                f"`bench/serve_batching.sh -d {dur} --rounds {rounds}`", before, after)
+table.update({
     "columns": ["model", "export", "batched req/s", "batch-1 req/s", "ratio", "p99 ms batched",
                 "p99 ms batch-1", "server CPU us/req batched", "batch-1", "peak RSS MB"],
     "rows": rows,
@@ -132,15 +120,8 @@ table = {
               "--max-batch 1. gunicorn: 2 workers, torch.set_num_threads(1). Both models: "
               "configs/sst2_transformer.yaml trained 1 epoch; mini with --set model.dim=256 "
               "model.layers=4 model.heads=4 model.ff_dim=1024 (BERT-Mini's shape). "
-              f"Errors over every run: {errors}. A server's own runs spread (max - min over the "
-              f"median, requests/s) {100 * spreads[0]:.0f}% to {100 * spreads[-1]:.0f}%, "
-              f"median {100 * statistics.median(spreads):.0f}%."]}
-page = {"family": "serving", "order": 4, "tables": [table]}
-with open(out + ".tmp", "w") as f:
-    json.dump(page, f, indent=1)
-    f.write("\n")
-os.replace(out + ".tmp", out)
-print(f"wrote {out}", file=sys.stderr)
+              + runs.spread_note("server") + "."]})
+write_page(out, 4, [table])
 for r in rows:
     print(" | ".join(str(v) for v in r), file=sys.stderr)
 EOF

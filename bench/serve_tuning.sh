@@ -75,35 +75,23 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-$PY - "$ROWS" "$OUT" "$DUR" "$ROUNDS" "$load_before" "$load_after" "$DELAYS" "$COSTS" <<'EOF'
-import datetime, json, os, statistics, subprocess, sys
+$PY - "$ROWS" "$OUT" "$DUR" "$ROUNDS" "$load_before" "$load_after" "$DELAYS" "$COSTS" \
+  "$(dirname "$0")/lib" <<'EOF'
+import sys
 rows_file, out, dur, rounds, before, after = sys.argv[1:7]
 delays, costs = sys.argv[7].split(), sys.argv[8].split()
-runs = {}
-for line in open(rows_file):
-    r = json.loads(line)
-    runs.setdefault(r["server"], []).append(r)
-def median(setting, key):
-    return statistics.median(r[key] for r in runs[setting])
+sys.path.insert(0, sys.argv[9])
+from serve_rounds import Rounds, heading, write_page
+runs = Rounds(rows_file)
 rows = []
 for export in ("fp32", "int8"):
     for d in delays:
         keys = [f"{export} {d} {c}" for c in costs]
-        rows.append([export, int(d)] + [round(median(k, "requests_per_s")) for k in keys]
-                    + [round(median(k, "p99_ms"), 2) for k in keys])
-errors = sum(r["errors"] for rs in runs.values() for r in rs)
-spreads = sorted((max(r["requests_per_s"] for r in rs) - min(r["requests_per_s"] for r in rs))
-                 / median(k, "requests_per_s") for k, rs in runs.items())
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                        text=True).stdout.strip()
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-            if l.startswith("model name")), "?")
-table = {
-    "title": "Transformer exports: --max-delay-us and --run-cost-tokens at concurrency 32",
-    "command": f"`bench/serve_tuning.sh --models DIR -d {dur} --rounds {rounds}`",
-    "commit": commit, "machine": f"{cpu}, 2 cores (shared with wrk)",
-    "date": datetime.date.today().isoformat(),
-    "load": f"load average {before} before, {after} after",
+        rows.append([export, int(d)] + [round(runs.median(k, "requests_per_s")) for k in keys]
+                    + [round(runs.median(k, "p99_ms"), 2) for k in keys])
+table = heading("Transformer exports: --max-delay-us and --run-cost-tokens at concurrency 32",
+                f"`bench/serve_tuning.sh --models DIR -d {dur} --rounds {rounds}`", before, after)
+table.update({
     "columns": ["export", "--max-delay-us"] + [f"requests/s, run cost {c}" for c in costs]
                + [f"p99 ms, run cost {c}" for c in costs],
     "rows": rows,
@@ -111,16 +99,8 @@ table = {
               f"median of {rounds} rounds, every setting once a round, even rounds in reverse "
               "order (a fresh server each run, 1 s of warm-up). sift serve's defaults otherwise: "
               "--max-batch 32, 2 workers x 1 LibTorch thread, length buckets. "
-              f"Errors over every run: {errors}. A setting's own runs spread (max - min over "
-              f"the median, requests/s) {100 * spreads[0]:.0f}% to {100 * spreads[-1]:.0f}%, "
-              f"median {100 * statistics.median(spreads):.0f}%: differences under that are "
-              "the machine's noise."]}
-page = {"family": "serving", "order": 3, "tables": [table]}
-with open(out + ".tmp", "w") as f:
-    json.dump(page, f, indent=1)
-    f.write("\n")
-os.replace(out + ".tmp", out)
-print(f"wrote {out}", file=sys.stderr)
+              + runs.spread_note() + ": differences under that are the machine's noise."]})
+write_page(out, 3, [table])
 for r in rows:
     print(" | ".join(str(v) for v in r), file=sys.stderr)
 EOF
