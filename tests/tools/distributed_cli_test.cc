@@ -135,6 +135,22 @@ class Dist : public ::testing::Test {
     return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
   }
 
+  // Runs `names` (saved at 3 ranks) on for a second epoch twice: each resumed at 2 ranks in
+  // place, and a copy, NAME_1, resumed in one process (run.shard=none).
+  void resume_at_two_and_at_one(const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      fs::copy(dir_ + "/" + name, dir_ + "/" + name + "_1", fs::copy_options::recursive);
+    }
+    const std::string more = " --quiet --set train.epochs=2";
+    for (const std::string& name : names) {
+      const Result two = run("launch --nproc 2 -- train --resume " + dir_ + "/" + name + more);
+      ASSERT_EQ(two.status, 0) << two;
+      const Result one =
+          run("train --resume " + dir_ + "/" + name + "_1" + more + " --set run.shard=none");
+      ASSERT_EQ(one.status, 0) << one;
+    }
+  }
+
   // The weights in a run's last.ckpt, byte for byte.
   std::string weights(const std::string& name) const {
     return read_checkpoint(dir_ + "/" + name + "/last.ckpt").blobs.at("model");
@@ -415,17 +431,8 @@ TEST_F(Dist, ShardedRunSavedAtThreeRanksResumesAtTwoAndAtOne) {
   launch(3, "ddp", epoch);
   launch(3, "sharded", epoch + " --set run.shard=optimizer");
   ASSERT_TRUE(weights("sharded") == weights("ddp"));
-  for (const std::string name : {"ddp", "sharded"}) {
-    fs::copy(dir_ + "/" + name, dir_ + "/" + name + "_1", fs::copy_options::recursive);
-  }
-  const std::string more = " --quiet --set train.epochs=2";
-  for (const std::string name : {"ddp", "sharded"}) {
-    const Result two = run("launch --nproc 2 -- train --resume " + dir_ + "/" + name + more);
-    ASSERT_EQ(two.status, 0) << two;
-    const Result one =
-        run("train --resume " + dir_ + "/" + name + "_1" + more + " --set run.shard=none");
-    ASSERT_EQ(one.status, 0) << one;
-  }
+  resume_at_two_and_at_one({"ddp", "sharded"});
+  if (HasFatalFailure()) return;
   const auto report = nlohmann::json::parse(read_file(dir_ + "/sharded/report.json"));
   EXPECT_EQ(report["train"]["world_size"], 2);
   EXPECT_EQ(report["train"]["shard"], "optimizer");
@@ -822,17 +829,8 @@ TEST_F(Dist, RowShardedFastTextSavedAtThreeRanksResumesAtTwoAndAtOne) {
     return largest_difference(dir_ + "/" + a + "/last.ckpt", dir_ + "/" + b + "/last.ckpt");
   };
   ASSERT_LE(difference("rows", "ddp"), kThreeRanks);
-  for (const std::string name : {"ddp", "rows"}) {
-    fs::copy(dir_ + "/" + name, dir_ + "/" + name + "_1", fs::copy_options::recursive);
-  }
-  const std::string more = " --quiet --set train.epochs=2";
-  for (const std::string name : {"ddp", "rows"}) {
-    const Result two = run("launch --nproc 2 -- train --resume " + dir_ + "/" + name + more);
-    ASSERT_EQ(two.status, 0) << two;
-    const Result one =
-        run("train --resume " + dir_ + "/" + name + "_1" + more + " --set run.shard=none");
-    ASSERT_EQ(one.status, 0) << one;
-  }
+  resume_at_two_and_at_one({"ddp", "rows"});
+  if (HasFatalFailure()) return;
   const auto report = nlohmann::json::parse(read_file(dir_ + "/rows/report.json"));
   EXPECT_EQ(report["train"]["world_size"], 2);
   EXPECT_EQ(report["train"]["shard"], "parameters");
