@@ -12,12 +12,12 @@
 namespace sift {
 
 struct RunConfig {
-  std::string dir = "runs";  // parent folder of run folders
-  std::string name;          // run folder name; empty: "<config name>-<timestamp>"
-  bool overwrite = false;    // replace a non-empty run folder instead of refusing
+  std::string dir = "runs";        // parent folder of run folders
+  std::string name;                // run folder name; empty: "<config name>-<timestamp>"
+  bool overwrite = false;          // replace a non-empty run folder instead of refusing
   bool overwrite_foreign = false;  // ... even one holding files Sift did not write
-  int64_t seed = 42;         // seeds model init, shuffling and the validation split
-  int64_t threads = 0;       // intra-op threads; 0: all cores
+  int64_t seed = 42;               // seeds model init, shuffling and the validation split
+  int64_t threads = 0;             // intra-op threads; 0: all cores
   std::string device = "cpu";
   double dist_timeout_seconds = 1800.0;  // distributed: rendezvous and collectives
   std::string dist_backend = "auto";
@@ -42,13 +42,13 @@ struct SplitConfig : FormatConfig {
 
 struct DataConfig : FormatConfig {
   SplitConfig train, valid, test;
-  std::vector<std::string> labels;  // label names, or one names file (a single path)
-  bool multi_label = false;         // several labels per record: sigmoid + BCE, threshold
-  std::string label_separator;      // splits a tsv/csv/label_first label field into a list
+  std::vector<std::string> labels;         // label names, or one names file (a single path)
+  bool multi_label = false;                // several labels per record: sigmoid + BCE, threshold
+  std::string label_separator;             // splits a tsv/csv/label_first label field into a list
   std::string label_prefix = "__label__";  // marks a label token of the fasttext format
-  double valid_split = 0.1;         // hashed share of train used as validation when no valid.path
-  int64_t folds = 0;                // cross-validation: folds of the training data by hash; 0: off
-  int64_t fold = 0;                 // the held-out fold, the test split
+  double valid_split = 0.1;  // hashed share of train used as validation when no valid.path
+  int64_t folds = 0;         // cross-validation: folds of the training data by hash; 0: off
+  int64_t fold = 0;          // the held-out fold, the test split
   int64_t shuffle_buffer = 10000;
   bool shuffle_shards = true;
   int64_t workers = 2;
@@ -224,6 +224,7 @@ struct PretrainConfig {
   double mask_rate = 0.15;         // share of the tokens (or words) predicted
   bool whole_word = false;         // choose words with their "##" continuations
   int64_t max_tokens = 128;        // packed sequence length
+  int64_t unigram_lines = 10000;   // texts whose id shares start the head's bias (0: zero)
 };
 
 struct SiftConfig {

@@ -414,7 +414,8 @@ std::vector<Option> declare() {
                  at_least(1));
   t.tunable(SearchSpace::choice({"256", "512", "1024"}));
   t.add_choice("model.positions", SIFT_FIELD(model.positions), {"learned", "sinusoidal"},
-               "Transformer position embeddings.");
+               "Transformer position embeddings; BERT-family encoder: sinusoidal starts its "
+               "learned table as sinusoids (at BERT's spread, 0.02) instead of N(0, 0.02).");
   t.add<int64_t>("model.max_positions", SIFT_FIELD(model.max_positions),
                  "Longest sequence the Transformer's positions cover (longer input is cut).",
                  at_least(1));
@@ -748,6 +749,12 @@ std::vector<Option> declare() {
                  "cut every max_tokens tokens (no padding but in a batch's last sequence); at "
                  "most model.max_positions.",
                  at_least(2));
+  t.add<int64_t>("pretrain.unigram_lines", SIFT_FIELD(pretrain.unigram_lines),
+                 "A new encoder's masked-token head starts its bias per id at the log of that "
+                 "id's share of the tokens of the first unigram_lines texts of pretrain.files "
+                 "(the unigram distribution, which the head otherwise learns first through the "
+                 "tied embedding rows); 0: at zero, BERT's. Not with train.init_from.",
+                 at_least(0));
   return t.take();
 }
 

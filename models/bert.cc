@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/error.h"
@@ -106,6 +107,15 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
       p.value().normal_(0.0, 0.02);
       if (p.key() == "token_types.weight") p.value().zero_();
     }
+  }
+  // model.positions sinusoidal: the table (still learned) starts as Vaswani et al.'s sinusoids
+  // at the drawn table's spread (0.02), so that nearby positions start alike and attention
+  // can find a token's neighbours from the first step. From N(0, 0.02) the positions are
+  // unrelated, and masked-token pretraining on AG News in rows of 128 stayed at the unigram
+  // plateau (#43, docs/pretraining.md).
+  if (config.positions == "sinusoidal") {
+    positions_->weight.copy_(sinusoidal_table(config.max_positions, width) *
+                             (0.02 * std::sqrt(2.0)));
   }
   if (config.freeze_embeddings) embedding_->weight.set_requires_grad(false);
 }

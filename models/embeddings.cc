@@ -95,6 +95,20 @@ torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelS
   return embedding;
 }
 
+// Odd dims are allowed: the last sin column has no cos beside it.
+torch::Tensor sinusoidal_table(int64_t positions, int64_t dim) {
+  auto position = torch::arange(positions, torch::kFloat64).unsqueeze(1);
+  auto rate = torch::exp(torch::arange(0, dim, 2, torch::kFloat64) *
+                         (-std::log(10000.0) / static_cast<double>(dim)));
+  auto angles = position * rate;  // [positions, ceil(dim / 2)]
+  auto table = torch::zeros({positions, dim}, torch::kFloat64);
+  using torch::indexing::Slice;
+  table.index_put_({Slice(), Slice(0, torch::indexing::None, 2)}, torch::sin(angles));
+  table.index_put_({Slice(), Slice(1, torch::indexing::None, 2)},
+                   torch::cos(angles).narrow(1, 0, dim / 2));
+  return table.to(torch::kFloat32);
+}
+
 torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torch::Device device) {
   auto steps = torch::arange(length, torch::TensorOptions().dtype(torch::kInt64).device(device));
   return steps.unsqueeze(0) < lengths.to(device).unsqueeze(1);

@@ -41,6 +41,9 @@ torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelS
 torch::nn::EmbeddingBag make_bag_table(const ModelConfig& config, const ModelShape& shape,
                                        UniformFill& fill);
 
+// Vaswani et al.'s position table [positions, dim]: sin on even columns, cos on odd ones.
+torch::Tensor sinusoidal_table(int64_t positions, int64_t dim);
+
 // [batch, length] bool on `device`: true at positions before each sequence's length.
 torch::Tensor valid_positions(const torch::Tensor& lengths, int64_t length, torch::Device device);
 

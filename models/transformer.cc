@@ -20,24 +20,6 @@ int64_t encoder_depth(const std::string& name, int64_t layers,
   return 0;
 }
 
-namespace {
-
-// Vaswani et al.'s table: sin on even columns, cos on odd ones (odd dims allowed).
-torch::Tensor sinusoidal_table(int64_t positions, int64_t dim) {
-  auto position = torch::arange(positions, torch::kFloat64).unsqueeze(1);
-  auto rate = torch::exp(torch::arange(0, dim, 2, torch::kFloat64) *
-                         (-std::log(10000.0) / static_cast<double>(dim)));
-  auto angles = position * rate;  // [positions, ceil(dim / 2)]
-  auto table = torch::zeros({positions, dim}, torch::kFloat64);
-  using torch::indexing::Slice;
-  table.index_put_({Slice(), Slice(0, torch::indexing::None, 2)}, torch::sin(angles));
-  table.index_put_({Slice(), Slice(1, torch::indexing::None, 2)},
-                   torch::cos(angles).narrow(1, 0, dim / 2));
-  return table.to(torch::kFloat32);
-}
-
-}  // namespace
-
 torch::Tensor key_padding_bias(const torch::Tensor& key_valid) {
   const int64_t batch = key_valid.size(0), length = key_valid.size(1);
   return torch::zeros({batch, 1, 1, length}, key_valid.options().dtype(torch::kFloat32))

@@ -1,7 +1,12 @@
 #include "framework/train/pretraining.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "core/error.h"
 #include "core/splitmix.h"
+#include "models/model.h"
 
 namespace sift {
 namespace {
@@ -34,6 +39,51 @@ MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan, const 
   b.positions = int64_tensor(positions, {static_cast<int64_t>(positions.size())}, device);
   b.targets = int64_tensor(targets, {static_cast<int64_t>(targets.size())}, device);
   return b;
+}
+
+MaskingVocab task_masking_vocab(const Task& task) {
+  return task.wordpiece ? masking_vocab(task.wordpiece->vocab(), "tokenizer.model")
+                        : masking_vocab(*task.pieces, "tokenizer.model");
+}
+
+std::string start_bias_at_unigram(ClassifierImpl& model, const DataPlan& plan, const Task& task) {
+  const int64_t lines = plan.masked_lm ? plan.masked_lm->unigram_lines : 0;
+  if (lines <= 0) return "";
+  const std::string name = std::string(kMaskedLmHeadPrefix) + "bias";
+  auto params = model.named_parameters();
+  if (!params.contains(name)) {
+    throw Error("model.type: the model has no masked-token head (pretrain.files needs an encoder)");
+  }
+  const MaskingVocab vocab = task_masking_vocab(task);
+  std::vector<double> counts(static_cast<size_t>(vocab.size()), 0.0);
+  auto stream = open_split(plan, Split::train, LabelSet::from_option(plan.labels));
+  TextEncoder encoder = make_encoder(task);
+  Example example;
+  std::vector<int64_t> ids;
+  int64_t texts = 0;
+  double tokens = 0.0;
+  while (texts < lines && stream && stream->next(example)) {
+    ++texts;
+    encoder.encode(example.text, ids);
+    for (const int64_t id : ids) {
+      if (id < 0 || id >= vocab.size() || vocab.special[static_cast<size_t>(id)]) continue;
+      counts[static_cast<size_t>(id)] += 1.0;
+      tokens += 1.0;
+    }
+  }
+  torch::Tensor& bias = params[name];
+  counts.resize(static_cast<size_t>(bias.numel()), 0.0);  // ids the vocabulary lacks: unseen
+  const double total = tokens + static_cast<double>(counts.size());
+  std::vector<float> values(counts.size());
+  for (size_t id = 0; id < counts.size(); ++id) {
+    values[id] = static_cast<float>(std::log((counts[id] + 1.0) / total));
+  }
+  torch::NoGradGuard no_grad;
+  bias.copy_(torch::tensor(values).to(bias.device()));
+  return fmt::format(
+      "pretrain.unigram_lines: the masked-token head's bias starts at the log unigram shares of "
+      "{} ids in the first {} texts",
+      static_cast<int64_t>(tokens), texts);
 }
 
 uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank) {

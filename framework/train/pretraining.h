@@ -14,6 +14,7 @@
 #include "datasets/sharded_stream.h"
 #include "framework/runtime/base/data_plan.h"
 #include "framework/runtime/base/evaluation_result.h"
+#include "framework/runtime/base/task.h"
 #include "framework/runtime/evaluation.h"
 #include "models/model.h"
 
@@ -28,6 +29,18 @@ struct MaskedBatch {
 };
 MaskedBatch masked_batch(const RawBatch& batch, const MaskedLmPlan& plan, const MaskingVocab& vocab,
                          uint64_t seed, torch::Device device);
+
+// The masking flags (special, continuation, [MASK]) of a pretraining task's vocabulary.
+MaskingVocab task_masking_vocab(const Task& task);
+
+// pretrain.unigram_lines: a new encoder's masked-token head starts its bias at the log of
+// each id's share of the chosen-able tokens of the first unigram_lines texts of
+// pretrain.files (add-one smoothed; special ids as an unseen id). Zero bias makes the head
+// learn the unigram distribution first, and through the tied table: every id the batch
+// does not hold is pushed along one shared direction at AdamW's full step, which then
+// swamps those ids' inputs (#43, docs/pretraining.md). Returns the line train.log gets
+// ("" when pretrain.unigram_lines is 0).
+std::string start_bias_at_unigram(ClassifierImpl& model, const DataPlan& plan, const Task& task);
 
 // The seed of training batch `micro` of optimizer step `step` (from 0) of a run seeded `seed`.
 uint64_t masking_seed(uint64_t seed, int64_t step, int64_t micro, int64_t rank);

@@ -21,6 +21,7 @@
 #include "framework/train/fast_path.h"
 #include "framework/train/optimization.h"
 #include "framework/train/precision.h"
+#include "framework/train/pretraining.h"
 
 namespace sift {
 namespace {
@@ -152,8 +153,7 @@ std::vector<int64_t> layer_units(const Run& run) {
 
 void prepare_training(Run& run) {
   if (run.plan.data.masked_lm) {
-    run.masking = run.task.wordpiece ? masking_vocab(run.task.wordpiece->vocab(), "tokenizer.model")
-                                     : masking_vocab(*run.task.pieces, "tokenizer.model");
+    run.masking = task_masking_vocab(run.task);
   }
   freeze(*run.model, run.plan.train.freeze);
   run.model->to(run.device);

@@ -20,6 +20,7 @@
 #include "framework/train/distill.h"
 #include "framework/train/distributed_training.h"
 #include "framework/train/fine_tuning.h"
+#include "framework/train/pretraining.h"
 #include "framework/train/profiler.h"
 #include "framework/train/run.h"
 #include "framework/train/saving.h"
@@ -141,6 +142,8 @@ nlohmann::json train(const SiftConfig& config, const TrainOptions& options) {
   run.model = create_model(plan.model, plan.train.optimizer, run.task, plan.loss);
   if (!plan.train.init_from.empty()) {
     run.init_note = fine_tune_from(*run.model, plan.train.init_from, run.task.labels);
+  } else {
+    run.init_note = start_bias_at_unigram(*run.model, plan.data, run.task);
   }
   prepare_training(run);
   return finish_run(run, "");

@@ -206,7 +206,7 @@ std::vector<ModelTraits> model_traits() {
               "model.pooling", "model.dropout", "model.freeze_embeddings", "model.token_types",
               "model.embedding_dim", "model.layer_norm_eps", "model.head_activation",
               "model.pre_norm", "model.ff_activation", "model.layer_repeats",
-              "model.position_offset"},
+              "model.position_offset", "model.positions"},
              /*recomputation=*/true,
              /*bf16=*/true,
              /*fp16=*/true,

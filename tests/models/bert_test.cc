@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "datasets/safetensors.h"
 #include "framework/runtime/base/hf_model.h"
+#include "models/embeddings.h"
 #include "models/script_writer.h"
 #include "tests/hf_folder.h"
 #include "tests/test_files.h"
@@ -225,6 +227,43 @@ TEST(Bert, ANewEncoderAddsNoTokenTypeVectorThatEveryTokenShares) {
 // Built for pretraining, the encoder's masked-token scores are BERT's prediction head
 // (dense, GELU, LayerNorm) against the input embedding table itself plus a bias: the head
 // holds no [ids, width] matrix of its own, and the scores follow the table.
+// model.positions sinusoidal: a new encoder's position table starts as Vaswani et al.'s
+// sinusoids at the drawn table's spread (so nearby positions start alike: rows 3 and 4 have
+// a cosine above 0.9, rows 3 and 40 below it), and every other weight keeps the draw a
+// learned table's encoder has (the same seed, the same weights but that table).
+TEST(Bert, ASinusoidalPositionTableStartsAsSinusoidsAndLeavesEveryOtherDraw) {
+  ModelConfig config;
+  config.type = "bert";
+  config.dim = 32;
+  config.layers = 1;
+  config.heads = 4;
+  config.ff_dim = 64;
+  config.max_positions = 64;
+  config.pooling = "cls";
+  ModelShape shape;
+  shape.num_ids = 50;
+  shape.num_classes = 2;
+  shape.masked_lm = true;
+  torch::manual_seed(5);
+  Bert learned(config, shape);
+  config.positions = "sinusoidal";
+  torch::manual_seed(5);
+  Bert sinusoidal(config, shape);
+  auto mine = sinusoidal->named_parameters();
+  const torch::Tensor table = mine["positions.weight"];
+  EXPECT_TRUE(torch::allclose(table, sinusoidal_table(64, 32) * (0.02 * std::sqrt(2.0))));
+  EXPECT_NEAR(table.pow(2).mean().sqrt().item<double>(), 0.02, 1e-3);
+  const auto cosine = [&](int64_t a, int64_t b) {
+    return torch::cosine_similarity(table[a], table[b], 0).item<double>();
+  };
+  EXPECT_GT(cosine(3, 4), 0.9);
+  EXPECT_LT(cosine(3, 40), 0.9);
+  for (const auto& p : learned->named_parameters()) {
+    if (p.key() == "positions.weight") continue;
+    EXPECT_TRUE(torch::equal(p.value(), mine[p.key()])) << p.key();
+  }
+}
+
 TEST(Bert, TheMaskedTokenHeadScoresAgainstTheInputEmbeddings) {
   const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
   ModelShape shape;

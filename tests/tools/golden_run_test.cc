@@ -75,12 +75,13 @@ const std::string kFixture = std::string(SIFT_SOURCE_DIR) + "/tests/data/golden"
 // changed again only by config.yaml's two new lines (model.minn: 0, model.maxn: 0) and
 // sift_format.json's CRC of that file (checked by unzipping both). And again (#42) only by
 // config.yaml's new run.overwrite_foreign: false line and that CRC; checkpoints unchanged.
-// And again (#43) only by config.yaml's new model.pre_norm: false line and that CRC.
+// And again (#43) only by config.yaml's new model.pre_norm: false line and that CRC; and
+// (#43) by the new pretrain.unigram_lines key in config.yaml (checkpoints unchanged).
 constexpr const char* kLastCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
 constexpr const char* kBestCkpt =
     "255731fa7a92ef99b68b5a86a0deaa3cd14ab40ce082b0d84fb5d949b1dbfcb6";
-constexpr const char* kExport = "e40795eb689a9a5ce27d1c24032e121f9bf62e239579e386fc20193bd9e351af";
+constexpr const char* kExport = "60fe1ed073e50b3245f7ffc9e14a58eeb2053e9b9b819b4c01fe255800d791af";
 
 class GoldenRun : public ::testing::Test {
  protected:

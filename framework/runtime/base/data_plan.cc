@@ -100,6 +100,7 @@ void resolve_pretraining(const SiftConfig& config, DataPlan& p) {
   m.masking.rate = c.mask_rate;
   m.masking.whole_word = c.whole_word;
   m.sequence_tokens = c.max_tokens;
+  m.unigram_lines = c.unigram_lines;
   p.masked_lm = m;
 }
 

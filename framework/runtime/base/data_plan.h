@@ -55,6 +55,7 @@ struct TransferSource {
 struct MaskedLmPlan {
   MaskingOptions masking;
   int64_t sequence_tokens = 128;
+  int64_t unigram_lines = 0;  // pretrain.unigram_lines
 };
 
 struct DataPlan {
