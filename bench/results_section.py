@@ -149,13 +149,14 @@ def write_section(name, heading, table, path=None, command=None):
     print(f"\nwritten to {json_path} and {page}")
 
 
-def write_page(name, page, load_before):
+def write_page(name, page, load_before, load_after=None):
     """A script's page file as it stands (title, command, columns, rows, notes...), with the
     commit, machine, date and load filled in here, written to bench/results/NAME.json; then
-    bench/RESULTS.md again. `load_before`: /proc/loadavg's three figures before the runs."""
+    bench/RESULTS.md again. `load_before`: /proc/loadavg's three figures before the runs;
+    `load_after` those after them (default: now)."""
     table = dict(page, commit=this_commit(), machine=this_machine(),
                  date=datetime.date.today().isoformat(),
-                 load=f"{load_before} before, {loadavg()} after")
+                 load=f"{load_before} before, {load_after or loadavg()} after")
     # The table joins its family's section ("family", "order" stay on the page file).
     wrapped = {key: table.pop(key) for key in ("family", "order") if key in table}
     wrapped["tables"] = [table]
