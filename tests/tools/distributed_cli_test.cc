@@ -629,6 +629,39 @@ TEST_F(Dist, ParameterShardsAtThreeRanksGiveDataParallelWeightsAndResumeAtTwoAnd
   EXPECT_GT(largest_difference(dir_ + "/sharded_1/last.ckpt", dir_ + "/sharded/last.ckpt"), 0.0);
 }
 
+// The BERT-family encoder fine-tuned under stage 3 (no masked-token head): its layers
+// and its token table (by rows) each kept half on each of 2 ranks; data parallelism's
+// weights and validation figures.
+TEST_F(Dist, ParameterShardsOnTheBertEncoderKeepItsLayersAndTokenTableInHalvesPerRank) {
+  const std::string config = dir_ + "/bert.yaml";
+  std::ofstream(config) << "data:\n  train:\n    path: " << kSmsData
+                        << "\n  format: tsv\n  text: 1\n  label: 0\n  max_length: 32\n"
+                           "model:\n  type: bert\n  dim: 64\n  layers: 2\n  heads: 2\n"
+                           "  ff_dim: 128\n  max_positions: 32\n"
+                           "train:\n  epochs: 1\n  max_steps: 40\n  batch_size: 16\n"
+                           "  clip_norm: 0\n  scheduler:\n    type: constant\n"
+                           "  optimizer:\n    type: adam\n    lr: 0.001\n";
+  const std::string args = "train " + config + " --quiet --json --set run.dir=" + dir_ +
+                           " --set run.threads=1 --set data.workers=1 --set run.name=";
+  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
+  const auto report = nlohmann::json::parse(sharded.out);
+  EXPECT_EQ(report["splits"]["valid"], nlohmann::json::parse(ddp.out)["splits"]["valid"]);
+  double halved = 0;  // the layers' and the table's bytes
+  for (const auto& [name, values] : float_weights(dir_ + "/ddp/last.ckpt")) {
+    if (name.rfind("layers.", 0) == 0 || name == "embedding.weight") halved += 4.0 * values.size();
+  }
+  const auto all = nlohmann::json::parse(ddp.out)["train"]["ranks"][0]["weights_bytes"];
+  for (const auto& r : report["train"]["ranks"]) {
+    EXPECT_NEAR(static_cast<double>(r["weights_bytes"].get<int64_t>()),
+                all.get<double>() - halved / 2, 64 * 4 * 3)
+        << r;
+  }
+}
+
 // Stage 3 composes with bf16 (autocast over the gathered fp32 weights) and with gradient
 // checkpointing (stage3_config recomputes every layer): at 2 ranks it trains data
 // parallelism's weights in the same precision, and keeps only its slice of the layers.
