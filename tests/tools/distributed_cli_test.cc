@@ -221,7 +221,7 @@ TEST_F(Dist, ResumeWorksWithTheSameWorldSizeAndIsRefusedWithAnother) {
 // A rank killed mid-training: the other stops with one clear error within the timeout,
 // with every rank holding everything and with each holding its slice (run.shard).
 TEST_F(Dist, KilledRankEndsTheOtherWithAnErrorWithinTheTimeout) {
-  for (const std::string shard : {"none", "gradients"}) {
+  for (const std::string shard : {"none", "gradients", "parameters"}) {
     SCOPED_TRACE("run.shard " + shard);
     killed_rank_ends_the_other(shard);
   }
@@ -660,6 +660,24 @@ TEST_F(Dist, ParameterShardsOnTheBertEncoderKeepItsLayersAndTokenTableInHalvesPe
                 all.get<double>() - halved / 2, 64 * 4 * 3)
         << r;
   }
+}
+
+// Stage 3 stopped inside an epoch and resumed at the same world size: the uninterrupted
+// run's weights, bit for bit (the save gathers each layer, the resume keeps each rank's
+// slice of it).
+TEST_F(Dist, ParameterShardsRunResumedInsideAnEpochAtTheSameWorldSizeIsBitExact) {
+  const std::string args = "train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
+                           " --set run.threads=1 --set data.workers=1 "
+                           "--set run.shard=parameters --set run.name=";
+  const Result whole = run("launch --nproc 2 -- " + args + "whole");
+  ASSERT_EQ(whole.status, 0) << whole;
+  const Result parts = run("launch --nproc 2 -- " + args + "parts --set train.max_steps=60");
+  ASSERT_EQ(parts.status, 0) << parts;
+  EXPECT_FALSE(weights("parts") == weights("whole"));
+  const Result resumed =
+      run("launch --nproc 2 -- train --resume " + dir_ + "/parts --quiet --set train.max_steps=0");
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  EXPECT_TRUE(weights("parts") == weights("whole"));
 }
 
 // Stage 3 composes with bf16 (autocast over the gathered fp32 weights) and with gradient
