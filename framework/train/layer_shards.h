@@ -15,8 +15,8 @@
 // (from_whole keeps this rank's slice of what the whole weights hold, so loading weights
 // into them is kept too).
 //
-// A table kept by rows (the fastText model's word and bucket table, the Transformer's
-// token embeddings: ClassifierImpl::row_table) is one such layer that no forward gathers
+// A table kept by rows (the fastText model's word and bucket table, the transformer's
+// and bert's token tables: ClassifierImpl::row_table) is one such layer that no forward gathers
 // whole: gather_rows gives the parameter the rows the ranks' batches read (their union,
 // and row 0, the sequence models' padding row), [rows, dim], and the model's own forward
 // runs on them with its ids renumbered; after the backward reduce_rows averages their

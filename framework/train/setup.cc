@@ -133,7 +133,8 @@ namespace {
 // (ClassifierImpl::row_table), or "" (none, or frozen).
 std::string row_table(const Run& run) {
   const std::string table = run.model->row_table();
-  const torch::Tensor* p = table.empty() ? nullptr : run.model->named_parameters().find(table);
+  const auto named = run.model->named_parameters();
+  const torch::Tensor* p = named.find(table);
   return p != nullptr && p->requires_grad() ? table : "";
 }
 
