@@ -254,10 +254,10 @@ def main():
             r = t["ranks"][0]
             state, grads, peak, weights = (r["optimizer_state_bytes"], r["gradient_bytes"],
                                            r["gradient_peak_bytes"], r["weights_bytes"])
-            params = weights // 4  # fp32
             total = state + grads + weights
             if shard == "none":
                 ddp[nproc] = (state, total)
+                params = weights // 4  # fp32, whole on every rank
             row = (f"| {nproc} | {shard} | {mib(weights):.1f} | {mib(grads):.1f} "
                    f"(peak {mib(peak):.1f}) | {mib(state):.1f} ({state / ddp[nproc][0]:.3f}x) | "
                    f"{mib(total):.1f} ({total / ddp[nproc][1]:.3f}x) | "
@@ -267,8 +267,8 @@ def main():
             rows.append(row)
             print(row, flush=True)
         tables.append("\n".join([
-            f"{label} ({params / 1e6:.1f}M parameters) under Adam, {a.steps} steps; per "
-            "rank (rank 0):", "",
+            f"{label} ({params / 1e6:.1f}M parameters) under Adam, {a.steps} steps; figures of rank 0 "
+            "but for the last rank's peak RSS", "",
             "| ranks | run.shard | weights MiB | gradients MiB between steps | optimizer state "
             "MiB (x DDP) | weights + gradients + state MiB (x DDP) | peak RSS MiB, rank 0 / last "
             "| examples/s "
@@ -289,8 +289,9 @@ def main():
         "The encoder has SMS spam's vocabulary: fewer embedding rows than "
         "BERT-Small's 30k (29M parameters in all).",
         "Stages 1 and 2 keep the weights whole on every rank; stage 3 (parameters) keeps a "
-        "slice of each layer between steps and recomputes every layer in backward (a larger "
-        "encoder in --stage3's table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "
+        "slice of each layer and of the token table between steps, gathers a layer whole for "
+        "its forward and again for its backward (every layer is recomputed) and the table's "
+        "rows that the ranks' batches read (a larger encoder in --stage3's table). The gradient peak is whole on every rank too (all-reduce, no reduce-scatter "
         "in Gloo 1.13; docs/distributed.md)."])
     print(text)
     if not a.no_write:

@@ -122,7 +122,9 @@ BertImpl::BertImpl(const ModelConfig& config, const ModelShape& shape)
 
 torch::Tensor BertImpl::embed(const torch::Tensor& ids) {
   const int64_t length = ids.size(1);
-  auto x = embedding_->forward(ids) +
+  const torch::Tensor rows =
+      recompute_.shards ? recompute_.shards->gather_rows(embedding_->weight, ids) : ids;
+  auto x = embedding_->forward(rows) +
            positions_->weight.narrow(0, position_offset_, length).unsqueeze(0);
   if (token_types_) x = x + token_types_->weight[0];
   x = embedding_norm_->forward(x);

@@ -51,6 +51,9 @@ class BertImpl : public ClassifierImpl {
     return encoder_depth(name, layer_count(), {"final_norm", "head", "output", "mlm"});
   }
   int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
+  // Under run.shard: parameters the token table is kept by rows, but for pretraining,
+  // whose head scores every id against the whole table.
+  std::string row_table() const override { return mlm_ ? "" : "embedding.weight"; }
 
  private:
   torch::Tensor embed(const torch::Tensor& ids);

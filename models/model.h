@@ -66,8 +66,9 @@ class ClassifierImpl : public torch::nn::Module {
   virtual int64_t depth_of(const std::string& /*name*/) const { return -1; }
   virtual int64_t layer_count() const { return 0; }
 
-  // run.shard: parameters on a model whose traits say ParameterShards::rows: the name of
-  // the table its forward reads through BlockShards::gather_rows ("": none).
+  // run.shard: parameters: the name of the table its forward reads through
+  // BlockShards::gather_rows ("": none); the only unit of a model whose traits say
+  // ParameterShards::rows, kept by rows beside the layers of one that says layers.
   virtual std::string row_table() const { return ""; }
 
   // train.gradient_checkpointing: the blocks that re-run in backward instead of keeping their

@@ -134,7 +134,9 @@ torch::Tensor TransformerImpl::forward(const ModelInput& input) {
 
   // [batch, length]: true for real tokens.
   auto valid = valid_positions(lengths, length, device);
-  auto x = embedding_->forward(ids) * std::sqrt(static_cast<double>(dim_));
+  const torch::Tensor rows =
+      recompute_.shards ? recompute_.shards->gather_rows(embedding_->weight, ids) : ids;
+  auto x = embedding_->forward(rows) * std::sqrt(static_cast<double>(dim_));
   auto key_valid = valid;
   if (cls_.defined()) {
     x = torch::cat({cls_.view({1, 1, dim_}).expand({batch, 1, dim_}).to(x.dtype()), x}, 1);

@@ -91,6 +91,9 @@ class TransformerImpl : public ClassifierImpl {
     return encoder_depth(name, layer_count(), {"final_norm", "output"});
   }
   int64_t layer_count() const override { return static_cast<int64_t>(layers_->size()); }
+  // Under run.shard: parameters the token table (a quarter of a BERT-Small-shaped
+  // encoder's weights with a 8k vocabulary) is kept by rows too, not whole on every rank.
+  std::string row_table() const override { return "embedding.weight"; }
 
   // Tokens kept per text (model.max_positions).
   int64_t max_tokens() const { return max_tokens_; }

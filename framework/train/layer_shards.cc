@@ -43,8 +43,8 @@ at::DataPtr mapped(size_t bytes, const c10::Device& device) {
 LayerShards::LayerShards(Distributed& dist, ShardedOptimizer& shards,
                          const std::vector<torch::Tensor>& params,
                          const std::vector<int64_t>& units, std::vector<torch::Tensor> all,
-                         const std::vector<int64_t>& row_units)
-    : dist_(dist), shards_(shards), all_(std::move(all)) {
+                         int64_t row_tables)
+    : dist_(dist), shards_(shards), first_block_(row_tables), all_(std::move(all)) {
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params.size(); ++i) {
     if (units[i] < 0) continue;
@@ -66,7 +66,7 @@ LayerShards::LayerShards(Distributed& dist, ShardedOptimizer& shards,
       l.view = view;
     }
   }
-  for (const int64_t unit : row_units) {
+  for (int64_t unit = 0; unit < row_tables; ++unit) {
     Layer& l = layers_.at(unit);
     if (l.params.size() != 1 || l.params.front().dim() != 2) {
       throw Error("run.shard: parameters: a table kept by rows is one 2-D parameter");
@@ -97,7 +97,11 @@ void LayerShards::free_memory(Layer& l) {
   storage.set_nbytes(0);
 }
 
-void LayerShards::gather(int64_t index) {
+void LayerShards::gather(int64_t index) { gather_layer(first_block_ + index); }
+
+void LayerShards::release(int64_t index) { release_layer(first_block_ + index); }
+
+void LayerShards::gather_layer(int64_t index) {
   Layer* l = layer(index);
   if (l == nullptr || whole_) return;
   allocate_memory(*l);
@@ -105,14 +109,14 @@ void LayerShards::gather(int64_t index) {
   peak_ = std::max(peak_, resident_bytes());
 }
 
-void LayerShards::release(int64_t index) {
+void LayerShards::release_layer(int64_t index) {
   Layer* l = layer(index);
   if (l == nullptr || whole_) return;
   free_memory(*l);
 }
 
 void LayerShards::reduce_gradients(int64_t index, const std::vector<torch::Tensor>& grads) {
-  Layer* l = layer(index);
+  Layer* l = layer(first_block_ + index);
   if (l == nullptr) return;
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> flat;
@@ -155,7 +159,7 @@ torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::
   const torch::Tensor mine =
       std::get<0>(at::_unique(ids.to(torch::kCPU, torch::kInt64).reshape(-1), /*sorted=*/true))
           .contiguous();
-  std::vector<int64_t> all;
+  std::vector<int64_t> all{0};  // row 0: a padding id stays 0 when renumbered
   for (const std::string& bytes : dist_.all_gather(int64_bytes(mine))) {
     const auto* from = reinterpret_cast<const int64_t*>(bytes.data());
     all.insert(all.end(), from, from + bytes.size() / sizeof(int64_t));
@@ -219,24 +223,24 @@ void LayerShards::from_whole() {
   whole_ = false;
 }
 
+// The forward reads its tables before its blocks, and the backward runs the blocks last
+// to first; the tables' gradients are reduced after it.
 void LayerShards::idle_forward() {
-  for (int64_t i = 0; i < static_cast<int64_t>(layers_.size()); ++i) {
-    if (layers_[i].by_rows) {
-      gather_rows(layers_[i].params.front(), torch::empty({0}, torch::kInt64));
-      continue;
-    }
-    gather(i);
-    release(i);
+  for (int64_t i = 0; i < first_block_; ++i) {
+    gather_rows(layers_[i].params.front(), torch::empty({0}, torch::kInt64));
+  }
+  for (int64_t i = first_block_; i < static_cast<int64_t>(layers_.size()); ++i) {
+    gather_layer(i);
+    release_layer(i);
   }
 }
 
 void LayerShards::idle_pass() {
   idle_forward();
-  for (int64_t i = static_cast<int64_t>(layers_.size()) - 1; i >= 0; --i) {
-    if (layers_[i].by_rows) continue;  // reduce_rows, below
-    gather(i);
-    release(i);
-    reduce_gradients(i, {});
+  for (int64_t b = static_cast<int64_t>(layers_.size()) - first_block_ - 1; b >= 0; --b) {
+    gather(b);
+    release(b);
+    reduce_gradients(b, {});
   }
   reduce_rows();
 }
@@ -268,21 +272,21 @@ void LayerShards::fill(const torch::Tensor& param) {
     throw Error(fmt::format("run.shard: parameters: a save wrote layer {} after layer {}", index,
                             next_fill_ - 1));
   }
-  if (filled_ >= 0) release(filled_);
+  if (filled_ >= 0) release_layer(filled_);
   for (; next_fill_ < index; ++next_fill_) {
-    gather(next_fill_);
-    release(next_fill_);
+    gather_layer(next_fill_);
+    release_layer(next_fill_);
   }
-  gather(index);
+  gather_layer(index);
   filled_ = index;
   next_fill_ = index + 1;
 }
 
 void LayerShards::gather_rest() {
-  if (filled_ >= 0) release(filled_);
+  if (filled_ >= 0) release_layer(filled_);
   for (; next_fill_ < static_cast<int64_t>(layers_.size()); ++next_fill_) {
-    gather(next_fill_);
-    release(next_fill_);
+    gather_layer(next_fill_);
+    release_layer(next_fill_);
   }
   next_fill_ = 0;
   filled_ = -1;

@@ -15,9 +15,10 @@
 // (from_whole keeps this rank's slice of what the whole weights hold, so loading weights
 // into them is kept too).
 //
-// A table kept by rows (the fastText model's word and bucket table: ParameterShards::rows)
-// is one such layer that no forward gathers whole: gather_rows gives the parameter the
-// rows the ranks' batches read (their union), [rows, dim], and the model's own forward
+// A table kept by rows (the fastText model's word and bucket table, the transformer's
+// and bert's token tables: ClassifierImpl::row_table) is one such layer that no forward gathers
+// whole: gather_rows gives the parameter the rows the ranks' batches read (their union,
+// and row 0, the sequence models' padding row), [rows, dim], and the model's own forward
 // runs on them with its ids renumbered; after the backward reduce_rows averages their
 // gradient over the ranks and each rank adds the rows of its slice to its gradient. A
 // save, a load and hold_whole treat it as any layer (gathered whole, one at a time).
@@ -38,10 +39,11 @@ class LayerShards : public BlockShards {
   // `params`, `units`: as ShardedOptimizer got them (its stage-3 constructor; `shards`
   // must have been made from the same); `all`: every parameter of the model (for the
   // resident bytes). Starts whole.
-  // `row_units`: the units that are tables kept by rows.
+  // The first `row_tables` units are tables kept by rows; the blocks (gather's `index`)
+  // are the units after them.
   LayerShards(Distributed& dist, ShardedOptimizer& shards, const std::vector<torch::Tensor>& params,
               const std::vector<int64_t>& units, std::vector<torch::Tensor> all,
-              const std::vector<int64_t>& row_units = {});
+              int64_t row_tables = 0);
 
   void gather(int64_t index) override;
   void release(int64_t index) override;
@@ -124,6 +126,9 @@ class LayerShards : public BlockShards {
     torch::Tensor asked, renumbered;
   };
   Layer* layer(int64_t index);
+  // By layer (unit), where gather and release take a block's index.
+  void gather_layer(int64_t index);
+  void release_layer(int64_t index);
   int64_t layer_of(const torch::Tensor& param) const;
   void keep_loaded();  // the layer being read into: its slice kept, its memory freed
   void allocate_memory(Layer& l);
@@ -132,7 +137,8 @@ class LayerShards : public BlockShards {
 
   Distributed& dist_;
   ShardedOptimizer& shards_;
-  std::vector<Layer> layers_;  // by block index; unit -1: no trainable parameter
+  std::vector<Layer> layers_;  // by unit; unit -1: no trainable parameter
+  int64_t first_block_ = 0;    // the layer of block 0: the tables kept by rows come first
   std::vector<torch::Tensor> sharded_;
   std::vector<torch::Tensor> all_;
   bool whole_ = true;

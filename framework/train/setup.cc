@@ -130,21 +130,28 @@ std::string init_from(ClassifierImpl& model, const std::string& from) {
 
 namespace {
 
-// run.shard: parameters: each trainable parameter's layer (ClassifierImpl::depth_of 1 to
-// layer_count; a table kept by rows, ClassifierImpl::row_table: unit 0), or -1 for the
-// rest, which stays whole; empty for the other stages.
+// run.shard: parameters: the trainable table the model's forward reads by rows
+// (ClassifierImpl::row_table), or "" (none, or frozen).
+std::string row_table(const Run& run) {
+  const std::string table = run.model->row_table();
+  const auto named = run.model->named_parameters();
+  const torch::Tensor* p = named.find(table);
+  return p != nullptr && p->requires_grad() ? table : "";
+}
+
+// run.shard: parameters: each trainable parameter's layer (the table kept by rows: unit 0;
+// the layers, ClassifierImpl::depth_of 1 to layer_count: the units after it), or -1 for
+// the rest, which stays whole; empty for the other stages.
 std::vector<int64_t> layer_units(const Run& run) {
   if (run.plan.distributed.shard != ShardStage::parameters) return {};
   std::vector<int64_t> units;
-  const std::string table = run.model->row_table();
+  const std::string table = row_table(run);
+  const int64_t first_layer = table.empty() ? 0 : 1;
   for (const auto& named : run.model->named_parameters()) {
     if (!named.value().requires_grad()) continue;
-    if (!table.empty()) {
-      units.push_back(named.key() == table ? 0 : -1);
-      continue;
-    }
     const int64_t depth = run.model->depth_of(named.key());
-    units.push_back(depth >= 1 && depth <= run.model->layer_count() ? depth - 1 : -1);
+    const bool in_layer = depth >= 1 && depth <= run.model->layer_count();
+    units.push_back(named.key() == table ? 0 : in_layer ? first_layer + depth - 1 : -1);
   }
   return units;
 }
@@ -179,10 +186,9 @@ void prepare_training(Run& run) {
                                            params, run.plan.distributed.bucket_mb, units);
     run.optimizer->state().clear();  // Adagrad's is made at once; the slices hold it
     if (!units.empty()) {
-      const bool rows = !run.model->row_table().empty();
-      run.layers = std::make_unique<LayerShards>(
-          *run.dist, *run.shards, params, units, run.model->parameters(),
-          rows ? std::vector<int64_t>{0} : std::vector<int64_t>{});
+      run.layers =
+          std::make_unique<LayerShards>(*run.dist, *run.shards, params, units,
+                                        run.model->parameters(), row_table(run).empty() ? 0 : 1);
       run.model->set_block_shards(run.layers.get());
     }
   }

@@ -535,6 +535,27 @@ TEST(PretrainCli, TwoRanksUnderSiftLaunchPretrainOneEncoderEachOnItsPartOfTheTex
   ASSERT_EQ(fine.status, 0) << fine;
 }
 
+// run.shard: parameters (ZeRO stage 3) pretrains at 2 ranks as data parallelism does: the
+// layers kept in slices, the token table whole (the masked-token head scores every id
+// against all of it); the same steps and validation accuracies. Adam: stage
+// 3 shards one group, and adamw's weight decay makes two.
+TEST(PretrainCli, ParameterShardsPretrainAtTwoRanksAsDataParallelismDoes) {
+  const std::string dir = pretraining_folder("sift_pretrain_stage3");
+  const std::string args =
+      "launch --nproc 2 -- pretrain pretrain.yaml --quiet --json --set train.epochs=3 "
+      "--set train.optimizer.type=adam --set run.name=";
+  const SiftResult ddp = run_sift(args + "ddp", dir, "", dir);
+  ASSERT_EQ(ddp.status, 0) << ddp;
+  const SiftResult sharded = run_sift(args + "sharded --set run.shard=parameters", dir, "", dir);
+  ASSERT_EQ(sharded.status, 0) << sharded;
+  auto a = nlohmann::json::parse(ddp.out), b = nlohmann::json::parse(sharded.out);
+  EXPECT_EQ(b["train"]["shard"], "parameters") << sharded.out;
+  EXPECT_EQ(b["train"]["steps"], a["train"]["steps"]);
+  EXPECT_EQ(b["splits"]["valid"], a["splits"]["valid"]);  // accuracies at masked and [MASK]
+  const auto whole = a["train"]["ranks"][0]["weights_bytes"].get<int64_t>();
+  EXPECT_LT(b["train"]["ranks"][0]["weights_bytes"].get<int64_t>(), whole) << sharded.out;
+}
+
 TEST(PretrainCli, Bf16WithGradientCheckpointingPretrainsAsFp32Does) {
   const std::string dir = pretraining_folder("sift_pretrain_bf16");
   const SiftResult fp32 = run_sift("pretrain pretrain.yaml --quiet --json", dir, "", dir);
