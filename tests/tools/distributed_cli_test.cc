@@ -151,6 +151,21 @@ class Dist : public ::testing::Test {
     }
   }
 
+  // `config` trained by `nproc` ranks twice, with `set` added: as data parallelism (run
+  // "ddp") and under run.shard `shard` (run "sharded"); both must end well.
+  std::pair<Result, Result> ddp_and_sharded(int nproc, const std::string& shard,
+                                            const std::string& config,
+                                            const std::string& set = "") {
+    const std::string args = "launch --nproc " + std::to_string(nproc) + " -- train " + config +
+                             " --quiet --json --set run.dir=" + dir_ +
+                             " --set run.threads=1 --set data.workers=1" + set + " --set run.name=";
+    Result ddp = run(args + "ddp");
+    EXPECT_EQ(ddp.status, 0) << ddp;
+    Result sharded = run(args + "sharded --set run.shard=" + shard);
+    EXPECT_EQ(sharded.status, 0) << sharded;
+    return {ddp, sharded};
+  }
+
   // The weights in a run's last.ckpt, byte for byte.
   std::string weights(const std::string& name) const {
     return read_checkpoint(dir_ + "/" + name + "/last.ckpt").blobs.at("model");
@@ -163,6 +178,9 @@ class Dist : public ::testing::Test {
 
 const std::string kAdam =
     " --set train.optimizer.type=adam --set train.optimizer.lr=0.01 --set train.max_steps=25";
+const std::string kMomentum =
+    " --set train.optimizer.type=sgd --set train.optimizer.momentum=0.9 --set "
+    "train.optimizer.lr=0.05";
 
 bool has_trace(const std::string& err) {
   for (const char* trace : {"terminate called", "Exception raised from", "frame #"}) {
@@ -411,12 +429,7 @@ TEST_F(Dist, ShardedTransformerGivesDataParallelWeightsBitForBit) {
                            "  ff_dim: 64\n  positions: learned\n  max_positions: 32\n"
                            "train:\n  epochs: 1\n  max_steps: 15\n  batch_size: 16\n"
                            "  clip_norm: 1.0\n  optimizer:\n    type: adamw\n    lr: 0.001\n";
-  const std::string args = "train " + config + " --quiet --json --set run.dir=" + dir_ +
-                           " --set run.threads=1 --set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 3 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 3 -- " + args + "sharded --set run.shard=gradients");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(3, "gradients", config);
   EXPECT_TRUE(weights("sharded") == weights("ddp"));
   expect_sliced_state(nlohmann::json::parse(ddp.out), nlohmann::json::parse(sharded.out), 3,
                       "gradients", dir_ + "/sharded/last.ckpt");
@@ -548,13 +561,7 @@ double table_bytes(const std::string& checkpoint) {
 // and half the token table between steps, measured from their storages; and last.ckpt,
 // saved whole, resumes at 1 process without sharding.
 TEST_F(Dist, ParameterShardsAtTwoRanksGiveDataParallelWeightsWithHalfTheLayersPerRank) {
-  const std::string args = "train " + stage3_config(dir_) +
-                           " --quiet --json --set run.dir=" + dir_ +
-                           " --set run.threads=1 --set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(2, "parameters", stage3_config(dir_));
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
 
   const auto whole = nlohmann::json::parse(ddp.out)["train"]["ranks"];
@@ -605,15 +612,7 @@ TEST_F(Dist, ParameterShardsAtTwoRanksGiveDataParallelWeightsWithHalfTheLayersPe
 // a shift of every key), and Adam scales that rounding to steps of the learning rate, so
 // two summation orders part by 1.4e-4 in 5 steps there (seen at 3 ranks) and nowhere else.
 TEST_F(Dist, ParameterShardsAtThreeRanksGiveDataParallelWeightsAndResumeAtTwoAndAtOne) {
-  const std::string args = "train " + stage3_config(dir_) +
-                           " --quiet --json --set run.dir=" + dir_ +
-                           " --set train.optimizer.type=sgd --set train.optimizer.momentum=0.9 "
-                           "--set train.optimizer.lr=0.05 --set run.threads=1 "
-                           "--set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 3 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 3 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(3, "parameters", stage3_config(dir_), kMomentum);
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-5);
   const auto whole = nlohmann::json::parse(ddp.out)["train"]["ranks"][0];
   for (const auto& r : nlohmann::json::parse(sharded.out)["train"]["ranks"]) {
@@ -641,12 +640,7 @@ TEST_F(Dist, ParameterShardsOnTheBertEncoderKeepItsLayersAndTokenTableInHalvesPe
                            "train:\n  epochs: 1\n  max_steps: 40\n  batch_size: 16\n"
                            "  clip_norm: 0\n  scheduler:\n    type: constant\n"
                            "  optimizer:\n    type: adam\n    lr: 0.001\n";
-  const std::string args = "train " + config + " --quiet --json --set run.dir=" + dir_ +
-                           " --set run.threads=1 --set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(2, "parameters", config);
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
   const auto report = nlohmann::json::parse(sharded.out);
   EXPECT_EQ(report["splits"]["valid"], nlohmann::json::parse(ddp.out)["splits"]["valid"]);
@@ -684,13 +678,8 @@ TEST_F(Dist, ParameterShardsRunResumedInsideAnEpochAtTheSameWorldSizeIsBitExact)
 // checkpointing (stage3_config recomputes every layer): at 2 ranks it trains data
 // parallelism's weights in the same precision, and keeps only its slice of the layers.
 TEST_F(Dist, ParameterShardsInBf16GiveDataParallelWeights) {
-  const std::string args =
-      "train " + stage3_config(dir_) + " --quiet --json --set run.dir=" + dir_ +
-      " --set train.precision=bf16 --set run.threads=1" + " --set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] =
+      ddp_and_sharded(2, "parameters", stage3_config(dir_), " --set train.precision=bf16");
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
   const auto whole = nlohmann::json::parse(ddp.out)["train"]["ranks"][0];
   for (const auto& r : nlohmann::json::parse(sharded.out)["train"]["ranks"]) {
@@ -701,14 +690,8 @@ TEST_F(Dist, ParameterShardsInBf16GiveDataParallelWeights) {
 // Uneven inputs: rank 1 runs out of data long before rank 0, and meets rank 0's per-layer
 // gathers and reductions with zero gradients (LayerShards::idle_pass) until the epoch ends.
 TEST_F(Dist, ParameterShardsOnUnevenShardsTrainTheEpochWhereOneRankRunsOut) {
-  const std::string args = "train " + stage3_config(dir_) +
-                           " --quiet --json --set run.dir=" + dir_ +
-                           " --set data.train.path=" + uneven_shards() +
-                           " --set run.threads=1 --set data.workers=1 --set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(2, "parameters", stage3_config(dir_),
+                                              " --set data.train.path=" + uneven_shards());
   EXPECT_LE(largest_difference(dir_ + "/ddp/last.ckpt", dir_ + "/sharded/last.ckpt"), 1e-6);
 }
 
@@ -736,15 +719,9 @@ TEST_F(Dist, ParameterShardsAreRefusedNamingTheKeyForModelsAndOptionsTheyDoNotCo
 // parallelism's, and no rank held more than one layer whole at any time (the weights'
 // peak: the rest, its slices and one layer: the largest, the token table, at a save).
 TEST_F(Dist, ParameterShardsKeepTheBestWeightsOnDiskAndHoldOneLayerWholeAtATime) {
-  const std::string args = "train " + stage3_config(dir_) +
-                           " --quiet --json --set run.dir=" + dir_ +
-                           " --set run.threads=1 --set data.workers=1 --set train.eval_every=30 "
-                           "--set train.max_steps=150 --set train.optimizer.lr=0.003 "
-                           "--set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] = ddp_and_sharded(
+      2, "parameters", stage3_config(dir_),
+      " --set train.eval_every=30 --set train.max_steps=150 --set train.optimizer.lr=0.003");
   const auto best = read_checkpoint(dir_ + "/sharded/best.ckpt").meta;
   ASSERT_LT(best["step"].get<int64_t>(), 150) << "the best is an earlier validation's";
   EXPECT_LE(largest_difference(dir_ + "/ddp/best.ckpt", dir_ + "/sharded/best.ckpt"), 1e-6);
@@ -785,16 +762,10 @@ std::map<int64_t, double> logged_norms(const std::string& run_dir) {
 // clipped gradient, and train.max_norm on the output layer (whole on every rank) the
 // weights agree with data parallelism's within 1e-5.
 TEST_F(Dist, ParameterShardsClipTheWholeGradientsNormAsDataParallelDoes) {
-  const std::string args =
-      "train " + stage3_config(dir_) + " --quiet --set run.dir=" + dir_ +
-      " --set run.threads=1 --set data.workers=1 --set train.clip_norm=0.5 "
-      "--set train.max_norm=0.8 --set train.optimizer.type=sgd --set train.optimizer.momentum=0.9 "
-      "--set train.optimizer.lr=0.05 --set train.log_every=4 --set train.max_steps=40 "
-      "--set run.name=";
-  const Result ddp = run("launch --nproc 2 -- " + args + "ddp");
-  ASSERT_EQ(ddp.status, 0) << ddp;
-  const Result sharded = run("launch --nproc 2 -- " + args + "sharded --set run.shard=parameters");
-  ASSERT_EQ(sharded.status, 0) << sharded;
+  const auto [ddp, sharded] =
+      ddp_and_sharded(2, "parameters", stage3_config(dir_),
+                      " --set train.clip_norm=0.5 --set train.max_norm=0.8" + kMomentum +
+                          " --set train.log_every=4 --set train.max_steps=40");
   const auto whole = logged_norms(dir_ + "/ddp"), sliced = logged_norms(dir_ + "/sharded");
   ASSERT_EQ(whole.size(), 10u);
   ASSERT_EQ(sliced.size(), whole.size());
