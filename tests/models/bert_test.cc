@@ -185,23 +185,35 @@ TEST(Bert, PaddingNeverChangesATextsLogits) {
   EXPECT_LT((model->forward(alone)[0] - model->forward(in)[1]).abs().max().item<double>(), 1e-5);
 }
 
-// A new encoder (not imported) starts with a zero token-type table: every token of a
-// one-segment text adds row 0, and a drawn row would be a vector all tokens share, a third
-// of their input (with it `sift pretrain` learned the 40-word cycle at half the reference's
-// pace, docs/pretraining.md). The other weights keep BERT's N(0, 0.02).
-TEST(Bert, ANewEncoderAddsNoTokenTypeVectorThatEveryTokenShares) {
+// A new encoder, 1 layer of 32 wide, covering `positions` positions.
+ModelConfig new_encoder(int64_t positions) {
   ModelConfig config;
   config.type = "bert";
   config.dim = 32;
   config.layers = 1;
   config.heads = 4;
   config.ff_dim = 64;
-  config.max_positions = 16;
+  config.max_positions = positions;
   config.pooling = "cls";
+  return config;
+}
+
+// Built for pretraining: 50 ids, the masked-token head, no classes.
+ModelShape pretraining_shape() {
   ModelShape shape;
   shape.num_ids = 50;
   shape.num_classes = 0;
   shape.masked_lm = true;
+  return shape;
+}
+
+// A new encoder (not imported) starts with a zero token-type table: every token of a
+// one-segment text adds row 0, and a drawn row would be a vector all tokens share, a third
+// of their input (with it `sift pretrain` learned the 40-word cycle at half the reference's
+// pace, docs/pretraining.md). The other weights keep BERT's N(0, 0.02).
+TEST(Bert, ANewEncoderAddsNoTokenTypeVectorThatEveryTokenShares) {
+  ModelConfig config = new_encoder(16);
+  ModelShape shape = pretraining_shape();
   Bert model(config, shape);
   auto params = model->named_parameters();
   ASSERT_TRUE(params.contains("token_types.weight"));
@@ -224,26 +236,13 @@ TEST(Bert, ANewEncoderAddsNoTokenTypeVectorThatEveryTokenShares) {
                            plain->masked_token_logits(in, positions)));
 }
 
-// Built for pretraining, the encoder's masked-token scores are BERT's prediction head
-// (dense, GELU, LayerNorm) against the input embedding table itself plus a bias: the head
-// holds no [ids, width] matrix of its own, and the scores follow the table.
 // model.positions sinusoidal: a new encoder's position table starts as Vaswani et al.'s
 // sinusoids at the drawn table's spread (so nearby positions start alike: rows 3 and 4 have
 // a cosine above 0.9, rows 3 and 40 below it), and every other weight keeps the draw a
 // learned table's encoder has (the same seed, the same weights but that table).
 TEST(Bert, ASinusoidalPositionTableStartsAsSinusoidsAndLeavesEveryOtherDraw) {
-  ModelConfig config;
-  config.type = "bert";
-  config.dim = 32;
-  config.layers = 1;
-  config.heads = 4;
-  config.ff_dim = 64;
-  config.max_positions = 64;
-  config.pooling = "cls";
-  ModelShape shape;
-  shape.num_ids = 50;
-  shape.num_classes = 2;
-  shape.masked_lm = true;
+  ModelConfig config = new_encoder(64);
+  const ModelShape shape = pretraining_shape();
   torch::manual_seed(5);
   Bert learned(config, shape);
   config.positions = "sinusoidal";
@@ -264,6 +263,9 @@ TEST(Bert, ASinusoidalPositionTableStartsAsSinusoidsAndLeavesEveryOtherDraw) {
   }
 }
 
+// Built for pretraining, the encoder's masked-token scores are BERT's prediction head
+// (dense, GELU, LayerNorm) against the input embedding table itself plus a bias: the head
+// holds no [ids, width] matrix of its own, and the scores follow the table.
 TEST(Bert, TheMaskedTokenHeadScoresAgainstTheInputEmbeddings) {
   const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
   ModelShape shape;
