@@ -139,13 +139,12 @@ std::string row_table(const Run& run) {
   return p != nullptr && p->requires_grad() ? table : "";
 }
 
-// run.shard: parameters: each trainable parameter's layer (the table kept by rows: unit 0;
+// run.shard: parameters: each trainable parameter's layer (`table`, kept by rows: unit 0;
 // the layers, ClassifierImpl::depth_of 1 to layer_count: the units after it), or -1 for
 // the rest, which stays whole; empty for the other stages.
-std::vector<int64_t> layer_units(const Run& run) {
+std::vector<int64_t> layer_units(const Run& run, const std::string& table) {
   if (run.plan.distributed.shard != ShardStage::parameters) return {};
   std::vector<int64_t> units;
-  const std::string table = row_table(run);
   const int64_t first_layer = table.empty() ? 0 : 1;
   for (const auto& named : run.model->named_parameters()) {
     if (!named.value().requires_grad()) continue;
@@ -180,15 +179,15 @@ void prepare_training(Run& run) {
           to_string(run.plan.distributed.shard), groups.size()));
     }
     const std::vector<torch::Tensor> params = trainable(run.model->parameters());
-    const std::vector<int64_t> units = layer_units(run);
+    const std::string table = row_table(run);
+    const std::vector<int64_t> units = layer_units(run, table);
     run.shards =
         std::make_unique<ShardedOptimizer>(*run.dist, run.plan.distributed.shard, t.optimizer,
                                            params, run.plan.distributed.bucket_mb, units);
     run.optimizer->state().clear();  // Adagrad's is made at once; the slices hold it
     if (!units.empty()) {
-      run.layers =
-          std::make_unique<LayerShards>(*run.dist, *run.shards, params, units,
-                                        run.model->parameters(), row_table(run).empty() ? 0 : 1);
+      run.layers = std::make_unique<LayerShards>(*run.dist, *run.shards, params, units,
+                                                 run.model->parameters(), table.empty() ? 0 : 1);
       run.model->set_block_shards(run.layers.get());
     }
   }

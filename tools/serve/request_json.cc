@@ -288,12 +288,13 @@ uint64_t parse_header_length(const std::string& value, size_t body_bytes) {
   const bool digits =
       !value.empty() && value.size() <= 19 &&
       std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || std::stoull(value) > body_bytes) {
+  const uint64_t bytes = digits ? std::stoull(value) : 0;
+  if (!digits || bytes > body_bytes) {
     throw HttpError(400, fmt::format("the Inference-Header-Content-Length header must be the "
                                      "JSON's length in bytes, at most the body's {}",
                                      body_bytes));
   }
-  return std::stoull(value);
+  return bytes;
 }
 
 PredictRequest parse_infer(std::string_view body, const RequestLimits& limits,
