@@ -70,8 +70,8 @@ BATCH = 32  # fine-tuning's texts per step
 # Pretraining's texts per step: about 6,000 ids (100 packed rows of 64; TREC's questions are
 # short): at 1,600 ids a step no recipe tried on AG News left the unigram plateau
 # (docs/pretraining.md).
-PRETRAIN_BATCH = {"ag_news": 128, "trec": 512}
-NAMES = {"ag_news": "AG News", "trec": "TREC-6"}
+PRETRAIN_BATCH = {"ag_news": 128, "trec": 512, "sst2": 256}
+NAMES = {"ag_news": "AG News", "trec": "TREC-6", "sst2": "SST-2"}
 
 
 def parse_args(doc):
@@ -79,7 +79,8 @@ def parse_args(doc):
     p.add_argument("--sift", default=os.path.join(ROOT, "build", "sift"))
     p.add_argument("--data", default=os.path.join(ROOT, "data"))
     p.add_argument("--sets", default="ag_news,trec")
-    p.add_argument("--labels", type=int, default=1000, help="AG News labelled records")
+    p.add_argument("--labels", type=lambda v: 0 if v == "all" else int(v), default=1000,
+                   help="AG News labelled records (all: every one but the validation split's)")
     p.add_argument("--pretrain-minutes", type=float, default=15.0, help="a cap on each set's")
     p.add_argument("--pretrain-steps", type=int, default=1800,
                    help="the schedule's length (warmup_linear); 0: until the minutes end")
@@ -101,6 +102,8 @@ def parse_args(doc):
     p.add_argument("--finetune-epochs", type=int, default=6)
     p.add_argument("--textcnn-epochs", type=int, default=10)
     p.add_argument("--transfer-ratio", type=float, default=2.0)
+    p.add_argument("--no-control", dest="control", action="store_false",
+                   help="skip row (e), the random-init control (time)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--work", default="", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
@@ -109,8 +112,9 @@ def parse_args(doc):
     return p.parse_args()
 
 
-def ag_news(data, labels):
-    """(labelled, valid, test) records (text, label) of AG News."""
+def ag_news(data, labels, _info):
+    """(labelled, valid, test, more unlabelled texts) of AG News; labels 0: every record
+    but the validation split's (the validation split of the 1,000-label sample)."""
     train = []
     with open(f"{data}/ag_news/train_sample_10k.tsv", encoding="utf-8") as f:
         for line in f:
@@ -125,7 +129,7 @@ def ag_news(data, labels):
     order = list(range(len(train)))
     random.Random(0).shuffle(order)
     classes = sorted({label for _, label in train})
-    per = {"labelled": labels // len(classes), "valid": 1000 // len(classes)}
+    per = {"labelled": (labels or 1000) // len(classes), "valid": 1000 // len(classes)}
     taken = {name: {c: [] for c in classes} for name in per}
     rest = []
     for i in order:
@@ -136,11 +140,14 @@ def ag_news(data, labels):
         else:
             rest.append(i)
     pick = lambda name: [train[i] for c in classes for i in taken[name][c]]
+    if not labels:  # the sample's classes are not balanced (2,458 to 2,538): all of them
+        valid = {i for c in classes for i in taken["valid"][c]}
+        return [train[i] for i in order if i not in valid], pick("valid"), test, []
     return pick("labelled"), pick("valid"), test, [train[i][0] for i in rest]
 
 
-def trec(data, _labels):
-    """(labelled, valid, test) records of TREC-6 ("LABEL text" lines)."""
+def trec(data, _labels, _info):
+    """(labelled, valid, test, []) records of TREC-6 ("LABEL text" lines)."""
     def read(path):
         out = []
         for line in open(path, encoding="latin-1"):
@@ -155,7 +162,51 @@ def trec(data, _labels):
     return labelled, valid, read(f"{data}/trec/TREC.test.all"), []
 
 
-SETS = {"ag_news": ag_news, "trec": trec}
+def normalised(text):
+    """A text's letters and digits, lowercased: SST's tokens ("wo n't", "-lrb-") and MR's
+    ("won't", "(") compare equal."""
+    text = text.lower().replace("-lrb-", "").replace("-rrb-", "")
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def sst2(data, _labels, info):
+    """(labelled, valid, test, MR's texts) of SST-2 ("LABEL text" lines). MR holds the same
+    Rotten Tomatoes snippets, SST-2's dev and test sentences among them: an MR line is
+    dropped when its normalised text equals a dev or test sentence's or contains one of 10
+    characters or more (shorter ones, "a mess", are common phrases), and when it equals a
+    training sentence (already in the pretraining texts); info counts each."""
+    def read(path):
+        out = []
+        for line in open(path, encoding="utf-8"):
+            label, _, text = line.rstrip("\n").partition(" ")
+            out.append((text, {"0": "negative", "1": "positive"}[label]))
+        return out
+    labelled, valid, test = (read(f"{data}/sst2/stsa.binary.{split}")
+                             for split in ("train", "dev", "test"))
+    unseen = {normalised(t) for t, _ in valid + test}
+    seen = {normalised(t) for t, _ in labelled}
+    long_unseen = [u for u in unseen if len(u) >= 10]
+    # MR is Latin-1; its lines end in \n alone (NEL, 0x85, is a character inside some).
+    mr = [line.rstrip("\n") for line in open(f"{data}/mr/rt-polarity.all", encoding="latin-1",
+                                             newline="\n")]
+    more, equal, within, train_copies = [], 0, 0, 0
+    for line in mr:
+        text = line.partition(" ")[2]
+        key = normalised(text)
+        if key in unseen:
+            equal += 1
+        elif key in seen:
+            train_copies += 1
+        elif any(u in key for u in long_unseen):
+            within += 1
+        else:
+            more.append(text)
+    info.update({"mr_lines": len(mr), "mr_dropped_equal": equal, "mr_dropped_within": within,
+                 "mr_dropped_train_copies": train_copies, "mr_kept": len(more)})
+    return labelled, valid, test, more
+
+
+SETS = {"ag_news": ag_news, "trec": trec, "sst2": sst2}
 SCRATCH_ROW = "(e) (c) without pretraining: random init, same recipe"
 
 
@@ -284,7 +335,8 @@ def choose(args, work, name, seeds, base, grid):
 
 
 def run_set(args, name, seeds):
-    labelled, valid, test, more = SETS[name](args.data, args.labels)
+    info = {}
+    labelled, valid, test, more = SETS[name](args.data, args.labels, info)
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     write_lines(f"{work}/labelled.tsv", [f"{clean(t)}\t{l}" for t, l in labelled])
@@ -294,7 +346,9 @@ def run_set(args, name, seeds):
     write_lines(f"{work}/held_out.txt", [clean(t) for t, _ in valid])
     unlabelled = [clean(t) for t, _ in labelled] + [clean(t) for t in more]
     write_lines(f"{work}/unlabelled.txt", unlabelled)
-    out = {"labelled": len(labelled), "unlabelled": len(unlabelled), "rows": {}}
+    out = {"labelled": len(labelled), "unlabelled": len(unlabelled), "rows": {}, **info}
+    if name == "ag_news" and not args.labels:
+        out["all_labels"] = True
     log = lambda *a: print(name, *a, flush=True)
 
     out["batch"] = args.pretrain_batch or PRETRAIN_BATCH[name]
@@ -326,6 +380,8 @@ def run_set(args, name, seeds):
             "train.distill.unlabeled_ratio": args.transfer_ratio}))
         for s in seeds]
     log("distilled", out["rows"]["(d) (c) distilled into fastText"])
+    if not args.control:
+        return out
     out["scratch_lr"], out["rows"][SCRATCH_ROW], out["scratch_lr_valid"] = choose(
         args, work, "scratch", seeds, scratch, lr_grid(args))
     log("from random init", out["scratch_lr"], out["rows"][SCRATCH_ROW])
@@ -370,7 +426,8 @@ def table(args, results):
                 extra = f"keeps {kept:.0%} of (c)'s gain over (a)" if kept == kept else "(c) not ahead of (a)"
             elif k == SCRATCH_ROW:
                 extra = f"pretraining gave {(test[keys[2]] - test[k]) * 100:+.1f} ((c) minus this)"
-            rows.append([f"{NAMES[name]}, {r['labelled']:,} labels", k,
+            labels = f"{'all ' if r.get('all_labels') else ''}{r['labelled']:,} labels"
+            rows.append([f"{NAMES[name]}, {labels}", k,
                          f"{mean([v for v, _, _ in runs]):.4f}", mean_sd([t for _, t, _ in runs]),
                          extra, f"{mean([s for _, _, s in runs]):.0f}"])
         curve = ", ".join(f"{tokens / 1e6:.2f}M: {acc:.3f} ({at_mask:.3f})"
