@@ -504,7 +504,7 @@ def table(results):
 
 def kept_runs(paths):
     """The measurements of the runs kept at `paths` (comma-separated), their sets joined."""
-    joined = {"results": {}, "minutes": 0.0, "commands": []}
+    joined = {"results": {}, "minutes": 0.0, "commands": [], "commits": []}
     for path in paths.split(","):
         with open(path, encoding="utf-8") as f:
             kept = json.load(f)
@@ -514,6 +514,7 @@ def kept_runs(paths):
             joined["results"][f"{name}#{len(joined['results'])}"] = r
         joined["minutes"] += kept["minutes"]
         joined["commands"].append(kept.get("command") or f"(a run kept at {path})")
+        joined["commits"].append(kept.get("commit", "?"))
     return joined
 
 
@@ -526,7 +527,7 @@ def main():
     if args.from_json:
         kept = kept_runs(args.from_json)
         load_before, results, minutes = kept["load_before"], kept["results"], kept["minutes"]
-        load_after, commands = kept["load_after"], kept["commands"]
+        load_after, commands, commits = kept["load_after"], kept["commands"], kept["commits"]
     else:
         load_before = results_section.loadavg()
         start = time.monotonic()
@@ -536,10 +537,10 @@ def main():
             return
         minutes = (time.monotonic() - start) / 60
         load_after = results_section.loadavg()
-        commands = [command]
+        commands, commits = [command], [results_section.this_commit()]
         with open(os.path.join(args.work, "pretrain_few_labels.json"), "w", encoding="utf-8") as f:
             json.dump({"load_before": load_before, "load_after": load_after, "command": command,
-                       "results": results, "minutes": minutes}, f, indent=1)
+                       "commit": commits[0], "results": results, "minutes": minutes}, f, indent=1)
     rows, notes = table(results)
     notes = [
         "Each cell: test accuracy, mean ± sd over the seeds (valid mean, train s). (b) is "
@@ -558,9 +559,11 @@ def main():
         f"training texts but the validation split's, which measure masked-token accuracy "
         f"(every chosen token, the 10% left unchanged too: copying alone scores about 0.1). "
         f"Fine-tuning: {args.finetune_epochs} epochs of {BATCH} texts, AdamW, warmup 0.1 then "
-        f"linear decay, dropout 0.1, model.pooling {args.pooling}. Runs: "
-        + "; ".join(f"`{c}`" for c in commands) + f"; {minutes:.0f} min in all. AG News "
-        "here is the 10,000-record training sample, not the issue's 120,000 texts."]
+        f"linear decay, dropout 0.1, model.pooling {args.pooling}. "
+        + (f"{len(commands)} runs (the command's), at commits {', '.join(commits)}, each kept "
+           f"in its WORK/pretrain_few_labels.json and joined with --from; "
+           if len(commands) > 1 else "") + f"{minutes:.0f} min in all. AG News here is the "
+        "10,000-record training sample, not the issue's 120,000 texts."]
     columns = ["set"] + COLUMNS + ["against the targets"]
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
@@ -574,7 +577,7 @@ def main():
         "title": "Few labels with `sift pretrain` (" +
                  ", ".join(dict.fromkeys(NAMES[name.split("#")[0]] for name in results)) + "), seeds " +
                  ", ".join(str(s) for s in seeds),
-        "command": command,
+        "command": "; ".join(commands),
         "columns": columns, "rows": rows, "notes": notes,
     }
     results_section.write_page("pretrain", page, load_before, load_after)
