@@ -80,8 +80,8 @@ ENCODER = {"model.type": "bert", "model.dim": 128, "model.layers": 2, "model.hea
 ONE_THREAD = {"run.threads": 1, "data.workers": 1}
 BATCH = 32  # fine-tuning's texts per step
 # Pretraining's texts per step: about 6,000 ids (100 packed rows of 64; TREC's questions are
-# short, SST-2's sentences about 25 ids): at 1,600 ids a step no recipe tried on AG News left the unigram plateau
-# (docs/pretraining.md).
+# short, SST-2's sentences about 25 ids): at 1,600 ids a step no recipe tried on AG News left
+# the unigram plateau (docs/pretraining.md).
 PRETRAIN_BATCH = {"ag_news": 128, "trec": 512, "sst2": 256}
 NAMES = {"ag_news": "AG News", "trec": "TREC-6", "sst2": "SST-2"}
 
@@ -458,7 +458,8 @@ COLUMNS = ["(a) fastText", "(b) TextCNN", "(c) sift pretrain + fine-tune",
 
 def set_name(name, r):
     """The table's name of a set's run; `name` is the set, or SET#N when runs were joined."""
-    return f"{NAMES[name.split('#')[0]]}, {'all ' if r.get('all_labels') else ''}{r['labelled']:,} labels"
+    every = "all " if r.get("all_labels") else ""
+    return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels"
 
 
 def table(results):
@@ -468,9 +469,10 @@ def table(results):
     for name, r in results.items():
         test = {k: mean([t for _, t, _ in runs]) for k, runs in r["rows"].items()}
         a, b, c = (test[k] for k in ROWS[:3])
-        cells = [f"{mean_sd([t for _, t, _ in r['rows'][k]])} ({mean([v for v, _, _ in r['rows'][k]]):.4f}"
-                 f", {mean([s for _, _, s in r['rows'][k]]):.0f} s)" if k in r["rows"] else "not run"
-                 for k in ROWS]
+        cell = lambda runs: (f"{mean_sd([t for _, t, _ in runs])} "
+                             f"({mean([v for v, _, _ in runs]):.4f}, "
+                             f"{mean([s for _, _, s in runs]):.0f} s)")
+        cells = [cell(r["rows"][k]) if k in r["rows"] else "not run" for k in ROWS]
         against = [f"(c) {(c - max(a, b)) * 100:+.1f} over the best of (a), (b)"]
         if r.get("all_labels"):
             against.append(f"{(c - b) * 100:+.1f} over (b)")
@@ -575,7 +577,7 @@ def main():
     page = {
         "family": "accuracy", "order": 80,
         "title": "Few labels with `sift pretrain` (" +
-                 ", ".join(dict.fromkeys(NAMES[name.split("#")[0]] for name in results)) + "), seeds " +
+                 ", ".join(dict.fromkeys(NAMES[n.split("#")[0]] for n in results)) + "), seeds " +
                  ", ".join(str(s) for s in seeds),
         "command": "; ".join(commands),
         "columns": columns, "rows": rows, "notes": notes,
