@@ -486,7 +486,8 @@ def table(results):
         curve = ", ".join(f"{tokens / 1e6:.1f}M {acc:.3f}" for _, tokens, acc, _, _ in points)
         chosen = lambda label, tried: f"{r[label]} (" + ", ".join(
             f"{k}: {v:.3f}" for k, v in r[tried].items()) + ")"
-        encoder_note = ("the 1,000-label run's encoder (the same texts)"
+        encoder_note = ("the 1,000-label run's encoder and fine-tuning rate (the same texts and "
+                        "validation split)"
                         if r.get("pretrained_from") else
                         f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of {r['batch']} "
                         f"texts, {r['tokens_per_s']:.0f} tokens/s")
