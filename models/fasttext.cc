@@ -44,24 +44,6 @@ std::vector<int64_t> counts_of(const torch::Tensor& counts) {
   return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
 }
 
-std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree, const int64_t* labels,
-                                                      int64_t n) {
-  size_t depth = 1;
-  for (int64_t i = 0; i < n; ++i) depth = std::max(depth, tree.paths.at(labels[i]).size());
-  auto rows = torch::zeros({n, static_cast<int64_t>(depth)}, torch::kInt64);
-  auto signs = torch::zeros({n, static_cast<int64_t>(depth)}, torch::kFloat32);
-  auto r = rows.accessor<int64_t, 2>();
-  auto s = signs.accessor<float, 2>();
-  for (int64_t i = 0; i < n; ++i) {
-    const auto label = static_cast<size_t>(labels[i]);
-    for (size_t j = 0; j < tree.paths[label].size(); ++j) {
-      r[i][j] = tree.paths[label][j];
-      s[i][j] = tree.codes[label][j] ? 1.0f : -1.0f;
-    }
-  }
-  return {rows, signs};
-}
-
 std::vector<FastTextImpl::TreeLevel> tree_levels(const LabelTree& tree) {
   const int64_t labels = tree.labels;
   std::vector<FastTextImpl::TreeLevel> levels;
@@ -114,10 +96,6 @@ const NegativeSampler& FastTextImpl::sampler() {
   refresh();
   if (!sampler_) throw Error("train.loss: only ns draws negatives");
   return *sampler_;
-}
-
-std::pair<torch::Tensor, torch::Tensor> FastTextImpl::label_paths(const torch::Tensor& labels) {
-  return path_matrices(tree(), labels.data_ptr<int64_t>(), labels.numel());
 }
 
 torch::Tensor FastTextImpl::hidden(const ModelInput& input) {
@@ -183,31 +161,37 @@ std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& in
   return {values, indices};
 }
 
+std::pair<torch::Tensor, torch::Tensor> FastTextImpl::target_matrices(const torch::Tensor& labels,
+                                                                      uint64_t seed) {
+  const int64_t n = labels.size(0);
+  const int64_t* l = labels.data_ptr<int64_t>();
+  std::vector<std::vector<int64_t>> rows(n);
+  std::vector<std::vector<uint8_t>> positive(n);
+  size_t width = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    plain_->targets(l[i], seed, i, rows[i], positive[i]);
+    width = std::max(width, rows[i].size());
+  }
+  auto r = torch::zeros({n, static_cast<int64_t>(width)}, torch::kInt64);
+  auto s = torch::zeros({n, static_cast<int64_t>(width)}, torch::kFloat32);
+  auto ra = r.accessor<int64_t, 2>();
+  auto sa = s.accessor<float, 2>();
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < rows[i].size(); ++j) {
+      ra[i][j] = rows[i][j];
+      sa[i][j] = positive[i][j] ? 1.0f : -1.0f;
+    }
+  }
+  return {r, s};
+}
+
 torch::Tensor FastTextImpl::example_losses(const ModelInput& input, const torch::Tensor& labels) {
   if (loss_ != Loss::hs && loss_ != Loss::ns) return {};
   const torch::Tensor h = hidden(input);
-  const torch::Tensor cpu_labels = labels.to(torch::kCPU, torch::kInt64).contiguous();
-  if (loss_ == Loss::hs) {
-    auto [rows, signs] = label_paths(cpu_labels);
-    return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));
-  }
   refresh();
-  const uint64_t seed = negative_seed();
-  const int64_t n = cpu_labels.size(0), m = negatives_ + 1;
-  auto rows = torch::zeros({n, m}, torch::kInt64);
-  auto signs = torch::zeros({n, m}, torch::kFloat32);
-  auto r = rows.accessor<int64_t, 2>();
-  auto s = signs.accessor<float, 2>();
-  const int64_t* l = cpu_labels.data_ptr<int64_t>();
-  std::vector<int64_t> targets;
-  std::vector<uint8_t> positive;
-  for (int64_t i = 0; i < n; ++i) {
-    plain_->targets(l[i], seed, i, targets, positive);
-    for (size_t j = 0; j < targets.size(); ++j) {
-      r[i][static_cast<int64_t>(j)] = targets[j];
-      s[i][static_cast<int64_t>(j)] = positive[j] ? 1.0f : -1.0f;
-    }
-  }
+  // Only ns draws: hs takes nothing from the generator.
+  const uint64_t seed = loss_ == Loss::ns ? negative_seed() : 0;
+  auto [rows, signs] = target_matrices(labels.to(torch::kCPU, torch::kInt64).contiguous(), seed);
   return binary_losses(h, rows.to(h.device()), signs.to(h.device(), h.scalar_type()));
 }
 

@@ -41,11 +41,6 @@ class FastTextImpl : public ClassifierImpl {
   // checkpoint loads new ones); ns: the draws from them.
   const LabelTree& tree();
   const NegativeSampler& sampler();
-  // hs: the paths of `labels` (int64 on the CPU, [n]) as matrices [n, the longest of
-  // them]: output rows (0 past a path's end) and signs (+1 code 1, -1 code 0, 0 past the
-  // end). Per batch: every label's, padded to the deepest leaf, were 27 MB for a Zipf
-  // tree of 10,000 labels, the peak RSS of such a run's test pass.
-  std::pair<torch::Tensor, torch::Tensor> label_paths(const torch::Tensor& labels);
   // The mean of each bag's embedding rows [batch, dim].
   torch::Tensor hidden(const ModelInput& input);
   // hs: every label's log-probability [batch, labels] (fp32) from the internal nodes'
@@ -66,6 +61,13 @@ class FastTextImpl : public ClassifierImpl {
   // signs `signs` (+1 positive, -1 negative, 0 padding).
   torch::Tensor binary_losses(const torch::Tensor& h, const torch::Tensor& rows,
                               const torch::Tensor& signs);
+  // The output rows each example's loss reads, as the fused step reads them
+  // (FastTextLoss::targets: hs the label's path, ns the label and its draws), padded to the
+  // batch's longest: rows [n, m] and signs (+1 positive, -1 negative, 0 past the end). Per
+  // batch: every label's path, padded to the deepest leaf, was 27 MB for a Zipf tree of
+  // 10,000 labels, the peak RSS of such a run's test pass.
+  std::pair<torch::Tensor, torch::Tensor> target_matrices(const torch::Tensor& labels,
+                                                          uint64_t seed);
   void refresh();  // rebuilds the tree and sampler when label_counts changed
 
   torch::nn::EmbeddingBag embedding_{nullptr};
@@ -84,10 +86,6 @@ TORCH_MODULE(FastText);
 
 // An int64 tensor's values.
 std::vector<int64_t> counts_of(const torch::Tensor& counts);
-
-// The paths of labels[0..n) as padded matrices (FastTextImpl::label_paths).
-std::pair<torch::Tensor, torch::Tensor> path_matrices(const LabelTree& tree, const int64_t* labels,
-                                                      int64_t n);
 
 // The tree's levels below the root, from the root down (FastTextImpl::TreeLevel).
 std::vector<FastTextImpl::TreeLevel> tree_levels(const LabelTree& tree);
