@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Few labels with and without `sift pretrain` (issue #43): AG News, TREC and SST-2.
 
     python3 bench/pretrain_few_labels.py [--sift build/sift] [--sets ag_news,trec,sst2]
@@ -584,6 +585,7 @@ def main():
         "columns": columns, "rows": rows, "notes": notes,
     }
     results_section.write_page("pretrain", page, load_before, load_after)
+
 
 if __name__ == "__main__":
     main()
