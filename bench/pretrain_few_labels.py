@@ -387,6 +387,7 @@ def run_set(args, name, seeds):
     log = lambda *a: print(name, *a, flush=True)
 
     out["batch"] = args.pretrain_batch or PRETRAIN_BATCH[name]
+    out["finetune_epochs"] = args.finetune_epochs
     if not args.pretrain_only:
         run_baselines(args, work, seeds, out, log)
     if args.pretrained:
@@ -502,7 +503,9 @@ def table(results):
             + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
                if "scratch_lr" in r else "")
-            + ", fastText " + chosen("fasttext", "fasttext_valid") + ".")
+            + ", fastText " + chosen("fasttext", "fasttext_valid")
+            + (f"; fine-tuning {r['finetune_epochs']} epochs" if r.get("finetune_epochs", 6) != 6
+               else "") + ".")
     return rows, [" ".join(notes)]  # one bullet for every set's: the page has a line cap
 
 
@@ -562,7 +565,8 @@ def main():
         f"bias started at the unigram distribution; the pretraining texts are the set's "
         f"training texts but the validation split's, which measure masked-token accuracy "
         f"(every chosen token, the 10% left unchanged too: copying alone scores about 0.1). "
-        f"Fine-tuning: {args.finetune_epochs} epochs of {BATCH} texts, AdamW, warmup 0.1 then "
+        f"Fine-tuning: {args.finetune_epochs} epochs (a set's note gives its own where they "
+        f"differ) of {BATCH} texts, AdamW, warmup 0.1 then "
         f"linear decay, dropout 0.1, model.pooling {args.pooling}. "
         + (f"{len(commands)} runs (the command's), at commits {', '.join(commits)}, each kept "
            f"in its WORK/pretrain_few_labels.json and joined with --from; "
