@@ -80,6 +80,7 @@ ENCODER = {"model.type": "bert", "model.dim": 128, "model.layers": 2, "model.hea
 # cycle of the learning rate (warmup, then linear decay to 0 at the schedule's end).
 ONE_THREAD = {"run.threads": 1, "data.workers": 1}
 BATCH = 32  # fine-tuning's texts per step
+FINETUNE_EPOCHS = 6  # --finetune-epochs' default
 # Pretraining's texts per step: about 6,000 ids (100 packed rows of 64; TREC's questions are
 # short, SST-2's sentences about 25 ids): at 1,600 ids a step no recipe tried on AG News left
 # the unigram plateau (docs/pretraining.md).
@@ -112,7 +113,7 @@ def parse_args(doc):
                    help="pretrain alone and print its curve (recipe probes; no table)")
     p.add_argument("--lrs", default="0.001,0.003", help="fine-tuning rates, chosen on valid")
     p.add_argument("--pooling", default="mean", help="fine-tuning's model.pooling (cls or mean)")
-    p.add_argument("--finetune-epochs", type=int, default=6)
+    p.add_argument("--finetune-epochs", type=int, default=FINETUNE_EPOCHS)
     p.add_argument("--textcnn-epochs", type=int, default=10)
     p.add_argument("--transfer-ratio", type=float, default=2.0)
     p.add_argument("--no-control", dest="control", action="store_false",
@@ -504,8 +505,8 @@ def table(results):
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
                if "scratch_lr" in r else "")
             + ", fastText " + chosen("fasttext", "fasttext_valid")
-            + (f"; fine-tuning {r['finetune_epochs']} epochs" if r.get("finetune_epochs", 6) != 6
-               else "") + ".")
+            + (f"; fine-tuning {r['finetune_epochs']} epochs"
+               if r.get("finetune_epochs", FINETUNE_EPOCHS) != FINETUNE_EPOCHS else "") + ".")
     return rows, [" ".join(notes)]  # one bullet for every set's: the page has a line cap
 
 

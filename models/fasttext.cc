@@ -163,23 +163,29 @@ std::pair<torch::Tensor, torch::Tensor> FastTextImpl::top_k(const ModelInput& in
 
 std::pair<torch::Tensor, torch::Tensor> FastTextImpl::target_matrices(const torch::Tensor& labels,
                                                                       uint64_t seed) {
+  // One pass over the batch into flat lists (example i's targets end at ends[i]), so that
+  // the batch costs a few growing buffers rather than two vectors an example.
   const int64_t n = labels.size(0);
   const int64_t* l = labels.data_ptr<int64_t>();
-  std::vector<std::vector<int64_t>> rows(n);
-  std::vector<std::vector<uint8_t>> positive(n);
+  std::vector<int64_t> rows, one_rows;
+  std::vector<uint8_t> positive, one_positive;
+  std::vector<size_t> ends;
   size_t width = 1;
   for (int64_t i = 0; i < n; ++i) {
-    plain_->targets(l[i], seed, i, rows[i], positive[i]);
-    width = std::max(width, rows[i].size());
+    plain_->targets(l[i], seed, i, one_rows, one_positive);
+    rows.insert(rows.end(), one_rows.begin(), one_rows.end());
+    positive.insert(positive.end(), one_positive.begin(), one_positive.end());
+    ends.push_back(rows.size());
+    width = std::max(width, one_rows.size());
   }
   auto r = torch::zeros({n, static_cast<int64_t>(width)}, torch::kInt64);
   auto s = torch::zeros({n, static_cast<int64_t>(width)}, torch::kFloat32);
   auto ra = r.accessor<int64_t, 2>();
   auto sa = s.accessor<float, 2>();
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < rows[i].size(); ++j) {
-      ra[i][j] = rows[i][j];
-      sa[i][j] = positive[i][j] ? 1.0f : -1.0f;
+    for (size_t k = i == 0 ? 0 : ends[i - 1], j = 0; k < ends[i]; ++k, ++j) {
+      ra[i][j] = rows[k];
+      sa[i][j] = positive[k] ? 1.0f : -1.0f;
     }
   }
   return {r, s};
