@@ -3,7 +3,8 @@
 
     python3 bench/pretrain_few_labels.py [--sift build/sift] [--sets ag_news,trec,sst2]
         [--labels 1000|all] [--pretrain-steps 1800] [--pretrain-minutes 15] [--seeds 1,2,3]
-        [--no-control] [--no-distill] [--pretrained WORK/SET] [--work DIR] [--no-write]
+        [--no-control] [--no-distill] [--pretrained WORK/SET] [--general 20ng]
+        [--work DIR] [--no-write]
     python3 bench/pretrain_few_labels.py --from WORK1/pretrain_few_labels.json,WORK2/...
 
 Data as tools/get_data.sh fetches it (data/ag_news: the 10,000-record training sample and
@@ -41,7 +42,11 @@ made on it; the test set is read only by each run's final evaluation. Rows:
 --no-distill and --no-control leave (d) and (e) out (time: on 9,001 AG News labels a
 fine-tuning run takes about 6 minutes, a distillation more); --pretrained fine-tunes a
 kept run's encoder when the pretraining texts are the same (AG News, all labels: the
-1,000-label run's).
+1,000-label run's). --general 20ng adds ULMFiT's general-domain step with the text this
+machine holds: one encoder for all of --sets, pretrained once on 20 Newsgroups' training
+paragraphs and the sets' pretraining texts (general_pretraining), then fine-tuned per set
+(the table names such rows "pretrained with 20NG text"; the issue's (c) is the set's texts
+alone).
 
 Fine-tuning pools the mean of the token states (--pooling): masked-token pretraining never
 predicts [CLS], so its state is not trained to summarise the text.
@@ -124,6 +129,10 @@ def parse_args(doc):
                    help="a kept set folder (WORK/SET) whose encoder (runs/pretrained, vocab.txt)"
                         " is fine-tuned instead of pretraining again; its pretraining texts "
                         "must be this run's")
+    p.add_argument("--general", default="", choices=["", "20ng"],
+                   help="20ng: one encoder for every set of --sets, pretrained once in "
+                        "WORK/general on 20 Newsgroups' training paragraphs and the sets' "
+                        "pretraining texts (general_pretraining)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--work", default="", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
@@ -277,17 +286,72 @@ def classify(args, work, name, seed, overrides):
 
 def reuse(args, name, work, unlabelled):
     """pretrain()'s answer for the encoder of --pretrained, copied here: the kept run's
-    pretraining seconds (its pretrain_few_labels.json, one folder up), tokens/s and curve."""
+    pretraining seconds (its pretrain_few_labels.json, one folder up; a --general encoder's
+    general.json), tokens/s and curve. A set's kept encoder must have been pretrained on
+    this run's texts, a --general one on these and more."""
     kept = os.path.abspath(args.pretrained)
+    general = os.path.exists(f"{kept}/general.json")
     with open(f"{kept}/unlabelled.txt", encoding="utf-8") as f:
-        if sorted(line.rstrip("\n") for line in f) != sorted(unlabelled):
-            sys.exit(f"--pretrained {kept}: its pretraining texts are not this run's")
+        kept_texts = [line.rstrip("\n") for line in f]
+    if (not set(unlabelled) <= set(kept_texts) if general
+            else sorted(kept_texts) != sorted(unlabelled)):
+        sys.exit(f"--pretrained {kept}: its pretraining texts are not this run's")
     shutil.copytree(f"{kept}/runs/pretrained", f"{work}/runs/pretrained", dirs_exist_ok=True)
     shutil.copy(f"{kept}/vocab.txt", f"{work}/vocab.txt")
-    with open(f"{os.path.dirname(kept)}/pretrain_few_labels.json", encoding="utf-8") as f:
-        was = json.load(f)["results"][name]
+    if general:
+        with open(f"{kept}/general.json", encoding="utf-8") as f:
+            was = json.load(f)
+    else:
+        with open(f"{os.path.dirname(kept)}/pretrain_few_labels.json", encoding="utf-8") as f:
+            was = json.load(f)["results"][name]
     return (f"{work}/runs/pretrained", was["pretrain_seconds"], was["tokens_per_s"],
-            [tuple(point) for point in was["curve"]], was["steps"])
+            [tuple(point) for point in was["curve"]], was["steps"], was.get("general"))
+
+
+def newsgroup_paragraphs(data):
+    """20 Newsgroups' training posts as paragraphs of prose (--general 20ng): past each
+    post's headers, its blank-line-separated paragraphs without quoted (>, |, :) or address
+    (@) lines, of 6 words or more, 60% of them alphabetic, cut at 200 words."""
+    paragraphs = []
+    for line in open(f"{data}/20ng/20ng_train.tsv", encoding="utf-8"):
+        text = line.rstrip("\n").split("\t", 1)[1].replace("\\t", " ").replace("\\\\", "\\")
+        body = text.split("\\n\\n", 1)[1] if "\\n\\n" in text else text
+        for paragraph in body.split("\\n\\n"):
+            kept = [l for l in paragraph.split("\\n")
+                    if not l.lstrip().startswith((">", "|", ":")) and "@" not in l]
+            words = " ".join(kept).split()
+            if len(words) >= 6 and sum(w.isalpha() for w in words) >= 0.6 * len(words):
+                paragraphs.append(" ".join(words[:200]))
+    return paragraphs
+
+
+def general_pretraining(args):
+    """--general 20ng: ULMFiT's general-domain step on what this machine holds. One encoder
+    for every set of --sets, pretrained in WORK/general on 20 Newsgroups' paragraphs and
+    each set's pretraining texts (never a validation or test text), shuffled together; its
+    curve is on the first set's validation texts. Returns the folder (--pretrained's)."""
+    work = os.path.join(args.work, "general")
+    os.makedirs(work, exist_ok=True)
+    paragraphs = newsgroup_paragraphs(args.data)
+    texts, held = list(paragraphs), None
+    for name in args.sets.split(","):
+        labelled, valid, _, more = SETS[name](args.data, args.labels, {})
+        texts += [clean(t) for t, _ in labelled] + [clean(t) for t in more]
+        held = held or [clean(t) for t, _ in valid]
+    random.Random(1).shuffle(texts)
+    write_lines(f"{work}/unlabelled.txt", texts)
+    write_lines(f"{work}/held_out.txt", held)
+    run, seconds, tokens_per_s, curve, steps = pretrain(args, work, args.pretrain_batch or 128)
+    info = {"pretrain_seconds": seconds, "tokens_per_s": tokens_per_s, "curve": curve,
+            "steps": steps, "general": {
+                "corpus": "20ng", "paragraphs": len(paragraphs),
+                "words": sum(len(p.split()) for p in paragraphs), "texts": len(texts),
+                "sets": args.sets, "batch": args.pretrain_batch or 128}}
+    with open(f"{work}/general.json", "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=1)
+    print("general pretrained", f"{seconds:.0f} s", f"{tokens_per_s:.0f} tokens/s", f"{steps} steps",
+          flush=True)
+    return work
 
 
 def pretrain(args, work, batch):
@@ -392,9 +456,11 @@ def run_set(args, name, seeds):
     if not args.pretrain_only:
         run_baselines(args, work, seeds, out, log)
     if args.pretrained:
-        run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"] = reuse(
-            args, name, work, unlabelled)
+        (run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"],
+         general) = reuse(args, name, work, unlabelled)
         out["pretrained_from"] = args.pretrained
+        if general:
+            out["general"] = general
     else:
         run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"] = \
             pretrain(args, work, out["batch"])
@@ -462,7 +528,8 @@ COLUMNS = ["(a) fastText", "(b) TextCNN", "(c) sift pretrain + fine-tune",
 def set_name(name, r):
     """The table's name of a set's run; `name` is the set, or SET#N when runs were joined."""
     every = "all " if r.get("all_labels") else ""
-    return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels"
+    general = ", pretrained with 20NG text" if r.get("general") else ""
+    return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels{general}"
 
 
 def table(results):
@@ -489,11 +556,15 @@ def table(results):
         curve = ", ".join(f"{tokens / 1e6:.1f}M {acc:.3f}" for _, tokens, acc, _, _ in points)
         chosen = lambda label, tried: f"{r[label]} (" + ", ".join(
             f"{k}: {v:.3f}" for k, v in r[tried].items()) + ")"
-        encoder_note = ("the 1,000-label run's encoder and fine-tuning rate (the same texts and "
-                        "validation split)"
-                        if r.get("pretrained_from") else
-                        f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of {r['batch']} "
-                        f"texts, {r['tokens_per_s']:.0f} tokens/s")
+        g = r.get("general")
+        took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of "
+                f"{g['batch'] if g else r['batch']} texts, {r['tokens_per_s']:.0f} tokens/s")
+        encoder_note = (f"with {g['paragraphs']:,} paragraphs of 20 Newsgroups' training posts "
+                        f"({g['words'] / 1e6:.1f}M words) and the texts of {g['sets']}, "
+                        f"{g['texts']:,} in all, in one encoder for those sets (--general "
+                        f"20ng): {took}" if g else
+                        "the 1,000-label run's encoder and fine-tuning rate (the same texts and "
+                        "validation split)" if r.get("pretrained_from") else took)
         mr = (f"; MR: {r['mr_lines']:,} lines, {r['mr_dropped_equal']:,} dropped as SST-2 dev/test "
               f"sentences, {r['mr_dropped_within']:,} as holding one (10+ characters), "
               f"{r['mr_dropped_train_copies']:,} as copies of its training sentences"
@@ -540,6 +611,8 @@ def main():
         load_before = results_section.loadavg()
         start = time.monotonic()
         args.work = args.work or tempfile.mkdtemp(prefix="pretrain-bench-")
+        if args.general and not args.pretrained:
+            args.pretrained = general_pretraining(args)
         results = {name: run_set(args, name, seeds) for name in args.sets.split(",")}
         if args.pretrain_only:
             return
