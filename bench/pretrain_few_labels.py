@@ -560,7 +560,8 @@ def table(results):
         took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of "
                 f"{g['batch'] if g else r['batch']} texts, {r['tokens_per_s']:.0f} tokens/s")
         encoder_note = (f"with {g['paragraphs']:,} paragraphs of 20 Newsgroups' training posts "
-                        f"({g['words'] / 1e6:.1f}M words) and the texts of {g['sets']}, "
+                        f"({g['words'] / 1e6:.1f}M words) and the texts of "
+                        f"{' and '.join(NAMES[n] for n in g['sets'].split(','))}, "
                         f"{g['texts']:,} in all, in one encoder for those sets (--general "
                         f"20ng): {took}" if g else
                         "the 1,000-label run's encoder and fine-tuning rate (the same texts and "
@@ -570,7 +571,8 @@ def table(results):
               f"{r['mr_dropped_train_copies']:,} as copies of its training sentences"
               if "mr_lines" in r else "")
         notes.append(
-            f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}; {encoder_note}; "
+            f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}"
+            f"{' ' if g else '; '}{encoder_note}; "
             f"masked-token accuracy against tokens seen {curve}. On valid (seed 1): fine-tuning "
             + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
@@ -614,14 +616,15 @@ def main():
         if args.general and not args.pretrained:
             args.pretrained = general_pretraining(args)
         results = {name: run_set(args, name, seeds) for name in args.sets.split(",")}
-        if args.pretrain_only:
-            return
         minutes = (time.monotonic() - start) / 60
         load_after = results_section.loadavg()
         commands, commits = [command], [results_section.this_commit()]
+        # Kept with --pretrain-only too: --pretrained WORK/SET reads the encoder's figures here.
         with open(os.path.join(args.work, "pretrain_few_labels.json"), "w", encoding="utf-8") as f:
             json.dump({"load_before": load_before, "load_after": load_after, "command": command,
                        "commit": commits[0], "results": results, "minutes": minutes}, f, indent=1)
+        if args.pretrain_only:
+            return
     rows, notes = table(results)
     notes = [
         "Each cell: test accuracy, mean ± sd over the seeds (valid mean, train s). (b) is "
@@ -633,8 +636,9 @@ def main():
         f"Encoder: BERT-family, 2 layers, dim 128, 2 heads, ff 512, "
         f"{'pre-LN' if args.pre_norm else 'post-LN'}, position table started {args.positions}, "
         f"WordPiece vocabulary of 8,000 from `sift tokenizer train`; pretraining at most "
-        f"{args.pretrain_minutes:g} min (the issue allows 60), AdamW at a peak of "
-        f"{args.pretrain_lr:g}, warmup {args.warmup:g} of {args.pretrain_steps} steps then "
+        f"{args.pretrain_minutes:g} min (the issue allows 60; a 20NG row's note gives its "
+        f"own), AdamW at a peak of {args.pretrain_lr:g}, warmup {args.warmup:g} of "
+        f"{args.pretrain_steps} steps (or the note's) then "
         f"linear decay, no dropout, rows of {args.rows} packed ids, the masked-token head's "
         f"bias started at the unigram distribution; the pretraining texts are the set's "
         f"training texts but the validation split's, which measure masked-token accuracy "
