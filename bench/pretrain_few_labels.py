@@ -128,7 +128,7 @@ def parse_args(doc):
     p.add_argument("--pretrained", default="",
                    help="a kept set folder (WORK/SET) whose encoder (runs/pretrained, vocab.txt)"
                         " is fine-tuned instead of pretraining again; its pretraining texts "
-                        "must be this run's")
+                        "must be this run's (a --general folder's: hold them)")
     p.add_argument("--general", default="", choices=["", "20ng"],
                    help="20ng: one encoder for every set of --sets, pretrained once in "
                         "WORK/general on 20 Newsgroups' training paragraphs and the sets' "
@@ -341,12 +341,13 @@ def general_pretraining(args):
     random.Random(1).shuffle(texts)
     write_lines(f"{work}/unlabelled.txt", texts)
     write_lines(f"{work}/held_out.txt", held)
-    run, seconds, tokens_per_s, curve, steps = pretrain(args, work, args.pretrain_batch or 128)
+    batch = args.pretrain_batch or 128
+    run, seconds, tokens_per_s, curve, steps = pretrain(args, work, batch)
     info = {"pretrain_seconds": seconds, "tokens_per_s": tokens_per_s, "curve": curve,
             "steps": steps, "general": {
                 "corpus": "20ng", "paragraphs": len(paragraphs),
                 "words": sum(len(p.split()) for p in paragraphs), "texts": len(texts),
-                "sets": args.sets, "batch": args.pretrain_batch or 128}}
+                "sets": args.sets, "batch": batch}}
     with open(f"{work}/general.json", "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
     print("general pretrained", f"{seconds:.0f} s", f"{tokens_per_s:.0f} tokens/s", f"{steps} steps",
@@ -459,8 +460,8 @@ def run_set(args, name, seeds):
         (run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"],
          general) = reuse(args, name, work, unlabelled)
         out["pretrained_from"] = args.pretrained
-        if general:
-            out["general"] = general
+        if general:  # the encoder's own batch, not the set's
+            out["general"], out["batch"] = general, general["batch"]
     else:
         run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"] = \
             pretrain(args, work, out["batch"])
@@ -557,8 +558,8 @@ def table(results):
         chosen = lambda label, tried: f"{r[label]} (" + ", ".join(
             f"{k}: {v:.3f}" for k, v in r[tried].items()) + ")"
         g = r.get("general")
-        took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of "
-                f"{g['batch'] if g else r['batch']} texts, {r['tokens_per_s']:.0f} tokens/s")
+        took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of {r['batch']} "
+                f"texts, {r['tokens_per_s']:.0f} tokens/s")
         encoder_note = (f"with {g['paragraphs']:,} paragraphs of 20 Newsgroups' training posts "
                         f"({g['words'] / 1e6:.1f}M words) and the texts of "
                         f"{' and '.join(NAMES[n] for n in g['sets'].split(','))}, "
