@@ -4,6 +4,7 @@
     python3 bench/pretrain_few_labels.py [--sift build/sift] [--sets ag_news,trec,sst2]
         [--labels 1000|all] [--pretrain-steps 1800] [--pretrain-minutes 15] [--seeds 1,2,3]
         [--no-control] [--no-distill] [--pretrained WORK/SET] [--general 20ng]
+        [--adapt-steps N] [--adapt-lr 0.001]
         [--work DIR] [--no-write]
     python3 bench/pretrain_few_labels.py --from WORK1/pretrain_few_labels.json,WORK2/...
 
@@ -46,7 +47,9 @@ kept run's encoder when the pretraining texts are the same (AG News, all labels:
 machine holds: one encoder for all of --sets, pretrained once on 20 Newsgroups' training
 paragraphs and the sets' pretraining texts (general_pretraining), then fine-tuned per set
 (the table names such rows "pretrained with 20NG text"; the issue's (c) is the set's texts
-alone).
+alone). --adapt-steps then adapts that encoder to each set (Gururangan et al. 2020's
+task-adaptive pretraining: more masked-token steps on the set's own texts alone, a new cycle
+peaking at --adapt-lr, in WORK/SET/runs/adapted) before fine-tuning ("then its own").
 
 Fine-tuning pools the mean of the token states (--pooling): masked-token pretraining never
 predicts [CLS], so its state is not trained to summarise the text.
@@ -133,6 +136,10 @@ def parse_args(doc):
                    help="20ng: one encoder for every set of --sets, pretrained once in "
                         "WORK/general on 20 Newsgroups' training paragraphs and the sets' "
                         "pretraining texts (general_pretraining)")
+    p.add_argument("--adapt-steps", type=int, default=0,
+                   help="with a --general encoder: pretrain it this many steps more on the "
+                        "set's own texts alone before fine-tuning (adapt); 0: off")
+    p.add_argument("--adapt-lr", type=float, default=0.001, help="the adapting cycle's peak")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--work", default="", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
@@ -361,20 +368,38 @@ def pretrain(args, work, batch):
         f.write("pretrain: {files: [unlabelled.txt]}\ntokenizer: {type: wordpiece, model: "
                 "vocab.txt, vocab_size: 8000, sample_lines: 20000}\n")
     sift(args, ["tokenizer", "train", "tokenizer.yaml"], work)
-    config = encoder(args)
-    config.update(ONE_THREAD)
-    config.update({"run.dir": "runs", "run.name": "pretrained", "run.seed": 1,
-                   "run.overwrite": "true", "pretrain.files": "[unlabelled.txt]",
-                   "pretrain.valid": "[held_out.txt]", "pretrain.max_tokens": args.rows,
-                   "tokenizer.model": "vocab.txt", "train.batch_size": batch,
-                   "train.epochs": 1000, "train.eval_every": 200, "train.log_every": 20,
-                   "train.optimizer.type": "adamw", "train.optimizer.lr": args.pretrain_lr,
-                   "train.scheduler.type": "warmup_linear",
-                   "train.scheduler.warmup_ratio": args.warmup,
-                   "model.dropout": 0.0,
-                   "train.max_steps": args.pretrain_steps or 100000})
-    config.update(dict(kv.split("=", 1) for kv in args.pretrain_set))
-    cmd = ["pretrain", "--quiet", "--json"] + sets(config)
+    over = {"train.optimizer.lr": args.pretrain_lr,
+            "train.max_steps": args.pretrain_steps or 100000}
+    over.update(dict(kv.split("=", 1) for kv in args.pretrain_set))
+    return masked_lm(args, work, "pretrained", batch, encoder(args), over)
+
+
+def adapt(args, work, run, batch):
+    """--adapt-steps: Gururangan et al.'s task-adaptive step, the --general encoder `run`
+    pretrained on, for --adapt-steps more, the set's own pretraining texts alone (the same
+    vocabulary, a new cycle peaking at --adapt-lr). (its folder, seconds, curve, steps)"""
+    over = {"train.init_from": run, "train.optimizer.lr": args.adapt_lr,
+            "train.max_steps": args.adapt_steps, "train.eval_every": 100}
+    adapted, seconds, _, curve, steps = masked_lm(args, work, "adapted", batch, {}, over)
+    return adapted, seconds, curve, steps
+
+
+def masked_lm(args, work, name, batch, model, over):
+    """`sift pretrain` in WORK on unlabelled.txt (held_out.txt measures it): run `name` of
+    `model`'s keys, the bench's recipe (`batch` texts a step) and `over`'s keys over both,
+    stopped by SIGTERM (which saves where it stands) at --pretrain-minutes. Its folder,
+    seconds, median tokens/s and its masked-token accuracy curve."""
+    keys = dict(model)
+    keys.update(ONE_THREAD)
+    keys.update({"run.dir": "runs", "run.name": name, "run.seed": 1,
+                 "run.overwrite": "true", "pretrain.files": "[unlabelled.txt]",
+                 "pretrain.valid": "[held_out.txt]", "pretrain.max_tokens": args.rows,
+                 "tokenizer.model": "vocab.txt", "train.batch_size": batch,
+                 "train.epochs": 1000, "train.eval_every": 200, "train.log_every": 20,
+                 "train.optimizer.type": "adamw", "train.scheduler.type": "warmup_linear",
+                 "train.scheduler.warmup_ratio": args.warmup, "model.dropout": 0.0})
+    keys.update(over)
+    cmd = ["pretrain", "--quiet", "--json"] + sets(keys)
     start = time.monotonic()
     proc = subprocess.Popen([args.sift] + cmd, cwd=work, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -387,7 +412,7 @@ def pretrain(args, work, batch):
         if proc.returncode != 0:
             sys.exit(f"sift {' '.join(cmd)} failed:\n{proc.stderr.read()[-2000:]}")
     seconds = time.monotonic() - start
-    run = f"{work}/runs/pretrained"
+    run = f"{work}/runs/{name}"
     rows = list(csv.DictReader(open(f"{run}/metrics.csv", encoding="utf-8")))
     train_rows = [r for r in rows if r.get("tokens_per_s") not in ("", None, "nan")]
     tokens_per_s = statistics.median(float(r["tokens_per_s"]) for r in train_rows)
@@ -462,6 +487,14 @@ def run_set(args, name, seeds):
         out["pretrained_from"] = args.pretrained
         if general:  # the encoder's own batch, not the set's
             out["general"], out["batch"] = general, general["batch"]
+        if args.adapt_steps:
+            if not general:
+                sys.exit("--adapt-steps continues a --general encoder (--general 20ng, or "
+                         "--pretrained WORK/general)")
+            batch = args.pretrain_batch or PRETRAIN_BATCH[name]
+            run, seconds, curve, steps = adapt(args, work, run, batch)
+            out["adapt"] = {"steps": steps, "seconds": seconds, "lr": args.adapt_lr,
+                            "batch": batch, "curve": curve}
     else:
         run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"] = \
             pretrain(args, work, out["batch"])
@@ -529,7 +562,8 @@ COLUMNS = ["(a) fastText", "(b) TextCNN", "(c) sift pretrain + fine-tune",
 def set_name(name, r):
     """The table's name of a set's run; `name` is the set, or SET#N when runs were joined."""
     every = "all " if r.get("all_labels") else ""
-    general = ", pretrained with 20NG text" if r.get("general") else ""
+    general = (", pretrained with 20NG text" + (", then its own" if r.get("adapt") else "")
+               if r.get("general") else "")
     return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels{general}"
 
 
@@ -567,6 +601,16 @@ def table(results):
                         f"20ng): {took}" if g else
                         "the 1,000-label run's encoder and fine-tuning rate (the same texts and "
                         "validation split)" if r.get("pretrained_from") else took)
+        adapted = ""
+        if r.get("adapt"):
+            ad = r["adapt"]
+            marks = ad["curve"][::max(1, (len(ad["curve"]) - 1) // 2)]
+            adapted = (f"; then {ad['steps']} steps of {ad['batch']} of the set's own texts "
+                       f"alone (--adapt-steps, peak lr {ad['lr']:g}): "
+                       f"{ad['seconds'] / 60:.1f} min")
+            if marks:
+                adapted += "; its masked-token accuracy " + ", ".join(
+                    f"{acc:.3f} at step {step}" for step, _, acc, _, _ in marks)
         mr = (f"; MR: {r['mr_lines']:,} lines, {r['mr_dropped_equal']:,} dropped as SST-2 dev/test "
               f"sentences, {r['mr_dropped_within']:,} as holding one (10+ characters), "
               f"{r['mr_dropped_train_copies']:,} as copies of its training sentences"
@@ -574,7 +618,7 @@ def table(results):
         notes.append(
             f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}"
             f"{' ' if g else '; '}{encoder_note}; "
-            f"masked-token accuracy against tokens seen {curve}. On valid (seed 1): fine-tuning "
+            f"masked-token accuracy against tokens seen {curve}{adapted}. On valid (seed 1): fine-tuning "
             + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
                if "scratch_lr" in r else "")
@@ -613,7 +657,7 @@ def main():
     else:
         load_before = results_section.loadavg()
         start = time.monotonic()
-        args.work = args.work or tempfile.mkdtemp(prefix="pretrain-bench-")
+        args.work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="pretrain-bench-"))
         if args.general and not args.pretrained:
             args.pretrained = general_pretraining(args)
         results = {name: run_set(args, name, seeds) for name in args.sets.split(",")}
