@@ -501,9 +501,10 @@ def run_set(args, name, seeds):
     log("pretrained", f"{out['pretrain_seconds']:.0f} s", f"{out['tokens_per_s']:.0f} tokens/s",
         f"{out['steps']} steps")
     if args.pretrain_only:
-        for step, tokens, masked, at_mask, loss in out["curve"]:
-            log(f"step {step} tokens {tokens / 1e6:.2f}M masked_accuracy {masked:.3f} "
-                f"mask_accuracy {at_mask:.3f} valid_loss {loss:.3f}")
+        for stage, curve in [("", out["curve"]), ("adapted ", out.get("adapt", {}).get("curve"))]:
+            for step, tokens, masked, at_mask, loss in curve or []:
+                log(f"{stage}step {step} tokens {tokens / 1e6:.2f}M masked_accuracy {masked:.3f} "
+                    f"mask_accuracy {at_mask:.3f} valid_loss {loss:.3f}")
         return out
     scratch = encoder(args)
     scratch.update({"tokenizer.model": "vocab.txt", "model.pooling": args.pooling,
