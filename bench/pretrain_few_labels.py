@@ -375,9 +375,9 @@ def pretrain(args, work, batch):
 
 
 def adapt(args, work, run, batch):
-    """--adapt-steps: Gururangan et al.'s task-adaptive step, the --general encoder `run`
-    pretrained on, for --adapt-steps more, the set's own pretraining texts alone (the same
-    vocabulary, a new cycle peaking at --adapt-lr). (its folder, seconds, curve, steps)"""
+    """--adapt-steps, Gururangan et al.'s task-adaptive step: the --general encoder `run`
+    pretrained --adapt-steps more on the set's own pretraining texts alone (its vocabulary,
+    a new cycle peaking at --adapt-lr). Its folder, seconds, curve and steps."""
     over = {"train.init_from": run, "train.optimizer.lr": args.adapt_lr,
             "train.max_steps": args.adapt_steps, "train.eval_every": 100}
     adapted, seconds, _, curve, steps = masked_lm(args, work, "adapted", batch, {}, over)
@@ -619,8 +619,8 @@ def table(results):
         notes.append(
             f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}"
             f"{' ' if g else '; '}{encoder_note}; "
-            f"masked-token accuracy against tokens seen {curve}{adapted}. On valid (seed 1): fine-tuning "
-            + chosen("lr", "lr_valid")
+            f"masked-token accuracy against tokens seen {curve}{adapted}. On valid (seed 1): "
+            "fine-tuning " + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
                if "scratch_lr" in r else "")
             + ", fastText " + chosen("fasttext", "fasttext_valid")
