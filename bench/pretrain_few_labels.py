@@ -618,7 +618,7 @@ def table(results):
               if "mr_lines" in r else "")
         notes.append(
             f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}"
-            f"{' ' if g else '; '}{encoder_note}; "
+            f"{' ' if g and not mr else '; '}{encoder_note}; "
             f"masked-token accuracy against tokens seen {curve}{adapted}. On valid (seed 1): "
             "fine-tuning " + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
