@@ -181,7 +181,6 @@ void ShardWriter::add(std::string_view line) {
     }
     return;
   }
-  ++lines_added_;
   if (!options_.shuffle) {
     emit(line);
     return;

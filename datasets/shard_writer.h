@@ -99,8 +99,6 @@ class ShardWriter {
   // Drains the shuffle buffer, finishes and renames every shard.
   std::vector<WrittenShard> finish();
 
-  uint64_t lines_added() const { return lines_added_; }  // data lines so far
-
  private:
   void emit(std::string_view line);
 
@@ -113,7 +111,6 @@ class ShardWriter {
   std::string scratch_;
   bool header_pending_;
   bool finished_ = false;
-  uint64_t lines_added_ = 0;
 };
 
 }  // namespace sift

@@ -261,11 +261,6 @@ TensorFills load_module_bytes(torch::nn::Module& module, const std::string& byte
   return load_tensors(cursor, module, path);
 }
 
-TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section) {
-  FileCursor cursor(section);
-  return load_tensors(cursor, module, section.path);
-}
-
 TensorFills load_model_weights(torch::nn::Module& module, const StoredCheckpoint& checkpoint,
                                const std::string& path, const WeightsLeeway& leeway,
                                const FillFreed& fill_freed) {

@@ -66,13 +66,10 @@ std::string optimizer_bytes(const torch::optim::Optimizer& optimizer);
 // over them, before the file is written, measures the archive and the order.
 StreamedSection optimizer_stream(const torch::optim::Optimizer& optimizer,
                                  const std::vector<torch::Tensor>& deferred, FillFreed fill);
-// Loads those bytes back; `path` only names the file in errors. Each returns the fills of
+// Loads those bytes back; `path` only names the file in errors. Returns the fills of
 // the tensors stored as changed rows (for ClassifierImpl::remember_fills).
 TensorFills load_module_bytes(torch::nn::Module& module, const std::string& bytes,
                               const std::string& path);
-// The same from a section left on disk: each tensor is read straight into the module's
-// own, so a large table is never held twice.
-TensorFills load_module_section(torch::nn::Module& module, const SectionRef& section);
 // Fine-tuning's leeway (train.init_from): the tensors that may differ between a checkpoint
 // and the model loading it (a new output layer for other labels, a pretraining head the
 // classifier lacks). A record of such a name that the model lacks or shapes otherwise is

@@ -21,7 +21,6 @@ class MultiLabelCounts {
 
   int64_t classes() const { return classes_; }
   int64_t examples() const { return examples_; }
-  int64_t true_positives(int64_t c) const { return tp_[c]; }
   int64_t support(int64_t c) const { return tp_[c] + fn_[c]; }
 
   double precision(int64_t c) const;  // 0 when the label was never predicted
