@@ -357,8 +357,8 @@ def general_pretraining(args):
                 "sets": args.sets, "batch": batch}}
     with open(f"{work}/general.json", "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1)
-    print("general pretrained", f"{seconds:.0f} s", f"{tokens_per_s:.0f} tokens/s", f"{steps} steps",
-          flush=True)
+    print("general pretrained", f"{seconds:.0f} s", f"{tokens_per_s:.0f} tokens/s",
+          f"{steps} steps", flush=True)
     return work
 
 
@@ -377,11 +377,12 @@ def pretrain(args, work, batch):
 def adapt(args, work, run, batch):
     """--adapt-steps, Gururangan et al.'s task-adaptive step: the --general encoder `run`
     pretrained --adapt-steps more on the set's own pretraining texts alone (its vocabulary,
-    a new cycle peaking at --adapt-lr). Its folder, seconds, curve and steps."""
+    a new cycle peaking at --adapt-lr). Its folder and the row's "adapt" record."""
     over = {"train.init_from": run, "train.optimizer.lr": args.adapt_lr,
             "train.max_steps": args.adapt_steps, "train.eval_every": 100}
     adapted, seconds, _, curve, steps = masked_lm(args, work, "adapted", batch, {}, over)
-    return adapted, seconds, curve, steps
+    return adapted, {"steps": steps, "seconds": seconds, "lr": args.adapt_lr, "batch": batch,
+                     "curve": curve}
 
 
 def masked_lm(args, work, name, batch, model, over):
@@ -487,14 +488,8 @@ def run_set(args, name, seeds):
         out["pretrained_from"] = args.pretrained
         if general:  # the encoder's own batch, not the set's
             out["general"], out["batch"] = general, general["batch"]
-        if args.adapt_steps:
-            if not general:
-                sys.exit("--adapt-steps continues a --general encoder (--general 20ng, or "
-                         "--pretrained WORK/general)")
-            batch = args.pretrain_batch or PRETRAIN_BATCH[name]
-            run, seconds, curve, steps = adapt(args, work, run, batch)
-            out["adapt"] = {"steps": steps, "seconds": seconds, "lr": args.adapt_lr,
-                            "batch": batch, "curve": curve}
+        if args.adapt_steps:  # main() checked that the encoder is a --general one
+            run, out["adapt"] = adapt(args, work, run, args.pretrain_batch or PRETRAIN_BATCH[name])
     else:
         run, out["pretrain_seconds"], out["tokens_per_s"], out["curve"], out["steps"] = \
             pretrain(args, work, out["batch"])
@@ -568,6 +563,37 @@ def set_name(name, r):
     return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels{general}"
 
 
+def encoder_note(r):
+    """How a row's encoder was pretrained: its minutes, steps and throughput, with the
+    general corpus of a 20NG encoder, or the kept run it reuses."""
+    took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of {r['batch']} "
+            f"texts, {r['tokens_per_s']:.0f} tokens/s")
+    g = r.get("general")
+    if g:
+        return (f"with {g['paragraphs']:,} paragraphs of 20 Newsgroups' training posts "
+                f"({g['words'] / 1e6:.1f}M words) and the texts of "
+                f"{' and '.join(NAMES[n] for n in g['sets'].split(','))}, {g['texts']:,} in all, "
+                f"in one encoder for those sets (--general 20ng): {took}")
+    if r.get("pretrained_from"):
+        return ("the 1,000-label run's encoder and fine-tuning rate (the same texts and "
+                "validation split)")
+    return took
+
+
+def adapt_note(r):
+    """The --adapt-steps stage of a row ("" without one): steps, minutes, accuracy."""
+    ad = r.get("adapt")
+    if not ad:
+        return ""
+    note = (f"; then {ad['steps']} steps of {ad['batch']} of the set's own texts alone "
+            f"(--adapt-steps, peak lr {ad['lr']:g}): {ad['seconds'] / 60:.1f} min")
+    marks = ad["curve"][::max(1, (len(ad["curve"]) - 1) // 2)]
+    if marks:
+        note += "; its masked-token accuracy " + ", ".join(
+            f"{acc:.3f} at step {step}" for step, _, acc, _, _ in marks)
+    return note
+
+
 def table(results):
     """One row a set: each of ROWS' test accuracy (mean ± sd over the seeds), its mean
     validation accuracy and training seconds; a row a run left out reads "not run"."""
@@ -593,33 +619,14 @@ def table(results):
         chosen = lambda label, tried: f"{r[label]} (" + ", ".join(
             f"{k}: {v:.3f}" for k, v in r[tried].items()) + ")"
         g = r.get("general")
-        took = (f"{r['pretrain_seconds'] / 60:.1f} min, {r['steps']} steps of {r['batch']} "
-                f"texts, {r['tokens_per_s']:.0f} tokens/s")
-        encoder_note = (f"with {g['paragraphs']:,} paragraphs of 20 Newsgroups' training posts "
-                        f"({g['words'] / 1e6:.1f}M words) and the texts of "
-                        f"{' and '.join(NAMES[n] for n in g['sets'].split(','))}, "
-                        f"{g['texts']:,} in all, in one encoder for those sets (--general "
-                        f"20ng): {took}" if g else
-                        "the 1,000-label run's encoder and fine-tuning rate (the same texts and "
-                        "validation split)" if r.get("pretrained_from") else took)
-        adapted = ""
-        if r.get("adapt"):
-            ad = r["adapt"]
-            marks = ad["curve"][::max(1, (len(ad["curve"]) - 1) // 2)]
-            adapted = (f"; then {ad['steps']} steps of {ad['batch']} of the set's own texts "
-                       f"alone (--adapt-steps, peak lr {ad['lr']:g}): "
-                       f"{ad['seconds'] / 60:.1f} min")
-            if marks:
-                adapted += "; its masked-token accuracy " + ", ".join(
-                    f"{acc:.3f} at step {step}" for step, _, acc, _, _ in marks)
         mr = (f"; MR: {r['mr_lines']:,} lines, {r['mr_dropped_equal']:,} dropped as SST-2 dev/test "
               f"sentences, {r['mr_dropped_within']:,} as holding one (10+ characters), "
               f"{r['mr_dropped_train_copies']:,} as copies of its training sentences"
               if "mr_lines" in r else "")
         notes.append(
             f"{set_name(name, r)}: pretrained on {r['unlabelled']:,} texts{mr}"
-            f"{' ' if g and not mr else '; '}{encoder_note}; "
-            f"masked-token accuracy against tokens seen {curve}{adapted}. On valid (seed 1): "
+            f"{' ' if g and not mr else '; '}{encoder_note(r)}; "
+            f"masked-token accuracy against tokens seen {curve}{adapt_note(r)}. On valid (seed 1): "
             "fine-tuning " + chosen("lr", "lr_valid")
             + (", random init " + chosen("scratch_lr", "scratch_lr_valid")
                if "scratch_lr" in r else "")
@@ -658,6 +665,10 @@ def main():
     else:
         load_before = results_section.loadavg()
         start = time.monotonic()
+        if args.adapt_steps and not (args.general or
+                                     os.path.exists(f"{args.pretrained}/general.json")):
+            sys.exit("--adapt-steps continues a --general encoder (--general 20ng, or "
+                     "--pretrained WORK/general)")
         args.work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="pretrain-bench-"))
         if args.general and not args.pretrained:
             args.pretrained = general_pretraining(args)
