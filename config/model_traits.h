@@ -36,11 +36,11 @@ struct ModelTraits {
   std::vector<std::string> options;
   // It has blocks that train.gradient_checkpointing can re-run in backward.
   bool recomputation = false;
+  // Its embedding tables can take sparse gradients (used with plain SGD).
+  bool sparse_gradients = false;
   // It trains under bf16 / fp16 autocast.
   bool bf16 = true;
   bool fp16 = true;
-  // Its embedding tables can take sparse gradients (used with plain SGD).
-  bool sparse_gradients = false;
   // The parameters its model.* options alone imply (the vocabulary and label rows, known
   // only after the data is read, come on top), in double so that no size overflows; and
   // the keys that drive it, for the error when it cannot fit in memory. Unset: not checked.

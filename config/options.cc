@@ -6,8 +6,10 @@
 #include <unordered_map>
 
 #include "config/enums.h"
+#include "config/flow_text.h"
 #include "config/option_types.h"
 #include "core/nearest_name.h"
+#include "core/printable.h"
 
 namespace sift {
 namespace {
@@ -124,9 +126,7 @@ std::string single_path_component(const std::string& v) {
   if (v.find('/') != std::string::npos) {
     return "The run name must be one folder name inside run.dir, without '/'.";
   }
-  for (unsigned char c : v) {
-    if (c < 0x20 || c == 0x7f) return "The run name must not hold control characters.";
-  }
+  if (has_control_byte(v)) return "The run name must not hold control characters.";
   return "";
 }
 
@@ -791,9 +791,7 @@ const Option* find_option(const std::string& name) {
 }
 
 std::string emitted(const Option& option, const SiftConfig& config) {
-  YAML::Emitter value;
-  value << YAML::Flow << option.emit(config);
-  return value.c_str();
+  return flow_text(option.emit(config));
 }
 
 std::vector<std::string> keys_off_default(const SiftConfig& config) {

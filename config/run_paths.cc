@@ -10,11 +10,8 @@ namespace fs = std::filesystem;
 
 // Calls `f(key, value)` for each path-valued option's values.
 void for_each_path(SiftConfig& c, const std::function<void(const std::string&, std::string&)>& f) {
-  for (auto* split : {&c.data.train, &c.data.valid, &c.data.test}) {
-    const std::string key = split == &c.data.train   ? "data.train.path"
-                            : split == &c.data.valid ? "data.valid.path"
-                                                     : "data.test.path";
-    for (auto& p : split->path) f(key, p);
+  for (const Split split : {Split::train, Split::valid, Split::test}) {
+    for (auto& p : split_config(c.data, split).path) f("data." + to_string(split) + ".path", p);
   }
   for (auto& p : c.train.distill.unlabeled) f("train.distill.unlabeled", p);
   f("train.distill.teacher", c.train.distill.teacher);

@@ -4,33 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <fstream>
+#include <iterator>
 
 #include "config/flow_text.h"
 #include "config/options.h"
+#include "config/yaml_file.h"
 #include "core/error.h"
 #include "core/printable.h"
 
 namespace sift {
 namespace {
 
-const std::vector<std::pair<SpaceKind, std::string>>& kind_names() {
-  static const std::vector<std::pair<SpaceKind, std::string>> names = {
-      {SpaceKind::linear, "linear"},
-      {SpaceKind::log, "log"},
-      {SpaceKind::integer, "int"},
-      {SpaceKind::integer_log, "int_log"},
-      {SpaceKind::choice, "choice"}};
-  return names;
-}
+// SpaceKind's spellings, in its order.
+constexpr const char* kKindNames[] = {"linear", "log", "int", "int_log", "choice"};
 
-std::string kind_name(SpaceKind kind) {
-  for (const auto& [k, name] : kind_names()) {
-    if (k == kind) return name;
-  }
-  return "?";
-}
+std::string kind_name(SpaceKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
 bool is_log(SpaceKind kind) { return kind == SpaceKind::log || kind == SpaceKind::integer_log; }
 bool is_integer(SpaceKind kind) {
@@ -124,12 +112,11 @@ SearchSpace parse_space(const YAML::Node& node, const std::string& origin) {
   const std::string name = node.begin()->first.as<std::string>();
   const YAML::Node list = node.begin()->second;
   SearchSpace space;
-  const auto known = std::find_if(kind_names().begin(), kind_names().end(),
-                                  [&](const auto& k) { return k.second == name; });
-  if (known == kind_names().end() || !list.IsSequence()) {
+  const auto known = std::find(std::begin(kKindNames), std::end(kKindNames), name);
+  if (known == std::end(kKindNames) || !list.IsSequence()) {
     throw Error(fmt::format("{}: '{}': {}", origin, printable(name), expected));
   }
-  space.kind = known->first;
+  space.kind = static_cast<SpaceKind>(known - std::begin(kKindNames));
   if (space.kind == SpaceKind::choice) {
     for (const auto& item : list) space.choices.push_back(flow_text(item));
   } else {
@@ -149,9 +136,7 @@ SearchSpace parse_space(const YAML::Node& node, const std::string& origin) {
 std::map<std::string, std::optional<SearchSpace>> read_tune_section(const std::string& path) {
   std::map<std::string, std::optional<SearchSpace>> spaces;
   if (path.empty()) return spaces;
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot open config file {}: {}", path, std::strerror(errno)));
-  const YAML::Node root = YAML::Load(in);  // syntax errors were reported by load_config
+  const YAML::Node root = read_yaml_file(path);
   if (!root.IsMap() || !root["tune"]) return spaces;
   const YAML::Node section = root["tune"];
   if (!section.IsMap()) {

@@ -22,28 +22,36 @@ std::string folder_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// fsync(2) of a folder, so that the names created or renamed in it survive a power cut.
-// Returns 0 or an errno; file systems that cannot sync folders (EINVAL) count as done.
+// fsync(2) of an open file or folder. Returns 0 or an errno; what cannot be synced (a pipe,
+// a special file, a file system that cannot sync folders: EINVAL, EROFS) counts as done.
+int sync_fd(int fd) {
+  while (::fsync(fd) != 0) {
+    if (errno == EINTR) continue;
+    return errno == EINVAL || errno == EROFS ? 0 : errno;
+  }
+  return 0;
+}
+
+// The folder's fsync, so that the names created or renamed in it survive a power cut.
 int sync_folder(const std::string& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return errno;
-  int result = 0;
-  while (::fsync(fd) != 0) {
-    if (errno == EINTR) continue;
-    if (errno != EINVAL && errno != EROFS) result = errno;
-    break;
-  }
+  const int result = sync_fd(fd);
   ::close(fd);
   return result;
 }
 
-int sync_file(std::FILE* file) {
-  while (::fsync(::fileno(file)) != 0) {
-    if (errno == EINTR) continue;
-    if (errno == EINVAL || errno == EROFS) return 0;  // a pipe or special file: nothing to sync
-    return errno;
+// Renames `tmp` to `path` (removing `tmp` when that fails), then syncs the folder: the
+// rename itself is durable, where without it a power cut can bring back the old name.
+void rename_durably(const std::string& tmp, const std::string& path) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw Error(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(e)));
   }
-  return 0;
+  if (const int e = sync_folder(folder_of(path)); e != 0) {
+    throw Error(fmt::format("cannot sync the folder of {}: {}", path, std::strerror(e)));
+  }
 }
 
 // A new file PATH.tmp-XXXXXX with a unique name, made with O_CREAT|O_EXCL|O_NOFOLLOW
@@ -114,7 +122,7 @@ void AtomicFile::commit() {
   }
   // The bytes on disk before the name points at them.
   if (ok_) {
-    if (const int e = sync_file(file_); e != 0) {
+    if (const int e = sync_fd(::fileno(file_)); e != 0) {
       ok_ = false;
       errno_ = e;
     }
@@ -129,15 +137,7 @@ void AtomicFile::commit() {
     std::remove(tmp_.c_str());
     throw Error(fmt::format("cannot write {}: {}", tmp_, std::strerror(errno_)));
   }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp_.c_str());
-    throw Error(fmt::format("cannot rename {} to {}: {}", tmp_, path_, std::strerror(e)));
-  }
-  // The rename itself, durable: without this a power cut can bring back the old name.
-  if (const int e = sync_folder(folder_of(path_)); e != 0) {
-    throw Error(fmt::format("cannot sync the folder of {}: {}", path_, std::strerror(e)));
-  }
+  rename_durably(tmp_, path_);
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
@@ -213,15 +213,7 @@ void link_file_atomically(const std::string& from, const std::string& to) {
         throw Error(fmt::format("cannot open {}: {}", from, std::strerror(errno)));
       return copy_file_atomically(from, to);  // EPERM, ENOTSUP: no hard links here
     }
-    if (std::rename(tmp.c_str(), to.c_str()) != 0) {
-      const int e = errno;
-      ::unlink(tmp.c_str());
-      throw Error(fmt::format("cannot rename {} to {}: {}", tmp, to, std::strerror(e)));
-    }
-    if (const int e = sync_folder(folder_of(to)); e != 0) {
-      throw Error(fmt::format("cannot sync the folder of {}: {}", to, std::strerror(e)));
-    }
-    return;
+    return rename_durably(tmp, to);
   }
   throw Error(fmt::format("cannot find a free temporary name beside {}", to));
 }

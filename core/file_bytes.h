@@ -6,7 +6,8 @@
 
 namespace sift {
 
-// The bytes of `path`; throws sift::Error "cannot open {what}{path}: {reason}".
+// The bytes of `path`; throws sift::Error "cannot open {what}{path}: {reason}" (or
+// "cannot read ..." when reading fails).
 std::string read_file_bytes(const std::string& path, std::string_view what = "");
 
 }  // namespace sift

@@ -94,16 +94,18 @@ void to_utf8(std::string_view in, TextEncoding encoding, std::string& out) {
   }
 }
 
-bool is_valid_utf8(std::string_view in) {
+size_t invalid_utf8_at(std::string_view in) {
   size_t i = 0;
   while (i < in.size()) {
     i += ascii_prefix(in.substr(i));
-    if (i == in.size()) return true;
+    if (i == in.size()) break;
     int n = utf8_sequence(in, i);
-    if (n < 0) return false;
+    if (n < 0) return i;
     i += static_cast<size_t>(n);
   }
-  return true;
+  return std::string_view::npos;
 }
+
+bool is_valid_utf8(std::string_view in) { return invalid_utf8_at(in) == std::string_view::npos; }
 
 }  // namespace sift

@@ -15,5 +15,7 @@ void to_utf8(std::string_view in, TextEncoding encoding, std::string& out);
 
 // True when the bytes are valid UTF-8.
 bool is_valid_utf8(std::string_view in);
+// The byte offset of the first byte that does not start a valid UTF-8 sequence, or npos.
+size_t invalid_utf8_at(std::string_view in);
 
 }  // namespace sift

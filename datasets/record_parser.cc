@@ -67,16 +67,26 @@ RecordParser::RecordParser(TextFormat format) : format_(std::move(format)) {
   resolve_columns();
 }
 
-void RecordParser::resolve_columns() {
+void RecordParser::resolve_columns(const std::vector<std::string_view>* header) {
   needed_columns_ = 0;
-  resolved_ = true;
+  bool resolved = true;
   auto resolve = [&](Column& c) {
-    if (!c.by_name) c.index = static_cast<size_t>(std::stoul(c.name));
+    if (!c.by_name) {
+      c.index = static_cast<size_t>(std::stoul(c.name));
+    } else if (header != nullptr) {
+      auto it = std::find(header->begin(), header->end(), std::string_view(c.name));
+      if (it == header->end())
+        throw Error(fmt::format("column '{}' is not in the header (columns: {})", c.name,
+                                fmt::join(*header, ", ")));
+      c.index = static_cast<size_t>(it - header->begin());
+    } else {
+      resolved = false;
+    }
     needed_columns_ = std::max(needed_columns_, c.index + 1);
-    resolved_ = resolved_ && !c.by_name;
   };
   for (auto& c : text_columns_) resolve(c);
   resolve(label_column_);
+  resolved_ = resolved;
 }
 
 void RecordParser::set_header(std::string_view line) {
@@ -86,22 +96,7 @@ void RecordParser::set_header(std::string_view line) {
   if (!reason.empty()) throw Error(fmt::format("cannot read the header: {}", reason));
   std::vector<std::string_view> names;
   for (auto f : fields_) names.push_back(trim(f));
-  needed_columns_ = 0;
-  auto resolve = [&](Column& c) {
-    if (c.by_name) {
-      auto it = std::find(names.begin(), names.end(), std::string_view(c.name));
-      if (it == names.end())
-        throw Error(fmt::format("column '{}' is not in the header (columns: {})", c.name,
-                                fmt::join(names, ", ")));
-      c.index = static_cast<size_t>(it - names.begin());
-    } else {
-      c.index = static_cast<size_t>(std::stoul(c.name));
-    }
-    needed_columns_ = std::max(needed_columns_, c.index + 1);
-  };
-  for (auto& c : text_columns_) resolve(c);
-  resolve(label_column_);
-  resolved_ = true;
+  resolve_columns(&names);
 }
 
 std::string RecordParser::parse(std::string_view record, Example& out) {

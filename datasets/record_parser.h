@@ -38,7 +38,8 @@ class RecordParser {
     bool by_name = false;
   };
 
-  void resolve_columns();
+  // The columns' indices: by number, or by name in `header` (the names of a header line).
+  void resolve_columns(const std::vector<std::string_view>* header = nullptr);
   std::string split(std::string_view record);
   std::string split_csv(std::string_view record);
   std::string parse_fasttext(std::string_view record, Example& out);

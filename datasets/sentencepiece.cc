@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/sibling_program.h"
 #include "plugins/sentencepiece/spm_plugin.h"
 
 // Sanitizer runtimes kill the process on dlopen(RTLD_DEEPBIND); detect them to throw.
@@ -45,22 +45,11 @@ struct Plugin {
   decltype(&sift_spm_train) train = nullptr;
 };
 
-std::string executable_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<size_t>(n));
-  size_t slash = exe.rfind('/');
-  return slash == std::string::npos ? "" : exe.substr(0, slash);
-}
-
 std::vector<std::string> candidate_paths() {
   const char* env = std::getenv("SIFT_SPM_PLUGIN");
   // An explicit choice is the only one tried: falling back would hide a wrong path.
   if (env != nullptr && *env != '\0') return {env};
-  std::vector<std::string> paths;
-  std::string dir = executable_dir();
-  if (!dir.empty()) paths.push_back(dir + "/" + kPluginFile);
+  std::vector<std::string> paths{sibling_program(kPluginFile)};
 #ifdef SIFT_SPM_PLUGIN_PATH
   if (std::find(paths.begin(), paths.end(), SIFT_SPM_PLUGIN_PATH) == paths.end()) {
     paths.push_back(SIFT_SPM_PLUGIN_PATH);
@@ -86,8 +75,7 @@ std::string try_load(const std::string& path, Plugin& plugin) {
     return why != nullptr ? why : "dlopen failed";
   }
   bool ok = bind(lib, "sift_spm_abi_version", plugin.abi_version) &&
-            bind(lib, "sift_spm_open", plugin.open) &&
-            bind(lib, "sift_spm_close", plugin.close) &&
+            bind(lib, "sift_spm_open", plugin.open) && bind(lib, "sift_spm_close", plugin.close) &&
             bind(lib, "sift_spm_encode", plugin.encode) &&
             bind(lib, "sift_spm_vocab_size", plugin.vocab_size) &&
             bind(lib, "sift_spm_piece_to_id", plugin.piece_to_id) &&
@@ -126,10 +114,10 @@ Plugin load_plugin() {
   std::string looked;
   for (const std::string& t : tried) looked += "\n  " + t;
   if (tried.empty()) looked = " nowhere (no SIFT_SPM_PLUGIN and no executable path)";
-  throw Error(fmt::format(
-      "cannot load the SentencePiece plug-in {}; looked at:{}\nBuild the sift_spm "
-      "target, or set SIFT_SPM_PLUGIN to the path of {}",
-      kPluginFile, looked, kPluginFile));
+  throw Error(
+      fmt::format("cannot load the SentencePiece plug-in {}; looked at:{}\nBuild the sift_spm "
+                  "target, or set SIFT_SPM_PLUGIN to the path of {}",
+                  kPluginFile, looked, kPluginFile));
 }
 
 // Thread-safe one-time load; after a throw the next call tries again.
@@ -170,12 +158,10 @@ void SentencePieceModel::encode(std::string_view text, std::vector<int64_t>& ids
   // A piece spans at least one character, so len + 2 is room enough in one call
   // except with byte fallback; then the plug-in says how many and we call again.
   ids.resize(text.size() + 2);
-  int64_t n = p.encode(handle_, text.data(), text.size(), ids.data(), ids.size(), err,
-                       sizeof err);
+  int64_t n = p.encode(handle_, text.data(), text.size(), ids.data(), ids.size(), err, sizeof err);
   if (n > static_cast<int64_t>(ids.size())) {
     ids.resize(static_cast<size_t>(n));
-    n = p.encode(handle_, text.data(), text.size(), ids.data(), ids.size(), err,
-                 sizeof err);
+    n = p.encode(handle_, text.data(), text.size(), ids.data(), ids.size(), err, sizeof err);
   }
   if (n < 0) throw Error(fmt::format("{}: {}", path_, err));
   ids.resize(static_cast<size_t>(n));
@@ -222,8 +208,8 @@ void train_sentencepiece(const std::string& input_file, const std::string& model
   }
   static const char* const kTypes[] = {"unigram", "bpe", "char", "word"};
   if (std::find(std::begin(kTypes), std::end(kTypes), model_type) == std::end(kTypes)) {
-    throw Error(fmt::format(
-        "unknown SentencePiece model_type '{}' (unigram, bpe, char or word)", model_type));
+    throw Error(fmt::format("unknown SentencePiece model_type '{}' (unigram, bpe, char or word)",
+                            model_type));
   }
   std::vector<std::pair<std::string, std::string>> flags = {
       {"input", input_file},
@@ -241,8 +227,8 @@ void train_sentencepiece(const std::string& input_file, const std::string& model
   const Plugin& p = plugin();
   char err[1024] = "";
   if (p.train(keys.data(), values.data(), keys.size(), err, sizeof err) != 0) {
-    throw Error(fmt::format("training SentencePiece model {} on {} failed: {}",
-                            model_prefix, input_file, err));
+    throw Error(fmt::format("training SentencePiece model {} on {} failed: {}", model_prefix,
+                            input_file, err));
   }
 }
 

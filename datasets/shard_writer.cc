@@ -37,20 +37,9 @@ Compression parse_compression(std::string_view name) {
   throw Error(fmt::format("unknown compression '{}' (use gz, zst or none)", name));
 }
 
-const char* compression_suffix(Compression c) {
-  switch (c) {
-    case Compression::kGzip:
-      return ".gz";
-    case Compression::kZstd:
-      return ".zst";
-    case Compression::kNone:
-      break;
-  }
-  return "";
-}
-
 std::string shard_path(const std::string& prefix, int index, int count, Compression c) {
-  return fmt::format("{}-{:05d}-of-{:05d}.txt{}", prefix, index, count, compression_suffix(c));
+  const char* suffix = c == Compression::kGzip ? ".gz" : c == Compression::kZstd ? ".zst" : "";
+  return fmt::format("{}-{:05d}-of-{:05d}.txt{}", prefix, index, count, suffix);
 }
 
 // ---------------------------------------------------------------------------------

@@ -21,8 +21,6 @@ enum class Compression { kNone, kGzip, kZstd };
 
 // "none"/"" -> kNone, "gz"/"gzip" -> kGzip, "zst"/"zstd" -> kZstd; throws sift::Error.
 Compression parse_compression(std::string_view name);
-// ".gz", ".zst" or "".
-const char* compression_suffix(Compression c);
 
 // PREFIX-00003-of-00008.txt[.gz|.zst]: the name both ShardWriter and sift-gen-corpus use.
 std::string shard_path(const std::string& prefix, int index, int count, Compression c);
@@ -42,7 +40,6 @@ class TextFileWriter {
   void write(std::string_view bytes);
   // Flushes, finishes the compressed stream, renames; returns the file's size in bytes.
   uint64_t commit();
-  const std::string& path() const { return path_; }
 
  private:
   void flush_buffer(bool end);

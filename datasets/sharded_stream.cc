@@ -41,12 +41,10 @@ std::string shard_change(const ShardInfo& then, const std::vector<ShardInfo>& no
 
 // The shards as they are on disk now, compared with what the stream was built on.
 void check_unchanged(const std::vector<ShardInfo>& then, const std::string& when) {
-  std::vector<std::string> paths;
-  for (const auto& s : then) paths.push_back(s.path);
   std::vector<ShardInfo> now;
-  for (const auto& p : paths) {
+  for (const auto& s : then) {
     try {
-      now.push_back(describe_shards({p})[0]);
+      now.push_back(describe_shards({s.path})[0]);
     } catch (const Error&) {
     }
   }

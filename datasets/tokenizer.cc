@@ -61,29 +61,17 @@ size_t skip_extenders(std::string_view text, size_t i) {
 
 }  // namespace
 
-void lowercase_utf8(std::string& text) {
-  bool ascii = true;
-  for (char& ch : text) {
-    const auto c = static_cast<uint8_t>(ch);
-    if (c >= 0x80) {
-      ascii = false;
-      break;
-    }
-    if (c >= 'A' && c <= 'Z') ch = static_cast<char>(c + 32);
-  }
-  if (ascii) return;
-  std::string folded;
-  casefold_utf8(text, folded);
-  text.swap(folded);
-}
-
 WordTokenizer::WordTokenizer(WordTokenizerOptions options) : options_(std::move(options)) {
   for (std::string word : options_.stopwords) {
     if (options_.nfkc) {
       std::string normal;
       if (nfkc_utf8(word, normal)) word.swap(normal);
     }
-    if (options_.lowercase) lowercase_utf8(word);
+    if (options_.lowercase) {
+      std::string folded;
+      casefold_utf8(word, folded);
+      word.swap(folded);
+    }
     stopwords_.insert(std::move(word));
   }
 }

@@ -53,8 +53,4 @@ class WordTokenizer {
   std::unordered_set<std::string> stopwords_;
 };
 
-// Case-folds UTF-8 text in place with the folding WordTokenizer uses (casefold_utf8 in
-// datasets/unicode.h). Bytes that are not valid UTF-8 are kept as they are.
-void lowercase_utf8(std::string& text);
-
 }  // namespace sift

@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/file_bytes.h"
 
 namespace sift {
 
@@ -54,20 +55,6 @@ namespace {
 constexpr std::string_view kMagic = "sift-vocab ";
 constexpr int kFormatVersion = 1;
 
-std::string read_file(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
-  if (!file) throw Error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  std::string data;
-  char buffer[1 << 16];
-  size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) data.append(buffer, got);
-  if (std::ferror(file.get())) {
-    throw Error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  }
-  return data;
-}
-
 // Splits off the next line (without "\n" or a "\r\n" ending); false at the end.
 bool next_line(std::string_view& rest, std::string_view& line) {
   if (rest.empty()) return false;
@@ -92,8 +79,9 @@ void check_header(const std::string& path, std::string_view line) {
     throw Error(fmt::format("{} is not a Sift vocabulary file", path));
   }
   if (version > kFormatVersion) {
-    throw Error(fmt::format("{}: vocabulary format version {} is newer than this build supports ({})",
-                            path, version, kFormatVersion));
+    throw Error(
+        fmt::format("{}: vocabulary format version {} is newer than this build supports ({})", path,
+                    version, kFormatVersion));
   }
 }
 
@@ -177,7 +165,7 @@ Vocab Vocab::load(std::istream& in, const std::string& name) {
   return parse_vocab(data, name);
 }
 
-Vocab Vocab::load(const std::string& path) { return parse_vocab(read_file(path), path); }
+Vocab Vocab::load(const std::string& path) { return parse_vocab(read_file_bytes(path), path); }
 
 VocabBuilder::VocabBuilder(size_t max_entries) : max_entries_(max_entries) {
   if (max_entries == 0) throw Error("VocabBuilder needs max_entries >= 1");

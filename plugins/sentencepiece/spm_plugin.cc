@@ -58,8 +58,7 @@ SiftSpm* sift_spm_open(const char* model_path, char* err, size_t err_len) {
     auto model = std::make_unique<SiftSpm>();
     auto status = model->processor.Load(path);
     if (!status.ok()) {
-      set_error(err, err_len,
-                path + " is not a SentencePiece model (" + status.ToString() + ")");
+      set_error(err, err_len, path + " is not a SentencePiece model (" + status.ToString() + ")");
       return nullptr;
     }
     return model.release();
@@ -95,9 +94,7 @@ int64_t sift_spm_encode(const SiftSpm* model, const char* text, size_t len, int6
   return -1;
 }
 
-int64_t sift_spm_vocab_size(const SiftSpm* model) {
-  return model->processor.GetPieceSize();
-}
+int64_t sift_spm_vocab_size(const SiftSpm* model) { return model->processor.GetPieceSize(); }
 
 int64_t sift_spm_piece_to_id(const SiftSpm* model, const char* piece, size_t len) {
   try {
@@ -112,11 +109,7 @@ int64_t sift_spm_unk_id(const SiftSpm* model) { return model->processor.unk_id()
 int64_t sift_spm_id_to_piece(const SiftSpm* model, int64_t id, char* buf, size_t cap) {
   if (id < 0 || id >= model->processor.GetPieceSize()) return -1;
   const std::string& piece = model->processor.IdToPiece(static_cast<int>(id));
-  if (cap > 0) {
-    size_t n = std::min(piece.size(), cap - 1);
-    std::memcpy(buf, piece.data(), n);
-    buf[n] = '\0';
-  }
+  set_error(buf, cap, piece);  // the same NUL-terminated copy, cut to fit
   return static_cast<int64_t>(piece.size());
 }
 

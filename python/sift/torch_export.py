@@ -260,7 +260,7 @@ def _lower_two_byte(cp):
 
 def lowercase_utf8(token):
     """ASCII capitals and the 2-byte capitals of Latin-1, Latin Extended-A, Greek and
-    Cyrillic; every other byte kept (lowercase_utf8 in datasets/tokenizer.cc)."""
+    Cyrillic; every other byte kept (casefold_utf8 in datasets/unicode.cc)."""
     out = bytearray()
     r, n = 0, len(token)
     while r < n:
@@ -428,21 +428,14 @@ def model_piece_ids(sp, scheme, text, lowercase, max_length):
     return [first] + ids + [last]
 
 
-def hash_word(token):
-    """FNV-1a, 32-bit, over the UTF-8 bytes (hash_word in datasets/encoder.cc)."""
+def hash_word(token, signed=False):
+    """FNV-1a, 32-bit, over the UTF-8 bytes (hash_word in datasets/encoder.cc). signed:
+    fastText's own hash (fasttext_hash_word there): bytes as signed chars, and the 32-bit
+    result sign-extended to 64 bits as fastText's int32_t hashes are."""
     h = 2166136261
     for b in token:
-        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
-    return h
-
-
-def fasttext_hash_word(token):
-    """fastText's own hash (fasttext_hash_word in datasets/encoder.cc): bytes as signed
-    chars, and the 32-bit result sign-extended to 64 bits as fastText's int32_t hashes are."""
-    h = 2166136261
-    for b in token:
-        h = ((h ^ ((b - 256) & 0xFFFFFFFF if b >= 128 else b)) * 16777619) & 0xFFFFFFFF
-    return h | 0xFFFFFFFF00000000 if h >= 0x80000000 else h
+        h = ((h ^ ((b - 256) & 0xFFFFFFFF if signed and b >= 128 else b)) * 16777619) & 0xFFFFFFFF
+    return h | 0xFFFFFFFF00000000 if signed and h >= 0x80000000 else h
 
 
 def char_ngram_ids(word, minn, maxn, buckets, first_bucket, signed):
@@ -462,7 +455,7 @@ def char_ngram_ids(word, minn, maxn, buckets, first_bucket, signed):
             while j < len(w) and w[j] & 0xC0 == 0x80:
                 j += 1
             if n >= minn and not (n == 1 and (i == 0 or j == len(w))):
-                h = (fasttext_hash_word(w[i:j]) if signed else hash_word(w[i:j])) & 0xFFFFFFFF
+                h = hash_word(w[i:j], signed) & 0xFFFFFFFF
                 ids.append(first_bucket + h % buckets)
             n += 1
     return ids
@@ -623,9 +616,9 @@ class Classifier:
         else:
             ids = [self.vocab[w] for w in tokens if w in self.vocab]  # unknown words dropped
         if t["ngrams"] > 1:
-            word_hash = fasttext_hash_word if fasttext_compat else hash_word
-            ids += ngram_ids([word_hash(w) for w in tokens], t["ngrams"], t["buckets"],
-                             t["vocab_size"], t["ngram_hash_multiplier"])
+            hashes = [hash_word(w, fasttext_compat) for w in tokens]
+            ids += ngram_ids(hashes, t["ngrams"], t["buckets"], t["vocab_size"],
+                             t["ngram_hash_multiplier"])
         return ids
 
     def inputs(self, texts):

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "datasets/encoding.h"
 #include "process.h"
 #include "run_sift.h"
 #include "serve_server.h"
@@ -549,13 +550,13 @@ TEST_F(ServeCli, LengthBucketsBatchTheQueuedTextsNearestInLengthTogether) {
 }
 
 TEST(ServeUtf8, FindsTheFirstByteThatIsNotValidUtf8) {
-  EXPECT_EQ(serve::invalid_utf8_at("plain ascii"), std::string::npos);
-  EXPECT_EQ(serve::invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
-  EXPECT_EQ(serve::invalid_utf8_at("ab\xff"), 2u);
-  EXPECT_EQ(serve::invalid_utf8_at("a\xc3"), 1u);             // cut short
-  EXPECT_EQ(serve::invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
-  EXPECT_EQ(serve::invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a surrogate
-  EXPECT_EQ(serve::invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(invalid_utf8_at("plain ascii"), std::string::npos);
+  EXPECT_EQ(invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(invalid_utf8_at("ab\xff"), 2u);
+  EXPECT_EQ(invalid_utf8_at("a\xc3"), 1u);             // cut short
+  EXPECT_EQ(invalid_utf8_at("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(invalid_utf8_at("x\xed\xa0\x80"), 1u);     // a surrogate
+  EXPECT_EQ(invalid_utf8_at("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
 }
 
 }  // namespace serve_test

@@ -311,32 +311,29 @@ ShardResult write_shard(const GenOptions& o, const Model& m, int shard, uint64_t
   return result;
 }
 
+// Throws "FLAG must be in RANGE, not VALUE" unless `ok`.
+template <class T>
+void need(bool ok, const char* flag, const std::string& range, T value) {
+  if (!ok) throw Error(fmt::format("{} must be in {}, not {}", flag, range, value));
+}
+
 void check_options(const GenOptions& o) {
   if (o.out.empty()) throw Error("--out is empty");
-  if (o.shards < 1 || o.shards > 99999)
-    throw Error(fmt::format("--shards must be in [1, 99999], not {}", o.shards));
-  if (o.classes < 2 || o.classes > 100000)
-    throw Error(fmt::format("--classes must be in [2, 100000], not {}", o.classes));
+  need(o.shards >= 1 && o.shards <= 99999, "--shards", "[1, 99999]", o.shards);
+  need(o.classes >= 2 && o.classes <= 100000, "--classes", "[2, 100000]", o.classes);
   const uint32_t max_vocab = 10000000;  // words stay within 4 syllables (kSlot)
-  if (o.vocab < 100 || o.vocab > max_vocab)
-    throw Error(fmt::format("--vocab must be in [100, {}], not {}", max_vocab, o.vocab));
+  need(o.vocab >= 100 && o.vocab <= max_vocab, "--vocab", fmt::format("[100, {}]", max_vocab),
+       o.vocab);
   if (o.vocab - std::min<uint32_t>(200, o.vocab / 10) < static_cast<uint32_t>(o.classes))
     throw Error(fmt::format("--vocab {} is too small for {} classes", o.vocab, o.classes));
-  if (!(o.mix >= 0 && o.mix <= 0.5))
-    throw Error(fmt::format("--mix must be in [0, 0.5], not {}", o.mix));
-  if (!(o.noise >= 0 && o.noise <= 1))
-    throw Error(fmt::format("--noise must be in [0, 1], not {}", o.noise));
-  if (!(o.zipf > 0 && o.zipf <= 4))
-    throw Error(fmt::format("--zipf must be in (0, 4], not {}", o.zipf));
-  if (!(o.label_zipf >= 0 && o.label_zipf <= 4))
-    throw Error(fmt::format("--label-zipf must be in [0, 4], not {}", o.label_zipf));
-  if (o.max_length < 1 || o.max_length > 100000)
-    throw Error(fmt::format("--max-length must be in [1, 100000], not {}", o.max_length));
-  if (!(o.median_length >= 1 && o.median_length <= o.max_length))
-    throw Error(
-        fmt::format("--median-length must be in [1, --max-length], not {}", o.median_length));
-  if (!(o.sigma > 0 && o.sigma <= 3))
-    throw Error(fmt::format("--sigma must be in (0, 3], not {}", o.sigma));
+  need(o.mix >= 0 && o.mix <= 0.5, "--mix", "[0, 0.5]", o.mix);
+  need(o.noise >= 0 && o.noise <= 1, "--noise", "[0, 1]", o.noise);
+  need(o.zipf > 0 && o.zipf <= 4, "--zipf", "(0, 4]", o.zipf);
+  need(o.label_zipf >= 0 && o.label_zipf <= 4, "--label-zipf", "[0, 4]", o.label_zipf);
+  need(o.max_length >= 1 && o.max_length <= 100000, "--max-length", "[1, 100000]", o.max_length);
+  need(o.median_length >= 1 && o.median_length <= o.max_length, "--median-length",
+       "[1, --max-length]", o.median_length);
+  need(o.sigma > 0 && o.sigma <= 3, "--sigma", "(0, 3]", o.sigma);
   if (o.threads < 1) throw Error(fmt::format("--threads must be at least 1, not {}", o.threads));
 }
 

@@ -29,13 +29,12 @@ void Job::finish(size_t i, cli::Predictions p) {
   done_one();
 }
 
-void Job::fail(size_t i, const std::string& why, bool expired) {
+void Job::fail(const std::string& why, bool expired) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_.empty()) error_ = why;
     expired_ = expired_ || expired;
   }
-  (void)i;
   done_one();
 }
 
@@ -178,7 +177,7 @@ void BatchQueue::run(std::vector<Item>& batch) const {
   std::vector<Item> live;
   for (auto& item : batch) {
     if (now > item.job->deadline_) {
-      item.job->fail(item.index, "its deadline passed while it was queued", true);
+      item.job->fail("its deadline passed while it was queued", true);
     } else {
       live.push_back(std::move(item));
     }
@@ -217,7 +216,7 @@ void BatchQueue::run_chunk(const std::vector<Item>& chunk) const {
   try {
     out = backend_->predict(queries);
   } catch (const std::exception& e) {
-    for (const auto& item : chunk) item.job->fail(item.index, e.what(), false);
+    for (const auto& item : chunk) item.job->fail(e.what(), false);
     return;
   }
   for (size_t i = 0; i < chunk.size(); ++i) chunk[i].job->finish(chunk[i].index, std::move(out[i]));

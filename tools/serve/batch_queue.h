@@ -77,7 +77,7 @@ class Job {
  private:
   friend class BatchQueue;
   void finish(size_t i, cli::Predictions p);
-  void fail(size_t i, const std::string& why, bool expired);
+  void fail(const std::string& why, bool expired);
   void done_one();
 
   std::vector<std::vector<int64_t>> ids_;

@@ -206,16 +206,24 @@ void HttpServer::end_connections() { static_cast<DrainingServer&>(*server_).end_
 void HttpServer::reload_all() {
   for (auto& slot : models_) {
     try {
-      const auto m = slot->reload();
-      metrics_.loaded(slot->name(), m->version, m->load_seconds);
-      std::fprintf(stderr, "sift serve: reloaded %s: version %lld in %.3f s\n",
-                   slot->name().c_str(), static_cast<long long>(m->version), m->load_seconds);
-    } catch (const std::exception& e) {
-      metrics_.load_failed(slot->name());
-      std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
-                   slot->name().c_str(), static_cast<long long>(slot->current()->version),
-                   e.what());
+      reload_slot(*slot);
+    } catch (const std::exception&) {  // logged and counted: the old version keeps serving
     }
+  }
+}
+
+std::shared_ptr<LoadedModel> HttpServer::reload_slot(ModelSlot& slot) {
+  try {
+    auto m = slot.reload();
+    metrics_.loaded(slot.name(), m->version, m->load_seconds);
+    std::fprintf(stderr, "sift serve: reloaded %s: version %lld in %.3f s\n", slot.name().c_str(),
+                 static_cast<long long>(m->version), m->load_seconds);
+    return m;
+  } catch (const std::exception& e) {
+    metrics_.load_failed(slot.name());
+    std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
+                 slot.name().c_str(), static_cast<long long>(slot.current()->version), e.what());
+    throw;
   }
 }
 
@@ -444,20 +452,13 @@ void HttpServer::predict(const Request& req, Response& res, bool v2) {
 void HttpServer::reload(const Request& req, Response& res) {
   ModelSlot& slot = slot_of(req.matches[1]);
   try {
-    const auto m = slot.reload();
-    metrics_.loaded(slot.name(), m->version, m->load_seconds);
-    std::fprintf(stderr, "sift serve: reloaded %s: version %lld in %.3f s\n", slot.name().c_str(),
-                 static_cast<long long>(m->version), m->load_seconds);
+    const auto m = reload_slot(slot);
     answer(res, 200,
            fmt::format(R"({{"model":"{}","version":{},"load_seconds":{:.3f}}})", slot.name(),
                        m->version, m->load_seconds));
   } catch (const std::exception& e) {
-    metrics_.load_failed(slot.name());
-    const int64_t kept = slot.current()->version;
-    std::fprintf(stderr, "sift serve: reload of %s failed, version %lld keeps serving: %s\n",
-                 slot.name().c_str(), static_cast<long long>(kept), e.what());
-    throw HttpError(500,
-                    fmt::format("reload failed, version {} keeps serving: {}", kept, e.what()));
+    throw HttpError(500, fmt::format("reload failed, version {} keeps serving: {}",
+                                     slot.current()->version, e.what()));
   }
 }
 

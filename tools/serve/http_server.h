@@ -59,6 +59,9 @@ class HttpServer {
   using Response = httplib::Response;
   void add_routes();
   ModelSlot& slot_of(const std::string& name) const;
+  // The slot's model loaded again, logged and counted; what failed is logged, counted and
+  // rethrown, the old version serving on.
+  std::shared_ptr<LoadedModel> reload_slot(ModelSlot& slot);
   // The model a route names, at the version its path names (/versions/{v}/), if it names
   // one: 404 unless that version is the one serving.
   std::shared_ptr<LoadedModel> model_of(const Request& req) const;

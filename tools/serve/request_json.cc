@@ -5,38 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-namespace sift::serve {
+#include "datasets/encoding.h"
 
-size_t invalid_utf8_at(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    unsigned min = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3, min = 0x10000;
-    } else {
-      return i;
-    }
-    unsigned cp = c & (0x3F >> n);
-    for (size_t j = 1; j <= n; ++j) {
-      if (i + j >= s.size()) return i;
-      const auto d = static_cast<unsigned char>(s[i + j]);
-      if ((d & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += n + 1;
-  }
-  return std::string_view::npos;
-}
+namespace sift::serve {
 
 namespace {
 

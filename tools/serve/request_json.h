@@ -49,9 +49,6 @@ struct PredictRequest {
   std::vector<bool> binary;
 };
 
-// The byte offset of the first byte that is not part of valid UTF-8, or npos.
-size_t invalid_utf8_at(std::string_view bytes);
-
 PredictRequest parse_predict(std::string_view body, const RequestLimits& limits);
 // v2 `infer`: texts from inputs[0] (named kV2Input), the outputs asked for, the id.
 // `json_bytes` is the Inference-Header-Content-Length header's value when the request has

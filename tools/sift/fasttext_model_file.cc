@@ -200,18 +200,9 @@ void check_sizes(const BinReader& in, const FastTextModel& m) {
 }  // namespace
 
 const char* fasttext_loss_name(int32_t loss) {
-  switch (loss) {
-    case kFastTextLossHs:
-      return "hs";
-    case kFastTextLossNs:
-      return "ns";
-    case 3:
-      return "softmax";
-    case kFastTextLossOva:
-      return "ova";
-    default:
-      return "unknown";
-  }
+  // fastText's loss_name codes: hs 1, ns 2, softmax 3, ova 4.
+  static const char* const kNames[] = {"unknown", "hs", "ns", "softmax", "ova"};
+  return loss >= kFastTextLossHs && loss <= kFastTextLossOva ? kNames[loss] : kNames[0];
 }
 
 FastTextModel read_fasttext_model(const std::string& path, const DenseTarget& dense) {

@@ -50,10 +50,9 @@ std::vector<std::string> hf_labels(const ImportArgs& a, HfModel& m) {
 
 SiftConfig hf_config(const ImportArgs& a, const HfModel& m, const std::string& vocab) {
   namespace fs = std::filesystem;
-  SiftConfig config = load_config("");
   const ModelConfig& o = m.model;
-  for (const std::string& s : std::vector<std::string>{
-           "model.type=bert", fmt::format("model.dim={}", o.dim),
+  return load_config(
+      "", {"model.type=bert", fmt::format("model.dim={}", o.dim),
            fmt::format("model.layers={}", o.layers), fmt::format("model.heads={}", o.heads),
            fmt::format("model.ff_dim={}", o.ff_dim),
            fmt::format("model.max_positions={}", o.max_positions),
@@ -69,11 +68,7 @@ SiftConfig hf_config(const ImportArgs& a, const HfModel& m, const std::string& v
            fmt::format("data.max_length={}", o.max_positions - o.position_offset),
            // Hugging Face keeps no training data path; this names where the weights came from.
            "data.train.path=" + yaml_quoted_list({"hf-import:" + fs::absolute(a.model).string()}),
-           "train.optimizer.type=adamw", "train.optimizer.lr=3e-5"}) {
-    apply_override(config, s);
-  }
-  check_options(config);
-  return config;
+           "train.optimizer.type=adamw", "train.optimizer.lr=3e-5"});
 }
 
 void run_import_hf(const ImportArgs& a) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/provenance.h"
 #include "tools/sift/commands.h"
 
 namespace sift::cli {
@@ -84,16 +85,6 @@ struct Attempt {
   std::string failed_at;
   int port = 0;
 };
-
-// "2026-12-05T05:40:01Z".
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 pid_t start_rank(const Launch& l, int local, const Attempt& a) {
   const pid_t pid = ::fork();
@@ -217,7 +208,7 @@ void run_launch(Launch l) {
     const Outcome o = start_and_supervise(l, a);
     if (o.failed_rank < 0) return;
     a.reason = fmt::format("rank {} {}", o.failed_rank, describe(o.status));
-    a.failed_at = utc_now();
+    a.failed_at = utc_iso8601(std::time(nullptr));
     if (l.max_restarts == 0) {
       throw Error(fmt::format("launch: {}; stopped the other {} rank(s) of this node", a.reason,
                               l.nproc - 1));

@@ -8,12 +8,9 @@
 namespace sift {
 namespace {
 
-// A uniform double in [0, 1) from 53 random bits.
-double uniform(uint64_t& state) { return static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53; }
-
 // A standard normal draw (Box-Muller), from the fixed generator.
 double normal(uint64_t& state) {
-  const double u1 = std::max(uniform(state), 1e-300), u2 = uniform(state);
+  const double u1 = std::max(splitmix_uniform(state), 1e-300), u2 = splitmix_uniform(state);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
@@ -45,7 +42,7 @@ std::map<std::string, std::string> Sampler::propose(int64_t trial,
                          mix64(static_cast<uint64_t>(attempt) << 32));
   std::map<std::string, std::string> values;
   if (trial < random_trials_ || scored.empty()) {
-    for (const auto& p : params_) values[p.key] = p.space.value_at(uniform(state));
+    for (const auto& p : params_) values[p.key] = p.space.value_at(splitmix_uniform(state));
     if (trial == 0 && attempt == 0) {
       for (const auto& [key, value] : start_) values[key] = value;
     }
@@ -58,13 +55,13 @@ std::map<std::string, std::string> Sampler::propose(int64_t trial,
     return a->metric > b->metric;
   });
   const size_t pool = std::min(ranked.size(), std::max<size_t>(2, ranked.size() / 4));
-  const ScoredTrial& parent = *ranked[static_cast<size_t>(uniform(state) * double(pool))];
+  const ScoredTrial& parent = *ranked[static_cast<size_t>(splitmix_uniform(state) * double(pool))];
   for (const auto& p : params_) {
     const auto it = parent.values.find(p.key);
     const auto at = it == parent.values.end() ? std::nullopt : p.space.position_of(it->second);
-    double u = at ? *at : uniform(state);
+    double u = at ? *at : splitmix_uniform(state);
     if (p.space.kind == SpaceKind::choice) {
-      if (uniform(state) < kRedraw) u = uniform(state);
+      if (splitmix_uniform(state) < kRedraw) u = splitmix_uniform(state);
     } else {
       u = reflect(u + kStep * normal(state));
     }

@@ -172,14 +172,11 @@ class Search {
       next_ = std::max(next_, r.number + 1);
     }
     // Interrupted trials go on from their last.ckpt before any new one starts.
-    for (auto it = records_.begin(); it != records_.end();) {
-      if (it->status != TrialStatus::interrupted) {
-        ++it;
-        continue;
-      }
-      resumable_.push_back(*it);
-      it = records_.erase(it);
-    }
+    const auto interrupted =
+        std::stable_partition(records_.begin(), records_.end(),
+                              [](const auto& r) { return r.status != TrialStatus::interrupted; });
+    resumable_.assign(interrupted, records_.end());
+    records_.erase(interrupted, records_.end());
   }
 
   nlohmann::json run(double budget);
@@ -197,15 +194,18 @@ class Search {
   void watch(Running& r);
   void prune_at_rung(Running& r, const Validation& v);
   void end_trial(Running& r);
+  void end_finished();  // records and drops the trials whose process ended
   void stop_all(int signal);
   std::vector<ScoredTrial> scored() const;
   std::map<std::string, std::string> propose();
   // The base config with a trial's values: what its `sift train --set ...` resolves to.
   SiftConfig config_with(const std::map<std::string, std::string>& values) const;
   // `sift train` of `values` as run `folder`/`name` with `threads` threads.
+  // `extra`: more --set keys, after the trial's.
   std::vector<std::string> trial_argv(const std::string& folder, const std::string& name,
                                       const std::map<std::string, std::string>& values,
-                                      int64_t threads) const;
+                                      int64_t threads,
+                                      const std::vector<std::string>& extra = {}) const;
   nlohmann::json finish();
   nlohmann::json winner_summary(const TrialRecord& winner);
   Error no_winner() const;
@@ -249,7 +249,8 @@ int64_t cores() { return std::max<int64_t>(1, std::thread::hardware_concurrency(
 
 std::vector<std::string> Search::trial_argv(const std::string& folder, const std::string& name,
                                             const std::map<std::string, std::string>& values,
-                                            int64_t threads) const {
+                                            int64_t threads,
+                                            const std::vector<std::string>& extra) const {
   std::vector<std::string> argv = {program_, "train", "--quiet"};
   if (!o_.config.empty()) argv.push_back(o_.config);  // otherwise the --set keys alone
   std::vector<std::string> sets = o_.overrides;
@@ -259,6 +260,7 @@ std::vector<std::string> Search::trial_argv(const std::string& folder, const std
   sets.push_back(fmt::format("run.threads={}", threads));
   sets.push_back("train.eval_every=0");  // a validation at every epoch's end: the rungs
   for (const auto& set : metric_overrides(o_.metric)) sets.push_back(set);
+  sets.insert(sets.end(), extra.begin(), extra.end());
   for (const auto& s : sets) {
     argv.push_back("--set");
     argv.push_back(s);
@@ -434,15 +436,7 @@ void Search::interrupt(int signal) {
     if (std::chrono::duration<double>(Clock::now() - start).count() > kSaveSeconds) {
       for (auto& r : running_) r->stop(SIGKILL);
     }
-    for (auto it = running_.begin(); it != running_.end();) {
-      if ((*it)->process->running()) {
-        ++it;
-        continue;
-      }
-      watch(**it);
-      end_trial(**it);
-      it = running_.erase(it);
-    }
+    end_finished();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   write_state();
@@ -512,6 +506,10 @@ void Search::step() {
   if (now >= search_end() + stop_margin(budget_) / 2) stop_all(SIGKILL);
   while (may_start(now)) start_trial();
   for (auto& r : running_) watch(*r);
+  end_finished();
+}
+
+void Search::end_finished() {
   for (auto it = running_.begin(); it != running_.end();) {
     if ((*it)->process->running()) {
       ++it;
@@ -540,17 +538,21 @@ nlohmann::json Search::run(double budget) {
   return finish();
 }
 
+// The test split of the run's report.json, or null when it has none (or no report).
+nlohmann::json report_test(const std::string& run_dir) {
+  std::ifstream in(run_file(run_dir, kReportJsonFile));
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_object() && j.contains("splits") && j["splits"].contains("test")) {
+    return j["splits"]["test"];
+  }
+  return nullptr;
+}
+
 // The winner's test figures, from its report (a trial that ran to its end) or from
 // `sift eval` on its best.ckpt (a trial stopped by ASHA or the budget).
 nlohmann::json winner_test(const std::string& program, const std::string& run_dir,
                            const std::string& out) {
-  const std::string report = run_file(run_dir, kReportJsonFile);
-  if (fs::exists(report)) {
-    std::ifstream in(report);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_object() && j.contains("splits") && j["splits"].contains("test"))
-      return j["splits"]["test"];
-  }
+  if (nlohmann::json test = report_test(run_dir); !test.is_null()) return test;
   const std::string log = (fs::path(out) / "winner_test.json").string();
   TrialProcess eval({program, "eval", "--model", run_dir, "--json"}, log, "", "");
   while (eval.running()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -728,12 +730,8 @@ nlohmann::json Search::refit(const TrialRecord& winner) {
                   "{:.0f} s)",
                   winner.number, plan.epochs, plan.seconds));
   fs::remove_all(dir);
-  std::vector<std::string> argv = trial_argv(o_.out, kRefitFolder, winner.values, cores());
-  for (const auto& set : plan.overrides) {
-    argv.push_back("--set");
-    argv.push_back(set);
-  }
-  TrialProcess process(argv, dir + ".log", "", "");
+  TrialProcess process(trial_argv(o_.out, kRefitFolder, winner.values, cores(), plan.overrides),
+                       dir + ".log", "", "");
   while (process.running()) {
     if (elapsed() >= deadline) process.signal(SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -750,10 +748,7 @@ nlohmann::json Search::refit(const TrialRecord& winner) {
     return out;
   }
   out["status"] = "finished";
-  std::ifstream in(report);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_object() && j.contains("splits") && j["splits"].contains("test"))
-    out["test"] = j["splits"]["test"];
+  if (nlohmann::json test = report_test(dir); !test.is_null()) out["test"] = test;
   return out;
 }
 
