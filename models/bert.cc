@@ -157,14 +157,7 @@ torch::Tensor BertImpl::masked_token_logits(const ModelInput& input,
 torch::Tensor BertImpl::forward(const ModelInput& input) {
   torch::Tensor valid, lengths;
   const torch::Tensor x = token_states(input, valid, lengths);
-  torch::Tensor pooled;
-  if (pooling_ == "cls") {
-    pooled = x.select(1, 0);
-  } else {
-    auto weight = valid.unsqueeze(2).to(x.dtype());
-    pooled = (x * weight).sum(1) / lengths.to(x.device()).unsqueeze(1).to(x.dtype());
-  }
-  auto h = head_->forward(pooled);
+  auto h = head_->forward(pool_tokens(pooling_, x, valid, lengths));
   h = activation_ == "tanh"   ? torch::tanh(h)
       : activation_ == "relu" ? torch::relu(h)
                               : torch::gelu(h);

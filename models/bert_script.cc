@@ -15,26 +15,12 @@ std::string ff_gelu(const ModelConfig& config, const std::string& x) {
                                              : fmt::format("torch.gelu({})", x);
 }
 
-// model.pre_norm: x + Attention(LN(x)), then h + FF(LN(h)).
-std::string pre_norm_block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
-  const std::string p = fmt::format("layers.{}.", layer);
-  const std::string normed =
-      w.layer_norm("x", p + "attention_norm", config.dim, config.layer_norm_eps);
-  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim, config.layer_norm_eps);
-  return fmt::format(
-      R"(
-def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
-{attention}    h = x + {out}
-    return h + {ff}
-)",
-      fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
-      fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
-      fmt::arg("ff", w.linear(ff_gelu(config, w.linear(ff_normed, p + "ff_in")), p + "ff_out")));
-}
-
 std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
   const std::string p = fmt::format("layers.{}.", layer);
-  if (config.pre_norm) return pre_norm_block_method(config, layer, w);
+  if (config.pre_norm) {
+    return pre_norm_block_method(config, layer, w, config.layer_norm_eps,
+                                 [&](const std::string& x) { return ff_gelu(config, x); });
+  }
   const std::string attended = "x + " + w.linear("attended", p + "attention.out_proj");
   const std::string h =
       w.layer_norm("(" + attended + ")", p + "attention_norm", config.dim, config.layer_norm_eps);
@@ -113,10 +99,7 @@ std::string encoder_blocks(const ModelConfig& config, ScriptWriter& w, std::stri
 std::string bert_script(const ModelConfig& config, ScriptWriter& w) {
   std::string methods;
   const std::string blocks = encoder_blocks(config, w, methods);
-  const std::string pooling = config.pooling == "cls"
-                                  ? "    pooled = x.select(1, 0)\n"
-                                  : "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
-                                    "lengths.unsqueeze(1).to(x.dtype)\n";
+  const std::string pooling = pooling_script(config.pooling);
   return methods + sequence_forward_start(config.max_positions - config.position_offset) +
          fmt::format(R"(    x = {embed}
     key_bias = {key_bias}

@@ -67,6 +67,33 @@ torch::Tensor load_word_vectors(const std::string& path, const Vocab& vocab, int
   return table;
 }
 
+namespace {
+
+// model.pretrained's vectors of the vocabulary's words (load_word_vectors), the table's
+// rows being the vocabulary's ids (`whole_table`) or starting with them (a bag's table,
+// its n-gram buckets after them).
+torch::Tensor pretrained_vectors(const ModelConfig& config, const ModelShape& shape,
+                                 bool whole_table, std::vector<bool>* has_vector) {
+  // SentencePiece ids are pieces, not the vocabulary's words.
+  if (!shape.vocab ||
+      (whole_table ? shape.vocab->size() != shape.num_ids : shape.vocab->size() > shape.num_ids)) {
+    throw Error(
+        "model.pretrained: word vectors are matched to the words of the vocabulary, so they "
+        "need tokenizer.type word");
+  }
+  int64_t found = 0;
+  torch::Tensor vectors =
+      load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found, has_vector);
+  // No match at all is a wrong file (language, casing), not a usable start.
+  if (found == 0) {
+    throw Error(fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
+                            shape.vocab->size() - 2, config.pretrained));
+  }
+  return vectors;
+}
+
+}  // namespace
+
 torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelShape& shape) {
   torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(shape.num_ids, config.dim)
                                      .padding_idx(Vocab::kPad)
@@ -75,20 +102,7 @@ torch::nn::Embedding make_word_embedding(const ModelConfig& config, const ModelS
   if (config.pretrained.empty()) {
     fast_uniform_(embedding->weight, -kRandomBound, kRandomBound);
   } else {
-    // SentencePiece ids are pieces, not the vocabulary's words.
-    if (!shape.vocab || shape.vocab->size() != shape.num_ids) {
-      throw Error(
-          "model.pretrained: word vectors are matched to the words of the vocabulary, so they "
-          "need tokenizer.type word");
-    }
-    int64_t found = 0;
-    embedding->weight.copy_(load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found));
-    // No match at all is a wrong file (language, casing), not a usable start.
-    if (found == 0) {
-      throw Error(
-          fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
-                      shape.vocab->size() - 2, config.pretrained));
-    }
+    embedding->weight.copy_(pretrained_vectors(config, shape, /*whole_table=*/true, nullptr));
   }
   embedding->weight[Vocab::kPad].zero_();
   if (config.freeze_embeddings) embedding->weight.set_requires_grad(false);
@@ -121,19 +135,9 @@ namespace {
 // A checkpoint stores rows that differ from the fill, so these travel with the run.
 void copy_pretrained_words(torch::Tensor& weight, const ModelConfig& config,
                            const ModelShape& shape) {
-  if (!shape.vocab || shape.vocab->size() > shape.num_ids) {
-    throw Error(
-        "model.pretrained: word vectors are matched to the words of the vocabulary, so they "
-        "need tokenizer.type word");
-  }
-  int64_t found = 0;
   std::vector<bool> has_vector;
   const torch::Tensor vectors =
-      load_word_vectors(config.pretrained, *shape.vocab, config.dim, &found, &has_vector);
-  if (found == 0) {
-    throw Error(fmt::format("model.pretrained: none of the {} vocabulary words has a vector in {}",
-                            shape.vocab->size() - 2, config.pretrained));
-  }
+      pretrained_vectors(config, shape, /*whole_table=*/false, &has_vector);
   for (size_t id = 0; id < has_vector.size(); ++id) {
     if (has_vector[id]) weight[static_cast<int64_t>(id)].copy_(vectors[static_cast<int64_t>(id)]);
   }

@@ -77,11 +77,11 @@ class RngReplay {
 // f() between the gathering and the freeing of the block's parameters (run.shard:
 // parameters); f() alone otherwise.
 template <class F>
-auto gathered(const RecomputeState& s, F f) {
-  if (!s.shards) return f();
-  s.shards->gather(s.index);
+auto gathered(BlockShards* shards, int64_t index, F f) {
+  if (!shards) return f();
+  shards->gather(index);
   auto result = f();
-  s.shards->release(s.index);
+  shards->release(index);
   return result;
 }
 
@@ -103,7 +103,7 @@ class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
     ctx->save_for_backward(inputs.vec());
     ctx->saved_data["state"] = c10::IValue::make_capsule(state);
     torch::NoGradGuard no_grad;
-    return gathered(*state, [&] { return state->block(inputs.vec()); });
+    return gathered(state->shards, state->index, [&] { return state->block(inputs.vec()); });
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -116,7 +116,7 @@ class RecomputeFunction : public torch::autograd::Function<RecomputeFunction> {
       if (state->input_requires_grad[i]) wrt.push_back(inputs.back());
     }
     for (const auto& p : state->parameters) wrt.push_back(p);
-    variable_list grads = gathered(*state, [&] {
+    variable_list grads = gathered(state->shards, state->index, [&] {
       torch::Tensor output;
       {
         RngReplay replay(*state);
@@ -166,13 +166,8 @@ torch::Tensor recompute(const Block& block, const std::vector<torch::Tensor>& in
 torch::Tensor run_block(const RecomputePolicy& policy, int64_t index, bool training,
                         const std::vector<torch::Tensor>& parameters, const Block& block,
                         const std::vector<torch::Tensor>& inputs) {
-  const bool sharded = policy.shards != nullptr;
-  if (!training || !(sharded || policy.applies(index)) || !torch::GradMode::is_enabled()) {
-    if (!sharded) return block(inputs);
-    policy.shards->gather(index);
-    torch::Tensor out = block(inputs);
-    policy.shards->release(index);
-    return out;
+  if (!training || !(policy.shards || policy.applies(index)) || !torch::GradMode::is_enabled()) {
+    return gathered(policy.shards, index, [&] { return block(inputs); });
   }
   return recompute(block, inputs, parameters, policy.shards, index);
 }

@@ -21,12 +21,12 @@ namespace {
 // `name`, with that name's traits (models/base/traits.cc).
 template <typename Module>
 void register_model(std::vector<ModelSpec>& registry, const std::string& name, ScriptSource script,
-                    BagTablesOf bag_tables = nullptr) {
+                    PruneUnits prune_units, BagTablesOf bag_tables = nullptr) {
   for (ModelTraits& traits : model_traits()) {
     if (traits.name != name) continue;
     const InputKind input = traits.input;
-    registry.push_back(
-        {std::move(traits), input, factory_of<Module>(), std::move(script), std::move(bag_tables)});
+    registry.push_back({std::move(traits), input, factory_of<Module>(), std::move(script),
+                        std::move(bag_tables), std::move(prune_units)});
     return;
   }
   throw Error(fmt::format("models/base/traits.cc has no model '{}'", name));
@@ -34,17 +34,12 @@ void register_model(std::vector<ModelSpec>& registry, const std::string& name, S
 
 std::vector<ModelSpec> registered_models() {
   std::vector<ModelSpec> r;
-  register_model<FastText>(r, "fasttext", fasttext_script, bag_tables_of);
-  r.back().prune_units = fasttext_units;
-  register_model<TextCnn>(r, "textcnn", textcnn_script);
-  r.back().prune_units = textcnn_units;
-  register_model<Rnn>(r, "rnn", rnn_script);
-  r.back().prune_units = rnn_units;
-  register_model<Transformer>(r, "transformer", transformer_script);
-  r.back().prune_units = transformer_units;
-  register_model<Mlp>(r, "mlp", mlp_script);
-  register_model<Bert>(r, "bert", bert_script);
-  r.back().prune_units = transformer_units;
+  register_model<FastText>(r, "fasttext", fasttext_script, fasttext_units, bag_tables_of);
+  register_model<TextCnn>(r, "textcnn", textcnn_script, textcnn_units);
+  register_model<Rnn>(r, "rnn", rnn_script, rnn_units);
+  register_model<Transformer>(r, "transformer", transformer_script, transformer_units);
+  register_model<Mlp>(r, "mlp", mlp_script, nullptr);
+  register_model<Bert>(r, "bert", bert_script, transformer_units);
   r.back().encoder_script = bert_encoder_script;
   return r;
 }

@@ -23,9 +23,6 @@ RnnImpl::RnnImpl(const ModelConfig& config, const ModelShape& shape) {
   } else {
     throw Error("model.pooling: The rnn model pools by max, mean or attention.");
   }
-  if (config.cell != "lstm" && config.cell != "gru") {
-    throw Error("model.cell: The rnn model's cell is lstm or gru.");
-  }
   embedding_ = register_module("embedding", make_word_embedding(config, shape));
   // LibTorch applies this dropout between layers only (and warns for one layer).
   const double between = config.layers > 1 ? config.dropout : 0.0;
@@ -40,12 +37,11 @@ RnnImpl::RnnImpl(const ModelConfig& config, const ModelShape& shape) {
                                                      .dropout(between)
                                                      .batch_first(true)));
   } else {
-    lstm_ = register_module("rnn",
-                            torch::nn::LSTM(torch::nn::LSTMOptions(config.dim, config.hidden)
-                                                .num_layers(config.layers)
-                                                .bidirectional(config.bidirectional)
-                                                .dropout(between)
-                                                .batch_first(true)));
+    lstm_ = register_module("rnn", torch::nn::LSTM(torch::nn::LSTMOptions(config.dim, config.hidden)
+                                                       .num_layers(config.layers)
+                                                       .bidirectional(config.bidirectional)
+                                                       .dropout(between)
+                                                       .batch_first(true)));
   }
   const int64_t features = config.hidden * (config.bidirectional ? 2 : 1);
   if (pooling_ == Pooling::attention) {
@@ -78,8 +74,8 @@ torch::Tensor RnnImpl::forward(const ModelInput& input) {
   torch::Tensor pooled;
   switch (pooling_) {
     case Pooling::max:
-      pooled = std::get<0>(
-          states.masked_fill(~valid, -std::numeric_limits<float>::infinity()).max(1));
+      pooled =
+          std::get<0>(states.masked_fill(~valid, -std::numeric_limits<float>::infinity()).max(1));
       break;
     case Pooling::mean: {
       // Padded steps are zero after pad_packed_sequence; masking keeps that explicit.
@@ -127,8 +123,7 @@ torch::Tensor RnnImpl::run_layer(int64_t layer, const torch::Tensor& data,
                                    bidirectional_));
   }
   return std::get<0>(torch::gru(input, batch_sizes, h0, params, /*has_biases=*/true,
-                                /*num_layers=*/1, /*dropout=*/0.0, is_training(),
-                                bidirectional_));
+                                /*num_layers=*/1, /*dropout=*/0.0, is_training(), bidirectional_));
 }
 
 torch::Tensor RnnImpl::layer_by_layer(const torch::Tensor& data, const torch::Tensor& batch_sizes) {

@@ -15,9 +15,7 @@ namespace {
 // "layers.0.ff_in.weight" -> "layers_0_ff_in_weight": attribute names cannot hold dots.
 std::string attribute_name(const std::string& name) {
   std::string out = name;
-  for (char& c : out) {
-    if (c == '.') c = '_';
-  }
+  std::replace(out.begin(), out.end(), '.', '_');
   return out;
 }
 

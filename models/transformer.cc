@@ -20,6 +20,18 @@ int64_t encoder_depth(const std::string& name, int64_t layers,
   return 0;
 }
 
+torch::Tensor pool_tokens(const std::string& pooling, const torch::Tensor& x,
+                          const torch::Tensor& valid, const torch::Tensor& lengths) {
+  if (pooling == "cls") return x.select(1, 0);
+  if (pooling == "mean") {
+    auto weight = valid.unsqueeze(2).to(x.dtype());
+    return (x * weight).sum(1) / lengths.to(x.device()).unsqueeze(1).to(x.dtype());
+  }
+  return std::get<0>(
+      x.masked_fill(valid.logical_not().unsqueeze(2), -std::numeric_limits<float>::infinity())
+          .max(1));
+}
+
 torch::Tensor key_padding_bias(const torch::Tensor& key_valid) {
   const int64_t batch = key_valid.size(0), length = key_valid.size(1);
   return torch::zeros({batch, 1, 1, length}, key_valid.options().dtype(torch::kFloat32))
@@ -83,16 +95,8 @@ TransformerImpl::TransformerImpl(const ModelConfig& config, const ModelShape& sh
                     "('attention' pooling is the RNN's).",
                     pooling_));
   }
-  if (config.max_positions < 1) {
-    throw Error(
-        fmt::format("model.max_positions: The Transformer needs at least one position, "
-                    "not {}.",
-                    config.max_positions));
-  }
-  if (config.positions != "learned" && config.positions != "sinusoidal") {
-    throw Error(fmt::format("model.positions: Positions are 'learned' or 'sinusoidal', not '{}'.",
-                            config.positions));
-  }
+  // model.max_positions >= 1 and model.positions learned or sinusoidal: the option table's
+  // checks.
   first_token_ = pooling_ == "cls" ? 1 : 0;
   const int64_t positions = max_tokens_ + first_token_;
 
@@ -152,18 +156,7 @@ torch::Tensor TransformerImpl::forward(const ModelInput& input) {
                                                key_padding_bias(key_valid));
   x = final_norm_->forward(x);
 
-  torch::Tensor pooled;
-  if (pooling_ == "cls") {
-    pooled = x.select(1, 0);
-  } else if (pooling_ == "mean") {
-    auto weight = valid.unsqueeze(2).to(x.dtype());
-    pooled = (x * weight).sum(1) / lengths.to(device).unsqueeze(1).to(x.dtype());
-  } else {
-    pooled = std::get<0>(
-        x.masked_fill(valid.logical_not().unsqueeze(2), -std::numeric_limits<float>::infinity())
-            .max(1));
-  }
-  return output_->forward(dropout_->forward(pooled));
+  return output_->forward(dropout_->forward(pool_tokens(pooling_, x, valid, lengths)));
 }
 
 }  // namespace sift

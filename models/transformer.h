@@ -3,6 +3,7 @@
 // layers can be re-run (gradient checkpointing) and rebuilt as TorchScript source.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 
@@ -49,6 +50,11 @@ TORCH_MODULE(TransformerLayer);
 // The additive attention bias of a batch: [batch, 1, 1, length], 0 on real keys
 // (key_valid [batch, length] true) and -inf on padding.
 torch::Tensor key_padding_bias(const torch::Tensor& key_valid);
+
+// One vector a text from the token states x [batch, length, dim]: model.pooling cls (the
+// first token's), mean (over the valid tokens) or max (over them).
+torch::Tensor pool_tokens(const std::string& pooling, const torch::Tensor& x,
+                          const torch::Tensor& valid, const torch::Tensor& lengths);
 
 // x through each block of `layers` (Layer: forward(x, key_bias)), each `repeats` times in a
 // row (ALBERT's shared layers), re-running in backward the block runs that `policy` names
@@ -117,15 +123,24 @@ TORCH_MODULE(Transformer);
 // Its forward as TorchScript source, for export (models/transformer_script.cc).
 std::string transformer_script(const ModelConfig& config, ScriptWriter& writer);
 
-// The self-attention of the block whose names start with `prefix` ("layers.0.") over the
-// expression `input`, as TorchScript lines that leave `attended` [batch, length, width]
-// (before attention.out_proj) from `x`'s sizes and `key_bias`; shared with the
-// BERT-family encoder's export.
 // The opening of a sequence model's TorchScript forward(ids, lengths): ids cut to
 // max_tokens, `batch`, `length`, `lengths` clamped to [1, length] and `valid` [batch, length].
 std::string sequence_forward_start(int64_t max_tokens);
 
+// The self-attention of the block whose names start with `prefix` ("layers.0.") over the
+// expression `input`, as TorchScript lines that leave `attended` [batch, length, width]
+// (before attention.out_proj) from `x`'s sizes and `key_bias`; shared with the
+// BERT-family encoder's export.
 std::string attention_script(const ModelConfig& config, const std::string& prefix,
                              const std::string& input, ScriptWriter& writer);
+
+// A pre-norm encoder layer as the method encoder_block_{layer}: x + Attention(LN(x)),
+// then h + FF(LN(h)), with LayerNorm's `eps` and the feed-forward activation
+// `activation(x)`; the Transformer's layers and BERT's with model.pre_norm.
+std::string pre_norm_block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w,
+                                  double eps,
+                                  const std::function<std::string(const std::string&)>& activation);
+// model.pooling's TorchScript line `pooled = ...` (cls, mean or max).
+std::string pooling_script(const std::string& kind);
 
 }  // namespace sift

@@ -43,14 +43,14 @@ std::string attention_script(const ModelConfig& config, const std::string& p,
       fmt::arg("qscale", script_number(query_scale)));
 }
 
-namespace {
-
 // One method per encoder layer over its own attributes (its Linear layers may be packed
 // int8 objects, which a shared method would need typed arguments for).
-std::string block_method(const ModelConfig& config, int64_t layer, ScriptWriter& w) {
+std::string pre_norm_block_method(
+    const ModelConfig& config, int64_t layer, ScriptWriter& w, double eps,
+    const std::function<std::string(const std::string&)>& activation) {
   const std::string p = fmt::format("layers.{}.", layer);
-  const std::string normed = w.layer_norm("x", p + "attention_norm", config.dim);
-  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim);
+  const std::string normed = w.layer_norm("x", p + "attention_norm", config.dim, eps);
+  const std::string ff_normed = w.layer_norm("h", p + "ff_norm", config.dim, eps);
   return fmt::format(
       R"(
 def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
@@ -60,11 +60,10 @@ def encoder_block_{layer}(self, x: Tensor, key_bias: Tensor) -> Tensor:
 )",
       fmt::arg("layer", layer), fmt::arg("attention", attention_script(config, p, normed, w)),
       fmt::arg("out", w.linear("attended", p + "attention.out_proj")),
-      fmt::arg("ff", w.linear(fmt::format("torch.gelu({})", w.linear(ff_normed, p + "ff_in")),
-                              p + "ff_out")));
+      fmt::arg("ff", w.linear(activation(w.linear(ff_normed, p + "ff_in")), p + "ff_out")));
 }
 
-std::string pooling(const std::string& kind) {
+std::string pooling_script(const std::string& kind) {
   if (kind == "cls") return "    pooled = x.select(1, 0)\n";
   if (kind == "mean") {
     return "    pooled = (x * valid.unsqueeze(2).to(x.dtype)).sum(1) / "
@@ -73,8 +72,6 @@ std::string pooling(const std::string& kind) {
   return "    pooled = torch.max(x.masked_fill(torch.logical_not(valid).unsqueeze(2), "
          "float(\"-inf\")), 1)[0]\n";
 }
-
-}  // namespace
 
 std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   const int64_t dim = config.dim;
@@ -92,7 +89,8 @@ std::string transformer_script(const ModelConfig& config, ScriptWriter& w) {
   std::string blocks, methods;
   for (int64_t i = 0; i < config.layers; ++i) {
     blocks += fmt::format("    x = self.encoder_block_{}(x, key_bias)\n", i);
-    methods += block_method(config, i, w);
+    methods += pre_norm_block_method(
+        config, i, w, 1e-5, [](const std::string& x) { return fmt::format("torch.gelu({})", x); });
   }
   return methods + sequence_forward_start(config.max_positions) +
          fmt::format(R"(    x = {embed} * {xscale}
@@ -111,7 +109,7 @@ def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
                      fmt::arg("prefix", prefix), fmt::arg("first", cls ? 1 : 0),
                      fmt::arg("positions", positions), fmt::arg("blocks", blocks),
                      fmt::arg("final_norm", w.layer_norm("x", "final_norm", dim)),
-                     fmt::arg("pooling", pooling(config.pooling)),
+                     fmt::arg("pooling", pooling_script(config.pooling)),
                      fmt::arg("out", w.output(w.linear("pooled", "output"))));
 }
 

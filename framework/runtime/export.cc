@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -24,9 +25,11 @@
 namespace sift {
 namespace {
 
-std::string vocab_bytes(const Vocab& vocab) {
+// What `saved.save(stream)` writes: the vocabulary's and the labels' files.
+template <class T>
+std::string saved_bytes(const T& saved) {
   std::ostringstream out;
-  vocab.save(out);
+  saved.save(out);
   return out.str();
 }
 
@@ -41,12 +44,6 @@ std::string wordpiece_bytes(const WordPieceVocab& vocab) {
 int64_t vocabulary_size(const Task& task) {
   if (task.wordpiece) return static_cast<int64_t>(task.wordpiece->vocab().size());
   return task.pieces ? task.pieces->size() + 1 : task.vocab->size();
-}
-
-std::string labels_text(const LabelSet& labels) {
-  std::ostringstream out;
-  labels.save(out);
-  return out.str();
 }
 
 // "ONEDNN" -> "onednn", as Python's torch.backends.quantized.engine spells it.
@@ -74,21 +71,9 @@ std::map<std::string, torch::Tensor> without_pruned_units(const ModelSpec& spec,
   return groups.empty() ? t : remove_pruned_units(std::move(t), groups);
 }
 
-// --cutoff: the table reduced to its kept rows; the ids of the others leave their bags
-// (fastText's pruned dictionary). The kept ids are stored sorted (4 bytes a kept row)
-// rather than as a rank per id: cutting a 2M-row table to 100k rows, 0.4 MB against
-// 2.1 MB, which would be most of the file.
-void cut_off(const ModelBundle& bundle, const ExportOptions& options, const std::string& table,
-             std::map<std::string, torch::Tensor>& tensors) {
-  keep_lookup_rows(tensors, table, kept_rows(bundle, options), KeptMap::sorted_ids,
-                   Unkept::nothing);
-}
-
 // The codes of the product-quantized `table` in an exported module.
 torch::Tensor pq_codes(const torch::jit::Module& module, std::string table) {
-  for (char& c : table) {
-    if (c == '.') c = '_';
-  }
+  std::replace(table.begin(), table.end(), '.', '_');
   if (!module.hasattr(table + "_codes")) {
     throw Error("--quantize pq: this model's export does not product-quantize its table");
   }
@@ -166,7 +151,9 @@ TensorMap model_tensors(const ModelBundle& bundle) {
   return tensors;
 }
 
-// The module of script_model, from the model's tensors as the export stores them.
+// The bundle's model as a TorchScript module with forward(ids, offsets | lengths) -> logits
+// and predict_proba(...) -> probabilities (eval mode, on the CPU), from the model's
+// tensors as the export stores them.
 torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
                                   const ExportOptions& options) {
   const WeightFormat format = options.quantize == "int8" ? WeightFormat::int8
@@ -176,7 +163,14 @@ torch::jit::Module script_tensors(const ModelBundle& bundle, TensorMap tensors,
   const bool pq = options.quantize == "pq";
   const std::string cut_table = pq && options.cutoff > 0 ? pq_table(bundle) : "";
   tensors = without_pruned_units(spec, bundle.config, std::move(tensors), cut_table);
-  if (!cut_table.empty()) cut_off(bundle, options, cut_table, tensors);
+  // --cutoff: the table reduced to its kept rows; the ids of the others leave their bags
+  // (fastText's pruned dictionary). The kept ids are stored sorted (4 bytes a kept row)
+  // rather than as a rank per id: cutting a 2M-row table to 100k rows, 0.4 MB against
+  // 2.1 MB, which would be most of the file.
+  if (!cut_table.empty()) {
+    keep_lookup_rows(tensors, cut_table, kept_rows(bundle, options), KeptMap::sorted_ids,
+                     Unkept::nothing);
+  }
   ScriptWriter writer(std::move(tensors), format, options.int8_min_macs);
   writer.set_loss(bundle.config.train.loss, bundle.config.data.multi_label);
   if (pq) writer.request_pq({{options.dsub, options.qnorm}, options.qout, options.pq_given});
@@ -208,11 +202,6 @@ nlohmann::json training_provenance(const std::string& run_dir) {
 
 }  // namespace
 
-torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options) {
-  check_options(bundle, options);
-  return script_tensors(bundle, model_tensors(bundle), options);
-}
-
 int64_t export_run(const ModelBundle& original, const std::string& out,
                    const ExportOptions& original_options) {
   check_options(original, original_options);
@@ -232,9 +221,9 @@ int64_t export_run(const ModelBundle& original, const std::string& out,
       tokenizer_json(bundle.task.encoder, type, vocabulary_size(bundle.task), encoder.num_ids());
   if (wordpiece) tokenizer["wordpiece"] = wordpiece_json(wordpiece->options());
   std::map<std::string, std::string> files = {
-      {kExportLabelsFile, labels_text(bundle.task.labels)},
+      {kExportLabelsFile, saved_bytes(bundle.task.labels)},
       {kExportVocabFile,
-       wordpiece ? wordpiece_bytes(wordpiece->vocab()) : vocab_bytes(*bundle.task.vocab)},
+       wordpiece ? wordpiece_bytes(wordpiece->vocab()) : saved_bytes(*bundle.task.vocab)},
       {kExportConfigFile, dump_config(bundle.config)},
       {kExportTokenizerFile, tokenizer.dump(2)},
   };

@@ -47,10 +47,6 @@ std::string quantized_engine();
 // engines this LibTorch has when it lacks `name`.
 void use_quantized_engine(const std::string& name);
 
-// The model of a bundle as a TorchScript module with forward(ids, offsets | lengths)
-// -> logits and predict_proba(...) -> probabilities (eval mode, on the CPU).
-torch::jit::Module script_model(const ModelBundle& bundle, const ExportOptions& options);
-
 // Writes the run's model with its labels, tokenizer, vocabulary, config and format
 // description (extra files of the archive, export_format.h) to `out`, through a
 // temporary name. Returns the file's size in bytes.

@@ -466,10 +466,6 @@ Distributed::~Distributed() = default;
 // A group of one (impl_ null) answers every call from its own values.
 int64_t Distributed::rank() const { return impl_ ? impl_->env.rank : 0; }
 int64_t Distributed::world_size() const { return impl_ ? impl_->env.world_size : 1; }
-const std::string& Distributed::backend() const {
-  static const std::string none = "none";
-  return impl_ ? impl_->backend : none;
-}
 double Distributed::gradient_seconds() const { return impl_ ? impl_->gradient_seconds : 0.0; }
 int64_t Distributed::gradient_calls() const { return impl_ ? impl_->gradient_calls : 0; }
 std::string Distributed::who(int64_t rank) const {
@@ -587,18 +583,24 @@ void Distributed::sum(torch::Tensor& t) {
   if (impl_) impl_->all_reduce(t, "sum");
 }
 
-void Distributed::sum(std::vector<double>& values) {
-  if (!impl_) return;
-  auto t = torch::tensor(values, torch::kFloat64);
-  impl_->all_reduce(t, "sum");
-  std::memcpy(values.data(), t.data_ptr<double>(), values.size() * sizeof(double));
+namespace {
+
+// The values summed over the ranks through a tensor of their type (torch::tensor of
+// doubles would be float32 without it).
+template <class T>
+void sum_values(Distributed& dist, std::vector<T>& values) {
+  torch::Tensor t = torch::tensor(values, c10::CppTypeToScalarType<T>::value);
+  dist.sum(t);
+  std::memcpy(values.data(), t.data_ptr<T>(), values.size() * sizeof(T));
 }
 
+}  // namespace
+
+void Distributed::sum(std::vector<double>& values) {
+  if (impl_) sum_values(*this, values);
+}
 void Distributed::sum(std::vector<int64_t>& values) {
-  if (!impl_) return;
-  auto t = torch::tensor(values, torch::kInt64);
-  impl_->all_reduce(t, "sum");
-  std::memcpy(values.data(), t.data_ptr<int64_t>(), values.size() * sizeof(int64_t));
+  if (impl_) sum_values(*this, values);
 }
 
 bool Distributed::primary_says(bool flag) {

@@ -55,7 +55,6 @@ class Distributed : public Group {
 
   int64_t rank() const override;
   int64_t world_size() const override;
-  const std::string& backend() const;
 
   // Rank 0's parameters and buffers, copied to every rank.
   void broadcast_parameters(torch::nn::Module& module);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 
 #include "core/error.h"
@@ -67,20 +66,6 @@ double rank_loss_scale(LossReduction loss_reduction, int64_t examples, int64_t t
          static_cast<double>(std::max<int64_t>(total_examples, 1));
 }
 
-namespace {
-
-std::string int64_bytes(const std::vector<int64_t>& values) {
-  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
-}
-
-std::vector<int64_t> int64s_of(const std::string& bytes) {
-  std::vector<int64_t> values(bytes.size() / sizeof(int64_t));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(int64_t));
-  return values;
-}
-
-}  // namespace
-
 void reduce_evaluation(Distributed& dist, Evaluation& e) {
   if (!dist.is_group()) return;  // keeps a single process's loss bit for bit
   std::vector<double> loss{e.loss * static_cast<double>(e.examples())};
@@ -99,12 +84,8 @@ void reduce_evaluation(Distributed& dist, Evaluation& e) {
   } else {
     // The nonzero cells of every rank, added up: a dense sum would send labels^2 numbers.
     const std::vector<int64_t> mine = e.confusion.cells();
-    std::vector<int64_t> all;
-    for (const std::string& bytes : dist.all_gather(int64_bytes(mine))) {
-      const std::vector<int64_t> theirs = int64s_of(bytes);
-      all.insert(all.end(), theirs.begin(), theirs.end());
-    }
-    e.confusion = ConfusionMatrix::from_cells(e.confusion.classes(), all);
+    e.confusion = ConfusionMatrix::from_cells(e.confusion.classes(),
+                                              dist.all_gather_int64s(mine.data(), mine.size()));
   }
   e.loss = e.examples() > 0 ? loss[0] / static_cast<double>(e.examples()) : 0.0;
 }

@@ -130,14 +130,6 @@ void LayerShards::reduce_gradients(int64_t index, const std::vector<torch::Tenso
   shards_.add_unit_gradient(l->unit, gradient);
 }
 
-namespace {
-
-std::string int64_bytes(const torch::Tensor& t) {
-  return {static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.nbytes())};
-}
-
-}  // namespace
-
 torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::Tensor& ids) {
   Layer* l = nullptr;
   for (auto& candidate : layers_) {
@@ -159,11 +151,9 @@ torch::Tensor LayerShards::gather_rows(const torch::Tensor& table, const torch::
   const torch::Tensor mine =
       std::get<0>(at::_unique(ids.to(torch::kCPU, torch::kInt64).reshape(-1), /*sorted=*/true))
           .contiguous();
-  std::vector<int64_t> all{0};  // row 0: a padding id stays 0 when renumbered
-  for (const std::string& bytes : dist_.all_gather(int64_bytes(mine))) {
-    const auto* from = reinterpret_cast<const int64_t*>(bytes.data());
-    all.insert(all.end(), from, from + bytes.size() / sizeof(int64_t));
-  }
+  std::vector<int64_t> all =
+      dist_.all_gather_int64s(mine.data_ptr<int64_t>(), static_cast<size_t>(mine.numel()));
+  all.push_back(0);  // row 0: a padding id stays 0 when renumbered
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   l->ids = torch::tensor(all, torch::kInt64);

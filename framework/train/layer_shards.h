@@ -60,7 +60,6 @@ class LayerShards : public BlockShards {
   void hold_whole();
   // Each layer's slice kept from the whole weights, and their memory freed (local).
   void from_whole();
-  bool whole() const { return whole_; }
   // Collective: what a rank without a batch does so that the others' per-layer
   // collectives find it: the forward's gathers (evaluation), and in training the
   // backward's gathers and a zero gradient too (idle_pass).

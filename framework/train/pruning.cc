@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -13,9 +14,7 @@ namespace {
 // Buffer names cannot hold dots.
 std::string buffer_name(const std::string& kind, const std::string& name) {
   std::string out = kind + ":" + name;
-  for (char& c : out) {
-    if (c == '.') c = '_';
-  }
+  std::replace(out.begin(), out.end(), '.', '_');
   return out;
 }
 

@@ -172,7 +172,6 @@ struct ShardedOptimizer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;  // over the pieces; null: none
   int64_t bucket = 0;                                  // elements per all-gather
   double gather_seconds = 0;
-  int64_t gather_calls = 0;
   // A save's whole state (rank 0; prepare_state to end_state_write).
   bool saving = false;
   std::vector<torch::Tensor> whole_state;
@@ -436,7 +435,6 @@ void ShardedOptimizer::step() {
   const auto start = Clock::now();
   impl.all_gather(impl.replicated, impl.pieces, &impl.whole, /*skip_own=*/true);
   impl.gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-  ++impl.gather_calls;
 }
 
 int64_t ShardedOptimizer::unit_elements(int64_t unit) const {
@@ -450,7 +448,6 @@ void ShardedOptimizer::gather_unit(int64_t unit, const torch::Tensor& flat) {
   const std::vector<Segment> into{{impl.units[unit].begin, flat}};
   impl.all_gather(impl.unit_spans(unit), impl.pieces, &into, /*skip_own=*/false);
   impl.gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-  ++impl.gather_calls;
 }
 
 void ShardedOptimizer::keep_unit(int64_t unit, const torch::Tensor& flat) {
@@ -479,7 +476,6 @@ void ShardedOptimizer::gather_unit_rows(int64_t unit, const torch::Tensor& ids,
   impl_->move_rows(unit, ids, rows, /*to_rows=*/true);
   impl_->dist.sum(rows);
   impl_->gather_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-  ++impl_->gather_calls;
 }
 
 void ShardedOptimizer::add_unit_rows(int64_t unit, const torch::Tensor& ids,
@@ -611,7 +607,6 @@ int64_t ShardedOptimizer::state_bytes() const {
 
 int64_t ShardedOptimizer::slice_elements() const { return impl_->slice_length(impl_->me()); }
 double ShardedOptimizer::gather_seconds() const { return impl_->gather_seconds; }
-int64_t ShardedOptimizer::gather_calls() const { return impl_->gather_calls; }
 
 int64_t optimizer_state_bytes(const OptimizerConfig& config, torch::optim::Optimizer& optimizer) {
   int64_t bytes = 0;

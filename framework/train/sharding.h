@@ -87,11 +87,10 @@ class ShardedOptimizer {
   void scatter_state(torch::optim::Optimizer& full);
 
   // report.json's figures of this rank: its optimizer state's bytes, its slice's
-  // elements, and the time and calls of the parameters' all-gathers.
+  // elements, and the time of the parameters' all-gathers.
   int64_t state_bytes() const;
   int64_t slice_elements() const;
   double gather_seconds() const;
-  int64_t gather_calls() const;
 
  private:
   struct Impl;

@@ -284,17 +284,13 @@ class TorchLearner : public Learner {
     const Lockstep lockstep{[this](bool mine) { return run_.dist->agree_on_batch(mine, 0).any; },
                             [this] { run_.layers->idle_forward(); }};
     const Lockstep* in_step = run_.layers ? &lockstep : nullptr;
-    if (run_.masking) {
-      Evaluation e = evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
-                                     run_.plan.seed, run_.device, in_step);
-      reduce_evaluation(*run_.dist, e);
-      run_.model->train();
-      return e;
-    }
     Evaluation e =
-        sift::evaluate(run_.model, stream, run_.task.encoder.kind, run_.task.labels.size(),
-                       run_.device, run_.plan.labels, confused, in_step);
-    if (run_.layers) run_.layers->release_rows();
+        run_.masking
+            ? evaluate_masked(*run_.model, stream, *run_.plan.data.masked_lm, *run_.masking,
+                              run_.plan.seed, run_.device, in_step)
+            : sift::evaluate(run_.model, stream, run_.task.encoder.kind, run_.task.labels.size(),
+                             run_.device, run_.plan.labels, confused, in_step);
+    if (run_.layers && !run_.masking) run_.layers->release_rows();
     reduce_evaluation(*run_.dist, e);
     run_.model->train();
     return e;

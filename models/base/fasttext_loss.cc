@@ -18,11 +18,7 @@ const std::vector<float>& all_scores(const OutputLayer& out, const float* hidden
 }
 
 int64_t argmax(const std::vector<float>& scores) {
-  int64_t best = 0;
-  for (size_t c = 1; c < scores.size(); ++c) {
-    if (scores[c] > scores[static_cast<size_t>(best)]) best = static_cast<int64_t>(c);
-  }
-  return best;
+  return std::max_element(scores.begin(), scores.end()) - scores.begin();
 }
 
 // Softmax and cross-entropy in double (F::cross_entropy, summed).

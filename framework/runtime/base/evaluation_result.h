@@ -44,12 +44,8 @@ struct Evaluation {
   int64_t top_k_predicted = 0;  // predictions made: min(k, classes) x examples, less those
                                 // under the threshold
   int64_t gold_labels = 0;      // gold labels, over all examples
-  double precision_at_k() const {
-    return top_k_predicted ? static_cast<double>(top_k_correct) / top_k_predicted : 0.0;
-  }
-  double recall_at_k() const {
-    return gold_labels ? static_cast<double>(top_k_correct) / gold_labels : 0.0;
-  }
+  double precision_at_k() const { return ratio(top_k_correct, top_k_predicted); }
+  double recall_at_k() const { return ratio(top_k_correct, gold_labels); }
 
   // Masked-token pretraining: predicted positions, those predicted right; no confusion.
   // masked_* counts every chosen position: the 80% shown as [MASK], the 10% shown as a
@@ -61,12 +57,8 @@ struct Evaluation {
   int64_t masked_correct = 0;
   int64_t mask_tokens = 0;
   int64_t mask_correct = 0;
-  double masked_accuracy() const {
-    return masked_tokens ? static_cast<double>(masked_correct) / masked_tokens : 0.0;
-  }
-  double mask_accuracy() const {
-    return mask_tokens ? static_cast<double>(mask_correct) / mask_tokens : 0.0;
-  }
+  double masked_accuracy() const { return ratio(masked_correct, masked_tokens); }
+  double mask_accuracy() const { return ratio(mask_correct, mask_tokens); }
 
   int64_t examples() const {
     return masked_lm ? masked_tokens : multi_label ? multi.examples() : confusion.total();

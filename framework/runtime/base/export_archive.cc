@@ -56,6 +56,7 @@ class Unpickler {
  private:
   void step(uint8_t op);
   ValuePtr pop();
+  Value& push(Value::Kind kind);  // a new value of `kind` on the stack
   std::vector<ValuePtr> pop_to_mark();
   ValuePtr reduce(const ValuePtr& callable, const ValuePtr& args);
   std::string take(size_t n);
@@ -92,6 +93,11 @@ ValuePtr Unpickler::pop() {
   ValuePtr v = stack_.back();
   stack_.pop_back();
   return v;
+}
+
+Value& Unpickler::push(Value::Kind kind) {
+  stack_.push_back(make(kind));
+  return *stack_.back();
 }
 
 std::vector<ValuePtr> Unpickler::pop_to_mark() {
@@ -133,10 +139,9 @@ void Unpickler::step(uint8_t op) {
       take(1);
       break;     // PROTO
     case 'c': {  // GLOBAL
-      ValuePtr g = make(K::global);
-      g->text = line();
-      g->name = line();
-      stack_.push_back(g);
+      Value& g = push(K::global);
+      g.text = line();
+      g.name = line();
       break;
     }
     case 'q':
@@ -154,15 +159,14 @@ void Unpickler::step(uint8_t op) {
       break;
     }
     case '(':
-      stack_.push_back(make(K::mark));
+      push(K::mark);
       break;
     case ')':
-      stack_.push_back(make(K::tuple));
+      push(K::tuple);
       break;
     case 't': {
-      ValuePtr t = make(K::tuple);
-      t->items = pop_to_mark();
-      stack_.push_back(t);
+      std::vector<ValuePtr> items = pop_to_mark();
+      push(K::tuple).items = std::move(items);
       break;
     }
     case 0x85:
@@ -175,7 +179,7 @@ void Unpickler::step(uint8_t op) {
       break;
     }
     case '}':
-      stack_.push_back(make(K::dict));
+      push(K::dict);
       break;
     case 'u': {  // SETITEMS
       const auto items = pop_to_mark();
@@ -191,30 +195,23 @@ void Unpickler::step(uint8_t op) {
       stack_.back()->entries.emplace_back(key, value);
       break;
     }
-    case 'X': {  // BINUNICODE
-      ValuePtr s = make(K::text);
-      s->text = take(le<uint32_t>(take(4), 0));
-      stack_.push_back(s);
+    case 'X':  // BINUNICODE
+      push(K::text).text = take(le<uint32_t>(take(4), 0));
       break;
-    }
     case 'N':
-      stack_.push_back(make(K::none));
+      push(K::none);
       break;
     case 0x88:
-    case 0x89: {  // NEWTRUE, NEWFALSE
-      ValuePtr b = make(K::boolean);
-      b->integer = op == 0x88;
-      stack_.push_back(b);
+    case 0x89:  // NEWTRUE, NEWFALSE
+      push(K::boolean).integer = op == 0x88;
       break;
-    }
     case 'K':
     case 'M':
     case 'J': {  // BININT1, BININT2, BININT
-      ValuePtr i = make(K::integer);
-      if (op == 'K') i->integer = static_cast<uint8_t>(take(1)[0]);
-      if (op == 'M') i->integer = le<uint16_t>(take(2), 0);
-      if (op == 'J') i->integer = le<int32_t>(take(4), 0);
-      stack_.push_back(i);
+      Value& i = push(K::integer);
+      if (op == 'K') i.integer = static_cast<uint8_t>(take(1)[0]);
+      if (op == 'M') i.integer = le<uint16_t>(take(2), 0);
+      if (op == 'J') i.integer = le<int32_t>(take(4), 0);
       break;
     }
     case 0x8a: {  // LONG1: little-endian two's complement
@@ -225,9 +222,7 @@ void Unpickler::step(uint8_t op) {
       for (size_t k = 0; k < n; ++k)
         u |= static_cast<uint64_t>(static_cast<uint8_t>(b[k])) << (8 * k);
       if (n > 0 && n < 8 && (static_cast<uint8_t>(b[n - 1]) & 0x80)) u |= ~uint64_t{0} << (8 * n);
-      ValuePtr i = make(K::integer);
-      i->integer = static_cast<int64_t>(u);
-      stack_.push_back(i);
+      push(K::integer).integer = static_cast<int64_t>(u);
       break;
     }
     case 'Q': {  // BINPERSID: the storage's id tuple stands for it
@@ -241,12 +236,11 @@ void Unpickler::step(uint8_t op) {
       stack_.push_back(reduce(callable, args));
       break;
     }
-    case 0x81: {  // NEWOBJ
+    case 0x81:  // NEWOBJ
       pop();
       pop();
-      stack_.push_back(make(K::object));
+      push(K::object);
       break;
-    }
     case 'b': {  // BUILD: the state dict becomes the object's entries
       ValuePtr state = pop();
       if (stack_.empty()) throw bad("stack underflow");

@@ -14,17 +14,13 @@
 namespace sift {
 
 FloatTable FloatTable::dense(int64_t rows, int64_t width, std::vector<float> values) {
-  FloatTable t;
-  t.rows_ = rows;
-  t.width_ = width;
+  FloatTable t(rows, width);
   t.values_ = std::move(values);
   return t;
 }
 
 FloatTable FloatTable::filled(int64_t rows, int64_t width, ChangedRows changed) {
-  FloatTable t;
-  t.rows_ = rows;
-  t.width_ = width;
+  FloatTable t(rows, width);
   t.values_ = std::move(changed.values);
   t.fill_ = changed.fill;
   t.filled_ = true;
@@ -43,9 +39,7 @@ RankedRows::RankedRows(int64_t rows, const std::vector<int64_t>& indices)
 }
 
 FloatTable FloatTable::product_quantized(int64_t rows, int64_t width, PqRows pq) {
-  FloatTable t;
-  t.rows_ = rows;
-  t.width_ = width;
+  FloatTable t(rows, width);
   t.pq_ = std::make_unique<PqRows>(std::move(pq));
   return t;
 }

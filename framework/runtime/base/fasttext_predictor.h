@@ -56,6 +56,7 @@ struct PqRows {
 // changed a few thousand is never built in full), or product-quantized (an export).
 class FloatTable {
  public:
+  FloatTable() = default;
   static FloatTable dense(int64_t rows, int64_t width, std::vector<float> values);
   static FloatTable filled(int64_t rows, int64_t width, ChangedRows changed);
   static FloatTable product_quantized(int64_t rows, int64_t width, PqRows pq);
@@ -69,6 +70,7 @@ class FloatTable {
   bool all_finite() const;
 
  private:
+  FloatTable(int64_t rows, int64_t width) : rows_(rows), width_(width) {}
   int64_t rows_ = 0, width_ = 0;
   std::vector<float> values_;  // dense: rows x width; filled: the changed rows
   RankedRows changed_;         // filled: the rows that differ from the fill

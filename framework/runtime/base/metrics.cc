@@ -50,37 +50,19 @@ std::vector<int64_t> ConfusionMatrix::cells() const {
 }
 
 double ConfusionMatrix::accuracy() const {
-  if (total_ == 0) return 0.0;
   int64_t correct = 0;
   for (int64_t c = 0; c < classes_; ++c) correct += count(c, c);
-  return static_cast<double>(correct) / static_cast<double>(total_);
+  return ratio(correct, total_);
 }
 
-double ConfusionMatrix::precision(int64_t c) const {
-  const int64_t predicted = column_sum(c);
-  return predicted == 0 ? 0.0 : static_cast<double>(count(c, c)) / predicted;
-}
-
-double ConfusionMatrix::recall(int64_t c) const {
-  const int64_t actual = row_sum(c);
-  return actual == 0 ? 0.0 : static_cast<double>(count(c, c)) / actual;
-}
-
-double ConfusionMatrix::f1(int64_t c) const {
-  const double p = precision(c), r = recall(c);
-  return p + r == 0.0 ? 0.0 : 2.0 * p * r / (p + r);
-}
+double ConfusionMatrix::precision(int64_t c) const { return ratio(count(c, c), column_sum(c)); }
+double ConfusionMatrix::recall(int64_t c) const { return ratio(count(c, c), row_sum(c)); }
+double ConfusionMatrix::f1(int64_t c) const { return harmonic(precision(c), recall(c)); }
 
 double ConfusionMatrix::macro_f1() const {
-  // Classes absent from both truth and predictions say nothing about this data set.
-  double sum = 0.0;
-  int64_t n = 0;
-  for (int64_t c = 0; c < classes_; ++c) {
-    if (row_sum(c) == 0 && column_sum(c) == 0) continue;
-    sum += f1(c);
-    ++n;
-  }
-  return n == 0 ? 0.0 : sum / static_cast<double>(n);
+  return mean_f1(
+      classes_, [this](int64_t c) { return f1(c); },
+      [this](int64_t c) { return row_sum(c) != 0 || column_sum(c) != 0; });
 }
 
 nlohmann::json per_class_json(const std::vector<std::string>& names,

@@ -11,6 +11,24 @@
 
 namespace sift {
 
+// a / b, or 0 when b is 0: every rate of the reports.
+inline double ratio(int64_t a, int64_t b) { return b == 0 ? 0.0 : static_cast<double>(a) / b; }
+// The harmonic mean of p and r (F1 of a precision and a recall), 0 when both are 0.
+inline double harmonic(double p, double r) { return p + r == 0.0 ? 0.0 : 2.0 * p * r / (p + r); }
+// Macro F1: the mean of f1(c) over the classes c with present(c). Classes absent from both
+// truth and predictions say nothing about this data set.
+template <class F1, class Present>
+double mean_f1(int64_t classes, F1 f1, Present present) {
+  double sum = 0.0;
+  int64_t n = 0;
+  for (int64_t c = 0; c < classes; ++c) {
+    if (!present(c)) continue;
+    sum += f1(c);
+    ++n;
+  }
+  return n == 0 ? 0.0 : sum / static_cast<double>(n);
+}
+
 // One class's scores, as single- and multi-label reports list them.
 struct ClassScores {
   double precision = 0, recall = 0, f1 = 0;

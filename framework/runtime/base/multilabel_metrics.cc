@@ -6,14 +6,6 @@
 #include <stdexcept>
 
 namespace sift {
-namespace {
-
-double ratio(int64_t a, int64_t b) { return b == 0 ? 0.0 : static_cast<double>(a) / b; }
-
-double harmonic(double p, double r) { return p + r == 0.0 ? 0.0 : 2.0 * p * r / (p + r); }
-
-}  // namespace
-
 MultiLabelCounts::MultiLabelCounts(int64_t classes)
     : classes_(classes),
       tp_(static_cast<size_t>(classes), 0),
@@ -55,15 +47,9 @@ double MultiLabelCounts::micro_recall() const {
 double MultiLabelCounts::micro_f1() const { return harmonic(micro_precision(), micro_recall()); }
 
 double MultiLabelCounts::macro_f1() const {
-  // As ConfusionMatrix::macro_f1: a label absent from truth and predictions says nothing.
-  double sum = 0.0;
-  int64_t n = 0;
-  for (int64_t c = 0; c < classes_; ++c) {
-    if (tp_[c] + fp_[c] + fn_[c] == 0) continue;
-    sum += f1(c);
-    ++n;
-  }
-  return n == 0 ? 0.0 : sum / static_cast<double>(n);
+  return mean_f1(
+      classes_, [this](int64_t c) { return f1(c); },
+      [this](int64_t c) { return tp_[c] + fp_[c] + fn_[c] != 0; });
 }
 
 double MultiLabelCounts::subset_accuracy() const { return ratio(exact_, examples_); }

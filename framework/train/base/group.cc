@@ -2,7 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace sift {
+
+std::vector<int64_t> Group::all_gather_int64s(const int64_t* values, size_t n) {
+  std::vector<int64_t> all;
+  const char* bytes = reinterpret_cast<const char*>(values);
+  for (const std::string& theirs : all_gather(std::string(bytes, n * sizeof(int64_t)))) {
+    const size_t before = all.size(), n_theirs = theirs.size() / sizeof(int64_t);
+    all.resize(before + n_theirs);
+    std::memcpy(all.data() + before, theirs.data(), n_theirs * sizeof(int64_t));
+  }
+  return all;
+}
 
 std::string rank_blob(const std::string& name, int64_t rank) {
   return rank == 0 ? name : fmt::format("{}.{}", name, rank);

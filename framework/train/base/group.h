@@ -26,6 +26,8 @@ class Group {
   virtual bool primary_says(bool flag) { return flag; }
   // Every rank's bytes, in rank order, on every rank.
   virtual std::vector<std::string> all_gather(const std::string& bytes) { return {bytes}; }
+  // Every rank's values (of any number), one rank after another, on every rank.
+  std::vector<int64_t> all_gather_int64s(const int64_t* values, size_t n);
 };
 
 // A checkpoint blob's name for a rank: rank 0 keeps the single-process names ("data",

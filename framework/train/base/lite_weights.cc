@@ -99,10 +99,7 @@ int64_t FastTextTables::bytes() const {
 
 bool FastTextTables::all_finite() const {
   auto finite = [](const float* v, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!std::isfinite(v[i])) return false;
-    }
-    return true;
+    return std::all_of(v, v + n, [](float x) { return std::isfinite(x); });
   };
   return finite(embedding_, rows_ * dim_) && finite(output_, classes_ * dim_) &&
          finite(bias_, classes_);

@@ -41,7 +41,6 @@ class StepLog {
   // `distill`: a distill_loss column after the training ones (the soft loss's mean).
   void open(const std::string& path, const std::vector<std::string>& valid_columns,
             int64_t keep_up_to_step, const std::string& tb_dir = "", bool distill = false);
-  const std::vector<std::string>& columns() const { return columns_; }
 
   // One batch of the step in progress: its examples, ids (tokens) and mean loss.
   void count(int64_t examples, int64_t tokens, double loss) {
