@@ -19,10 +19,7 @@ class Table {
   template <class T, class Get>
   void add(std::string name, Get get, std::string help,
            std::function<std::string(const T&)> check = {}) {
-    Option o;
-    o.name = std::move(name);
-    o.type = option_types::type_name<T>();
-    o.help = std::move(help);
+    Option& o = new_option(std::move(name), option_types::type_name<T>(), std::move(help));
     o.parse = [get](SiftConfig& c, const YAML::Node& n) { return option_types::read(n, get(c)); };
     o.emit = [get](const SiftConfig& c) {
       return option_types::write(get(const_cast<SiftConfig&>(c)));
@@ -32,7 +29,6 @@ class Table {
         return check(get(const_cast<SiftConfig&>(c)));
       };
     }
-    options_.push_back(std::move(o));
   }
 
   // A string field with a closed set of spellings that the code keeps as text.
@@ -50,11 +46,8 @@ class Table {
   // An enum field: parsed, written and documented from the enum's own string table.
   template <class E, class Get>
   void add_enum(std::string name, Get get, std::string help) {
-    Option o;
-    o.name = std::move(name);
-    o.type = "enum";
+    Option& o = new_option(std::move(name), "enum", std::move(help));
     o.choices = enum_names<E>();
-    o.help = std::move(help);
     o.parse = [get](SiftConfig& c, const YAML::Node& n) -> std::string {
       const std::string expected = fmt::format("one of {}", fmt::join(enum_names<E>(), ", "));
       std::string text;
@@ -65,16 +58,12 @@ class Table {
     o.emit = [get](const SiftConfig& c) {
       return option_types::write(to_string<E>(get(const_cast<SiftConfig&>(c))));
     };
-    options_.push_back(std::move(o));
   }
 
   // A list of an enum's values, parsed and written through its string table.
   template <class E, class Get>
   void add_enum_list(std::string name, Get get, std::string help) {
-    Option o;
-    o.name = std::move(name);
-    o.type = "list";
-    o.help = std::move(help);
+    Option& o = new_option(std::move(name), "list", std::move(help));
     o.parse = [get](SiftConfig& c, const YAML::Node& n) -> std::string {
       const std::string expected =
           fmt::format("a list of values from {}", fmt::join(enum_names<E>(), ", "));
@@ -94,7 +83,6 @@ class Table {
       for (const E value : get(const_cast<SiftConfig&>(c))) texts.push_back(to_string<E>(value));
       return option_types::write(texts);
     };
-    options_.push_back(std::move(o));
   }
 
   // The default search space of the option declared last.
@@ -103,6 +91,15 @@ class Table {
   std::vector<Option> take() { return std::move(options_); }
 
  private:
+  // A new option, for the caller to give its parse, emit and check.
+  Option& new_option(std::string name, std::string type, std::string help) {
+    Option& o = options_.emplace_back();
+    o.name = std::move(name);
+    o.type = std::move(type);
+    o.help = std::move(help);
+    return o;
+  }
+
   std::vector<Option> options_;
 };
 
@@ -135,10 +132,13 @@ std::function<std::string(const double&)> positive_number() {
     return v > 0 ? std::string() : fmt::format("The value must be > 0 (got {}).", v);
   };
 }
-std::function<std::string(const double&)> in_range(double lo, double hi) {
-  return [lo, hi](const double& v) {
-    return v >= lo && v <= hi ? std::string()
-                              : fmt::format("The value must be in [{}, {}] (got {}).", lo, hi, v);
+// `ends`: whether lo and hi are in the range ('[', ']') or not ('(', ')').
+std::function<std::string(const double&)> in_range(double lo, double hi, const char* ends = "[]") {
+  return [lo, hi, ends](const double& v) {
+    const bool in = (ends[0] == '[' ? v >= lo : v > lo) && (ends[1] == ']' ? v <= hi : v < hi);
+    return in ? std::string()
+              : fmt::format("The value must be in {}{}, {}{} (got {}).", ends[0], lo, hi, ends[1],
+                            v);
   };
 }
 
@@ -624,11 +624,7 @@ std::vector<Option> declare() {
                 "learns at lr, the top layer at lr x layer_decay, each layer below at "
                 "layer_decay times the one above, the embeddings lowest (Howard and Ruder "
                 "2018; 0.8 to 0.95 for fine-tuning). 1: every parameter at lr.",
-                [](const double& v) {
-                  return v > 0.0 && v <= 1.0
-                             ? std::string()
-                             : fmt::format("The value must be in (0, 1] (got {}).", v);
-                });
+                in_range(0.0, 1.0, "(]"));
   t.add<double>("train.optimizer.beta1", SIFT_FIELD(train.optimizer.beta1), "Adam beta1.",
                 in_range(0.0, 0.9999));
   t.add<double>("train.optimizer.beta2", SIFT_FIELD(train.optimizer.beta2), "Adam beta2.",
@@ -675,11 +671,7 @@ std::vector<Option> declare() {
                 "Unlabelled examples (train.distill.unlabeled) per labelled one in each "
                 "batch: round(ratio x train.batch_size) rows, at least 1, appended to every "
                 "batch.",
-                [](const double& v) {
-                  return v > 0.0 && v <= 64.0
-                             ? std::string()
-                             : fmt::format("The value must be in (0, 64] (got {}).", v);
-                });
+                in_range(0.0, 64.0, "(]"));
   t.add<double>("train.distill.augment.copies", SIFT_FIELD(train.distill.augment.copies),
                 "Distillation's transfer-set augmentation (Tang et al. 2019): augmented "
                 "training texts per labelled example in each batch (round(copies x "
@@ -710,11 +702,7 @@ std::vector<Option> declare() {
                 "Final share of each layer's units (or of each parameter's weights) pruned, "
                 "in [0, 1), reached at train.prune.end_step on Zhu & Gupta's cubic schedule "
                 "s_t = s (1 - (1 - (t - start_step) / (end_step - start_step))^3).",
-                [](const double& v) {
-                  return v >= 0.0 && v < 1.0
-                             ? std::string()
-                             : fmt::format("The value must be in [0, 1) (got {}).", v);
-                });
+                in_range(0.0, 1.0, "[)"));
   t.add<int64_t>("train.prune.start_step", SIFT_FIELD(train.prune.start_step),
                  "Optimizer step of the first mask update.", at_least(0));
   t.add<int64_t>("train.prune.end_step", SIFT_FIELD(train.prune.end_step),
@@ -811,10 +799,8 @@ std::string closest_option(const std::string& name) {
 
 bool is_option_group(const std::string& prefix) {
   const std::string p = prefix + ".";
-  for (const auto& o : all_options()) {
-    if (o.name.compare(0, p.size(), p) == 0) return true;
-  }
-  return false;
+  return std::any_of(all_options().begin(), all_options().end(),
+                     [&](const Option& o) { return o.name.compare(0, p.size(), p) == 0; });
 }
 
 }  // namespace sift

@@ -39,10 +39,8 @@ std::string models_with(const std::vector<ModelTraits>& models, Has has) {
 // A dumped config (a run folder's config.yaml, read again to resume) gives every option,
 // those of the other models too; it says nothing of which model.* keys were chosen.
 bool gives_every_option(const SiftConfig& config) {
-  for (const auto& option : all_options()) {
-    if (!is_set(config, option.name)) return false;
-  }
-  return true;
+  return std::all_of(all_options().begin(), all_options().end(),
+                     [&](const Option& option) { return is_set(config, option.name); });
 }
 
 // Every explicitly set model.* key must be one the model reads.
@@ -138,20 +136,21 @@ void check_pretrain(const SiftConfig& config, const ModelTraits& model) {
   }
   if (config.train.best_metric != BestMetric::masked_accuracy &&
       config.train.best_metric != BestMetric::loss) {
-    throw Error(fmt::format(
-        "train.best_metric: a pretraining run (pretrain.files) has no labels; choose "
-        "masked_accuracy or loss, not {}",
-        best));
+    throw Error(
+        fmt::format("train.best_metric: a pretraining run (pretrain.files) has no labels; choose "
+                    "masked_accuracy or loss, not {}",
+                    best));
   }
   if (p.max_tokens > config.model.max_positions) {
-    throw Error(fmt::format(
-        "pretrain.max_tokens: packed sequences of {} tokens exceed the encoder's "
-        "model.max_positions {}",
-        p.max_tokens, config.model.max_positions));
+    throw Error(
+        fmt::format("pretrain.max_tokens: packed sequences of {} tokens exceed the encoder's "
+                    "model.max_positions {}",
+                    p.max_tokens, config.model.max_positions));
   }
   if (!config.train.distill.teacher.empty() || config.data.multi_label) {
-    throw Error(fmt::format("{}: a pretraining run (pretrain.files) reads unlabelled text only",
-                            config.data.multi_label ? "data.multi_label" : "train.distill.teacher"));
+    throw Error(
+        fmt::format("{}: a pretraining run (pretrain.files) reads unlabelled text only",
+                    config.data.multi_label ? "data.multi_label" : "train.distill.teacher"));
   }
 }
 
@@ -452,8 +451,10 @@ void validate(const SiftConfig& config, const std::vector<ModelTraits>& models) 
   }
   const ModelConfig& m = config.model;
   if (m.maxn > 0 && m.minn > m.maxn) {
-    throw Error(fmt::format("model.minn: character n-grams need model.minn <= model.maxn "
-                            "(got {} and {})", m.minn, m.maxn));
+    throw Error(
+        fmt::format("model.minn: character n-grams need model.minn <= model.maxn "
+                    "(got {} and {})",
+                    m.minn, m.maxn));
   }
   warn_of_traps(config, model);
 }

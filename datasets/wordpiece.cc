@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/error.h"
@@ -12,11 +13,7 @@ namespace sift {
 namespace {
 
 bool category_is(int32_t cp, std::initializer_list<utf8proc_category_t> categories) {
-  const utf8proc_category_t c = utf8proc_category(cp);
-  for (utf8proc_category_t want : categories) {
-    if (c == want) return true;
-  }
-  return false;
+  return std::find(categories.begin(), categories.end(), utf8proc_category(cp)) != categories.end();
 }
 
 // BERT's _is_whitespace, and what Python's str.split() also splits on that survives

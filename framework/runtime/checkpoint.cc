@@ -41,27 +41,22 @@ std::vector<TensorView> views_of(const NamedTensors& tensors, std::vector<torch:
   std::vector<TensorView> views;
   auto holder = std::make_shared<torch::Tensor>();
   for (const auto& [name, tensor] : tensors) {
-    if (freed(tensor)) {
-      if (!fill || !*fill) {
-        throw Error(fmt::format("checkpoint: tensor '{}' is freed (a sharded layer's)", name));
-      }
-      views.push_back({name, static_cast<int8_t>(tensor.scalar_type()), tensor.sizes().vec(),
-                       nullptr, static_cast<size_t>(tensor.element_size()),
-                       [fill = *fill, tensor = tensor, holder]() -> const void* {
-                         fill(tensor);
-                         *holder = tensor.detach().to(torch::kCPU).contiguous();
-                         return holder->data_ptr();
-                       }});
-      continue;
+    const void* data = nullptr;
+    std::function<const void*()> fetch;
+    if (!freed(tensor)) {
+      held.push_back(tensor.detach().to(torch::kCPU).contiguous());
+      data = held.back().data_ptr();
+    } else if (fill && *fill) {
+      fetch = [fill = *fill, tensor = tensor, holder]() -> const void* {
+        fill(tensor);
+        *holder = tensor.detach().to(torch::kCPU).contiguous();
+        return holder->data_ptr();
+      };
+    } else {
+      throw Error(fmt::format("checkpoint: tensor '{}' is freed (a sharded layer's)", name));
     }
-    held.push_back(tensor.detach().to(torch::kCPU).contiguous());
-    const torch::Tensor& t = held.back();
-    views.push_back({name,
-                     static_cast<int8_t>(t.scalar_type()),
-                     t.sizes().vec(),
-                     t.data_ptr(),
-                     static_cast<size_t>(t.element_size()),
-                     {}});
+    views.push_back({name, static_cast<int8_t>(tensor.scalar_type()), tensor.sizes().vec(), data,
+                     static_cast<size_t>(tensor.element_size()), std::move(fetch)});
   }
   return views;
 }

@@ -257,13 +257,6 @@ struct Distributed::Impl {
     in_place(t, what, [&](std::vector<at::Tensor>& v) { return group->broadcast(v); });
   }
 
-  // Every rank's rows (row counts may differ), in rank order. Built from two sums: each
-  // rank fills its own slot of the counts, then its own slice of the rows (x + 0 is
-  // exact). Gloo's all-gather failed here on tensors of different row counts.
-  std::vector<torch::Tensor> all_gather_rows(const torch::Tensor& t, const char* what) {
-    return all_gather_rows(t, row_counts(t.size(0), what), what);
-  }
-
   // Every rank's row count, in rank order.
   std::vector<int64_t> row_counts(int64_t rows, const char* what) {
     auto counts = torch::zeros({env.world_size}, torch::kInt64);
@@ -272,7 +265,10 @@ struct Distributed::Impl {
     return {counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + env.world_size};
   }
 
-  // The same, when the counts are known (`n`: every rank's, in rank order).
+  // Every rank's rows (`n`: every rank's row count, in rank order; row_counts), in rank
+  // order. Built from two sums: each rank fills its own slot of the counts, then its own
+  // slice of the rows (x + 0 is exact). Gloo's all-gather failed here on tensors of
+  // different row counts.
   std::vector<torch::Tensor> all_gather_rows(const torch::Tensor& t, const std::vector<int64_t>& n,
                                              const char* what) {
     int64_t total = 0, offset = 0;
@@ -615,7 +611,8 @@ std::vector<std::string> Distributed::all_gather(const std::string& bytes) {
   auto t = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
   if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
   std::vector<std::string> out;
-  for (const auto& g : impl_->all_gather_rows(t, "all-gather")) {
+  for (const auto& g :
+       impl_->all_gather_rows(t, impl_->row_counts(t.size(0), "all-gather"), "all-gather")) {
     out.emplace_back(static_cast<const char*>(g.data_ptr()), static_cast<size_t>(g.numel()));
   }
   return out;

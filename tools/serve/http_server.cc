@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cstdio>
+#include <cstring>
 #include <regex>
 #include <utility>
 
@@ -118,37 +119,21 @@ void refuse(Response& res, int status, const std::string& message) {
   answer(res, status, error_body(message));
 }
 
-// The routes and their methods, for the 405 of a known path asked with another method.
+// A route's path and method, for the 405 of a known path asked with another method.
 struct RouteShape {
   std::regex path;
   const char* allow;
 };
-const std::vector<RouteShape>& route_shapes() {
-  static const std::vector<RouteShape> shapes = [] {
-    const std::string n = kName;
-    return std::vector<RouteShape>{
-        {std::regex("/v1/models"), "GET"},
-        {std::regex("/v1/models/" + n + "/predict"), "POST"},
-        {std::regex("/v1/models/" + n + "/reload"), "POST"},
-        {std::regex("/v2"), "GET"},
-        {std::regex("/v2/health/(live|ready)"), "GET"},
-        {std::regex("/v2/models/" + n), "GET"},
-        {std::regex("/v2/models/" + n + "/ready"), "GET"},
-        {std::regex("/v2/models/" + n + "/infer"), "POST"},
-        {std::regex("/v2/models/" + n + "/versions/" + n), "GET"},
-        {std::regex("/v2/models/" + n + "/versions/" + n + "/ready"), "GET"},
-        {std::regex("/v2/models/" + n + "/versions/" + n + "/infer"), "POST"},
-        {std::regex("/metrics"), "GET"},
-    };
-  }();
-  return shapes;
-}
 
-// The v2 model routes' names in the metrics: infer, metadata, ready; plain and versioned.
-const char* const v2_routes[2][3] = {
-    {"/v2/models/{name}/infer", "/v2/models/{name}", "/v2/models/{name}/ready"},
-    {"/v2/models/{name}/versions/{version}/infer", "/v2/models/{name}/versions/{version}",
-     "/v2/models/{name}/versions/{version}/ready"}};
+// A route's name in the metrics and the access log: its path with kName as {name}, then
+// as {version}.
+std::string route_name(std::string path) {
+  for (const char* part : {"{name}", "{version}"}) {
+    const size_t at = path.find(kName);
+    if (at != std::string::npos) path.replace(at, std::strlen(kName), part);
+  }
+  return path;
+}
 
 // A path as the access log prints it: printable ASCII only, at most 200 bytes.
 std::string printable(const std::string& s) {
@@ -256,7 +241,7 @@ bool HttpServer::authorized(const Request& req, Response& res) const {
 void HttpServer::add_routes() {
   auto& s = *server_;
   // Every handler's exceptions become a JSON error, and the server stays up.
-  auto guarded = [](const char* route, auto fn) {
+  auto guarded = [](std::string route, auto fn) {
     return [route, fn](const Request& req, Response& res) {
       note.route = route;
       try {
@@ -284,52 +269,49 @@ void HttpServer::add_routes() {
     return authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
                                 : httplib::Server::HandlerResponse::Handled;
   });
-  s.Get("/v1/models",
-        guarded("/v1/models", [this](const Request&, Response& res) { list_models(res); }));
-  s.Post(std::string("/v1/models/") + kName + "/predict",
-         guarded("/v1/models/{name}/predict",
-                 [this](const Request& req, Response& res) { predict(req, res, false); }));
-  s.Post(std::string("/v1/models/") + kName + "/reload",
-         guarded("/v1/models/{name}/reload",
-                 [this](const Request& req, Response& res) { reload(req, res); }));
-  s.Get("/v2", guarded("/v2", [](const Request&, Response& res) {
-          answer(res, 200,
-                 R"({"name":"sift","version":"0.1.0","extensions":["binary_tensor_data"]})");
-        }));
-  s.Get("/v2/health/live", guarded("/v2/health/live", [](const Request&, Response& res) {
-          answer(res, 200, R"({"live":true})");
-        }));
-  s.Get("/v2/health/ready", guarded("/v2/health/ready", [this](const Request&, Response& res) {
-          answer(res, draining() ? 503 : 200,
-                 draining() ? R"({"ready":false})" : R"({"ready":true})");
-        }));
+  auto shapes = std::make_shared<std::vector<RouteShape>>();
+  auto route = [&](const char* method, const std::string& path, auto fn) {
+    shapes->push_back({std::regex(path), method});
+    auto handler = guarded(route_name(path), fn);
+    std::strcmp(method, "GET") == 0 ? s.Get(path, handler) : s.Post(path, handler);
+  };
+  route("GET", "/v1/models", [this](const Request&, Response& res) { list_models(res); });
+  route("POST", std::string("/v1/models/") + kName + "/predict",
+        [this](const Request& req, Response& res) { predict(req, res, false); });
+  route("POST", std::string("/v1/models/") + kName + "/reload",
+        [this](const Request& req, Response& res) { reload(req, res); });
+  route("GET", "/v2", [](const Request&, Response& res) {
+    answer(res, 200, R"({"name":"sift","version":"0.1.0","extensions":["binary_tensor_data"]})");
+  });
+  route("GET", "/v2/health/live",
+        [](const Request&, Response& res) { answer(res, 200, R"({"live":true})"); });
+  route("GET", "/v2/health/ready", [this](const Request&, Response& res) {
+    answer(res, draining() ? 503 : 200, draining() ? R"({"ready":false})" : R"({"ready":true})");
+  });
   // Each v2 model route, also under /versions/{version}/ (404 unless that version serves).
   const std::string model = std::string("/v2/models/") + kName;
   for (const bool versioned : {false, true}) {
     const std::string path = versioned ? model + "/versions/" + kName : model;
-    const char* const* route = v2_routes[versioned ? 1 : 0];
-    s.Post(path + "/infer", guarded(route[0], [this](const Request& req, Response& res) {
-             predict(req, res, true);
-           }));
-    s.Get(path, guarded(route[1], [this](const Request& req, Response& res) {
-            const auto m = model_of(req);
-            answer(res, 200, metadata_body({req.matches[1], m->backend.get(), m->version}));
-          }));
-    s.Get(path + "/ready", guarded(route[2], [this](const Request& req, Response& res) {
-            model_of(req);
-            answer(res, draining() ? 503 : 200,
-                   draining() ? R"({"ready":false})" : R"({"ready":true})");
-          }));
+    route("POST", path + "/infer",
+          [this](const Request& req, Response& res) { predict(req, res, true); });
+    route("GET", path, [this](const Request& req, Response& res) {
+      const auto m = model_of(req);
+      answer(res, 200, metadata_body({req.matches[1], m->backend.get(), m->version}));
+    });
+    route("GET", path + "/ready", [this](const Request& req, Response& res) {
+      model_of(req);
+      answer(res, draining() ? 503 : 200, draining() ? R"({"ready":false})" : R"({"ready":true})");
+    });
   }
-  s.Get("/metrics", guarded("/metrics", [this](const Request&, Response& res) {
-          for (const auto& slot : models_) {
-            metrics_.queue_depth(slot->name(), slot->current()->queue->depth());
-          }
-          res.set_content(metrics_.text(), "text/plain; version=0.0.4");
-        }));
+  route("GET", "/metrics", [this](const Request&, Response& res) {
+    for (const auto& slot : models_) {
+      metrics_.queue_depth(slot->name(), slot->current()->queue->depth());
+    }
+    res.set_content(metrics_.text(), "text/plain; version=0.0.4");
+  });
   // httplib's own answers (404 of an unknown path, 413 of a long body, 400) get a JSON
   // body; a known path asked with another method gets 405 and Allow.
-  s.set_error_handler([this](const Request& req, Response& res) {
+  s.set_error_handler([this, shapes](const Request& req, Response& res) {
     if (!res.body.empty()) return;
     if (head_over_on_this_thread() == HeadOver::headers) {  // cpp-httplib says 400
       note = RequestNote{Clock::now(), "(headers too long)"};
@@ -340,7 +322,7 @@ void HttpServer::add_routes() {
                                 settings_.max_header_bytes));
     }
     if (res.status == 404) {
-      for (const auto& shape : route_shapes()) {
+      for (const auto& shape : *shapes) {
         if (std::regex_match(req.path, shape.path)) {
           res.set_header("Allow", shape.allow);
           return refuse(res, 405,

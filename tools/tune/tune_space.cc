@@ -46,13 +46,6 @@ void check_values(const SiftConfig& base, const TunedParam& p) {
 
 }  // namespace
 
-const ModelTraits& traits_of(const SiftConfig& base, const std::vector<ModelTraits>& models) {
-  for (const auto& m : models) {
-    if (m.name == base.model.type) return m;
-  }
-  throw Error(fmt::format("model.type: unknown model type '{}'", base.model.type));
-}
-
 std::vector<TunedParam> tuned_params(const SiftConfig& base, const ModelTraits& traits,
                                      const std::vector<std::string>& overrides) {
   std::vector<TunedParam> params;

@@ -23,7 +23,4 @@ std::vector<TunedParam> tuned_params(const SiftConfig& base, const ModelTraits& 
 std::map<std::string, std::string> start_values(const SiftConfig& base,
                                                 const std::vector<TunedParam>& params);
 
-// The traits of `base`'s model type; throws naming model.type.
-const ModelTraits& traits_of(const SiftConfig& base, const std::vector<ModelTraits>& models);
-
 }  // namespace sift

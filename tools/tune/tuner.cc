@@ -21,6 +21,7 @@
 #include "core/open_for_writing.h"
 #include "framework/runtime/base/run_folder.h"
 #include "framework/train/base/train_options.h"
+#include "models/base/traits.h"
 #include "tools/tune/refit.h"
 #include "tools/tune/trial.h"
 #include "tools/tune/trial_record.h"
@@ -161,7 +162,7 @@ class Search {
          std::vector<TrialRecord> done, double spent)
       : o_(std::move(options)),
         base_(load_config(o_.config, o_.overrides, models)),
-        traits_(traits_of(base_, models)),
+        traits_(traits_of(base_.model.type)),
         params_(tuned_params(base_, traits_, o_.overrides)),
         sampler_(params_, o_.seed, random_trials(o_), start_values(base_, params_)),
         program_(std::move(program)),

@@ -346,12 +346,8 @@ const ExportArchive::Entry& ExportArchive::entry(const std::string& name) const 
 }
 
 std::string ExportArchive::read(const std::string& name) const {
-  return read(name, 0, entry(name).size);
-}
-
-std::string ExportArchive::read(const std::string& name, uint64_t begin, uint64_t n) const {
-  std::string bytes(n, '\0');
-  read_into(name, begin, n, bytes.data());
+  std::string bytes(entry(name).size, '\0');
+  read_into(name, 0, bytes.size(), bytes.data());
   return bytes;
 }
 
@@ -385,18 +381,14 @@ std::map<std::string, ArchiveTensor> ExportArchive::tensors() const {
   return out;
 }
 
-std::pair<uint64_t, uint64_t> ExportArchive::range(const ArchiveTensor& t) const {
-  const int64_t size = element_bytes(t.type);
-  if (!t.contiguous()) throw Error(fmt::format("{}: a strided tensor", path_));
-  return {static_cast<uint64_t>(t.offset * size), static_cast<uint64_t>(t.numel() * size)};
-}
-
 void ExportArchive::read_tensor(const ArchiveTensor& t, void* out, size_t element) const {
-  if (static_cast<int64_t>(element) != element_bytes(t.type)) {
+  const int64_t size = element_bytes(t.type);
+  if (static_cast<int64_t>(element) != size) {
     throw Error(fmt::format("{}: a {} tensor read as {}-byte values", path_, t.type, element));
   }
-  const auto [begin, n] = range(t);
-  read_into(t.storage, begin, n, static_cast<char*>(out));
+  if (!t.contiguous()) throw Error(fmt::format("{}: a strided tensor", path_));
+  read_into(t.storage, static_cast<uint64_t>(t.offset * size),
+            static_cast<uint64_t>(t.numel() * size), static_cast<char*>(out));
 }
 
 }  // namespace sift

@@ -32,9 +32,8 @@ class ExportArchive {
 
   // Whether the archive holds `name` (a path below its top folder: "extra/vocab.txt").
   bool has(const std::string& name) const;
-  // Its bytes (`n` from `begin`); sift::Error when absent, compressed or shorter.
+  // Its bytes; sift::Error when absent or compressed.
   std::string read(const std::string& name) const;
-  std::string read(const std::string& name, uint64_t begin, uint64_t n) const;
   // The module's tensor attributes (data.pkl), by name.
   std::map<std::string, ArchiveTensor> tensors() const;
   // A contiguous tensor's values into `out` (numel x `element` bytes: its type's size).
@@ -46,9 +45,8 @@ class ExportArchive {
     bool stored = false;
   };
   const Entry& entry(const std::string& name) const;
+  // `n` bytes from `begin` into `out`; sift::Error when absent, compressed or shorter.
   void read_into(const std::string& name, uint64_t begin, uint64_t n, char* out) const;
-  // The storage range of a contiguous tensor: its first byte and length.
-  std::pair<uint64_t, uint64_t> range(const ArchiveTensor& t) const;
 
   std::string path_;
   std::map<std::string, Entry> entries_;

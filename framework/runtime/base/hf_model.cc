@@ -354,14 +354,9 @@ HfModel read_hf_model(const std::string& dir) {
   m.model_type = key_of<std::string>(config, "model_type", config_path);
   check_type(m.model_type, config_path);
   read_sizes(config, m.model_type, config_path, m);
-  const std::string weights = (fs::path(dir) / "model.safetensors").string();
-  if (!fs::exists(weights)) {
-    throw Error(
-        fmt::format("{}: no model.safetensors (pytorch_model.bin is a pickle, which "
-                    "Sift does not read: convert it with the safetensors package)",
-                    dir));
-  }
-  const SafetensorsFile file(weights);
+  const SafetensorsFile file(needed_file(dir, "model.safetensors",
+                                         "pytorch_model.bin is a pickle, which Sift does not "
+                                         "read: convert it with the safetensors package"));
   read_tensors(file, layout_of(m.model_type, file), m);
   if (m.tensors.back().name == "output.weight" || m.tensors.back().name == "output.bias") {
     m.labels = labels_of(config, m.tensors[m.tensors.size() - 2].shape.at(0));
