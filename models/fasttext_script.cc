@@ -59,6 +59,9 @@ std::string scores(ScriptWriter& w) {
   const std::string out = w.output(w.linear("bags", "output"));
   if (w.loss() != Loss::hs) return fmt::format("    return {}\n", out);
   const LabelTree tree = build_label_tree(counts_of(w.tensor(kFastTextLabelCounts)));
+  // The counts too: `sift predict` builds the tree from them and searches it, as it does a
+  // run folder's (fasttext_predictor.h).
+  w.constant(kFastTextLabelCounts, w.tensor(kFastTextLabelCounts));
   std::vector<torch::Tensor> nodes, parents, steps;
   std::string levels;
   int64_t begin = 0;

@@ -125,7 +125,8 @@ TEST_F(LitePredictCli, AMultiLabelRunPrintsTheLabelsOverItsThreshold) {
 }
 
 TEST_F(LitePredictCli, Fp32AndProductQuantizedExportsPredictAsSiftMainDoes) {
-  // hs: the export walks its tree level by level, where a run folder searches it.
+  // hs: the export's forward (sift-main) walks its tree level by level; sift-lite searches
+  // the tree of the export's label counts, as it does a run folder's.
   for (const std::string loss : {"softmax", "hs"}) {
     const std::string run = train(loss, "--set model.buckets=20000 --set train.loss=" + loss);
     for (const std::string options :

@@ -153,20 +153,6 @@ std::optional<FastTextWeights> read_fasttext_weights(const SectionRef& section, 
   return w;
 }
 
-namespace {
-
-// An hs export's levels address nodes (2 x labels - 1) and steps (2 x (labels - 1)) only.
-bool levels_fit(const FastTextWeights& w, int64_t labels) {
-  const auto below = [](const std::vector<int64_t>& v, int64_t n) {
-    return std::all_of(v.begin(), v.end(), [n](int64_t x) { return x >= 0 && x < n; });
-  };
-  return w.hs_parents.size() == w.hs_nodes.size() && w.hs_steps.size() == w.hs_nodes.size() &&
-         below(w.hs_nodes, 2 * labels - 1) && below(w.hs_parents, 2 * labels - 1) &&
-         below(w.hs_steps, 2 * (labels - 1));
-}
-
-}  // namespace
-
 bool FastTextPredictor::serves(const SiftConfig& c, std::string* why) {
   if (c.model.type != "fasttext") {
     *why = fmt::format("model.type {}", c.model.type);
@@ -202,11 +188,8 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
                            ? encoder.num_ids() == w.embedding->rows()
                            : static_cast<int64_t>(w.kept_ids.size()) == w.embedding->rows() &&
                                  w.kept_ids.back() < encoder.num_ids();
-  const bool levels = !w.hs_nodes.empty();
   if (!ids_fit || w.bias.size() != static_cast<size_t>(hs ? labels - 1 : labels) ||
-      (hs && labels < 2) || (levels && !hs) ||
-      (hs && !levels && w.label_counts.size() != static_cast<size_t>(labels)) ||
-      (levels && !levels_fit(w, labels))) {
+      (hs && (labels < 2 || w.label_counts.size() != static_cast<size_t>(labels)))) {
     *why = fmt::format("{}: the weights do not fit the vocabulary and labels", path);
     return nullptr;
   }
@@ -222,14 +205,11 @@ std::unique_ptr<FastTextPredictor> FastTextPredictor::make(RunText run, FastText
     p->kept_ = RankedRows(w.kept_ids.back() + 1,
                           std::vector<int64_t>(w.kept_ids.begin(), w.kept_ids.end()));
   }
-  const LabelTree tree = hs && !levels ? build_label_tree(w.label_counts) : LabelTree{};
+  const LabelTree tree = hs ? build_label_tree(w.label_counts) : LabelTree{};
   // A multi-label hs run predicts each label's sigmoid (label_probabilities); its top_k
   // takes the scores' softmax, as the LibTorch model does without a tree.
   const Loss loss = c.train.loss == Loss::hs && !hs ? Loss::softmax : c.train.loss;
   p->loss_ = fasttext_loss({loss, labels, &tree, nullptr, 0});
-  p->hs_nodes_ = std::move(w.hs_nodes);
-  p->hs_parents_ = std::move(w.hs_parents);
-  p->hs_steps_ = std::move(w.hs_steps);
   return p;
 }
 
@@ -265,32 +245,7 @@ std::vector<float> FastTextPredictor::scores(const std::vector<float>& h) const 
 
 LabelProbabilities FastTextPredictor::top_k(const std::vector<int64_t>& ids, int64_t k,
                                             double threshold) const {
-  const std::vector<float> h = hidden(ids);
-  if (!hs_nodes_.empty()) {  // an hs export: softmax of the labels' log-probabilities
-    std::vector<float> p = level_log_probabilities(h);
-    softmax_in_place(p);
-    return best_labels(p, k, threshold);
-  }
-  return loss_->top_k(output_layer(), h.data(), k, threshold);
-}
-
-std::vector<float> FastTextPredictor::level_log_probabilities(const std::vector<float>& h) const {
-  const std::vector<float> s = scores(h);  // one per internal node
-  const size_t inner = s.size(), labels = inner + 1;
-  // log sigmoid of the signed score, as the export writes it: min(x, 0) - log1p(exp(-|x|))
-  std::vector<float> steps(2 * inner);
-  for (size_t r = 0; r < inner; ++r) {
-    const float soft = std::log1p(std::exp(-std::abs(s[r])));
-    steps[r] = std::min(-s[r], 0.0f) - soft;
-    steps[inner + r] = std::min(s[r], 0.0f) - soft;
-  }
-  std::vector<float> log_p(2 * labels - 1, 0.0f);
-  for (size_t i = 0; i < hs_nodes_.size(); ++i) {
-    log_p[static_cast<size_t>(hs_nodes_[i])] =
-        log_p[static_cast<size_t>(hs_parents_[i])] + steps[static_cast<size_t>(hs_steps_[i])];
-  }
-  log_p.resize(labels);
-  return log_p;
+  return loss_->top_k(output_layer(), hidden(ids).data(), k, threshold);
 }
 
 std::vector<float> FastTextPredictor::label_probabilities(const std::vector<int64_t>& ids) const {

@@ -86,9 +86,6 @@ struct FastTextWeights {
   int64_t output_width = 0;
   std::vector<int64_t> label_counts;  // train.loss hs
   std::vector<int32_t> kept_ids;      // --cutoff: the ids kept (one per row), increasing
-  // An hs export's tree, as its forward walks it (fasttext_script.cc): level after level,
-  // each node's parent and the step (row of the signed node scores) that leads to it.
-  std::vector<int64_t> hs_nodes, hs_parents, hs_steps;
 };
 
 // The "model" section of a fastText checkpoint or export as plain arrays: the one reader of
@@ -127,16 +124,13 @@ class FastTextPredictor {
   std::vector<float> hidden(const std::vector<int64_t>& ids) const;
   OutputLayer output_layer() const;
   std::vector<float> scores(const std::vector<float>& h) const;
-  // An hs export's forward: every label's log-probability, as the export computes it.
-  std::vector<float> level_log_probabilities(const std::vector<float>& h) const;
 
   RunText run_;
   TextEncoder encoder_;
   FloatTable embedding_;
   std::vector<float> output_;  // [rows, dim]: labels, or hs's labels - 1 tree nodes
   std::vector<float> bias_;
-  std::unique_ptr<FastTextLoss> loss_;  // hs: its tree from a run folder's label counts
-  std::vector<int64_t> hs_nodes_, hs_parents_, hs_steps_;  // or an hs export's levels
+  std::unique_ptr<FastTextLoss> loss_;  // hs: its tree from the label counts
   // --cutoff: the ids whose rows were kept (row i: the i-th); the others leave their bags.
   std::optional<RankedRows> kept_;
 };

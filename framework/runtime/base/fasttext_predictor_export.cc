@@ -135,14 +135,17 @@ std::optional<FastTextWeights> weights_of(TensorReads& reads,
       ++known;
     }
   }
-  const ArchiveTensor* nodes = find("hs_nodes", "Long", 1);
-  const ArchiveTensor* parents = find("hs_parents", "Long", 1);
-  const ArchiveTensor* steps = find("hs_steps", "Long", 1);
-  if (nodes != nullptr && parents != nullptr && steps != nullptr) {
-    w.hs_nodes = reads.read<int64_t>(*nodes);
-    w.hs_parents = reads.read<int64_t>(*parents);
-    w.hs_steps = reads.read<int64_t>(*steps);
-    known += 3;
+  // hs: the label counts, whose tree is searched as a run folder's is; the tree's levels,
+  // which the export's own forward walks, are read for the weights' checksum only.
+  if (const ArchiveTensor* counts = find("label_counts", "Long", 1)) {
+    w.label_counts = reads.read<int64_t>(*counts);
+    ++known;
+    for (const char* level : {"hs_nodes", "hs_parents", "hs_steps"}) {
+      if (const ArchiveTensor* t = find(level, "Long", 1)) {
+        reads.read<int64_t>(*t);
+        ++known;
+      }
+    }
   }
   if (!w.embedding || out == nullptr || bias == nullptr || known != tensors.size()) {
     *why = "tensors this path does not read (int8, bf16, --qout or a pruned table)";
