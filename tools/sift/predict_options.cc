@@ -165,24 +165,15 @@ PredictOutput predict_output(const PredictArgs& args) {
 
 namespace {
 
-std::string tsv_line(const Predictions& predictions, bool labels_only) {
+// The labels joined by `sep`, each after `prefix` and followed by its score in `score`'s
+// format (nullptr: no scores).
+std::string joined(const Predictions& predictions, char sep, const std::string& prefix,
+                   const char* score) {
   std::string line;
   for (size_t j = 0; j < predictions.size(); ++j) {
-    if (j) line += '\t';
-    line += predictions[j].first;
-    if (!labels_only) line += fmt::format("\t{:.4f}", predictions[j].second);
-  }
-  return line;
-}
-
-// fastText writes a probability with ostream's default: 6 significant digits.
-std::string fasttext_line(const Predictions& predictions, const std::string& prefix,
-                          bool with_probabilities) {
-  std::string line;
-  for (size_t j = 0; j < predictions.size(); ++j) {
-    if (j) line += ' ';
+    if (j) line += sep;
     line += prefix + predictions[j].first;
-    if (with_probabilities) line += fmt::format(" {:.6g}", predictions[j].second);
+    if (score) line += fmt::format(fmt::runtime(score), predictions[j].second);
   }
   return line;
 }
@@ -193,11 +184,12 @@ std::string prediction_line(const std::string& text, const Predictions& predicti
                             const PredictOutput& output) {
   switch (output.format) {
     case PredictFormat::tsv:
-      return tsv_line(predictions, output.labels_only);
+      return joined(predictions, '\t', "", output.labels_only ? nullptr : "\t{:.4f}");
     case PredictFormat::fasttext:
     case PredictFormat::fasttext_prob:
-      return fasttext_line(predictions, output.label_prefix,
-                           output.format == PredictFormat::fasttext_prob);
+      // fastText writes a probability with ostream's default: 6 significant digits.
+      return joined(predictions, ' ', output.label_prefix,
+                    output.format == PredictFormat::fasttext_prob ? " {:.6g}" : nullptr);
     case PredictFormat::json:
       break;
   }
