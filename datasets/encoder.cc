@@ -84,10 +84,13 @@ void BagEncoder::encode(const std::vector<std::string>& tokens, std::vector<int6
   // With word n-grams, the word hashes are parked at the front of ids rather than in a
   // scratch member, so encode stays const, thread-safe and allocation-free; they go at the end.
   const size_t n = ngrams_ > 1 ? tokens.size() : 0;
-  for (size_t i = 0; i < n; ++i) {
-    // fastText's hashes are kept sign-extended, as its int32_t ones are once made uint64_t.
-    ids.push_back(fasttext_hashing_ ? static_cast<int32_t>(fasttext_hash_word(tokens[i]))
-                                    : static_cast<int64_t>(hash_word(tokens[i])));
+  if (n > 0 && fasttext_hashing_) {
+    // Stored sign-extended: as fastText's int32_t hashes once converted to uint64_t.
+    for (const std::string& token : tokens) {
+      ids.push_back(static_cast<int32_t>(fasttext_hash_word(token)));
+    }
+  } else if (n > 0) {
+    for (const std::string& token : tokens) ids.push_back(hash_word(token));
   }
   for (const std::string& token : tokens) {
     int64_t id = vocab_->id(token);
