@@ -406,7 +406,7 @@ std::vector<Option> declare() {
   t.add<bool>("model.bidirectional", SIFT_FIELD(model.bidirectional), "Bidirectional RNN.");
   t.add_choice("model.pooling", SIFT_FIELD(model.pooling), {"max", "mean", "attention", "cls"},
                "How token states become one vector: max, mean or attention (RNN); cls, mean or max "
-               "(Transformer).");
+               "(Transformer, BERT).");
   t.add<int64_t>("model.heads", SIFT_FIELD(model.heads), "Transformer attention heads.",
                  at_least(1));
   t.tunable(SearchSpace::choice({"2", "4"}));

@@ -27,10 +27,10 @@ void check_options(const ModelConfig& config) {
                     "(model.max_positions)",
                     config.position_offset, config.max_positions));
   }
-  if (config.pooling != "cls" && config.pooling != "mean") {
+  if (config.pooling != "cls" && config.pooling != "mean" && config.pooling != "max") {
     throw Error(
-        fmt::format("model.pooling: The BERT-family encoder pools with 'cls' or 'mean', "
-                    "not '{}'.",
+        fmt::format("model.pooling: The BERT-family encoder pools with 'cls', 'mean' or "
+                    "'max', not '{}'.",
                     config.pooling));
   }
 }

@@ -116,10 +116,6 @@ def predict_proba(self, ids: Tensor, lengths: Tensor) -> Tensor:
 std::string bert_encoder_script(const ModelConfig& config, ScriptWriter& w) {
   std::string methods;
   const std::string blocks = encoder_blocks(config, w, methods);
-  const std::string pooling = config.pooling == "cls"
-                                  ? "x.select(1, 0)"
-                                  : "(x * valid.unsqueeze(2).to(x.dtype)).sum(1) / valid.sum(1, "
-                                    "keepdim=True).clamp(1).to(x.dtype)";
   // Hugging Face's convention: attention_mask 1 for a real token, 0 for padding; ids beyond
   // model.max_positions are cut.
   return methods + fmt::format(R"(
@@ -137,7 +133,8 @@ def forward(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
 def pooled(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
     x = self.forward(ids, attention_mask)
     valid = attention_mask.narrow(1, 0, x.size(1)).to(ids.device) > 0
-    return {pooling}
+    lengths = valid.sum(1).clamp(1)
+{pooling}    return pooled
 
 def masked_token_scores(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
     x = self.forward(ids, attention_mask)
@@ -145,7 +142,8 @@ def masked_token_scores(self, ids: Tensor, attention_mask: Tensor) -> Tensor:
                                fmt::arg("max", config.max_positions - config.position_offset),
                                fmt::arg("embed", embeddings(config, w)),
                                fmt::arg("key_bias", kKeyBias), fmt::arg("blocks", blocks),
-                               fmt::arg("states", w.output("x")), fmt::arg("pooling", pooling),
+                               fmt::arg("states", w.output("x")),
+                               fmt::arg("pooling", pooling_script(config.pooling)),
                                fmt::arg("scores", masked_token_scores(config, w)));
 }
 

@@ -207,6 +207,25 @@ ModelShape pretraining_shape() {
   return shape;
 }
 
+// Max pooling is the Transformer's pool_tokens over the real tokens; RNN's attention pooling
+// is not an encoder's, and is refused naming the key.
+TEST(Bert, PoolsByClsMeanOrMaxAndRefusesAttentionNamingTheKey) {
+  ModelConfig config = new_encoder(16);
+  config.pooling = "max";
+  ModelShape shape = pretraining_shape();
+  shape.num_classes = 2;
+  EXPECT_NO_THROW(Bert(config, shape));
+  config.pooling = "attention";
+  try {
+    Bert refused(config, shape);
+    FAIL() << "attention pooling was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(),
+                 "model.pooling: The BERT-family encoder pools with 'cls', 'mean' or 'max', not "
+                 "'attention'.");
+  }
+}
+
 // A new encoder (not imported) starts with a zero token-type table: every token of a
 // one-segment text adds row 0, and a drawn row would be a vector all tokens share, a third
 // of their input (with it `sift pretrain` learned the 40-word cycle at half the reference's
@@ -336,11 +355,11 @@ TEST(Bert, APreNormEncoderScriptsAsItComputesAndDiffersFromPostNorm) {
 // A `sift pretrain` run exports its encoder alone (bert_encoder_script): forward(ids,
 // attention_mask) gives every real token's state as the model computes it (the model's own
 // masked-token head over the script's states gives the model's scores), masked_token_scores()
-// those scores itself, and pooled() the vector its classifier's head reads ([CLS] or the
-// mean over the mask).
+// those scores itself, and pooled() the vector its classifier's head reads ([CLS], or the
+// mean or maximum over the mask).
 TEST(Bert, TheEncoderScriptGivesTheModelsTokenStatesMaskedTokenScoresAndPooledVector) {
   const HfModel hf = read_hf_model(hf_folder("electra"));  // narrower embeddings: 16 of 32
-  for (const std::string pooling : {"cls", "mean"}) {
+  for (const std::string pooling : {"cls", "mean", "max"}) {
     ModelConfig config = hf.model;
     config.pooling = pooling;
     config.pre_norm = pooling == "mean";  // post-LN with cls, pre-LN with mean
