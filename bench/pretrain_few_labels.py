@@ -7,6 +7,7 @@
         [--adapt-steps N] [--adapt-lr 0.001]
         [--work DIR] [--no-write]
     python3 bench/pretrain_few_labels.py --from WORK1/pretrain_few_labels.json,WORK2/...
+        [--onto-page]
 
 Data as tools/get_data.sh fetches it (data/ag_news: the 10,000-record training sample and
 the 7,600-record test set; data/trec: TREC.train.all and TREC.test.all; data/sst2:
@@ -65,6 +66,7 @@ kept runs into bench/results/pretrain.json and bench/RESULTS.md (one table, a ro
 """
 import argparse
 import csv
+import datetime
 import json
 import os
 import random
@@ -78,6 +80,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import results_page  # noqa: E402
 import results_section  # noqa: E402
 
 ENCODER = {"model.type": "bert", "model.dim": 128, "model.layers": 2, "model.heads": 2,
@@ -143,6 +146,10 @@ def parse_args(doc):
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--work", default="", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--no-write", action="store_true", help="print the table only")
+    p.add_argument("--onto-page", action="store_true",
+                   help="with --from: add its rows to the page's table as it stands (rows, "
+                        "notes, command, stamp kept; each added run's note names its commit, "
+                        "machine and date) rather than writing the table of its runs alone")
     p.add_argument("--from", dest="from_json", default="",
                    help="the table from the measurements runs kept (WORK/pretrain_few_labels.json"
                         ", comma-separated: their sets joined in that order)")
@@ -558,9 +565,12 @@ COLUMNS = ["(a) fastText", "(b) TextCNN", "(c) sift pretrain + fine-tune",
 def set_name(name, r):
     """The table's name of a set's run; `name` is the set, or SET#N when runs were joined."""
     every = "all " if r.get("all_labels") else ""
+    # All-label rows were fine-tuned for more than one number of epochs.
+    epochs = (f", fine-tuned {r.get('finetune_epochs', FINETUNE_EPOCHS)} epochs"
+              if r.get("all_labels") else "")
     general = (", pretrained with 20NG text" + (", then its own" if r.get("adapt") else "")
                if r.get("general") else "")
-    return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels{general}"
+    return f"{NAMES[name.split('#')[0]]}, {every}{r['labelled']:,} labels{general}{epochs}"
 
 
 def encoder_note(r):
@@ -575,8 +585,7 @@ def encoder_note(r):
                 f"{' and '.join(NAMES[n] for n in g['sets'].split(','))}, {g['texts']:,} in all, "
                 f"in one encoder for those sets (--general 20ng): {took}")
     if r.get("pretrained_from"):
-        return ("the 1,000-label run's encoder and fine-tuning rate (the same texts and "
-                "validation split)")
+        return f"{took}, an encoder kept by another run of the same texts (--pretrained)"
     return took
 
 
@@ -652,6 +661,23 @@ def kept_runs(paths):
     return joined
 
 
+def add_to_page(rows, set_notes, commands, commits):
+    """--onto-page: `rows` joined to the page's table as it stands, the runs' commands to its
+    command and their notes, commit, machine and date to its notes of the sets."""
+    path = os.path.join(results_page.RESULTS_DIR, "pretrain.json")
+    with open(path, encoding="utf-8") as f:
+        section = json.load(f)
+    t = section["tables"][0]
+    t["rows"] += rows
+    t["command"] += "; " + "; ".join(commands)
+    t["notes"][1] += (f" {set_notes} (Added at commit {', '.join(commits)} on "
+                      f"{results_section.this_machine()}, {datetime.date.today().isoformat()}.)")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(section, f, indent=1)
+        f.write("\n")
+    results_page.main(["results_page.py"])
+
+
 def main():
     args = parse_args(__doc__)
     args.sift = os.path.abspath(args.sift)
@@ -683,6 +709,8 @@ def main():
         if args.pretrain_only:
             return
     rows, notes = table(results)
+    if args.onto_page:
+        return add_to_page(rows, notes[0], commands, commits)
     notes = [
         "Each cell: test accuracy, mean ± sd over the seeds (valid mean, train s). (b) is "
         "TextCNN, the best from-scratch zoo model on these sets in the model zoo table; (d) "
