@@ -672,10 +672,7 @@ def add_to_page(rows, set_notes, commands, commits):
     t["command"] += "; " + "; ".join(commands)
     t["notes"][1] += (f" {set_notes} (Added at commit {', '.join(commits)} on "
                       f"{results_section.this_machine()}, {datetime.date.today().isoformat()}.)")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(section, f, indent=1)
-        f.write("\n")
-    results_page.main(["results_page.py"])
+    results_section.save_section("pretrain", section)
 
 
 def main():

@@ -160,9 +160,14 @@ def write_page(name, page, load_before, load_after=None):
     # The table joins its family's section ("family", "order" stay on the page file).
     wrapped = {key: table.pop(key) for key in ("family", "order") if key in table}
     wrapped["tables"] = [table]
+    save_section(name, wrapped)
+
+
+def save_section(name, section):
+    """bench/results/NAME.json as `section` holds it, then bench/RESULTS.md again."""
     with open(os.path.join(results_page.RESULTS_DIR, name + ".json"), "w",
               encoding="utf-8") as f:
-        json.dump(wrapped, f, indent=1)
+        json.dump(section, f, indent=1)
         f.write("\n")
     results_page.main(["results_page.py"])
 
