@@ -8,30 +8,43 @@ void RowJournal::start() {
   if (kept_bits_.empty()) {
     kept_bits_.assign(static_cast<size_t>((rows_ + 63) / 64), 0);
   } else {
-    for (const int64_t id : kept_) kept_bits_[static_cast<uint64_t>(id) >> 6] = 0;
+    for (const Block& b : blocks_) {
+      for (const int64_t id : b.ids) kept_bits_[static_cast<uint64_t>(id) >> 6] = 0;
+    }
   }
-  kept_.clear();
-  values_.clear();
+  blocks_.clear();
+  kept_ = 0;
   active_ = true;
 }
 
 void RowJournal::add(const float* table, int64_t id) {
-  kept_.push_back(id);
+  if (blocks_.empty() || static_cast<int64_t>(blocks_.back().ids.size()) == block_rows_) {
+    blocks_.emplace_back();
+    blocks_.back().ids.reserve(static_cast<size_t>(block_rows_));
+    blocks_.back().values.reserve(static_cast<size_t>(block_rows_ * width_));
+  }
+  Block& b = blocks_.back();
+  b.ids.push_back(id);
   const float* row = table + id * width_;
-  values_.insert(values_.end(), row, row + width_);
+  b.values.insert(b.values.end(), row, row + width_);
+  ++kept_;
 }
 
 void RowJournal::swap(float* table) {
-  for (size_t k = 0; k < kept_.size(); ++k) {
-    float* row = table + kept_[k] * width_;
-    std::swap_ranges(row, row + width_, values_.begin() + static_cast<int64_t>(k) * width_);
+  for (Block& b : blocks_) {
+    float* kept = b.values.data();
+    for (const int64_t id : b.ids) {
+      float* row = table + id * width_;
+      std::swap_ranges(row, row + width_, kept);
+      kept += width_;
+    }
   }
 }
 
 void RowJournal::clear() {
   kept_bits_ = {};
-  kept_ = {};
-  values_ = {};
+  blocks_ = {};
+  kept_ = 0;
   active_ = false;
 }
 
