@@ -28,8 +28,8 @@
 #include "models/base/traits.h"
 #include "tools/lite/start_environment.h"
 #include "tools/serve/fasttext_backend.h"
+#include "tools/serve/http_plugin.h"
 #include "tools/serve/serve_config.h"
-#include "tools/serve/serve_main.h"
 #include "tools/sift/exit_status.h"
 #include "tools/sift/fasttext_cli.h"
 #include "tools/sift/predict_options.h"
@@ -137,7 +137,8 @@ int predict(int argc, char** argv) {
   });
 }
 
-// `sift serve` when every model is a fastText one this path reads; sift-main otherwise.
+// `sift serve` when every model is a fastText one this path reads and the HTTP plug-in
+// (tools/serve/http_plugin.h) opens; sift-main otherwise.
 // The models opened to decide are the ones served (a reload opens the path again, and
 // refuses a model that is no longer a fastText one: sift-lite cannot serve it).
 int serve(int argc, char** argv) {
@@ -150,6 +151,9 @@ int serve(int argc, char** argv) {
   } catch (const CLI::Error&) {
     hand_to_sift_main(argv, "not a serve command sift-lite reads");
   }
+  std::string no_plugin;
+  const sift::serve::HttpPluginServe run_serve = sift::serve::open_http_plugin(&no_plugin);
+  if (run_serve == nullptr) hand_to_sift_main(argv, no_plugin);
   std::map<std::string, std::unique_ptr<sift::serve::ModelBackend>> opened;
   try {
     sift::serve::apply_serve_config(*cmd, *args);
@@ -169,8 +173,7 @@ int serve(int argc, char** argv) {
     if (!model) throw sift::Error(why + " (sift-lite serves fastText models; restart to serve it)");
     return model;
   };
-  return sift::cli::exit_status_of(
-      [&] { return sift::serve::run_serve(*args, loader, "LibTorch not loaded (sift-lite)"); });
+  return run_serve(*args, loader, "LibTorch not loaded (sift-lite)");
 }
 
 }  // namespace
