@@ -80,6 +80,39 @@ TEST_F(ServeCli, EveryRouteAnswersAndFastTextRunsWithoutLibTorch) {
   EXPECT_NE(s.err().find("POST /v1/models/trec/predict 200 texts=2"), std::string::npos);
 }
 
+// The HTTP server's libraries (cpp-httplib, OpenSSL, prometheus-cpp) are libsift_http.so's:
+// `sift` does not start with them, the sift-lite server maps them, and a `sift` without the
+// plug-in beside it hands `sift serve` to sift-main and says why (SIFT_LITE_WHY=1). The
+// fallback's server cannot listen on an address that is not this machine's, so it ends.
+TEST_F(ServeCli, SiftLoadsTheHttpLibrariesOnlyToServeAndWithoutThePlugInServesThroughSiftMain) {
+  const Result needed = testing::run_command("readelf -d " + quote(SIFT_BINARY), dir_, "", kSource);
+  ASSERT_EQ(needed.status, 0) << needed;
+  EXPECT_NE(needed.out.find("libyaml-cpp"), std::string::npos) << needed.out;
+  for (const char* lib : {"libcpp-httplib", "libssl", "libcrypto", "libprometheus"}) {
+    EXPECT_EQ(needed.out.find(lib), std::string::npos) << lib << "\n" << needed.out;
+  }
+  const std::string model = train_fasttext();
+  {
+    Server s(dir_, {"--model", "trec=" + model});
+    ASSERT_GT(s.port(), 0) << s.err();
+    const std::string maps = testing::slurp("/proc/" + std::to_string(s.pid()) + "/maps");
+    EXPECT_NE(maps.find("libsift_http.so"), std::string::npos);
+    EXPECT_NE(maps.find("libcpp-httplib"), std::string::npos);
+  }
+  const std::string bin = dir_ + "/bin";
+  fs::create_directories(bin);
+  fs::copy_file(SIFT_BINARY, bin + "/sift");
+  fs::create_symlink(fs::path(SIFT_BINARY).parent_path() / "sift-main", bin + "/sift-main");
+  const Result r =
+      testing::run_command("SIFT_LITE_WHY=1 " + quote(bin + "/sift") + " serve --model " +
+                               quote(model) + " --host 203.0.113.1 --insecure --port 0",
+                           dir_, "", kSource);
+  EXPECT_EQ(r.status, 1) << r;
+  EXPECT_NE(r.err.find("libsift_http.so: cannot open"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("LibTorch loaded (sift-main)"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("sift: error: cannot listen on 203.0.113.1"), std::string::npos) << r;
+}
+
 TEST_F(ServeCli, BadRequestsGetJsonErrorsWithTheirStatusAndTheServerStaysUp) {
   Server s(dir_, {"--model", "trec=" + train_fasttext(), "--max-texts", "4", "--max-body-bytes",
                   "2000", "--max-text-bytes", "20"});
