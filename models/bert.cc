@@ -27,7 +27,7 @@ void check_options(const ModelConfig& config) {
                     "(model.max_positions)",
                     config.position_offset, config.max_positions));
   }
-  if (config.pooling != "cls" && config.pooling != "mean" && config.pooling != "max") {
+  if (!pools_tokens(config.pooling)) {
     throw Error(
         fmt::format("model.pooling: The BERT-family encoder pools with 'cls', 'mean' or "
                     "'max', not '{}'.",

@@ -32,6 +32,10 @@ torch::Tensor pool_tokens(const std::string& pooling, const torch::Tensor& x,
           .max(1));
 }
 
+bool pools_tokens(const std::string& pooling) {
+  return pooling == "cls" || pooling == "mean" || pooling == "max";
+}
+
 torch::Tensor key_padding_bias(const torch::Tensor& key_valid) {
   const int64_t batch = key_valid.size(0), length = key_valid.size(1);
   return torch::zeros({batch, 1, 1, length}, key_valid.options().dtype(torch::kFloat32))
@@ -89,7 +93,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config, const ModelShape& sh
         "of heads ({}).",
         config.dim, config.heads));
   }
-  if (pooling_ != "cls" && pooling_ != "mean" && pooling_ != "max") {
+  if (!pools_tokens(pooling_)) {
     throw Error(
         fmt::format("model.pooling: The Transformer pools with 'cls', 'mean' or 'max', not '{}' "
                     "('attention' pooling is the RNN's).",

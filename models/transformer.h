@@ -55,6 +55,8 @@ torch::Tensor key_padding_bias(const torch::Tensor& key_valid);
 // first token's), mean (over the valid tokens) or max (over them).
 torch::Tensor pool_tokens(const std::string& pooling, const torch::Tensor& x,
                           const torch::Tensor& valid, const torch::Tensor& lengths);
+// Whether pool_tokens (and pooling_script) know model.pooling `pooling`: cls, mean or max.
+bool pools_tokens(const std::string& pooling);
 
 // x through each block of `layers` (Layer: forward(x, key_bias)), each `repeats` times in a
 // row (ALBERT's shared layers), re-running in backward the block runs that `policy` names
